@@ -1,0 +1,92 @@
+package deptest
+
+import (
+	"strings"
+	"testing"
+)
+
+const m = Module + "/"
+
+// TestImportRules enforces the table of ARCHITECTURE.md "Import rules".
+func TestImportRules(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the go tool")
+	}
+	rules := []Rule{
+		// Domains: no net/http, no database/sql, no third-party module, and
+		// nothing in-module but each other.
+		{Package: m + "pkg/vault", Bad: []string{"net/http", "database/sql", m + "internal", m + "pkg/llm", m + "cmd"}, ThirdParty: true},
+		{Package: m + "pkg/llm", Bad: []string{"net/http", "database/sql", m + "internal", m + "pkg/vault/", m + "cmd"}, ThirdParty: true},
+		// The gateway never links SQLite or the refresher: it holds no refresh token.
+		{Package: m + "cmd/gateway", Bad: []string{m + "pkg/vault/sqlite", m + "pkg/vault/refresh", "modernc.org/sqlite", "database/sql"}},
+		{Package: m + "pkg/proxy", Bad: []string{m + "pkg/vault/sqlite", m + "pkg/vault/refresh", "modernc.org/sqlite"}},
+		{Package: m + "pkg/vault/brokerapi", Bad: []string{m + "pkg/vault/sqlite", m + "pkg/vault/refresh", "modernc.org/sqlite", m + "cmd"}},
+		{Package: m + "pkg/vault/remote", Bad: []string{m + "pkg/vault/sqlite", m + "pkg/vault/refresh", "modernc.org/sqlite"}},
+	}
+	for _, r := range rules {
+		if !Exists(r.Package) {
+			t.Logf("skip %s: package does not exist yet", r.Package)
+			continue
+		}
+		t.Run(strings.TrimPrefix(r.Package, m), func(t *testing.T) { r.Check(t) })
+	}
+}
+
+// TestAdaptersDoNotImportSiblings checks that adapters under pkg/vault/* and
+// pkg/llm/* import their domain, internal/httpx and the documented bridges,
+// never a sibling adapter.
+func TestAdaptersDoNotImportSiblings(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the go tool")
+	}
+	// Documented bridges: adapter → sibling imports that the architecture allows.
+	bridges := map[string][]string{
+		m + "pkg/vault/refresh":  {m + "pkg/vault/oauth"},
+		m + "pkg/vault/usage":    {m + "pkg/vault/oauth"},
+		m + "pkg/vault/sqlite":   {m + "pkg/vault/seal"},
+		m + "pkg/vault/remote":   {m + "pkg/vault/brokerapi", m + "pkg/vault/seal"},
+		m + "pkg/vault/cliproxy": {},
+	}
+	for _, domain := range []string{"pkg/vault", "pkg/llm"} {
+		for _, p := range List(t, "./../../"+domain+"/...") {
+			if p.ImportPath == m+domain || strings.HasSuffix(p.ImportPath, "test") {
+				continue
+			}
+			for _, imp := range p.Imports {
+				if !strings.HasPrefix(imp, m+domain+"/") || strings.HasPrefix(p.ImportPath, imp+"/") || strings.HasPrefix(imp, p.ImportPath+"/") {
+					continue // not a sibling adapter (or a parent/child of this package)
+				}
+				ok := false
+				for _, b := range bridges[p.ImportPath] {
+					if imp == b || strings.HasPrefix(imp, b+"/") {
+						ok = true
+					}
+				}
+				// Shared helper sub-packages of pkg/llm (sse, catalog) serve every adapter.
+				if strings.HasPrefix(imp, m+"pkg/llm/sse") || strings.HasPrefix(imp, m+"pkg/llm/catalog") {
+					ok = true
+				}
+				if !ok {
+					t.Errorf("%s imports sibling adapter %s", p.ImportPath, imp)
+				}
+			}
+		}
+	}
+}
+
+// TestTestHelpersNotImported: packages named *test are test-only.
+func TestTestHelpersNotImported(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the go tool")
+	}
+	for _, p := range List(t, "./../../...") {
+		if strings.HasSuffix(p.ImportPath, "test") {
+			continue
+		}
+		for _, imp := range p.Imports {
+			if strings.HasPrefix(imp, m) && strings.HasSuffix(imp, "test") && imp != m+"internal/deptest" {
+				t.Errorf("%s (non-test code) imports test helper %s", p.ImportPath, imp)
+			}
+		}
+	}
+}

@@ -1,0 +1,116 @@
+package vault
+
+import (
+	"context"
+	"time"
+)
+
+// Disable causes (exact strings, broker.md §3).
+const (
+	CauseReplaced       = "replaced by newer credential"
+	CauseDeduplicated   = "deduplicated duplicate credential"
+	CauseLoggedOut      = "logged out by user"
+	CauseDeleted        = "deleted by user"
+	CauseDisabledViaAPI = "disabled via auth-broker"
+	CauseDisabled       = "disabled" // stored for an empty cause
+	CauseRefreshPrefix  = "auth-broker refresh failed: "
+	CauseClientRefresh  = "oauth refresh failed: "
+	CauseUsageProbe     = "oauth refresh failed during usage probe: "
+)
+
+// Record is one row of the vault.
+type Record struct {
+	ID            int64
+	Provider      string
+	Credential    Credential
+	IdentityKey   string // "" when none (JSON null)
+	DisabledCause string // "" when active
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+}
+
+// Active reports whether the record is not disabled.
+func (r Record) Active() bool { return r.DisabledCause == "" }
+
+// Store is the credential vault. Every mutating method commits in one
+// transaction and advances the generation; a failed call leaves the vault
+// unchanged. Secrets are sealed at rest by the implementation.
+type Store interface {
+	// List returns the active records, ordered by id ascending; provider ""
+	// means every provider.
+	List(ctx context.Context, provider string) ([]Record, error)
+
+	// Get returns the record with id, active or not. ENOTFOUND if no row.
+	Get(ctx context.Context, id int64) (Record, error)
+
+	// Upsert stores cred for provider by identity (broker.md §5.4) and returns
+	// every active record of the provider afterwards. EINVALID if cred fails
+	// Validate.
+	Upsert(ctx context.Context, provider string, cred Credential) ([]Record, error)
+
+	// ReplaceAll stores creds with replace-all semantics (API-key login).
+	ReplaceAll(ctx context.Context, provider string, creds []Credential) ([]Record, error)
+
+	// UpdateCredential is the refresh write-back: it replaces the data of the
+	// active row id, recomputes its identity key and purges superseded rows.
+	// ENOTFOUND if the row is missing or disabled.
+	UpdateCredential(ctx context.Context, id int64, cred Credential) (Record, error)
+
+	// Disable soft-deletes the active row id with cause ("" → CauseDisabled).
+	// ENOTFOUND if the row is missing or already disabled.
+	Disable(ctx context.Context, id int64, cause string) error
+
+	// DisableIf disables row id only if it is active and its credential still
+	// equals expected (compare-and-set). It reports whether it disabled.
+	DisableIf(ctx context.Context, id int64, expected Credential, cause string) (bool, error)
+
+	// DisableProvider soft-deletes every active row of provider (logout) and
+	// returns how many it disabled.
+	DisableProvider(ctx context.Context, provider, cause string) (int, error)
+
+	// Dedupe soft-deletes older active OAuth rows sharing a non-empty identity
+	// key within a provider (CauseDeduplicated) and returns how many.
+	Dedupe(ctx context.Context) (int, error)
+
+	// Generation returns the vault's change counter: it only grows, across
+	// restarts and across processes writing the same vault.
+	Generation(ctx context.Context) (int64, error)
+
+	// Close releases the store.
+	Close() error
+}
+
+// CacheStore is the durable key/value cache used by the usage layer
+// (broker.md §5.5). Values are opaque bytes; expiresAt is epoch ms.
+type CacheStore interface {
+	// GetCache returns the value stored under key. Rows whose durable expiry
+	// has passed are reported as missing unless stale is true.
+	GetCache(ctx context.Context, key string, stale bool) (value []byte, ok bool, err error)
+	// SetCache stores value under key until keepUntil (epoch ms).
+	SetCache(ctx context.Context, key string, value []byte, keepUntil int64) error
+}
+
+// UsageHistoryEntry is one row of usage history (usage.md §6).
+type UsageHistoryEntry struct {
+	RecordedAt   int64    `json:"recordedAt"`
+	Provider     string   `json:"provider"`
+	AccountKey   string   `json:"accountKey"`
+	Email        string   `json:"email,omitempty"`
+	AccountID    string   `json:"accountId,omitempty"`
+	LimitID      string   `json:"limitId"`
+	Label        string   `json:"label"`
+	WindowLabel  string   `json:"windowLabel,omitempty"`
+	UsedFraction *float64 `json:"usedFraction,omitempty"`
+	Status       string   `json:"status,omitempty"`
+	ResetsAt     *int64   `json:"resetsAt,omitempty"`
+}
+
+// HistoryStore records usage history with hourly downsampling.
+type HistoryStore interface {
+	// RecordUsage appends entries, updating a series' latest row in place
+	// when it falls in the same hour bucket.
+	RecordUsage(ctx context.Context, entries []UsageHistoryEntry) error
+	// UsageHistory returns entries recorded at or after sinceMs, optionally
+	// for one provider, ascending.
+	UsageHistory(ctx context.Context, sinceMs int64, provider string) ([]UsageHistoryEntry, error)
+}
