@@ -1,0 +1,76 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+)
+
+// DefaultBrokerBind is the broker's default listen address (broker.md §1.2).
+const DefaultBrokerBind = "127.0.0.1:8765"
+
+// BindError is a --bind parse failure; Error is the exact reference text.
+type BindError struct{ Message string }
+
+// Error returns the exact reference message.
+func (e *BindError) Error() string { return e.Message }
+
+// ParseBind parses --bind (broker.md §1.2): a bare port means 127.0.0.1;
+// otherwise the input is split at the last ':' and the host is kept as
+// written (IPv6 brackets retained). The input is trimmed, but errors quote
+// it untrimmed, exactly as the reference does.
+func ParseBind(raw string) (host string, port int, err error) {
+	trimmed := strings.TrimSpace(raw)
+	if trimmed == "" {
+		return "", 0, &BindError{"Invalid bind; expected 'host:port' or 'port'."}
+	}
+	if isDigits(trimmed) {
+		port, err := parsePort(trimmed, raw)
+		if err != nil {
+			return "", 0, err
+		}
+		return "127.0.0.1", port, nil
+	}
+	i := strings.LastIndexByte(trimmed, ':')
+	if i < 0 {
+		return "", 0, &BindError{fmt.Sprintf("Invalid bind '%s'; expected 'host:port' or 'port'.", raw)}
+	}
+	if i == 0 {
+		return "", 0, &BindError{fmt.Sprintf("Invalid bind '%s'; host must not be empty.", raw)}
+	}
+	port, err = parsePort(trimmed[i+1:], raw)
+	if err != nil {
+		return "", 0, err
+	}
+	return trimmed[:i], port, nil
+}
+
+func parsePort(s, raw string) (int, error) {
+	if !isDigits(s) {
+		return 0, &BindError{fmt.Sprintf("Invalid bind '%s'; port must be an integer.", raw)}
+	}
+	s = strings.TrimLeft(s, "0")
+	if len(s) > 5 {
+		return 0, &BindError{fmt.Sprintf("Invalid bind '%s'; port out of range.", raw)}
+	}
+	n := 0
+	for _, c := range s {
+		n = n*10 + int(c-'0')
+	}
+	if n > 65535 {
+		return 0, &BindError{fmt.Sprintf("Invalid bind '%s'; port out of range.", raw)}
+	}
+	return n, nil
+}
+
+// isDigits reports whether s is non-empty and all ASCII digits.
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}

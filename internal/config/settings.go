@@ -1,0 +1,206 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// maxSettingsFile bounds how much of config.yml is read.
+const maxSettingsFile = 4 << 20
+
+// Settings holds the config.yml keys this module reads (client.md §2).
+// The zero value is "no config file".
+type Settings struct {
+	// Path is the file that was read, "" when none was.
+	Path string
+
+	// BrokerURL and BrokerToken are auth.broker.url and auth.broker.token,
+	// unresolved (see Resolver). "" when absent or not a string.
+	BrokerURL   string
+	BrokerToken string
+
+	// CodexResets is the codexResets.* group (usage.md §8.3).
+	CodexResets CodexResets
+
+	// Providers holds providers.<id>.{tokenUrl,usageUrl,baseUrl}, by provider id.
+	Providers map[string]ProviderURLs
+}
+
+// CodexResets is the codexResets.* settings group.
+type CodexResets struct {
+	AutoRedeem        bool    // default false; true for `true` or "yes"
+	MinBlockedMinutes float64 // default 60
+	KeepCredits       float64 // default 0
+}
+
+// ProviderURLs are the per-provider endpoint overrides of config.yml.
+type ProviderURLs struct {
+	TokenURL string `yaml:"tokenUrl"`
+	UsageURL string `yaml:"usageUrl"`
+	BaseURL  string `yaml:"baseUrl"`
+}
+
+// DefaultCodexResets returns the documented defaults.
+func DefaultCodexResets() CodexResets { return CodexResets{MinBlockedMinutes: 60} }
+
+// LoadSettings reads <agentDir>/config.yml, falling back to config.yaml when
+// config.yml does not exist. A missing file yields empty settings; an
+// unreadable or invalid file logs the warning `auth-broker config.yml
+// unreadable` and yields empty settings; a non-mapping document is empty.
+// log may be nil (slog.Default()).
+func LoadSettings(agentDir string, log *slog.Logger) *Settings {
+	if log == nil {
+		log = slog.Default()
+	}
+	for _, name := range []string{"config.yml", "config.yaml"} {
+		path := filepath.Join(agentDir, name)
+		data, err := readLimited(path, maxSettingsFile)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			log.Warn("auth-broker config.yml unreadable", "path", path, "error", err.Error())
+			return emptySettings()
+		}
+		s, err := ParseSettings(data)
+		if err != nil {
+			log.Warn("auth-broker config.yml unreadable", "path", path, "error", err.Error())
+			return emptySettings()
+		}
+		s.Path = path
+		return s
+	}
+	return emptySettings()
+}
+
+func emptySettings() *Settings { return &Settings{CodexResets: DefaultCodexResets()} }
+
+// ParseSettings decodes a config.yml document. Dotted keys are read in the
+// nested form (auth: {broker: {url}}) and the flat form ("auth.broker.url"),
+// nested winning; only values of the expected type count. The error (YAML
+// syntax) never contains file content beyond the YAML library's position
+// information.
+func ParseSettings(data []byte) (s *Settings, err error) {
+	var doc any
+	defer func() {
+		// yaml.v3 has panicked on hostile input in the past; treat it as invalid.
+		if r := recover(); r != nil {
+			s, err = nil, fmt.Errorf("invalid YAML: %v", r)
+		}
+	}()
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, err
+	}
+	s = emptySettings()
+	root, ok := asMap(doc)
+	if !ok {
+		return s, nil
+	}
+	s.BrokerURL, _ = lookup(root, "auth.broker.url", isString).(string)
+	s.BrokerToken, _ = lookup(root, "auth.broker.token", isString).(string)
+	switch v := lookup(root, "codexResets.autoRedeem", isBoolOrString).(type) {
+	case bool:
+		s.CodexResets.AutoRedeem = v
+	case string:
+		s.CodexResets.AutoRedeem = strings.EqualFold(v, "yes") || strings.EqualFold(v, "true")
+	}
+	if f, ok := number(lookup(root, "codexResets.minBlockedMinutes", isNumber)); ok {
+		s.CodexResets.MinBlockedMinutes = f
+	}
+	if f, ok := number(lookup(root, "codexResets.keepCredits", isNumber)); ok {
+		s.CodexResets.KeepCredits = f
+	}
+	if provs, ok := asMap(root["providers"]); ok {
+		for id, raw := range provs {
+			m, ok := asMap(raw)
+			if !ok {
+				continue
+			}
+			var p ProviderURLs
+			p.TokenURL, _ = m["tokenUrl"].(string)
+			p.UsageURL, _ = m["usageUrl"].(string)
+			p.BaseURL, _ = m["baseUrl"].(string)
+			if p != (ProviderURLs{}) {
+				if s.Providers == nil {
+					s.Providers = map[string]ProviderURLs{}
+				}
+				s.Providers[id] = p
+			}
+		}
+	}
+	return s, nil
+}
+
+// lookup resolves a dotted key: the nested path first, then the flat key;
+// a value counts only when want accepts it.
+func lookup(root map[string]any, dotted string, want func(any) bool) any {
+	var cur any = root
+	for _, seg := range strings.Split(dotted, ".") {
+		m, ok := asMap(cur)
+		if !ok {
+			cur = nil
+			break
+		}
+		cur = m[seg]
+	}
+	if cur != nil && want(cur) {
+		return cur
+	}
+	if flat := root[dotted]; flat != nil && want(flat) {
+		return flat
+	}
+	return nil
+}
+
+func isString(v any) bool { _, ok := v.(string); return ok }
+
+func isBoolOrString(v any) bool {
+	switch v.(type) {
+	case bool, string:
+		return true
+	}
+	return false
+}
+
+func isNumber(v any) bool { _, ok := number(v); return ok }
+
+// asMap normalises the two mapping shapes yaml.v3 produces.
+func asMap(v any) (map[string]any, bool) {
+	switch m := v.(type) {
+	case map[string]any:
+		return m, true
+	case map[any]any:
+		out := make(map[string]any, len(m))
+		for k, v := range m {
+			if ks, ok := k.(string); ok {
+				out[ks] = v
+			}
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case uint64:
+		return float64(n), true
+	case float64:
+		return n, true
+	case string:
+		f, err := strconv.ParseFloat(strings.TrimSpace(n), 64)
+		return f, err == nil
+	}
+	return 0, false
+}
