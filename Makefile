@@ -54,3 +54,10 @@ check: lint test ## everything CI checks
 
 clean: ## remove build output and make-run state
 	rm -rf $(BIN) $(RUN_HOME)
+
+REFERENCE_VERSION ?= 18.1.21
+.PHONY: interop
+interop: build ## check the reference TypeScript omp against our broker (installs it from npm into .interop/)
+	@mkdir -p .interop && cd .interop && [ -x node_modules/@oven/bun-linux-x64/bin/bun ] || \
+	  npm install --no-audit --no-fund @oven/bun-linux-x64 @oh-my-pi/pi-coding-agent@$(REFERENCE_VERSION) >/dev/null
+	scripts/interop.sh .interop

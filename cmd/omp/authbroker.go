@@ -1,0 +1,207 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ompgo/omp/internal/config"
+	"github.com/ompgo/omp/pkg/vault/brokerapi"
+)
+
+// brokerFlags are the flags of `omp auth-broker`, shared by its actions.
+type brokerFlags struct {
+	json            bool
+	bind            string
+	regenerate      bool
+	provider        string
+	includeDisabled bool
+	fromLocal       bool
+	includeEnv      bool
+	includeOAuth    bool
+	dryRun          bool
+	vaultKeyFile    string
+}
+
+func newAuthBrokerCmd(a *app) *cobra.Command {
+	f := &brokerFlags{}
+	cmd := &cobra.Command{
+		Use:   "auth-broker",
+		Short: "Run or talk to the credential broker",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return cmd.Help()
+		},
+	}
+	pf := cmd.PersistentFlags()
+	pf.BoolVar(&f.json, "json", false, "print JSON")
+	cmd.AddCommand(
+		newServeCmd(a, f),
+		newTokenCmd(a, f),
+		newStatusCmd(a, f),
+		newListCmd(a, f),
+		newLogoutCmd(a, f),
+		newImportCmd(a, f),
+		newMigrateCmd(a, f),
+		newRekeyCmd(a, f),
+	)
+	return cmd
+}
+
+func newTokenCmd(a *app, f *brokerFlags) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "token",
+		Short: "Print (or --regenerate) the broker bearer token",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, dirs, err := a.setup()
+			if err != nil {
+				return err
+			}
+			return runToken(a.stdout, dirs.BrokerTokenPath(), f.regenerate, f.json)
+		},
+	}
+	cmd.Flags().BoolVar(&f.regenerate, "regenerate", false, "write a fresh token")
+	return cmd
+}
+
+// runToken prints the token at path, creating it if absent (broker.md §1.4).
+func runToken(w io.Writer, path string, regenerate, asJSON bool) error {
+	var tok string
+	var err error
+	if regenerate {
+		tok, err = config.RegenerateToken(path)
+	} else {
+		tok, _, err = config.EnsureToken(path)
+	}
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSONLine(w, struct {
+			Token string `json:"token"`
+			Path  string `json:"path"`
+		}{tok, path})
+	}
+	_, err = fmt.Fprintln(w, tok)
+	return err
+}
+
+func newStatusCmd(a *app, f *brokerFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "status",
+		Short: "Health-ping the configured broker",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runStatus(cmd.Context(), f.json)
+		},
+	}
+}
+
+// runStatus implements `status` (broker.md §1.10).
+func (a *app) runStatus(ctx context.Context, asJSON bool) error {
+	bc, err := a.brokerConfig(ctx)
+	if err != nil {
+		return err
+	}
+	if bc == nil {
+		if asJSON {
+			return writeJSONLine(a.stdout, map[string]any{"ok": false, "reason": "not_configured"})
+		}
+		fmt.Fprintln(a.stdout, "No auth-broker configured (set OMP_AUTH_BROKER_URL to enable).")
+		return nil
+	}
+	h, err := brokerapi.NewClient(bc.URL, bc.Token, nil).Healthz(ctx)
+	if err != nil {
+		if asJSON {
+			_ = writeJSONLine(a.stdout, struct {
+				OK    bool   `json:"ok"`
+				URL   string `json:"url"`
+				Error string `json:"error"`
+			}{false, bc.URL, err.Error()})
+		} else {
+			fmt.Fprintf(a.stdout, "FAILED %s: %s\n", bc.URL, err)
+		}
+		return &exitError{code: 1}
+	}
+	if asJSON {
+		return writeJSONLine(a.stdout, struct {
+			URL     string `json:"url"`
+			OK      bool   `json:"ok"`
+			Version string `json:"version,omitempty"`
+		}{bc.URL, true, h.Version})
+	}
+	v := h.Version
+	if v == "" {
+		v = "unknown"
+	}
+	fmt.Fprintf(a.stdout, "OK %s (version=%s)\n", bc.URL, v)
+	return nil
+}
+
+// brokerConfig resolves the client's broker URL and token (client.md §1);
+// nil when no broker is configured.
+func (a *app) brokerConfig(ctx context.Context) (*config.Broker, error) {
+	env, dirs, err := a.setup()
+	if err != nil {
+		return nil, err
+	}
+	settings := config.LoadSettings(dirs.AgentDir, nil)
+	return config.ResolveBroker(ctx, env, dirs, settings, config.NewResolver(env))
+}
+
+func newListCmd(a *app, f *brokerFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the providers that can log in",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runList(a.stdout, loginProviders(), f.json)
+		},
+	}
+}
+
+// providerName is an id/name pair of the `list` output.
+type providerName struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// runList implements `list` (broker.md §1.7).
+func runList(w io.Writer, ps []providerName, asJSON bool) error {
+	if asJSON {
+		if ps == nil {
+			ps = []providerName{}
+		}
+		return writeJSONLine(w, ps)
+	}
+	fmt.Fprintln(w, "Available providers:")
+	fmt.Fprintln(w)
+	for _, p := range ps {
+		fmt.Fprintf(w, "  %-20s %s\n", p.ID, p.Name)
+	}
+	return nil
+}
+
+// writeJSONLine writes v as one compact JSON line.
+func writeJSONLine(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}
+
+// plural returns "s" for n != 1.
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+var _ = strings.TrimSpace

@@ -1,0 +1,55 @@
+// Command omp is the oh-my-pi CLI: a thin client of the auth broker
+// (`omp auth-broker …`) and, on the broker host, the broker itself
+// (`omp auth-broker serve`).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ())
+	stop()
+	os.Exit(code)
+}
+
+// run executes the CLI and returns the process exit code. Errors print one
+// line on stderr.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, environ []string) int {
+	app := &app{stdin: stdin, stdout: stdout, stderr: stderr, environ: environ}
+	root := newRootCmd(app)
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	var ex *exitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ex):
+		if ex.msg != "" {
+			fmt.Fprintln(stderr, ex.msg)
+		}
+		return ex.code
+	default:
+		fmt.Fprintln(stderr, "error:", err)
+		return 1
+	}
+}
+
+// exitError ends the command with a specific exit code after its output was
+// printed (e.g. a failed upload in `import` exits 1 without extra text).
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/ompgo/omp/pkg/vault/seal"
+	"github.com/ompgo/omp/pkg/vault/sqlite"
+)
+
+// openLocalVault opens the broker host's vault (the commands that run on
+// the broker host: logout, import without a broker, migrate's local side,
+// rekey). The key comes from OMP_VAULT_KEY or the key file, created on first
+// use like the broker does.
+func (a *app) openLocalVault(ctx context.Context) (*sqlite.Store, string, error) {
+	env, dirs, err := a.setup()
+	if err != nil {
+		return nil, "", err
+	}
+	var kr *seal.Keyring
+	if v := env.Get("OMP_VAULT_KEY"); v != "" {
+		if kr, err = seal.KeyringFromEnv(v); err != nil {
+			return nil, "", fmt.Errorf("OMP_VAULT_KEY: %w", err)
+		}
+	} else if kr, _, err = seal.LoadOrCreateKeyFile(dirs.VaultKeyPath()); err != nil {
+		return nil, "", fmt.Errorf("vault key %s: %w", dirs.VaultKeyPath(), err)
+	}
+	path := dirs.AgentDB()
+	st, err := sqlite.Open(ctx, path, kr, sqlite.Options{})
+	if err != nil {
+		return nil, "", fmt.Errorf("open vault %s: %w", path, err)
+	}
+	return st, path, nil
+}
+
+// pick shows a numbered picker and returns the chosen item (broker.md §1.5).
+func pick(r io.Reader, w io.Writer, title string, items []string) (string, error) {
+	fmt.Fprintf(w, "%s\n\n", title)
+	for i, it := range items {
+		fmt.Fprintf(w, "  %d. %s\n", i+1, it)
+	}
+	fmt.Fprintf(w, "\nEnter number (1-%d): ", len(items))
+	line, err := bufio.NewReader(r).ReadString('\n')
+	if err != nil && line == "" {
+		return "", fmt.Errorf("Login cancelled")
+	}
+	choice := strings.TrimSpace(line)
+	n, err := strconv.Atoi(choice)
+	if err != nil || n < 1 || n > len(items) {
+		return "", fmt.Errorf("Invalid selection: %s", choice)
+	}
+	return items[n-1], nil
+}

@@ -1,0 +1,240 @@
+// Package brokerd wires the auth broker: the encrypted vault, the OAuth
+// refresher, the usage service and the HTTP API. cmd/broker and
+// `omp auth-broker serve` are thin mains over Main; end-to-end tests run the
+// same wiring on 127.0.0.1:0 with a temporary directory.
+package brokerd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/ompgo/omp/internal/buildinfo"
+	"github.com/ompgo/omp/internal/config"
+	"github.com/ompgo/omp/internal/httpx"
+	"github.com/ompgo/omp/pkg/vault"
+	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	"github.com/ompgo/omp/pkg/vault/oauth"
+	"github.com/ompgo/omp/pkg/vault/refresh"
+	"github.com/ompgo/omp/pkg/vault/seal"
+	"github.com/ompgo/omp/pkg/vault/sqlite"
+	"github.com/ompgo/omp/pkg/vault/usage"
+)
+
+// DefaultBind is the broker's default listen address (broker.md §1.2).
+const DefaultBind = "127.0.0.1:8765"
+
+// Config is everything the broker needs, parsed in one place by the caller.
+type Config struct {
+	Bind       string // host:port or port; default DefaultBind
+	DBPath     string // the vault; required
+	TokenPath  string // bearer token file; created when absent; required
+	KeyPath    string // vault key file; created when absent unless VaultKey is set
+	VaultKey   string // OMP_VAULT_KEY: key material from a secret manager (wins over KeyPath)
+	Version    string // default buildinfo.String()
+	Logger     *slog.Logger
+	HTTPClient *http.Client // upstream calls (token, usage); default a client with sane timeouts
+	// URLs returns an upstream URL override ("" = the provider default) for
+	// kind "tokenUrl", "usageUrl" or "baseUrl" (config.ProviderURL).
+	URLs func(provider, kind string) string
+
+	RefreshInterval time.Duration // default 60 s
+	RefreshSkew     time.Duration // default 5 min
+	KeepAlive       time.Duration // SSE keepalive; default 20 s
+	PollInterval    time.Duration // external-write detection; default 1 s
+	MetricsIdentity bool          // allow emails in metric labels (operator opt-in)
+}
+
+// Main is a running broker.
+type Main struct {
+	Config Config
+
+	Store     *sqlite.Store
+	Refresher *refresh.Refresher
+	Usage     *usage.Service
+	API       *brokerapi.Server
+
+	ln  net.Listener
+	url string
+}
+
+// URL is the base URL the broker listens on (valid after Open).
+func (m *Main) URL() string { return m.url }
+
+// Open opens the vault, loads the key and token, builds the services and
+// binds the listener. Nothing is served until Run.
+func (m *Main) Open(ctx context.Context) (err error) {
+	c := &m.Config
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(os.Stdout, nil))
+	}
+	if c.Version == "" {
+		c.Version = buildinfo.String()
+	}
+	if c.HTTPClient == nil {
+		c.HTTPClient = &http.Client{Timeout: 30 * time.Second}
+	}
+	if c.URLs == nil {
+		c.URLs = func(string, string) string { return "" }
+	}
+	if c.DBPath == "" || c.TokenPath == "" {
+		return errors.New("brokerd: DBPath and TokenPath are required")
+	}
+	bind := c.Bind
+	if bind == "" {
+		bind = DefaultBind
+	}
+	host, port, err := config.ParseBind(bind)
+	if err != nil {
+		return err
+	}
+
+	kr, err := m.keyring()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			m.Close()
+		}
+	}()
+
+	api := &brokerapi.Server{Version: c.Version, Logger: c.Logger, KeepAlive: c.KeepAlive, PollInterval: c.PollInterval}
+	m.Store, err = sqlite.Open(ctx, c.DBPath, kr, sqlite.Options{Logger: c.Logger, OnChange: func() { api.Notify() }})
+	if err != nil {
+		if errors.Is(err, sqlite.ErrReferenceDB) {
+			return fmt.Errorf("open vault %s: %w\nmove it aside and import it: mv %[1]s %[1]s.plain && omp auth-broker import %[1]s.plain", c.DBPath, err)
+		}
+		return fmt.Errorf("open vault %s: %w", c.DBPath, err)
+	}
+
+	token, created, err := config.EnsureToken(c.TokenPath)
+	if err != nil {
+		return fmt.Errorf("bearer token: %w", err)
+	}
+	for _, w := range config.CheckPerms(c.TokenPath) {
+		c.Logger.Warn(w)
+	}
+	_ = created
+
+	metrics := brokerapi.NewMetrics(brokerapi.MetricsOptions{IdentityLabels: c.MetricsIdentity})
+	m.Refresher = &refresh.Refresher{
+		Store:    m.Store,
+		OAuth:    oauth.NewRegistry(c.URLs),
+		HTTP:     c.HTTPClient,
+		Logger:   c.Logger,
+		Interval: c.RefreshInterval,
+		Skew:     c.RefreshSkew,
+		OnResult: metrics.ObserveRefresh,
+		// No OnChange: every refresher write goes through the store, whose
+		// OnChange already notifies the API hub.
+	}
+	m.Usage = &usage.Service{
+		Store:   m.Store,
+		Cache:   m.Store,
+		History: m.Store,
+		Refresh: m.Refresher.RefreshNow,
+		HTTP:    c.HTTPClient,
+		URLs:    c.URLs,
+		Logger:  c.Logger,
+	}
+	api.Store = m.Store
+	api.Refresher = m.Refresher
+	api.Usage = m.Usage
+	api.Tokens = []string{token}
+	api.Metrics = metrics
+	metrics.Attach(m.Store, func() []vault.UsageReport {
+		reports, _ := m.Usage.LatestReports()
+		return reports
+	})
+	m.API = api
+
+	m.ln, err = net.Listen("tcp", net.JoinHostPort(trimBrackets(host), fmt.Sprint(port)))
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", bind, err)
+	}
+	m.url = "http://" + m.ln.Addr().String()
+	c.Logger.Info("auth-broker listening", "url", m.url)
+	c.Logger.Info("auth-broker bearer token loaded", "path", c.TokenPath, "mode", "0600")
+	return nil
+}
+
+// keyring loads the vault key: OMP_VAULT_KEY wins, else the key file
+// (created on first start).
+func (m *Main) keyring() (*seal.Keyring, error) {
+	c := &m.Config
+	if c.VaultKey != "" {
+		kr, err := seal.KeyringFromEnv(c.VaultKey)
+		if err != nil {
+			return nil, fmt.Errorf("OMP_VAULT_KEY: %w", err)
+		}
+		return kr, nil
+	}
+	if c.KeyPath == "" {
+		return nil, errors.New("brokerd: no vault key: set KeyPath or VaultKey")
+	}
+	kr, created, err := seal.LoadOrCreateKeyFile(c.KeyPath)
+	if err != nil {
+		return nil, fmt.Errorf("vault key %s: %w", c.KeyPath, err)
+	}
+	if created {
+		c.Logger.Info("auth-broker vault key created", "path", c.KeyPath)
+	}
+	return kr, nil
+}
+
+// Run serves until ctx is cancelled, then shuts down gracefully.
+func (m *Main) Run(ctx context.Context) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return m.API.Run(ctx) })
+	g.Go(func() error { return m.Refresher.Run(ctx) })
+	g.Go(func() error { return httpx.Serve(ctx, m.ln, m.API.Handler(), httpx.ServeOptions{}) })
+	err := g.Wait()
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return err
+}
+
+// Close releases the vault and background work. It is safe to call twice.
+func (m *Main) Close() error {
+	var errs []error
+	if m.Usage != nil {
+		m.Usage.Close()
+	}
+	if m.ln != nil {
+		m.ln.Close()
+	}
+	if m.Store != nil {
+		errs = append(errs, m.Store.Close())
+		m.Store = nil
+	}
+	return errors.Join(errs...)
+}
+
+func trimBrackets(h string) string {
+	if len(h) > 1 && h[0] == '[' && h[len(h)-1] == ']' {
+		return h[1 : len(h)-1]
+	}
+	return h
+}
+
+// Serve opens a broker with cfg, runs it until ctx is cancelled and closes
+// it: the whole life of `omp auth-broker serve` and cmd/broker.
+func Serve(ctx context.Context, cfg Config) error {
+	m := &Main{Config: cfg}
+	if err := m.Open(ctx); err != nil {
+		return err
+	}
+	defer m.Close()
+	err := m.Run(ctx)
+	m.Config.Logger.Info("auth-broker shutting down", "signal", context.Cause(ctx))
+	return err
+}

@@ -1,0 +1,8 @@
+// Package httpx holds the HTTP plumbing shared by the broker and the gateway:
+// error-returning handlers with one error-code→status table, constant-time
+// bearer authentication, size-limited JSON body reading, a flushing SSE
+// writer with per-write deadlines, and Serve with graceful shutdown.
+//
+// It knows the vault error vocabulary (pkg/vault/errors.go) and nothing else
+// of the domain.
+package httpx

@@ -1,0 +1,268 @@
+package httpx_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ompgo/omp/internal/httpx"
+	"github.com/ompgo/omp/pkg/vault"
+)
+
+func TestStatusTable(t *testing.T) {
+	tests := []struct {
+		err  error
+		want int
+	}{
+		{nil, 200},
+		{vault.Errorf(vault.EINVALID, "x"), 400},
+		{vault.Errorf(vault.EUNAUTHORIZED, "x"), 401},
+		{vault.Errorf(vault.ENOTFOUND, "x"), 404},
+		{vault.Errorf(vault.ECONFLICT, "x"), 409},
+		{vault.Errorf(vault.ETOOLARGE, "x"), 413},
+		{vault.Errorf(vault.EUPSTREAM, "x"), 502},
+		{vault.Errorf(vault.EUNAVAILABLE, "x"), 503},
+		{vault.Errorf(vault.EINTERNAL, "x"), 500},
+		{vault.Errorf("made-up", "x"), 500},
+		{errors.New("plain"), 500},
+	}
+	for _, tt := range tests {
+		if got := httpx.Status(tt.err); got != tt.want {
+			t.Errorf("Status(%v) = %d, want %d", tt.err, got, tt.want)
+		}
+		if tt.want >= 400 && tt.want != 500 && httpx.Status(vault.Errorf(httpx.CodeForStatus(tt.want), "")) != tt.want {
+			t.Errorf("CodeForStatus(%d) does not round-trip", tt.want)
+		}
+	}
+}
+
+func TestAdapter(t *testing.T) {
+	var logs bytes.Buffer
+	a := httpx.Adapter{Logger: slog.New(slog.NewTextHandler(&logs, nil)), CrashMessage: "auth-broker handler crashed"}
+	tests := []struct {
+		name     string
+		h        httpx.HandlerFunc
+		status   int
+		body     string
+		crashLog bool
+	}{
+		{"vault error keeps its message", func(http.ResponseWriter, *http.Request) error {
+			return vault.Errorf(vault.ENOTFOUND, "No credential with id=3")
+		}, 404, `{"error":"No credential with id=3"}`, false},
+		{"wrapped vault error keeps its message", func(http.ResponseWriter, *http.Request) error {
+			return errors.Join(errors.New("ctx"), vault.Errorf(vault.EINVALID, "bad"))
+		}, 400, `{"error":"bad"}`, false},
+		{"unknown error is a generic 500", func(http.ResponseWriter, *http.Request) error {
+			return errors.New("db exploded secret-token")
+		}, 500, `{"error":"internal error"}`, true},
+		{"panic is a generic 500", func(http.ResponseWriter, *http.Request) error {
+			panic("boom")
+		}, 500, `{"error":"internal error"}`, true},
+		{"success passes through", func(w http.ResponseWriter, _ *http.Request) error {
+			return httpx.WriteJSON(w, 201, map[string]bool{"ok": true})
+		}, 201, `{"ok":true}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logs.Reset()
+			rec := httptest.NewRecorder()
+			a.Handler(tt.h).ServeHTTP(rec, httptest.NewRequest("GET", "/x", nil))
+			if rec.Code != tt.status || rec.Body.String() != tt.body || rec.Header().Get("Content-Type") != "application/json" {
+				t.Fatalf("= %d %q %q", rec.Code, rec.Body.String(), rec.Header().Get("Content-Type"))
+			}
+			if got := strings.Contains(logs.String(), `msg="auth-broker handler crashed" method=GET path=/x error=`); got != tt.crashLog {
+				t.Fatalf("crash logged = %v:\n%s", got, logs.String())
+			}
+			if strings.Contains(rec.Body.String(), "goroutine") {
+				t.Fatal("stack trace sent to the client")
+			}
+		})
+	}
+}
+
+func TestBearer(t *testing.T) {
+	for _, bad := range [][]string{nil, {}, {""}, {" tok"}, {"tok\n"}} {
+		if _, err := httpx.NewBearer(bad); err == nil {
+			t.Errorf("NewBearer(%q) accepted", bad)
+		}
+	}
+	b, err := httpx.NewBearer([]string{"alpha", "beta-longer-token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		header string
+		want   bool
+	}{
+		{"", false}, {"Bearer", false}, {"Bearer ", false}, {"Bearer  ", false}, {"Bearer alpha", true},
+		{"bearer alpha", true}, {"BEARER\talpha ", true}, {"Bearer beta-longer-token", true}, {"Bearer alph", false},
+		{"Bearer alphaa", false}, {"Bearer  alpha beta", false}, {"Bearealpha", false}, {"Basic alpha", false}, {"Beareralpha", false},
+	}
+	for _, tt := range tests {
+		r := httptest.NewRequest("GET", "/", nil)
+		if tt.header != "" {
+			r.Header.Set("Authorization", tt.header)
+		}
+		if got := b.Authorized(r); got != tt.want {
+			t.Errorf("Authorized(%q) = %v, want %v", tt.header, got, tt.want)
+		}
+	}
+}
+
+func FuzzBearerToken(f *testing.F) {
+	for _, s := range []string{"Bearer x", "bearer  y ", "Bearer", "Basic z", "BEARER\t\tq"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, h string) {
+		tok, ok := httpx.BearerToken(h)
+		if ok && (tok == "" || strings.TrimSpace(tok) != tok || !strings.HasSuffix(strings.TrimSpace(h), tok)) {
+			t.Fatalf("BearerToken(%q) = %q", h, tok)
+		}
+	})
+}
+
+func TestReadJSON(t *testing.T) {
+	tests := []struct {
+		name, body string
+		allowEmpty bool
+		code, msg  string
+		want       string
+	}{
+		{"object is returned", `{"a":1}`, false, "", "", `{"a":1}`},
+		{"empty body is required", "", false, vault.EINVALID, "Request body required", ""},
+		{"empty body may be allowed", "", true, "", "", `{}`},
+		{"syntax error is invalid", `{"a":`, false, vault.EINVALID, "Invalid JSON body: unexpected end of JSON input", ""},
+		{"trailing garbage is invalid", `{} x`, true, vault.EINVALID, "Invalid JSON body: invalid character 'x' after top-level value", ""},
+		{"oversized body is too large", strings.Repeat(" ", 65) + "{}", false, vault.ETOOLARGE, "request body too large", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := httptest.NewRequest("POST", "/", strings.NewReader(tt.body))
+			raw, err := httpx.ReadJSON(httptest.NewRecorder(), r, 64, tt.allowEmpty)
+			if vault.ErrorCode(err) != tt.code || (err != nil && vault.ErrorMessage(err) != tt.msg) || string(raw) != tt.want {
+				t.Fatalf("= %q %v", raw, err)
+			}
+		})
+	}
+}
+
+func FuzzReadJSON(f *testing.F) {
+	f.Add([]byte(`{"cause":"x"}`))
+	f.Add([]byte(``))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		raw, err := httpx.ReadJSON(httptest.NewRecorder(), httptest.NewRequest("POST", "/", bytes.NewReader(b)), 1<<10, true)
+		if err == nil && len(b) > 0 && !bytes.Equal(raw, b) {
+			t.Fatal("body altered")
+		}
+		if err != nil && vault.ErrorMessage(err) == "internal error" {
+			t.Fatalf("unclassified error %v", err)
+		}
+	})
+}
+
+func TestPeer(t *testing.T) {
+	tests := []struct{ xff, real, want string }{
+		{"", "", "unknown"}, {" 1.2.3.4 , 5.6.7.8", "9.9.9.9", "1.2.3.4"}, {"", "9.9.9.9", "9.9.9.9"}, {" ,x", "r", "r"},
+	}
+	for _, tt := range tests {
+		r := httptest.NewRequest("GET", "/", nil)
+		if tt.xff != "" {
+			r.Header.Set("X-Forwarded-For", tt.xff)
+		}
+		if tt.real != "" {
+			r.Header.Set("X-Real-IP", tt.real)
+		}
+		if got := httpx.Peer(r); got != tt.want {
+			t.Errorf("Peer(%q, %q) = %q, want %q", tt.xff, tt.real, got, tt.want)
+		}
+	}
+}
+
+// The SSE writer flushes every frame: the client reads each one while the
+// handler is still running.
+func TestSSEFlushesEachFrame(t *testing.T) {
+	next := make(chan struct{})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		httpx.SetSSEHeaders(w.Header())
+		s := httpx.NewSSE(httpx.Wrap(w), time.Second)
+		_ = s.Event("snapshot", []byte(`{"a":1}`))
+		<-next
+		_ = s.Comment("keepalive")
+		_ = s.Event("", []byte("l1\nl2"))
+	}))
+	defer ts.Close()
+	resp, err := ts.Client().Get(ts.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.Header.Get("Content-Type") != "text/event-stream; charset=utf-8" || resp.Header.Get("X-Accel-Buffering") != "no" {
+		t.Fatalf("headers %v", resp.Header)
+	}
+	br := bufio.NewReader(resp.Body)
+	first := make([]byte, len("event: snapshot\ndata: {\"a\":1}\n\n"))
+	if _, err := io.ReadFull(br, first); err != nil || string(first) != "event: snapshot\ndata: {\"a\":1}\n\n" {
+		t.Fatalf("first frame %q %v", first, err)
+	}
+	close(next)
+	rest, _ := io.ReadAll(br)
+	if string(rest) != ": keepalive\n\ndata: l1\ndata: l2\n\n" {
+		t.Fatalf("rest %q", rest)
+	}
+}
+
+func TestServeShutsDownGracefully(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/stream" {
+			w.WriteHeader(200)
+			http.NewResponseController(w).Flush()
+			close(started)
+			<-r.Context().Done() // a stream ends when its context is cancelled
+			return
+		}
+		_, _ = w.Write([]byte("ok"))
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- httpx.Serve(ctx, ln, h, httpx.ServeOptions{DrainGrace: 50 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+	}()
+	url := "http://" + ln.Addr().String()
+	resp, err := http.Get(url + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	sresp, err := http.Get(url + "/stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sresp.Body.Close()
+	<-started
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Serve = %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve did not return after cancel")
+	}
+	if _, err := http.Get(url + "/"); err == nil {
+		t.Fatal("listener still open after shutdown")
+	}
+}

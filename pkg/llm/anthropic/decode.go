@@ -1,0 +1,559 @@
+package anthropic
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
+)
+
+// DecodeRequest decodes a POST /v1/messages body into a canonical request
+// in one pass (no encoding/json: see package jsonr). The request's raw
+// parts (tool schemas, tool inputs, native blocks, Extra) alias body, which
+// must not be modified afterwards.
+//
+// Failures are *llm.InvalidRequestError with the gateway's messages
+// (gateway.md §6.2): "Invalid JSON body: …", "Missing top-level `model`
+// field", and "anthropic-messages: …" schema errors.
+func DecodeRequest(body []byte) (*llm.Request, error) {
+	d := decoder{r: jsonr.NewReader(body)}
+	req, err := d.request()
+	if err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+type decoder struct {
+	r     *jsonr.Reader
+	field string // the top-level field being read, for error messages
+	// scratch holds one message's blocks until its role is known.
+	scratch []block
+}
+
+// block is one content block as read from the wire, before its role is
+// known (JSON keys come in any order).
+type block struct {
+	typ, text, id, name, toolUseID, thinking, signature, data string
+	srcType, mediaType, srcData, url                          string
+	input                                                     []byte
+	content                                                   []llm.Content
+	isError                                                   bool
+	cache                                                     *llm.CacheControl
+	raw                                                       []byte
+}
+
+func (d *decoder) fail(format string, args ...any) {
+	d.r.Fail(llm.InvalidRequestf("anthropic-messages: "+format, args...))
+}
+
+func (d *decoder) finish(err error) error {
+	var ir *llm.InvalidRequestError
+	var se *jsonr.SyntaxError
+	var te *jsonr.TypeError
+	switch {
+	case errors.As(err, &ir):
+		return err
+	case errors.As(err, &se):
+		return &llm.InvalidRequestError{Message: "Invalid JSON body: " + se.Error(), Err: err}
+	case errors.As(err, &te):
+		if d.field == "" {
+			return &llm.InvalidRequestError{Message: "anthropic-messages: body must be a JSON object", Err: err}
+		}
+		return &llm.InvalidRequestError{Message: "anthropic-messages: invalid `" + d.field + "`: " + te.Error(), Err: err}
+	}
+	return &llm.InvalidRequestError{Message: "Invalid JSON body: " + err.Error(), Err: err}
+}
+
+func (d *decoder) request() (*llm.Request, error) {
+	r := d.r
+	req := &llm.Request{OriginAPI: llm.APIAnthropic}
+	hasMax, hasMessages := false, false
+	if r.BeginObject() {
+		for r.More() {
+			key := r.Key()
+			d.field = string(key)
+			switch d.field {
+			case "model":
+				req.Model = r.String()
+			case "max_tokens":
+				if !r.Null() {
+					req.MaxTokens, hasMax = int(r.Int()), true
+				}
+			case "stream":
+				req.Stream = r.Bool()
+			case "system":
+				d.system(req)
+			case "messages":
+				hasMessages = r.Peek() == '['
+				d.messages(req)
+			case "tools":
+				d.tools(req)
+			case "tool_choice":
+				d.toolChoice(req)
+			case "thinking":
+				d.thinking(req)
+			case "temperature":
+				if !r.Null() {
+					v := r.Float()
+					req.Temperature = &v
+				}
+			case "top_p":
+				if !r.Null() {
+					v := r.Float()
+					req.TopP = &v
+				}
+			case "top_k":
+				if !r.Null() {
+					v := int(r.Int())
+					req.TopK = &v
+				}
+			case "stop_sequences":
+				if !r.Null() && r.BeginArray() {
+					for r.More() {
+						req.StopSequences = append(req.StopSequences, r.String())
+					}
+				}
+			case "metadata":
+				if !r.Null() && r.BeginObject() {
+					for r.More() {
+						if string(r.Key()) == "user_id" {
+							req.User = r.String()
+						} else {
+							r.Skip()
+						}
+					}
+				}
+			case "service_tier":
+				req.ServiceTier = r.String()
+			case "cache_control":
+				req.CacheControl = d.cache()
+			default:
+				raw := r.Raw()
+				if d.field == "output_config" {
+					applyOutputConfig(req, raw)
+				}
+				if req.Extra == nil {
+					req.Extra = make(map[string]json.RawMessage)
+				}
+				req.Extra[d.field] = raw
+			}
+		}
+	}
+	if err := r.End(); err != nil {
+		return nil, d.finish(err)
+	}
+	switch {
+	case req.Model == "":
+		return nil, llm.InvalidRequestf("Missing top-level `model` field")
+	case !hasMax:
+		return nil, llm.InvalidRequestf("anthropic-messages: `max_tokens` is required")
+	case req.MaxTokens < 1:
+		return nil, llm.InvalidRequestf("anthropic-messages: `max_tokens` must be at least 1")
+	case !hasMessages:
+		return nil, llm.InvalidRequestf("anthropic-messages: `messages` must be an array")
+	}
+	return req, nil
+}
+
+func applyOutputConfig(req *llm.Request, raw []byte) {
+	r := jsonr.NewReader(raw)
+	if !r.BeginObject() {
+		return
+	}
+	for r.More() {
+		if string(r.Key()) != "effort" {
+			r.Skip()
+			continue
+		}
+		switch e := r.String(); e {
+		case "low", "medium", "high", "xhigh":
+			req.Reasoning = llm.Effort(e)
+		case "max":
+			req.Reasoning = llm.EffortXHigh
+		}
+	}
+}
+
+func (d *decoder) cache() *llm.CacheControl {
+	r := d.r
+	if r.Null() || !r.BeginObject() {
+		return nil
+	}
+	c := &llm.CacheControl{}
+	for r.More() {
+		if string(r.Key()) == "ttl" {
+			c.TTL = r.String()
+		} else {
+			r.Skip()
+		}
+	}
+	return c
+}
+
+func (d *decoder) system(req *llm.Request) {
+	r := d.r
+	switch r.Peek() {
+	case '"':
+		if s := r.String(); s != "" {
+			req.System = append(req.System, llm.SystemBlock{Text: s})
+		}
+		return
+	case 'n':
+		r.Null()
+		return
+	}
+	if !r.BeginArray() {
+		return
+	}
+	for r.More() {
+		b := d.block()
+		if b.typ != "text" {
+			d.fail("system blocks must be text, got %q", b.typ)
+			return
+		}
+		req.System = append(req.System, llm.SystemBlock{Text: b.text, Cache: b.cache})
+	}
+}
+
+// block reads one content block.
+func (d *decoder) block() block {
+	r := d.r
+	var b block
+	mark := r.Mark()
+	if !r.BeginObject() {
+		return b
+	}
+	unknown := false
+	for r.More() {
+		switch string(r.Key()) {
+		case "type":
+			b.typ = r.String()
+		case "text":
+			b.text = r.String()
+		case "id":
+			b.id = r.String()
+		case "name":
+			b.name = r.String()
+		case "input":
+			b.input = r.Raw()
+		case "tool_use_id":
+			b.toolUseID = r.String()
+		case "content":
+			b.content = d.toolResultContent()
+		case "is_error":
+			b.isError = r.Bool()
+		case "thinking":
+			b.thinking = r.String()
+		case "signature":
+			b.signature = r.String()
+		case "data":
+			b.data = r.String()
+		case "cache_control":
+			b.cache = d.cache()
+		case "source":
+			if !r.Null() && r.BeginObject() {
+				for r.More() {
+					switch string(r.Key()) {
+					case "type":
+						b.srcType = r.String()
+					case "media_type":
+						b.mediaType = r.String()
+					case "data":
+						b.srcData = r.String()
+					case "url":
+						b.url = r.String()
+					default:
+						r.Skip()
+					}
+				}
+			}
+		default:
+			unknown = true
+			r.Skip()
+		}
+	}
+	switch b.typ {
+	case "text", "tool_use", "tool_result", "thinking", "redacted_thinking":
+		if !unknown {
+			break
+		}
+		fallthrough
+	default:
+		b.raw = r.Since(mark)
+	}
+	return b
+}
+
+// toolResultContent reads a tool_result content (string or text/image
+// blocks) straight into canonical content.
+func (d *decoder) toolResultContent() []llm.Content {
+	r := d.r
+	switch r.Peek() {
+	case '"':
+		return []llm.Content{llm.Text(r.String())}
+	case 'n':
+		r.Null()
+		return nil
+	}
+	var out []llm.Content
+	if r.BeginArray() {
+		for r.More() {
+			b := d.block()
+			out = append(out, b.userContent())
+		}
+	}
+	return out
+}
+
+// userContent converts a user or tool_result block.
+func (b *block) userContent() llm.Content {
+	var c llm.Content
+	switch {
+	case b.typ == "text":
+		c = llm.Text(b.text)
+	case b.typ == "image" && b.srcType == "base64":
+		c = llm.Image(b.mediaType, b.srcData)
+	case b.typ == "image" && b.srcType == "url":
+		c = llm.Content{Type: llm.ContentImage, URL: b.url}
+	case b.raw != nil:
+		c = llm.Content{Type: llm.ContentNative, Raw: b.raw, NativeAPI: llm.APIAnthropic}
+	default:
+		c = llm.Text("[" + b.typ + "]")
+	}
+	c.Cache = b.cache
+	return c
+}
+
+func (b *block) assistantContent() llm.Content {
+	var c llm.Content
+	switch b.typ {
+	case "text":
+		c = llm.Text(b.text)
+	case "thinking":
+		c = llm.Content{Type: llm.ContentThinking, Thinking: b.thinking, ThinkingSignature: b.signature}
+	case "redacted_thinking":
+		c = llm.Content{Type: llm.ContentRedactedThinking, Data: b.data}
+	case "tool_use":
+		c = llm.Content{Type: llm.ContentToolCall, ID: b.id, Name: b.name}
+		if len(b.input) > 0 && b.input[0] == '{' {
+			c.Arguments = b.input // already validated by the reader
+		} else {
+			c.Arguments, c.ArgumentsText = llm.NormalizeArguments(b.input)
+		}
+	default:
+		c = llm.Content{Type: llm.ContentNative, Raw: b.raw, NativeAPI: llm.APIAnthropic}
+	}
+	c.Cache = b.cache
+	return c
+}
+
+func (d *decoder) messages(req *llm.Request) {
+	r := d.r
+	if !r.BeginArray() {
+		return
+	}
+	req.Messages = make([]llm.Message, 0, 64)
+	for i := 0; r.More(); i++ {
+		role := ""
+		d.scratch = d.scratch[:0]
+		if !r.BeginObject() {
+			return
+		}
+		for r.More() {
+			switch string(r.Key()) {
+			case "role":
+				role = r.String()
+			case "content":
+				switch r.Peek() {
+				case '"':
+					d.scratch = append(d.scratch, block{typ: "text", text: r.String()})
+				case 'n':
+					r.Null()
+				default:
+					if r.BeginArray() {
+						for r.More() {
+							d.scratch = append(d.scratch, d.block())
+						}
+					}
+				}
+			default:
+				r.Skip()
+			}
+		}
+		if r.Err() != nil {
+			return
+		}
+		switch role {
+		case "user":
+			user := llm.Message{Role: llm.RoleUser}
+			for k := range d.scratch {
+				b := &d.scratch[k]
+				if b.typ != "tool_result" {
+					user.Content = append(user.Content, b.userContent())
+					continue
+				}
+				if b.toolUseID == "" {
+					d.fail("messages[%d]: tool_result.tool_use_id is required", i)
+					return
+				}
+				req.Messages = append(req.Messages, llm.Message{Role: llm.RoleToolResult, ToolCallID: b.toolUseID,
+					IsError: b.isError, Cache: b.cache, Content: b.content, ToolName: toolName(req.Messages, b.toolUseID)})
+			}
+			if len(user.Content) > 0 || len(d.scratch) == 0 {
+				req.Messages = append(req.Messages, user)
+			}
+		case "assistant":
+			am := llm.Message{Role: llm.RoleAssistant, API: llm.APIAnthropic, Provider: "anthropic",
+				Content: make([]llm.Content, len(d.scratch))}
+			for k := range d.scratch {
+				am.Content[k] = d.scratch[k].assistantContent()
+			}
+			req.Messages = append(req.Messages, am)
+		default:
+			d.fail("messages[%d].role must be user or assistant, got %q", i, role)
+			return
+		}
+	}
+}
+
+func (d *decoder) tools(req *llm.Request) {
+	r := d.r
+	if r.Null() || !r.BeginArray() {
+		return
+	}
+	for r.More() {
+		mark := r.Mark()
+		var t llm.Tool
+		typ := ""
+		if !r.BeginObject() {
+			return
+		}
+		for r.More() {
+			switch string(r.Key()) {
+			case "type":
+				typ = r.String()
+			case "name":
+				t.Name = r.String()
+			case "description":
+				t.Description = r.String()
+			case "input_schema":
+				t.Parameters = r.Raw()
+			case "strict":
+				if !r.Null() {
+					v := r.Bool()
+					t.Strict = &v
+				}
+			case "cache_control":
+				t.Cache = d.cache()
+			default:
+				r.Skip()
+			}
+		}
+		if typ != "" && typ != "custom" {
+			req.Tools = append(req.Tools, llm.Tool{Name: t.Name, Native: r.Since(mark), NativeAPI: llm.APIAnthropic})
+			continue
+		}
+		if t.Name == "" && r.Err() == nil {
+			d.fail("tools[].name is required")
+			return
+		}
+		req.Tools = append(req.Tools, t)
+	}
+}
+
+func (d *decoder) toolChoice(req *llm.Request) {
+	r := d.r
+	if r.Null() || !r.BeginObject() {
+		return
+	}
+	typ, name, noParallel := "", "", false
+	for r.More() {
+		switch string(r.Key()) {
+		case "type":
+			typ = r.String()
+		case "name":
+			name = r.String()
+		case "disable_parallel_tool_use":
+			noParallel = r.Bool()
+		default:
+			r.Skip()
+		}
+	}
+	switch typ {
+	case "auto":
+		req.ToolChoice.Mode = llm.ToolChoiceAuto
+	case "any":
+		req.ToolChoice.Mode = llm.ToolChoiceRequired
+	case "none":
+		req.ToolChoice.Mode = llm.ToolChoiceNone
+	case "tool":
+		if name == "" {
+			d.fail("tool_choice.name is required for type tool")
+			return
+		}
+		req.ToolChoice = llm.ToolChoice{Mode: llm.ToolChoiceTool, Name: name}
+	default:
+		d.fail("unknown tool_choice.type %q", typ)
+		return
+	}
+	if noParallel {
+		f := false
+		req.ParallelToolCalls = &f
+	}
+}
+
+func (d *decoder) thinking(req *llm.Request) {
+	r := d.r
+	if r.Null() || !r.BeginObject() {
+		return
+	}
+	typ, budget := "", 0
+	for r.More() {
+		switch string(r.Key()) {
+		case "type":
+			typ = r.String()
+		case "budget_tokens":
+			budget = int(r.Int())
+		default:
+			r.Skip()
+		}
+	}
+	switch typ {
+	case "enabled":
+		req.ThinkingBudget = budget
+		if req.Reasoning == llm.EffortNone {
+			req.Reasoning = llm.EffortForBudget(budget)
+		}
+	case "disabled":
+		req.DisableReasoning = true
+	case "adaptive":
+		req.AdaptiveThinking = true
+		req.ThinkingBudget = budget
+		if req.Reasoning == llm.EffortNone {
+			req.Reasoning = llm.EffortMedium
+		}
+	default:
+		d.fail("unknown thinking.type %q", typ)
+	}
+}
+
+// toolName finds the name of the tool call id among earlier assistant
+// messages (most recent first).
+func toolName(msgs []llm.Message, id string) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role != llm.RoleAssistant {
+			continue
+		}
+		for _, c := range msgs[i].Content {
+			if c.Type == llm.ContentToolCall && c.ID == id {
+				return c.Name
+			}
+		}
+		if i < len(msgs)-8 {
+			break // results answer recent calls; bound the search
+		}
+	}
+	return ""
+}

@@ -1,0 +1,12 @@
+package anthropic
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/ompgo/omp/pkg/llm/sse"
+)
+
+func asError[T error](err error, target *T) bool { return errors.As(err, target) }
+
+func newReader(s string) *sse.Reader { return sse.NewReader(strings.NewReader(s)) }

@@ -1,0 +1,194 @@
+package anthropic
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/pkg/llm/sse"
+)
+
+// DefaultBaseURL is the Anthropic API origin.
+const DefaultBaseURL = "https://api.anthropic.com"
+
+// APIVersion is the anthropic-version header value.
+const APIVersion = "2023-06-01"
+
+// Claude Code fingerprint sent with OAuth tokens (from the reference's
+// claude-code-fingerprint.ts and buildAnthropicHeaders).
+const (
+	ClaudeCodeUserAgent = "claude-cli/2.1.257 (external, cli)"
+	oauthBetas          = "claude-code-20250219,oauth-2025-04-20,interleaved-thinking-2025-05-14,fine-grained-tool-streaming-2025-05-14"
+)
+
+// maxErrorBody bounds how much of a non-2xx body is read.
+const maxErrorBody = 1 << 20
+
+// Provider is the upstream llm.Provider for the Anthropic Messages API.
+// The zero value is ready to use.
+type Provider struct {
+	// BaseURL overrides the API origin (default: the model's BaseURL, then
+	// DefaultBaseURL). The request goes to BaseURL + "/v1/messages".
+	BaseURL string
+	// Client sends the requests (default http.DefaultClient).
+	Client *http.Client
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+var _ llm.Provider = (*Provider)(nil)
+
+func (p *Provider) now() time.Time {
+	if p.Now != nil {
+		return p.Now()
+	}
+	return time.Now()
+}
+
+func (p *Provider) endpoint(model llm.Model) string {
+	base := p.BaseURL
+	if base == "" {
+		base = model.BaseURL
+	}
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	base = strings.TrimRight(base, "/")
+	if strings.HasSuffix(base, "/v1") {
+		return base + "/messages"
+	}
+	return base + "/v1/messages"
+}
+
+// Stream sends req as a streaming Messages request. It returns an
+// *llm.UpstreamError when the upstream answers non-2xx, or when its first
+// event is already an error, so the gateway can still answer with an HTTP
+// status.
+func (p *Provider) Stream(ctx context.Context, req *llm.Request, model llm.Model, cred llm.Credential) (*llm.Stream, error) {
+	oauth := cred.Kind == llm.CredentialOAuth
+	body := EncodeRequest(make([]byte, 0, 4096), req, model, oauth, true)
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, p.endpoint(model), bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("anthropic: build request: %w", err)
+	}
+	p.setHeaders(hreq.Header, req, model, cred)
+	client := p.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(hreq)
+	if err != nil {
+		return nil, &llm.UpstreamError{Provider: providerID(model), Message: "request failed", Err: err}
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		defer resp.Body.Close()
+		return nil, p.responseError(resp, model)
+	}
+	s := &streamState{
+		p: p, ctx: ctx, model: model, oauth: oauth, body: resp.Body,
+		rd: sse.NewReader(resp.Body), reqID: resp.Header.Get("request-id"),
+	}
+	// Peek the first event: an error before message_start becomes an HTTP
+	// error for the caller (wire-formats.md §2.5 commit point).
+	if err := s.peek(); err != nil {
+		resp.Body.Close()
+		return nil, err
+	}
+	return llm.NewStream(s.run, resp.Body), nil
+}
+
+func providerID(model llm.Model) string {
+	if model.Provider != "" {
+		return model.Provider
+	}
+	return "anthropic"
+}
+
+func (p *Provider) setHeaders(h http.Header, req *llm.Request, model llm.Model, cred llm.Credential) {
+	for k, v := range model.Headers {
+		h.Set(k, v)
+	}
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "text/event-stream")
+	h.Set("anthropic-version", APIVersion)
+	clientBeta := ""
+	for k, v := range req.Headers {
+		if strings.EqualFold(k, "anthropic-beta") && req.OriginAPI == llm.APIAnthropic {
+			clientBeta = v
+		}
+	}
+	switch cred.Kind {
+	case llm.CredentialAPIKey:
+		h.Set("x-api-key", cred.Secret)
+		if clientBeta != "" {
+			h.Set("anthropic-beta", clientBeta)
+		}
+	case llm.CredentialOAuth:
+		h.Set("Authorization", "Bearer "+cred.Secret)
+		h.Set("anthropic-beta", mergeBetas(oauthBetas, clientBeta))
+		ua := ClaudeCodeUserAgent
+		for k, v := range req.Headers {
+			if strings.EqualFold(k, "user-agent") && strings.HasPrefix(strings.ToLower(v), "claude-cli") {
+				ua = v
+			}
+		}
+		h.Set("User-Agent", ua)
+		h.Set("x-app", "cli")
+		h.Set("anthropic-dangerous-direct-browser-access", "true")
+	}
+}
+
+// mergeBetas joins comma-separated beta lists, dropping duplicates.
+func mergeBetas(lists ...string) string {
+	var out []string
+	seen := map[string]bool{}
+	for _, l := range lists {
+		for _, b := range strings.Split(l, ",") {
+			b = strings.TrimSpace(b)
+			if b != "" && !seen[b] {
+				seen[b] = true
+				out = append(out, b)
+			}
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+// responseError reads a non-2xx response into an *llm.UpstreamError. The
+// body may be an Anthropic envelope, an OpenAI-shaped one, or plain text.
+func (p *Provider) responseError(resp *http.Response, model llm.Model) error {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	ue := &llm.UpstreamError{
+		Provider:   providerID(model),
+		Status:     resp.StatusCode,
+		RequestID:  resp.Header.Get("request-id"),
+		RetryAfter: llm.ParseRetryAfter(resp.Header.Get("retry-after"), resp.Header.Get("retry-after-ms"), p.now()),
+	}
+	var env struct {
+		Error json.RawMessage `json:"error"`
+	}
+	var we wireError
+	if json.Unmarshal(b, &env) == nil && json.Unmarshal(env.Error, &we) == nil {
+		ue.Type, ue.Message = we.Type, we.Message
+	}
+	if ue.Message == "" {
+		ue.Message = strings.TrimSpace(string(b))
+		if len(ue.Message) > 512 {
+			ue.Message = ue.Message[:512]
+		}
+	}
+	if ue.Message == "" {
+		ue.Message = http.StatusText(resp.StatusCode)
+	}
+	return ue
+}
+
+// errTruncated reports an upstream stream that ended before message_stop.
+var errTruncated = errors.New("anthropic stream ended before message_stop")

@@ -1,0 +1,164 @@
+package llm
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+)
+
+// Modality is an input kind a model accepts.
+type Modality string
+
+// Input modalities.
+const (
+	ModalityText  Modality = "text"
+	ModalityImage Modality = "image"
+)
+
+// Price is a model's price in US dollars per million tokens.
+type Price struct {
+	Input      float64 `json:"input"`
+	Output     float64 `json:"output"`
+	CacheRead  float64 `json:"cacheRead"`
+	CacheWrite float64 `json:"cacheWrite"`
+}
+
+// Thinking describes how a model's reasoning is controlled.
+type Thinking struct {
+	// Mode is "effort" (OpenAI), "budget" (token budget),
+	// "anthropic-adaptive", "anthropic-budget-effort" or "google-level".
+	Mode string `json:"mode,omitempty"`
+	// Efforts lists the supported effort levels.
+	Efforts []Effort `json:"efforts,omitempty"`
+}
+
+// Model is one catalog entry. JSON names follow the reference catalog and
+// models.yml.
+type Model struct {
+	ID       string `json:"id"`
+	Name     string `json:"name,omitempty"`
+	Provider string `json:"provider"`
+	// API is the wire API (APIAnthropic, APIOpenAIResponses, …).
+	API string `json:"api"`
+	// BaseURL is the provider endpoint (an adapter's default when empty).
+	BaseURL string `json:"baseUrl,omitempty"`
+	// Reasoning is true for models that think.
+	Reasoning bool       `json:"reasoning,omitempty"`
+	Input     []Modality `json:"input,omitempty"`
+	Cost      Price      `json:"cost"`
+	// ContextWindow is the context size in tokens.
+	ContextWindow int `json:"contextWindow,omitempty"`
+	// MaxTokens is the output limit in tokens.
+	MaxTokens int       `json:"maxTokens,omitempty"`
+	Thinking  *Thinking `json:"thinking,omitempty"`
+	// RequestModelID is the id to send upstream when it differs from ID.
+	RequestModelID string `json:"requestModelId,omitempty"`
+	// Headers are extra request headers for this model (models.yml).
+	Headers map[string]string `json:"headers,omitempty"`
+	// Compat holds models.yml compatibility switches, raw.
+	Compat json.RawMessage `json:"compat,omitempty"`
+}
+
+// WireID returns the model id to send upstream.
+func (m Model) WireID() string {
+	if m.RequestModelID != "" {
+		return m.RequestModelID
+	}
+	return m.ID
+}
+
+// AcceptsImages reports whether the model takes image input.
+func (m Model) AcceptsImages() bool { return slices.Contains(m.Input, ModalityImage) }
+
+// Key returns "provider/id".
+func (m Model) Key() string { return m.Provider + "/" + m.ID }
+
+// Catalog is an immutable set of models, looked up by provider and id.
+type Catalog struct {
+	models []Model
+	byKey  map[string]int
+	byID   map[string][]int
+}
+
+// NewCatalog returns a catalog of models; a later model with the same
+// provider and id replaces an earlier one.
+func NewCatalog(models ...Model) *Catalog {
+	c := &Catalog{byKey: make(map[string]int, len(models)), byID: make(map[string][]int)}
+	for _, m := range models {
+		if i, ok := c.byKey[m.Key()]; ok {
+			c.models[i] = m
+			continue
+		}
+		c.byKey[m.Key()] = len(c.models)
+		c.byID[m.ID] = append(c.byID[m.ID], len(c.models))
+		c.models = append(c.models, m)
+	}
+	return c
+}
+
+// With returns a new catalog holding c's models overridden and extended by
+// models.
+func (c *Catalog) With(models ...Model) *Catalog {
+	all := make([]Model, 0, len(c.models)+len(models))
+	all = append(all, c.models...)
+	return NewCatalog(append(all, models...)...)
+}
+
+// Lookup returns the model with the given provider and id.
+func (c *Catalog) Lookup(provider, id string) (Model, bool) {
+	i, ok := c.byKey[provider+"/"+id]
+	if !ok {
+		return Model{}, false
+	}
+	return c.models[i], true
+}
+
+// ByID returns every provider's model with the given id, in catalog order.
+func (c *Catalog) ByID(id string) []Model {
+	idx := c.byID[id]
+	out := make([]Model, len(idx))
+	for j, i := range idx {
+		out[j] = c.models[i]
+	}
+	return out
+}
+
+// Models returns a copy of all models in catalog order.
+func (c *Catalog) Models() []Model { return slices.Clone(c.models) }
+
+// Providers returns the distinct provider ids in catalog order.
+func (c *Catalog) Providers() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, m := range c.models {
+		if !seen[m.Provider] {
+			seen[m.Provider] = true
+			out = append(out, m.Provider)
+		}
+	}
+	return out
+}
+
+//go:embed catalog.json
+var builtinJSON []byte
+
+var builtin = sync.OnceValues(func() (*Catalog, error) {
+	var models []Model
+	if err := json.Unmarshal(builtinJSON, &models); err != nil {
+		return nil, fmt.Errorf("llm: bundled catalog: %w", err)
+	}
+	return NewCatalog(models...), nil
+})
+
+// Builtin returns the bundled catalog (anthropic, openai, openai-codex,
+// google, google-gemini-cli, google-antigravity), generated from the
+// reference pi-catalog.
+func Builtin() *Catalog {
+	c, err := builtin()
+	if err != nil {
+		panic(err) // the embedded file is tested; this cannot happen at run time
+	}
+	return c
+}

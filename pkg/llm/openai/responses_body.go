@@ -1,0 +1,369 @@
+package openai
+
+import (
+	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/pkg/llm/openai/internal/jsonx"
+)
+
+// responsesBodyMode selects the OpenAI Responses or the Codex dialect.
+type responsesBodyMode uint8
+
+const (
+	modeResponses responsesBodyMode = iota
+	modeCodex
+)
+
+// Fields the Codex backend rejects (wire-formats.md §7); they are never
+// forwarded from Extra either.
+var codexStripped = map[string]bool{
+	"max_output_tokens": true, "max_completion_tokens": true, "temperature": true, "top_p": true,
+	"truncation": true, "user": true, "previous_response_id": true, "prompt_cache_retention": true,
+	"safety_identifier": true, "stream_options": true, "service_tier": true,
+	// Set by the adapter itself.
+	"stream": true, "store": true, "include": true, "instructions": true, "reasoning": true,
+	"tool_choice": true, "background": true, "conversation": true,
+}
+
+// Responses fields a same-family client may set that replace the
+// adapter's own choice.
+var responsesClientWins = map[string]bool{"store": true, "include": true, "tool_choice": true, "reasoning": true}
+
+// AppendResponsesBody appends the OpenAI Responses request body for req
+// sent to model (wire-formats.md §5.2, §9.1). The request streams, is
+// stateless (store:false with encrypted reasoning included) unless the
+// client asked otherwise, and replays OpenAI reasoning items verbatim.
+func AppendResponsesBody(dst []byte, req *llm.Request, model llm.Model) []byte {
+	return appendResponsesBody(dst, req, model, modeResponses)
+}
+
+// AppendCodexBody appends the ChatGPT-Codex backend request body: the
+// Responses body with stream:true, store:false, instructions always
+// present, encrypted reasoning included, "minimal" effort raised to "low"
+// and the fields the backend rejects stripped (wire-formats.md §7).
+func AppendCodexBody(dst []byte, req *llm.Request, model llm.Model) []byte {
+	return appendResponsesBody(dst, req, model, modeCodex)
+}
+
+func appendResponsesBody(dst []byte, req *llm.Request, model llm.Model, mode responsesBodyMode) []byte {
+	codex := mode == modeCodex
+	extra := req.ExtraFor(llm.APIOpenAIResponses)
+	clientSets := func(k string) bool {
+		_, ok := extra[k]
+		return ok && !codex && responsesClientWins[k]
+	}
+	dst = append(dst, '{')
+	dst = jsonx.AppendStringField(dst, "model", model.WireID())
+	if len(req.System) > 0 {
+		dst = jsonx.AppendStringField(dst, "instructions", req.System[0].Text)
+	} else if codex {
+		dst = append(dst, `,"instructions":""`...)
+	}
+	dst = append(dst, `,"input":[`...)
+	for _, b := range req.System[min(1, len(req.System)):] {
+		dst = jsonx.Comma(dst)
+		dst = append(dst, `{"type":"message","role":"developer","content":[{"type":"input_text","text":`...)
+		dst = jsonx.AppendString(dst, b.Text)
+		dst = append(dst, "}]}"...)
+	}
+	custom := map[string]bool{}
+	for i := range req.Messages {
+		m := &req.Messages[i]
+		switch m.Role {
+		case llm.RoleUser, llm.RoleDeveloper:
+			dst = appendResponsesUser(dst, m)
+		case llm.RoleAssistant:
+			dst = appendResponsesAssistant(dst, m, codex, custom)
+		case llm.RoleToolResult:
+			dst = appendResponsesToolResult(dst, m, custom[m.ToolCallID])
+		}
+	}
+	dst = append(dst, ']')
+	dst = appendResponsesTools(dst, req)
+	if len(req.Tools) > 0 {
+		if !clientSets("tool_choice") {
+			dst = appendResponsesToolChoice(dst, req.ToolChoice)
+		}
+		if req.ParallelToolCalls != nil {
+			dst = jsonx.AppendBoolField(dst, "parallel_tool_calls", *req.ParallelToolCalls)
+		}
+	}
+	if !codex {
+		if req.MaxTokens > 0 {
+			dst = jsonx.AppendIntField(dst, "max_output_tokens", int64(max(req.MaxTokens, 16)))
+		}
+		dst = appendSampling(dst, req)
+	}
+	if e := wireEffort(req, model, !codex); (e != "" || codex && model.Reasoning && !req.DisableReasoning) && !clientSets("reasoning") {
+		dst = append(dst, `,"reasoning":{`...)
+		if e != "" {
+			dst = jsonx.AppendStringField(dst, "effort", e)
+		}
+		if !req.HideThinkingSummary {
+			dst = jsonx.AppendStringField(dst, "summary", "auto")
+		}
+		dst = append(dst, '}')
+	}
+	if !clientSets("include") && (codex || model.Reasoning) {
+		dst = append(dst, `,"include":["reasoning.encrypted_content"]`...)
+	}
+	if !clientSets("store") {
+		dst = append(dst, `,"store":false`...)
+	}
+	dst = append(dst, `,"stream":true`...)
+	if req.PromptCacheKey != "" {
+		dst = jsonx.AppendStringField(dst, "prompt_cache_key", req.PromptCacheKey)
+	}
+	if !codex {
+		if req.User != "" {
+			dst = jsonx.AppendStringField(dst, "user", req.User)
+		}
+		if len(req.Metadata) > 0 {
+			dst = appendStringMap(dst, "metadata", req.Metadata)
+		}
+		if req.PreviousResponseID != "" {
+			dst = jsonx.AppendStringField(dst, "previous_response_id", req.PreviousResponseID)
+		}
+	}
+	if req.ServiceTier != "" && (!codex || req.ServiceTier == "priority") {
+		dst = jsonx.AppendStringField(dst, "service_tier", req.ServiceTier)
+	}
+	var skip func(string) bool
+	if codex {
+		skip = func(k string) bool { return codexStripped[k] || k == "metadata" }
+	}
+	dst = appendExtra(dst, extra, skip)
+	return append(dst, '}')
+}
+
+func appendStringMap(dst []byte, key string, m map[string]string) []byte {
+	dst = jsonx.AppendKey(dst, key)
+	dst = append(dst, '{')
+	for _, k := range sortedKeys(m) {
+		dst = jsonx.Comma(dst)
+		dst = jsonx.AppendString(dst, k)
+		dst = append(dst, ':')
+		dst = jsonx.AppendString(dst, m[k])
+	}
+	return append(dst, '}')
+}
+
+func appendResponsesUser(dst []byte, m *llm.Message) []byte {
+	dst = jsonx.Comma(dst)
+	dst = append(dst, `{"type":"message","role":"`...)
+	if m.Role == llm.RoleDeveloper {
+		dst = append(dst, "developer"...)
+	} else {
+		dst = append(dst, "user"...)
+	}
+	dst = append(dst, `","content":[`...)
+	for i := range m.Content {
+		dst = appendResponsesInputPart(dst, &m.Content[i])
+	}
+	return append(dst, "]}"...)
+}
+
+func appendResponsesInputPart(dst []byte, c *llm.Content) []byte {
+	switch c.Type {
+	case llm.ContentText:
+		dst = jsonx.Comma(dst)
+		dst = append(dst, `{"type":"input_text","text":`...)
+		dst = jsonx.AppendString(dst, c.Text)
+		return append(dst, '}')
+	case llm.ContentImage:
+		dst = jsonx.Comma(dst)
+		dst = append(dst, `{"type":"input_image","image_url":`...)
+		dst = appendImageURL(dst, c)
+		detail := c.Detail
+		if detail == "" {
+			detail = "auto"
+		}
+		dst = jsonx.AppendStringField(dst, "detail", detail)
+		return append(dst, '}')
+	}
+	return dst
+}
+
+// isResponsesFamily reports whether api produced Responses-shaped items.
+func isResponsesFamily(api string) bool {
+	return api == llm.APIOpenAIResponses || api == llm.APICodex
+}
+
+func appendResponsesAssistant(dst []byte, m *llm.Message, codex bool, custom map[string]bool) []byte {
+	sameFamily := isResponsesFamily(m.API)
+	inText := false
+	closeText := func() {
+		if inText {
+			dst = append(dst, "]}"...)
+			inText = false
+		}
+	}
+	for i := range m.Content {
+		c := &m.Content[i]
+		switch c.Type {
+		case llm.ContentText:
+			if c.Text == "" {
+				continue
+			}
+			if !inText {
+				dst = jsonx.Comma(dst)
+				dst = append(dst, `{"type":"message","role":"assistant","status":"completed","content":[`...)
+				inText = true
+			}
+			dst = jsonx.Comma(dst)
+			dst = append(dst, `{"type":"output_text","text":`...)
+			dst = jsonx.AppendString(dst, c.Text)
+			dst = append(dst, `,"annotations":[]}`...)
+		case llm.ContentThinking:
+			// Only OpenAI's own reasoning items can be replayed; foreign
+			// reasoning has no valid encrypted_content here (§9.3).
+			sig := c.ThinkingSignature
+			if !sameFamily || len(sig) == 0 || sig[0] != '{' {
+				continue
+			}
+			closeText()
+			dst = jsonx.Comma(dst)
+			if codex {
+				dst = appendWithoutKey(dst, []byte(sig), "id")
+			} else {
+				dst = append(dst, sig...)
+			}
+		case llm.ContentToolCall:
+			closeText()
+			dst = jsonx.Comma(dst)
+			callID := splitCallID(c.ID)
+			if c.CustomWireName != "" {
+				custom[c.ID] = true
+				dst = append(dst, `{"type":"custom_tool_call","call_id":`...)
+				dst = jsonx.AppendString(dst, callID)
+				dst = jsonx.AppendStringField(dst, "name", c.CustomWireName)
+				dst = jsonx.AppendStringField(dst, "input", c.ArgumentsText)
+			} else {
+				dst = append(dst, `{"type":"function_call","call_id":`...)
+				dst = jsonx.AppendString(dst, callID)
+				dst = jsonx.AppendStringField(dst, "name", c.Name)
+				dst = jsonx.AppendStringField(dst, "arguments", argumentsText(c))
+			}
+			dst = append(dst, '}')
+		case llm.ContentNative:
+			if c.NativeAPI == llm.APIOpenAIResponses && !codex {
+				closeText()
+				dst = jsonx.Comma(dst)
+				dst = append(dst, c.Raw...)
+			}
+		}
+	}
+	closeText()
+	return dst
+}
+
+func appendResponsesToolResult(dst []byte, m *llm.Message, custom bool) []byte {
+	dst = jsonx.Comma(dst)
+	if custom {
+		dst = append(dst, `{"type":"custom_tool_call_output","call_id":`...)
+	} else {
+		dst = append(dst, `{"type":"function_call_output","call_id":`...)
+	}
+	dst = jsonx.AppendString(dst, splitCallID(m.ToolCallID))
+	dst = append(dst, `,"output":`...)
+	if hasImage(m) {
+		dst = append(dst, '[')
+		for i := range m.Content {
+			dst = appendResponsesInputPart(dst, &m.Content[i])
+		}
+		dst = append(dst, ']')
+	} else {
+		dst = append(dst, '"')
+		for i := range m.Content {
+			if m.Content[i].Type == llm.ContentText {
+				dst = jsonx.AppendStringBody(dst, m.Content[i].Text)
+			}
+		}
+		dst = append(dst, '"')
+	}
+	return append(dst, '}')
+}
+
+func appendResponsesTools(dst []byte, req *llm.Request) []byte {
+	n := 0
+	for i := range req.Tools {
+		t := &req.Tools[i]
+		if t.Native != nil && t.NativeAPI != llm.APIOpenAIResponses {
+			continue
+		}
+		if n == 0 {
+			dst = append(dst, `,"tools":[`...)
+		}
+		n++
+		dst = jsonx.Comma(dst)
+		switch {
+		case t.Native != nil:
+			dst = append(dst, t.Native...)
+		case t.Custom:
+			dst = append(dst, `{"type":"custom","name":`...)
+			dst = jsonx.AppendString(dst, customName(t))
+			if t.Description != "" {
+				dst = jsonx.AppendStringField(dst, "description", t.Description)
+			}
+			if len(t.CustomFormat) > 0 {
+				dst = jsonx.AppendRawField(dst, "format", t.CustomFormat)
+			}
+			dst = append(dst, '}')
+		default:
+			dst = append(dst, `{"type":"function","name":`...)
+			dst = jsonx.AppendString(dst, t.Name)
+			if t.Description != "" {
+				dst = jsonx.AppendStringField(dst, "description", t.Description)
+			}
+			dst = jsonx.AppendRawField(dst, "parameters", schemaOrEmpty(t.Parameters))
+			if t.Strict != nil {
+				dst = jsonx.AppendBoolField(dst, "strict", *t.Strict)
+			} else {
+				dst = append(dst, `,"strict":false`...)
+			}
+			dst = append(dst, '}')
+		}
+	}
+	if n > 0 {
+		dst = append(dst, ']')
+	}
+	return dst
+}
+
+func appendResponsesToolChoice(dst []byte, tc llm.ToolChoice) []byte {
+	switch tc.Mode {
+	case llm.ToolChoiceAuto, llm.ToolChoiceNone, llm.ToolChoiceRequired:
+		return jsonx.AppendStringField(dst, "tool_choice", string(tc.Mode))
+	case llm.ToolChoiceTool:
+		dst = append(dst, `,"tool_choice":{"type":"function","name":`...)
+		dst = jsonx.AppendString(dst, tc.Name)
+		return append(dst, '}')
+	}
+	return dst
+}
+
+// appendWithoutKey re-emits the JSON object raw without its top-level
+// member name. raw that is not an object is emitted unchanged.
+func appendWithoutKey(dst, raw []byte, name string) []byte {
+	d := jsonx.NewDecoder(raw)
+	if d.Kind() != '{' {
+		return append(dst, raw...)
+	}
+	mark := len(dst)
+	dst = append(dst, '{')
+	for k := range d.Fields() {
+		if string(k) == name {
+			d.Skip()
+			continue
+		}
+		kk := string(k)
+		v := d.Raw()
+		dst = jsonx.Comma(dst)
+		dst = jsonx.AppendString(dst, kk)
+		dst = append(dst, ':')
+		dst = append(dst, v...)
+	}
+	if d.Err() != nil {
+		return append(dst[:mark], raw...)
+	}
+	return append(dst, '}')
+}

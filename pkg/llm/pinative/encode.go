@@ -1,0 +1,212 @@
+package pinative
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"github.com/ompgo/omp/pkg/llm"
+)
+
+// AppendEvent appends the pi-native JSON of ev (wire-formats.md §1.3,
+// gateway.md §10.1): block events carry contentIndex and the partial
+// message, deltas their delta, text_end / thinking_end the full content,
+// toolcall_end the finished toolCall, done the final message and error the
+// failed message. It allocates nothing once dst has grown.
+func AppendEvent(dst []byte, ev *llm.Event) []byte {
+	dst = append(dst, `{"type":`...)
+	dst = appendString(dst, ev.Type.String())
+	switch ev.Type {
+	case llm.EventDone:
+		dst = append(dst, `,"reason":`...)
+		dst = appendString(dst, string(ev.Reason))
+		dst = append(dst, `,"message":`...)
+		dst = appendMessageOrEmpty(dst, ev.Partial)
+		return append(dst, '}')
+	case llm.EventError:
+		dst = append(dst, `,"reason":`...)
+		reason := ev.Reason
+		if reason == "" {
+			reason = llm.StopError
+		}
+		dst = appendString(dst, string(reason))
+		dst = append(dst, `,"error":`...)
+		dst = appendMessageOrEmpty(dst, ev.Partial)
+		return append(dst, '}')
+	case llm.EventStart:
+	default:
+		dst = append(dst, `,"contentIndex":`...)
+		dst = strconv.AppendInt(dst, int64(ev.ContentIndex), 10)
+		switch ev.Type {
+		case llm.EventTextDelta, llm.EventThinkingDelta, llm.EventToolCallDelta:
+			dst = append(dst, `,"delta":`...)
+			dst = appendString(dst, ev.Delta)
+		case llm.EventTextEnd, llm.EventThinkingEnd:
+			dst = append(dst, `,"content":`...)
+			dst = appendString(dst, ev.Content)
+		case llm.EventToolCallEnd:
+			if b := ev.Block(); b != nil {
+				dst = append(dst, `,"toolCall":`...)
+				dst = AppendContent(dst, b)
+			}
+		}
+	}
+	dst = append(dst, `,"partial":`...)
+	dst = appendMessageOrEmpty(dst, ev.Partial)
+	return append(dst, '}')
+}
+
+func appendMessageOrEmpty(dst []byte, m *llm.Message) []byte {
+	if m == nil {
+		return AppendMessage(dst, &llm.Message{Role: llm.RoleAssistant})
+	}
+	return AppendMessage(dst, m)
+}
+
+// AppendMessage appends the pi-native JSON of a message. Assistant
+// messages carry api, provider, model, usage, stopReason ("stop" while
+// still streaming) and timestamp; tool results toolCallId, toolName and
+// isError.
+func AppendMessage(dst []byte, m *llm.Message) []byte {
+	dst = append(dst, `{"role":`...)
+	dst = appendString(dst, string(m.Role))
+	dst = append(dst, `,"content":[`...)
+	for i := range m.Content {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = AppendContent(dst, &m.Content[i])
+	}
+	dst = append(dst, ']')
+	switch m.Role {
+	case llm.RoleToolResult:
+		dst = append(dst, `,"toolCallId":`...)
+		dst = appendString(dst, m.ToolCallID)
+		dst = append(dst, `,"toolName":`...)
+		dst = appendString(dst, m.ToolName)
+		dst = append(dst, `,"isError":`...)
+		dst = strconv.AppendBool(dst, m.IsError)
+	case llm.RoleAssistant:
+		dst = append(dst, `,"api":`...)
+		dst = appendString(dst, m.API)
+		dst = append(dst, `,"provider":`...)
+		dst = appendString(dst, m.Provider)
+		dst = append(dst, `,"model":`...)
+		dst = appendString(dst, m.Model)
+		if m.ResponseID != "" {
+			dst = append(dst, `,"responseId":`...)
+			dst = appendString(dst, m.ResponseID)
+		}
+		dst = append(dst, `,"usage":`...)
+		dst = appendUsage(dst, &m.Usage)
+		stop := m.StopReason
+		if stop == "" {
+			stop = llm.StopEnd
+		}
+		dst = append(dst, `,"stopReason":`...)
+		dst = appendString(dst, string(stop))
+		if m.ErrorMessage != "" || stop == llm.StopError || stop == llm.StopAborted {
+			dst = append(dst, `,"errorMessage":`...)
+			dst = appendString(dst, m.ErrorMessage)
+		}
+		if m.ErrorStatus != 0 {
+			dst = append(dst, `,"errorStatus":`...)
+			dst = strconv.AppendInt(dst, int64(m.ErrorStatus), 10)
+		}
+	}
+	dst = append(dst, `,"timestamp":`...)
+	dst = strconv.AppendInt(dst, m.Timestamp, 10)
+	return append(dst, '}')
+}
+
+func appendUsage(dst []byte, u *llm.Usage) []byte {
+	dst = append(dst, `{"input":`...)
+	dst = strconv.AppendInt(dst, u.Input, 10)
+	dst = append(dst, `,"output":`...)
+	dst = strconv.AppendInt(dst, u.Output, 10)
+	dst = append(dst, `,"cacheRead":`...)
+	dst = strconv.AppendInt(dst, u.CacheRead, 10)
+	dst = append(dst, `,"cacheWrite":`...)
+	dst = strconv.AppendInt(dst, u.CacheWrite, 10)
+	dst = append(dst, `,"totalTokens":`...)
+	dst = strconv.AppendInt(dst, u.Total(), 10)
+	if u.Reasoning > 0 {
+		dst = append(dst, `,"reasoningTokens":`...)
+		dst = strconv.AppendInt(dst, u.Reasoning, 10)
+	}
+	dst = append(dst, `,"cost":{"input":`...)
+	dst = appendFloat(dst, u.Cost.Input)
+	dst = append(dst, `,"output":`...)
+	dst = appendFloat(dst, u.Cost.Output)
+	dst = append(dst, `,"cacheRead":`...)
+	dst = appendFloat(dst, u.Cost.CacheRead)
+	dst = append(dst, `,"cacheWrite":`...)
+	dst = appendFloat(dst, u.Cost.CacheWrite)
+	dst = append(dst, `,"total":`...)
+	dst = appendFloat(dst, u.Cost.Total)
+	return append(dst, `}}`...)
+}
+
+// AppendContent appends the pi-native JSON of a content block, the shape
+// of llm.Content.MarshalJSON. An open tool call's arguments are the
+// tolerant parse of the text streamed so far.
+func AppendContent(dst []byte, c *llm.Content) []byte {
+	dst = append(dst, `{"type":`...)
+	dst = appendString(dst, string(c.Type))
+	opt := func(dst []byte, key, v string) []byte {
+		if v == "" {
+			return dst
+		}
+		dst = append(dst, ',', '"')
+		dst = append(dst, key...)
+		dst = append(dst, '"', ':')
+		return appendString(dst, v)
+	}
+	switch c.Type {
+	case llm.ContentText:
+		dst = append(dst, `,"text":`...)
+		dst = appendString(dst, c.Text)
+		dst = opt(dst, "textSignature", c.TextSignature)
+	case llm.ContentThinking:
+		dst = append(dst, `,"thinking":`...)
+		dst = appendString(dst, c.Thinking)
+		dst = opt(dst, "thinkingSignature", c.ThinkingSignature)
+		dst = opt(dst, "itemId", c.ItemID)
+	case llm.ContentRedactedThinking:
+		dst = append(dst, `,"data":`...)
+		dst = appendString(dst, c.Data)
+	case llm.ContentImage:
+		if c.Data != "" || c.URL == "" {
+			dst = append(dst, `,"data":`...)
+			dst = appendString(dst, c.Data)
+		}
+		dst = opt(dst, "mimeType", c.MimeType)
+		dst = opt(dst, "url", c.URL)
+		dst = opt(dst, "detail", c.Detail)
+	case llm.ContentToolCall:
+		dst = append(dst, `,"id":`...)
+		dst = appendString(dst, c.ID)
+		dst = append(dst, `,"name":`...)
+		dst = appendString(dst, c.Name)
+		dst = append(dst, `,"arguments":`...)
+		dst = appendArguments(dst, c)
+		dst = opt(dst, "thoughtSignature", c.ThoughtSignature)
+		dst = opt(dst, "customWireName", c.CustomWireName)
+	case llm.ContentNative:
+		if len(c.Raw) > 0 {
+			dst = append(dst, `,"raw":`...)
+			dst = appendRaw(dst, c.Raw, "null")
+		}
+		dst = opt(dst, "api", c.NativeAPI)
+	}
+	return append(dst, '}')
+}
+
+func appendArguments(dst []byte, c *llm.Content) []byte {
+	if c.Arguments != nil {
+		return appendRaw(dst, c.Arguments, "{}")
+	}
+	if t := stringBytes(c.ArgumentsText); len(t) > 0 && t[0] == '{' && json.Valid(t) {
+		return appendRaw(dst, t, "{}")
+	}
+	return appendRaw(dst, llm.ParsePartialJSON(c.ArgumentsText), "{}")
+}

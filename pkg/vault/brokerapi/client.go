@@ -1,0 +1,321 @@
+package brokerapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ompgo/omp/internal/httpx"
+	"github.com/ompgo/omp/pkg/vault"
+)
+
+// Client timeouts (client.md §6, discrepancies.md B24).
+const (
+	DefaultTimeout      = 10 * time.Second // per attempt
+	DefaultUsageTimeout = 30 * time.Second // GET /v1/usage: a cold broker fan-out can be slow
+	maxAttempts         = 2                // one retry, on network errors only
+)
+
+// Client is the broker's HTTP client. It is safe for concurrent use.
+type Client struct {
+	base  string
+	token string
+	hc    *http.Client
+	// Timeout is the per-attempt timeout (default DefaultTimeout); the
+	// long-poll uses max(Timeout, wait+1s); the stream has none.
+	Timeout time.Duration
+	// UsageTimeout is the per-attempt timeout of Usage (default
+	// DefaultUsageTimeout).
+	UsageTimeout time.Duration
+}
+
+// NewClient returns a client for the broker at baseURL (trailing slashes
+// trimmed). hc nil means a client with no overall timeout; hc.Timeout, if
+// set, must leave room for the stream (0 recommended).
+func NewClient(baseURL, token string, hc *http.Client) *Client {
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	return &Client{base: strings.TrimRight(baseURL, "/"), token: token, hc: hc,
+		Timeout: DefaultTimeout, UsageTimeout: DefaultUsageTimeout}
+}
+
+// Error is every error the client returns. Message is the exact reference
+// text (client.md §6); Status and Body are set for HTTP errors. For an HTTP
+// error Err is a *vault.Error rebuilt from the response (code from the
+// status, message = the broker's "error" text), for a network error the
+// transport error.
+type Error struct {
+	Status  int    // HTTP status, 0 when no response
+	Body    string // response body (HTTP errors) or validation detail
+	Message string
+	Err     error
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// BrokerMessage returns the broker's {"error": …} text of an HTTP error, ""
+// if there is none.
+func (e *Error) BrokerMessage() string {
+	var ve *vault.Error
+	if errors.As(e.Err, &ve) {
+		return ve.Message
+	}
+	return ""
+}
+
+// ErrStreamUnsupported is matched (errors.Is) by the error of Stream when the
+// broker answers 404: it predates /v1/snapshot/stream; fall back to
+// long-polling.
+var ErrStreamUnsupported = errors.New("auth broker does not support the snapshot stream")
+
+func httpError(prefix string, resp *http.Response, body []byte) *Error {
+	status := strings.TrimSpace(resp.Status)
+	if !strings.Contains(status, " ") {
+		status = strconv.Itoa(resp.StatusCode) + " " + http.StatusText(resp.StatusCode)
+	}
+	var env struct {
+		Error string `json:"error"`
+	}
+	_ = json.Unmarshal(body, &env)
+	return &Error{
+		Status: resp.StatusCode, Body: string(body),
+		Message: prefix + status,
+		Err:     &vault.Error{Code: httpx.CodeForStatus(resp.StatusCode), Message: env.Error},
+	}
+}
+
+func aborted(ctx context.Context) *Error {
+	return &Error{Message: "Auth broker request aborted", Err: context.Cause(ctx)}
+}
+
+// response is a fully read response.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+type reqOpts struct {
+	auth    bool
+	body    any
+	header  map[string]string
+	timeout time.Duration
+}
+
+// do performs a request with the retry policy: one retry on network errors
+// (including an attempt timeout), none on HTTP errors or a cancelled caller.
+func (c *Client) do(ctx context.Context, method, path string, o reqOpts) (*response, error) {
+	var payload []byte
+	if o.body != nil {
+		var err error
+		if payload, err = json.Marshal(o.body); err != nil {
+			return nil, &Error{Message: "Auth broker request failed: cannot encode body", Err: err}
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, aborted(ctx)
+	}
+	timeout := o.timeout
+	if timeout <= 0 {
+		timeout = c.Timeout
+	}
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	var lastErr error
+	for attempt := 0; attempt < maxAttempts; attempt++ {
+		resp, err := c.attempt(ctx, method, path, payload, o, timeout)
+		if err == nil {
+			return resp, nil
+		}
+		var he *Error
+		if errors.As(err, &he) {
+			return nil, err // HTTP errors (and unusable requests) are never retried
+		}
+		if ctx.Err() != nil {
+			return nil, aborted(ctx)
+		}
+		lastErr = err
+	}
+	return nil, &Error{Message: fmt.Sprintf("Auth broker request failed after %d attempt(s)", maxAttempts), Err: lastErr}
+}
+
+func (c *Client) attempt(ctx context.Context, method, path string, payload []byte, o reqOpts, timeout time.Duration) (*response, error) {
+	actx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var body io.Reader
+	if payload != nil {
+		body = bytes.NewReader(payload)
+	}
+	req, err := http.NewRequestWithContext(actx, method, c.base+path, body)
+	if err != nil {
+		return nil, &Error{Message: "Auth broker request failed: invalid URL", Err: err}
+	}
+	req.Header.Set("Accept", "application/json")
+	if o.auth {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	if payload != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range o.header {
+		req.Header.Set(k, v)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+	if resp.StatusCode/100 != 2 && resp.StatusCode != http.StatusNotModified {
+		return nil, httpError("Auth broker request failed: ", resp, b)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &response{status: resp.StatusCode, header: resp.Header, body: b}, nil
+}
+
+// decodeBody parses a JSON body (empty → null) and validates it with fn.
+func decodeBody[T any](r *response, fn func(json.RawMessage) (T, error)) (T, error) {
+	var zero T
+	raw := json.RawMessage(r.body)
+	if len(bytes.TrimSpace(raw)) == 0 {
+		raw = json.RawMessage("null")
+	} else if !json.Valid(raw) {
+		// A success body may hold credentials: it is not kept on the error.
+		return zero, &Error{Status: r.status, Message: "Auth broker returned malformed JSON"}
+	}
+	v, err := fn(raw)
+	if err != nil {
+		return zero, &Error{Status: r.status, Body: err.Error(), Message: "Auth broker response failed schema validation", Err: err}
+	}
+	return v, nil
+}
+
+// Health is the healthz answer.
+type Health struct {
+	OK      bool
+	Version string // "" when the broker does not report one
+}
+
+// Healthz calls GET /v1/healthz (no bearer).
+func (c *Client) Healthz(ctx context.Context) (Health, error) {
+	r, err := c.do(ctx, http.MethodGet, "/v1/healthz", reqOpts{})
+	if err != nil {
+		return Health{}, err
+	}
+	return decodeBody(r, decodeHealth)
+}
+
+// SnapshotResult is the outcome of a snapshot fetch: Status 200 with a
+// Snapshot, or 304 (long-poll timed out unchanged) without one. Generation
+// is the ETag's value, else the snapshot's (200) or the sent one (304).
+type SnapshotResult struct {
+	Status     int
+	Snapshot   *vault.Snapshot
+	Generation int64
+}
+
+// Snapshot fetches GET /v1/snapshot. With ifGenerationGt it sends
+// If-None-Match: "<gen>"; with wait > 0 it long-polls (?wait=<ms>) with an
+// attempt timeout of max(Timeout, wait+1s).
+func (c *Client) Snapshot(ctx context.Context, ifGenerationGt *int64, wait time.Duration) (SnapshotResult, error) {
+	path := "/v1/snapshot"
+	o := reqOpts{auth: true, header: map[string]string{}}
+	if wait > 0 {
+		path += "?wait=" + strconv.FormatInt(wait.Milliseconds(), 10)
+		o.timeout = max(c.Timeout, wait+time.Second)
+	}
+	if ifGenerationGt != nil {
+		o.header["If-None-Match"] = `"` + strconv.FormatInt(*ifGenerationGt, 10) + `"`
+	}
+	r, err := c.do(ctx, http.MethodGet, path, o)
+	if err != nil {
+		return SnapshotResult{}, err
+	}
+	tag, tagged := parseGenerationTag(r.header.Get("ETag"))
+	if r.status == http.StatusNotModified {
+		res := SnapshotResult{Status: http.StatusNotModified}
+		switch {
+		case tagged:
+			res.Generation = tag
+		case ifGenerationGt != nil:
+			res.Generation = *ifGenerationGt
+		}
+		return res, nil
+	}
+	snap, err := decodeBody(r, decodeSnapshot)
+	if err != nil {
+		return SnapshotResult{}, err
+	}
+	res := SnapshotResult{Status: http.StatusOK, Snapshot: &snap, Generation: snap.Generation}
+	if tagged {
+		res.Generation = tag
+	}
+	return res, nil
+}
+
+// Usage is the GET /v1/usage answer.
+type Usage struct {
+	GeneratedAt int64
+	Reports     []vault.UsageReport
+}
+
+// Usage fetches GET /v1/usage with UsageTimeout per attempt.
+func (c *Client) Usage(ctx context.Context) (Usage, error) {
+	r, err := c.do(ctx, http.MethodGet, "/v1/usage", reqOpts{auth: true, timeout: c.UsageTimeout})
+	if err != nil {
+		return Usage{}, err
+	}
+	return decodeBody(r, decodeUsage)
+}
+
+// Refresh asks the broker to refresh credential id now and returns the
+// refreshed entry (RotatesInMs nil).
+func (c *Client) Refresh(ctx context.Context, id int64) (vault.Entry, error) {
+	r, err := c.do(ctx, http.MethodPost, "/v1/credential/"+strconv.FormatInt(id, 10)+"/refresh", reqOpts{auth: true})
+	if err != nil {
+		return vault.Entry{}, err
+	}
+	return decodeBody(r, decodeRefresh)
+}
+
+// Disable soft-deletes credential id with cause ("" → the broker's default).
+func (c *Client) Disable(ctx context.Context, id int64, cause string) error {
+	r, err := c.do(ctx, http.MethodPost, "/v1/credential/"+strconv.FormatInt(id, 10)+"/disable",
+		reqOpts{auth: true, body: map[string]string{"cause": cause}})
+	if err != nil {
+		return err
+	}
+	_, err = decodeBody(r, decodeOK)
+	return err
+}
+
+// Upload upserts cred for provider and returns every active entry of that
+// provider afterwards. Only the wire fields of cred are sent (Extra is not).
+func (c *Client) Upload(ctx context.Context, provider string, cred vault.Credential) ([]vault.Entry, error) {
+	body := struct {
+		Provider   string           `json:"provider"`
+		Credential vault.Credential `json:"credential"`
+	}{provider, cred}
+	r, err := c.do(ctx, http.MethodPost, "/v1/credential", reqOpts{auth: true, body: body})
+	if err != nil {
+		return nil, err
+	}
+	return decodeBody(r, decodeEntries)
+}
+
+// streamURL is the stream endpoint.
+func (c *Client) streamURL() string { return c.base + "/v1/snapshot/stream" }

@@ -1,0 +1,250 @@
+package brokerapi
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/ompgo/omp/internal/httpx"
+	"github.com/ompgo/omp/pkg/vault"
+)
+
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) error {
+	return httpx.WriteJSON(w, http.StatusOK, healthzBody{OK: true, Version: s.Version})
+}
+
+// snapshot serves GET /v1/snapshot with the long-poll of broker.md §2.8.
+func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	sh, err := s.hub.sync(ctx)
+	if err != nil {
+		return err
+	}
+	peer := httpx.Peer(r)
+	clientGen, tagged := parseGenerationTag(r.Header.Get("If-None-Match"))
+	wait := parseWait(r.URL.Query())
+	if !tagged || sh.gen != clientGen || wait == 0 {
+		s.log.Info("auth-broker snapshot served", "peer", peer, "credentials", len(sh.entries), "generation", sh.gen)
+		return s.writeSnapshot(w, sh)
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-sh.done:
+	case <-timer.C:
+	case <-ctx.Done():
+		setSnapshotHeaders(w.Header(), sh.gen)
+		w.WriteHeader(499)
+		return nil
+	}
+	if sh, err = s.hub.sync(ctx); err != nil {
+		return err
+	}
+	if sh.gen != clientGen {
+		s.log.Info("auth-broker snapshot long-poll changed", "peer", peer, "credentials", len(sh.entries), "generation", sh.gen)
+		return s.writeSnapshot(w, sh)
+	}
+	s.log.Info("auth-broker snapshot long-poll unchanged", "peer", peer, "generation", sh.gen)
+	setSnapshotHeaders(w.Header(), sh.gen)
+	w.WriteHeader(http.StatusNotModified)
+	return nil
+}
+
+func setSnapshotHeaders(h http.Header, gen int64) {
+	h.Set("ETag", `"`+strconv.FormatInt(gen, 10)+`"`)
+	h.Set("Cache-Control", "no-store")
+}
+
+// writeSnapshot renders sh at the current time with the current schedule:
+// only rotatesInMs, serverNowMs and nextSweepInMs are computed per request,
+// everything else comes pre-encoded from the shared snapshot.
+func (s *Server) writeSnapshot(w http.ResponseWriter, sh *shared) error {
+	buf := getBuf()
+	defer putBuf(buf)
+	*buf = appendSnapshot(*buf, sh, s.schedule(), s.Now().UnixMilli(), false)
+	setSnapshotHeaders(w.Header(), sh.gen)
+	return httpx.WriteJSONBytes(w, http.StatusOK, *buf)
+}
+
+// parseGenerationTag parses If-None-Match as the reference does: trim, strip
+// a leading W/ (then trim), strip one pair of quotes; the rest must be a
+// non-negative integer.
+func parseGenerationTag(h string) (int64, bool) {
+	v := strings.TrimSpace(h)
+	if v == "" {
+		return 0, false
+	}
+	if rest, ok := strings.CutPrefix(v, "W/"); ok {
+		v = strings.TrimSpace(rest)
+	}
+	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+		v = v[1 : len(v)-1]
+	}
+	return parseSafeInt(strings.TrimSpace(v))
+}
+
+// parseSafeInt accepts what JavaScript's Number() turns into a non-negative
+// safe integer from decimal notation ("5", "5.0", "5e3").
+func parseSafeInt(v string) (int64, bool) {
+	if v == "" {
+		return 0, false
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if n < 0 || n > vault.MaxSafeInteger {
+			return 0, false
+		}
+		return n, true
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f < 0 || f > vault.MaxSafeInteger || f != float64(int64(f)) || strings.ContainsAny(v, "xXnN") {
+		return 0, false
+	}
+	return int64(f), true
+}
+
+// parseWait reads ?wait=<ms>: non-numeric or absent → 0, truncated, clamped
+// to [0, MaxWait].
+func parseWait(q map[string][]string) time.Duration {
+	vals := q["wait"]
+	if len(vals) == 0 {
+		return 0
+	}
+	v := strings.TrimSpace(vals[0])
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f != f || strings.ContainsAny(v, "xXnNiI") { // NaN, Inf, hex
+		return 0
+	}
+	ms := min(max(f, 0), float64(MaxWait/time.Millisecond))
+	return time.Duration(int64(ms)) * time.Millisecond
+}
+
+func (s *Server) usage(w http.ResponseWriter, r *http.Request) error {
+	peer := httpx.Peer(r)
+	var reports []vault.UsageReport
+	if s.Usage != nil {
+		var err error
+		if reports, err = s.Usage.Reports(r.Context()); err != nil {
+			s.log.Warn("auth-broker usage fetch failed", "peer", peer, "error", err.Error())
+			return &vault.Error{Code: vault.EUPSTREAM, Message: vault.ErrorMessage(err), Err: err}
+		}
+	}
+	if reports == nil {
+		reports = []vault.UsageReport{}
+	}
+	s.log.Info("auth-broker usage served", "peer", peer, "reports", len(reports))
+	return httpx.WriteJSON(w, http.StatusOK, usageBody{GeneratedAt: s.Now().UnixMilli(), Reports: reports})
+}
+
+// pathID parses the {id} route parameter (digits only, by the route).
+func pathID(r *http.Request) int64 {
+	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)
+	if err != nil {
+		return -1 // more digits than an int64: no such credential
+	}
+	return id
+}
+
+func notFound(r *http.Request, id int64) error {
+	if id < 0 {
+		return vault.Errorf(vault.ENOTFOUND, "No credential with id=%s", chi.URLParam(r, "id"))
+	}
+	return vault.NotFoundID(id)
+}
+
+func (s *Server) refresh(w http.ResponseWriter, r *http.Request) error {
+	id, peer := pathID(r), httpx.Peer(r)
+	if id < 0 {
+		return notFound(r, id)
+	}
+	if s.Refresher == nil {
+		return vault.Errorf(vault.EINTERNAL, "auth-broker refresher is disabled")
+	}
+	rec, err := s.Refresher.RefreshNow(r.Context(), id)
+	s.Notify() // a refresh writes the vault whatever its outcome
+	if err != nil {
+		s.log.Warn("auth-broker refresh failed", "id", id, "peer", peer, "error", vault.ErrorMessage(err))
+		if vault.ErrorCode(err) == vault.ENOTFOUND {
+			return &vault.Error{Code: vault.ENOTFOUND, Message: vault.NotFoundID(id).Message, Err: err}
+		}
+		// Every other refresh failure is a 500 carrying its message (broker.md §2.2).
+		return &vault.Error{Code: vault.EINTERNAL, Message: vault.ErrorMessage(err), Err: err}
+	}
+	e, err := encodeEntry(vault.NewEntry(rec))
+	if err != nil {
+		return err
+	}
+	attrs := []any{"id", id, "provider", rec.Provider, "peer", peer}
+	if rec.Credential.IsOAuth() {
+		attrs = append(attrs, "expires", rec.Credential.Expires)
+	}
+	s.log.Info("auth-broker credential refreshed", attrs...)
+	buf := append([]byte(`{"entry":`), e.prefix...)
+	return httpx.WriteJSONBytes(w, http.StatusOK, append(buf, "}}"...))
+}
+
+func (s *Server) disable(w http.ResponseWriter, r *http.Request) error {
+	id, peer := pathID(r), httpx.Peer(r)
+	raw, err := httpx.ReadJSON(w, r, httpx.BrokerBodyLimit, true)
+	if err != nil {
+		return err
+	}
+	cause, err := decodeDisable(raw)
+	if err != nil {
+		return err
+	}
+	if cause == "" {
+		cause = vault.CauseDisabledViaAPI
+	}
+	if id < 0 {
+		s.log.Info("auth-broker disable miss", "id", chi.URLParam(r, "id"), "peer", peer, "cause", cause)
+		return notFound(r, id)
+	}
+	if err := s.Store.Disable(r.Context(), id, cause); err != nil {
+		if vault.ErrorCode(err) == vault.ENOTFOUND {
+			s.log.Info("auth-broker disable miss", "id", id, "peer", peer, "cause", cause)
+			return &vault.Error{Code: vault.ENOTFOUND, Message: vault.NotFoundID(id).Message, Err: err}
+		}
+		return err
+	}
+	s.Notify()
+	s.log.Info("auth-broker credential disabled", "id", id, "peer", peer, "cause", cause)
+	return httpx.WriteJSON(w, http.StatusOK, okBody{OK: true})
+}
+
+func (s *Server) upload(w http.ResponseWriter, r *http.Request) error {
+	peer := httpx.Peer(r)
+	raw, err := httpx.ReadJSON(w, r, httpx.BrokerBodyLimit, false)
+	if err != nil {
+		return err
+	}
+	provider, cred, err := decodeUpload(raw)
+	if err != nil {
+		return err
+	}
+	records, err := s.Store.Upsert(r.Context(), provider, cred)
+	if err != nil {
+		s.log.Warn("auth-broker upload failed", "provider", provider, "peer", peer, "error", vault.ErrorMessage(err))
+		return err
+	}
+	s.Notify()
+	s.log.Info("auth-broker credential upserted", "provider", provider, "type", string(cred.Type),
+		"identity", cred.Identity(), "peer", peer, "providerTotal", len(records))
+	buf := getBuf()
+	defer putBuf(buf)
+	b := append(*buf, `{"entries":[`...)
+	for i, rec := range records {
+		e, err := encodeEntry(vault.NewEntry(rec))
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendPlainEntry(b, &e)
+	}
+	*buf = append(b, "]}"...)
+	return httpx.WriteJSONBytes(w, http.StatusOK, *buf)
+}

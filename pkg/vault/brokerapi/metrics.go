@@ -1,0 +1,251 @@
+package brokerapi
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/ompgo/omp/internal/httpx"
+	"github.com/ompgo/omp/pkg/vault"
+)
+
+// MetricsOptions configure NewMetrics.
+type MetricsOptions struct {
+	// IdentityLabels adds an "email" label to per-credential and per-account
+	// series. Emails are personal data: off unless the operator opts in.
+	IdentityLabels bool
+	// Now is the clock for seconds-to-expiry; default time.Now.
+	Now func() time.Time
+}
+
+// CredentialLister lists active credentials (vault.Store satisfies it).
+type CredentialLister interface {
+	List(ctx context.Context, provider string) ([]vault.Record, error)
+}
+
+// Metrics is the broker's Prometheus instrumentation on its own registry
+// (served at GET /metrics behind the bearer, discrepancies.md B27).
+type Metrics struct {
+	reg         *prometheus.Registry
+	requests    *prometheus.CounterVec
+	duration    *prometheus.HistogramVec
+	subscribers prometheus.Gauge
+	refreshes   *prometheus.CounterVec
+	generation  prometheus.Gauge
+	identity    bool
+	now         func() time.Time
+
+	creds atomic.Pointer[CredentialLister]
+	usage atomic.Pointer[func() []vault.UsageReport]
+}
+
+// NewMetrics builds the metrics and registers them, with the Go and process
+// collectors, on a fresh registry.
+func NewMetrics(opts MetricsOptions) *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "omp_broker_http_requests_total", Help: "HTTP requests by route pattern, method and status.",
+		}, []string{"route", "method", "status"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "omp_broker_http_request_duration_seconds", Help: "HTTP request latency by route pattern and method (streams excluded).",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"route", "method"}),
+		subscribers: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "omp_broker_stream_subscribers", Help: "Open GET /v1/snapshot/stream connections.",
+		}),
+		refreshes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "omp_broker_refresh_total", Help: "OAuth refresh outcomes by provider and outcome class.",
+		}, []string{"provider", "outcome"}),
+		generation: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "omp_broker_vault_generation", Help: "Vault generation of the last published snapshot.",
+		}),
+		identity: opts.IdentityLabels,
+		now:      opts.Now,
+	}
+	if m.now == nil {
+		m.now = time.Now
+	}
+	m.reg.MustRegister(m.requests, m.duration, m.subscribers, m.refreshes, m.generation,
+		expiryCollector{m}, usageCollector{m},
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Attach sets the sources read at scrape time: creds for seconds-to-expiry
+// and usage for the usage-limit gauges (either may be nil).
+func (m *Metrics) Attach(creds CredentialLister, usage func() []vault.UsageReport) {
+	if creds != nil {
+		m.creds.Store(&creds)
+	}
+	if usage != nil {
+		m.usage.Store(&usage)
+	}
+}
+
+// ObserveRefresh counts one refresh outcome (e.g. "ok", "transient",
+// "definitive") for provider.
+func (m *Metrics) ObserveRefresh(provider, outcome string) {
+	m.refreshes.WithLabelValues(provider, outcome).Inc()
+}
+
+// Registry returns the registry (for extra collectors or tests).
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Handler serves the Prometheus text exposition of the registry.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+func (m *Metrics) setGeneration(gen int64) { m.generation.Set(float64(gen)) }
+
+// middleware records count and latency per route pattern. The bookkeeping
+// lives in observe, outside this frame: a stream subscriber parks with this
+// frame on its stack, and small frames keep idle subscribers' stacks small.
+func (m *Metrics) middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := httpx.Wrap(w)
+		next.ServeHTTP(sw, r)
+		m.observe(sw, r, start)
+	})
+}
+
+//go:noinline
+func (m *Metrics) observe(sw *httpx.StatusWriter, r *http.Request, start time.Time) {
+	route := "unmatched"
+	if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
+		route = rc.RoutePattern()
+	}
+	status := sw.Status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	m.requests.WithLabelValues(route, r.Method, strconv.Itoa(status)).Inc()
+	if route != "/v1/snapshot/stream" {
+		m.duration.WithLabelValues(route, r.Method).Observe(time.Since(start).Seconds())
+	}
+}
+
+var (
+	expiryDesc = func(identity bool) *prometheus.Desc {
+		labels := []string{"id", "provider"}
+		if identity {
+			labels = append(labels, "email")
+		}
+		return prometheus.NewDesc("omp_broker_credential_expiry_seconds",
+			"Seconds until the OAuth access token expires (negative: expired).", labels, nil)
+	}
+	usageLabels = func(identity bool) []string {
+		l := []string{"provider", "account", "limit"}
+		if identity {
+			l = append(l, "email")
+		}
+		return l
+	}
+)
+
+type expiryCollector struct{ m *Metrics }
+
+func (c expiryCollector) Describe(ch chan<- *prometheus.Desc) { ch <- expiryDesc(c.m.identity) }
+
+func (c expiryCollector) Collect(ch chan<- prometheus.Metric) {
+	p := c.m.creds.Load()
+	if p == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	records, err := (*p).List(ctx, "")
+	if err != nil {
+		return
+	}
+	desc := expiryDesc(c.m.identity)
+	now := c.m.now().UnixMilli()
+	for _, r := range records {
+		if !r.Credential.IsOAuth() {
+			continue
+		}
+		labels := []string{strconv.FormatInt(r.ID, 10), r.Provider}
+		if c.m.identity {
+			labels = append(labels, r.Credential.Email)
+		}
+		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, float64(r.Credential.Expires-now)/1000, labels...)
+	}
+}
+
+type usageCollector struct{ m *Metrics }
+
+var (
+	usedDesc = func(identity bool) *prometheus.Desc {
+		return prometheus.NewDesc("llm_usage_limit_used_fraction", "Used fraction of a usage limit (0–1).", usageLabels(identity), nil)
+	}
+	resetsDesc = func(identity bool) *prometheus.Desc {
+		return prometheus.NewDesc("llm_usage_limit_resets_at_seconds", "Unix time at which a usage limit window resets.", usageLabels(identity), nil)
+	}
+)
+
+func (c usageCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- usedDesc(c.m.identity)
+	ch <- resetsDesc(c.m.identity)
+}
+
+func (c usageCollector) Collect(ch chan<- prometheus.Metric) {
+	p := c.m.usage.Load()
+	if p == nil {
+		return
+	}
+	used, resets := usedDesc(c.m.identity), resetsDesc(c.m.identity)
+	seen := map[string]bool{}
+	for _, rep := range (*p)() {
+		for _, l := range rep.Limits {
+			labels := []string{rep.Provider, usageAccount(rep, l), l.ID}
+			if c.m.identity {
+				email, _ := rep.Metadata["email"].(string)
+				labels = append(labels, email)
+			}
+			key := labelKey(labels)
+			if seen[key] { // a collector must not emit one series twice
+				continue
+			}
+			seen[key] = true
+			if f, ok := l.ResolveUsedFraction(); ok {
+				ch <- prometheus.MustNewConstMetric(used, prometheus.GaugeValue, f, labels...)
+			}
+			if l.Window != nil && l.Window.ResetsAt != nil {
+				ch <- prometheus.MustNewConstMetric(resets, prometheus.GaugeValue, float64(*l.Window.ResetsAt)/1000, labels...)
+			}
+		}
+	}
+}
+
+// usageAccount names the account of a limit without personal data: the
+// scope's account id, else metadata.accountId, else "".
+func usageAccount(rep vault.UsageReport, l vault.UsageLimit) string {
+	if l.Scope.AccountID != "" {
+		return l.Scope.AccountID
+	}
+	if s, ok := rep.Metadata["accountId"].(string); ok {
+		return s
+	}
+	return ""
+}
+
+func labelKey(labels []string) string {
+	n := 0
+	for _, l := range labels {
+		n += len(l) + 1
+	}
+	b := make([]byte, 0, n)
+	for _, l := range labels {
+		b = append(append(b, l...), 0)
+	}
+	return string(b)
+}

@@ -1,0 +1,228 @@
+package brokerapi
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/ompgo/omp/internal/httpx"
+	"github.com/ompgo/omp/pkg/vault"
+)
+
+// Defaults of the Server fields.
+const (
+	DefaultKeepAlive    = 20 * time.Second // DEFAULT_STREAM_KEEPALIVE_MS
+	DefaultPollInterval = time.Second      // external-write detection (discrepancies.md B22)
+	// MaxWait is the longest long-poll a client may ask for.
+	MaxWait = 30 * time.Second
+)
+
+// Refresher is what the API needs from the background refresher.
+type Refresher interface {
+	// RefreshNow refreshes the OAuth credential id regardless of its expiry
+	// (single-flighted with the sweep) and returns the persisted row. It
+	// returns ENOTFOUND (vault.NotFoundID) for an unknown or inactive id;
+	// any other error is reported to the client as a 500 with its
+	// client-safe message.
+	RefreshNow(ctx context.Context, id int64) (vault.Record, error)
+	// Schedule reports the sweep schedule used for rotatesInMs.
+	Schedule() vault.Schedule
+}
+
+// UsageSource aggregates usage reports for GET /v1/usage.
+type UsageSource interface {
+	// Reports returns one report per account; an error becomes a 502 with
+	// its client-safe message.
+	Reports(ctx context.Context) ([]vault.UsageReport, error)
+}
+
+// Server is the broker's HTTP API (broker.md §2). Set the fields, then call
+// Handler and Run; fields must not change afterwards.
+type Server struct {
+	Store     vault.Store // required
+	Refresher Refresher   // nil: refresher disabled (rotatesInMs null, refresh endpoint 500)
+	Usage     UsageSource // nil: GET /v1/usage reports []
+	// Tokens is the bearer allow-list; the server refuses to run with none
+	// (discrepancies.md A7).
+	Tokens  []string
+	Version string       // surfaced by /v1/healthz; omitted when empty
+	Logger  *slog.Logger // default slog.Default()
+	Now     func() time.Time
+	// KeepAlive is the SSE keepalive period; default DefaultKeepAlive (20 s).
+	KeepAlive time.Duration
+	// PollInterval is how often Run polls the vault generation for writes
+	// by other processes; default DefaultPollInterval (1 s).
+	PollInterval time.Duration
+	// WriteTimeout bounds one SSE frame write; a subscriber that cannot take
+	// a frame in time is dropped. Default httpx.DefaultSSEWriteTimeout.
+	WriteTimeout time.Duration
+	Metrics      *Metrics // optional; served at GET /metrics
+
+	once    sync.Once
+	initErr error
+	log     *slog.Logger
+	bearer  *httpx.Bearer
+	hub     *hub
+	router  http.Handler
+
+	notifyOnce sync.Once
+	notifyCh   chan struct{}
+}
+
+// errNoToken is returned by Run when Tokens is empty.
+var errNoToken = errors.New("brokerapi: refusing to serve without a bearer token")
+
+func (s *Server) init() error {
+	s.once.Do(func() {
+		s.log = s.Logger
+		if s.log == nil {
+			s.log = slog.Default()
+		}
+		if s.Now == nil {
+			s.Now = time.Now
+		}
+		if s.KeepAlive <= 0 {
+			s.KeepAlive = DefaultKeepAlive
+		}
+		if s.PollInterval <= 0 {
+			s.PollInterval = DefaultPollInterval
+		}
+		if s.Store == nil {
+			s.initErr = errors.New("brokerapi: Server.Store is required")
+		}
+		var err error
+		if s.bearer, err = httpx.NewBearer(s.Tokens); err != nil && s.initErr == nil {
+			s.initErr = errors.Join(errNoToken, err)
+		}
+		s.hub = &hub{store: s.Store, schedule: s.schedule, now: s.Now, log: s.log, metrics: s.Metrics}
+		s.router = s.routes()
+	})
+	return s.initErr
+}
+
+func (s *Server) schedule() vault.Schedule {
+	if s.Refresher == nil {
+		return vault.Schedule{}
+	}
+	return s.Refresher.Schedule()
+}
+
+func (s *Server) notifyChan() chan struct{} {
+	s.notifyOnce.Do(func() { s.notifyCh = make(chan struct{}, 1) })
+	return s.notifyCh
+}
+
+// Notify tells the hub that the vault may have changed (called by in-process
+// writers: the store's and the refresher's OnChange). It never blocks;
+// notifications arriving while the hub is busy are coalesced.
+func (s *Server) Notify() {
+	select {
+	case s.notifyChan() <- struct{}{}:
+	default:
+	}
+}
+
+// Run is the hub loop: it re-reads the vault generation on every Notify and
+// every PollInterval (catching writes by other processes) and publishes a
+// new shared snapshot to long-poll waiters and stream subscribers when it
+// moved. It returns nil when ctx is cancelled, or an error at once when the
+// server is misconfigured (no token, no store).
+func (s *Server) Run(ctx context.Context) error {
+	if err := s.init(); err != nil {
+		return err
+	}
+	t := time.NewTicker(s.PollInterval)
+	defer t.Stop()
+	notify := s.notifyChan()
+	failing := false
+	for {
+		if _, err := s.hub.sync(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			if !failing { // log once per failure streak
+				s.log.Warn("auth-broker vault poll failed", "error", err.Error())
+			}
+			failing = true
+		} else {
+			failing = false
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-notify:
+		case <-t.C:
+		}
+	}
+}
+
+// Handler returns the API's http.Handler (a chi router). A misconfigured
+// server (no token) answers every authenticated route with 500 and logs why;
+// Run reports the same misconfiguration as an error.
+func (s *Server) Handler() http.Handler {
+	_ = s.init()
+	return s.router
+}
+
+func (s *Server) routes() http.Handler {
+	r := chi.NewRouter()
+	if s.Metrics != nil {
+		r.Use(s.Metrics.middleware)
+	}
+	r.Use(s.authenticate)
+	a := httpx.Adapter{Logger: s.log, CrashMessage: "auth-broker handler crashed"}
+	r.Method(http.MethodGet, "/v1/healthz", a.Handler(s.healthz))
+	r.Method(http.MethodGet, "/v1/snapshot/stream", a.Handler(s.stream))
+	r.Method(http.MethodGet, "/v1/snapshot", a.Handler(s.snapshot))
+	r.Method(http.MethodGet, "/v1/usage", a.Handler(s.usage))
+	r.Method(http.MethodPost, "/v1/credential/{id:[0-9]+}/refresh", a.Handler(s.refresh))
+	r.Method(http.MethodPost, "/v1/credential/{id:[0-9]+}/disable", a.Handler(s.disable))
+	r.Method(http.MethodPost, "/v1/credential", a.Handler(s.upload))
+	if s.Metrics != nil {
+		r.Method(http.MethodGet, "/metrics", s.Metrics.Handler())
+	}
+	r.NotFound(noRoute)
+	r.MethodNotAllowed(noRoute)
+	return r
+}
+
+// noRoute is the answer for every unknown method/path (after auth).
+func noRoute(w http.ResponseWriter, r *http.Request) {
+	httpx.WriteError(w, http.StatusNotFound, "No route: "+r.Method+" "+r.URL.EscapedPath())
+}
+
+// authenticate answers GET /v1/healthz unauthenticated and requires the
+// bearer everywhere else, before routing (so unknown routes are 401 too).
+func (s *Server) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.allowed(w, r) {
+			next.ServeHTTP(w, r)
+		}
+	})
+}
+
+// allowed reports whether r may proceed, answering it otherwise. It is kept
+// out of the middleware frame that idle stream subscribers park with.
+//
+//go:noinline
+func (s *Server) allowed(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method == http.MethodGet && r.URL.EscapedPath() == "/v1/healthz" {
+		return true
+	}
+	if s.initErr != nil {
+		s.log.Error("auth-broker handler crashed", "method", r.Method, "path", r.URL.EscapedPath(), "error", s.initErr.Error())
+		httpx.WriteError(w, http.StatusInternalServerError, "internal error")
+		return false
+	}
+	if !s.bearer.Authorized(r) {
+		s.log.Info("auth-broker request unauthorized", "method", r.Method, "path", r.URL.EscapedPath(), "peer", httpx.Peer(r))
+		httpx.WriteError(w, http.StatusUnauthorized, "unauthorized")
+		return false
+	}
+	return true
+}

@@ -1,0 +1,71 @@
+package brokerapi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/ompgo/omp/internal/httpx"
+)
+
+// stream serves GET /v1/snapshot/stream (broker.md §2.9): one `snapshot`
+// frame, then `entry`/`removed` frames per publication, and a keepalive
+// comment every KeepAlive.
+//
+// A subscriber is this handler goroutine holding a reference to the last
+// shared snapshot it delivered. It sleeps on that snapshot's done channel;
+// on wake-up it writes the hub's pre-encoded delta when it is exactly one
+// publication behind, or its own diff against the latest snapshot when it
+// fell further behind (coalescing). Nothing is queued per subscriber: a
+// client that cannot take a frame within WriteTimeout is dropped and
+// reconnects to a fresh snapshot.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	sh, err := s.hub.sync(ctx)
+	if err != nil {
+		return err
+	}
+	peer := httpx.Peer(r)
+	opened := s.Now()
+	httpx.SetSSEHeaders(w.Header())
+	w.WriteHeader(http.StatusOK)
+	sse := httpx.NewSSE(w, s.WriteTimeout)
+
+	buf := getBuf()
+	b := append(*buf, "event: snapshot\ndata: "...)
+	b = appendSnapshot(b, sh, s.schedule(), opened.UnixMilli(), true)
+	*buf = append(b, "\n\n"...)
+	err = sse.Write(*buf)
+	putBuf(buf)
+	if err != nil {
+		return nil // the client is gone before the first frame
+	}
+	if s.Metrics != nil {
+		s.Metrics.subscribers.Inc()
+		defer s.Metrics.subscribers.Dec()
+	}
+	s.log.Info("auth-broker stream opened", "peer", peer, "generation", sh.gen)
+	defer func() {
+		s.log.Info("auth-broker stream closed", "peer", peer, "durationMs", s.Now().Sub(opened).Milliseconds())
+	}()
+
+	keepalive := time.NewTicker(s.KeepAlive)
+	defer keepalive.Stop()
+	last := sh
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-keepalive.C:
+			if sse.Comment("keepalive") != nil {
+				return nil
+			}
+		case <-last.done:
+			latest := s.hub.current()
+			frames := framesSince(last, latest)
+			last = latest
+			if len(frames) > 0 && sse.Write(frames) != nil {
+				return nil
+			}
+		}
+	}
+}

@@ -1,0 +1,164 @@
+package brokerapi
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"github.com/ompgo/omp/pkg/vault"
+)
+
+// Server-side wire encoding. Snapshot entries are encoded once per shared
+// snapshot into a prefix holding every field but rotatesInMs; responses are
+// assembled from these prefixes so a GET /v1/snapshot only formats numbers.
+
+// encodedEntry is one credential of a shared snapshot.
+type encodedEntry struct {
+	id       int64
+	provider string
+	oauth    bool
+	expires  int64
+	// prefix is `{"id":…,"provider":…,"credential":{…},"identityKey":…`
+	// without the closing brace.
+	prefix []byte
+	// target is the rotation target (serverNowMs + rotatesInMs) at build
+	// time; valid when rotates.
+	target  int64
+	rotates bool
+}
+
+// encodeEntry redacts nothing itself: e.Credential must already be redacted
+// (vault.NewEntry does it).
+func encodeEntry(e vault.Entry) (encodedEntry, error) {
+	cred, err := e.Credential.MarshalJSON()
+	if err != nil {
+		return encodedEntry{}, err
+	}
+	provider, _ := json.Marshal(e.Provider)
+	b := make([]byte, 0, len(cred)+len(provider)+len(e.IdentityKey)+64)
+	b = append(b, `{"id":`...)
+	b = strconv.AppendInt(b, e.ID, 10)
+	b = append(b, `,"provider":`...)
+	b = append(b, provider...)
+	b = append(b, `,"credential":`...)
+	b = append(b, cred...)
+	b = append(b, `,"identityKey":`...)
+	b = appendNullableString(b, e.IdentityKey)
+	return encodedEntry{id: e.ID, provider: e.Provider, oauth: e.Credential.IsOAuth(), expires: e.Credential.Expires, prefix: b}, nil
+}
+
+func appendNullableString(b []byte, s string) []byte {
+	if s == "" {
+		return append(b, "null"...)
+	}
+	q, _ := json.Marshal(s)
+	return append(b, q...)
+}
+
+// rotatesInMs evaluates broker.md §2.6 for e at now.
+func (e *encodedEntry) rotatesInMs(sched vault.Schedule, now int64) (int64, bool) {
+	if !e.oauth {
+		return 0, false
+	}
+	return sched.RotatesInMs(vault.Credential{Type: vault.TypeOAuth, Expires: e.expires}, now)
+}
+
+// appendSnapshotEntry appends the SnapshotEntry JSON of e at now.
+func appendSnapshotEntry(b []byte, e *encodedEntry, sched vault.Schedule, now int64) []byte {
+	b = append(b, e.prefix...)
+	b = append(b, `,"rotatesInMs":`...)
+	if ms, ok := e.rotatesInMs(sched, now); ok {
+		b = strconv.AppendInt(b, ms, 10)
+	} else {
+		b = append(b, "null"...)
+	}
+	return append(b, '}')
+}
+
+// appendPlainEntry appends the CredentialSnapshotEntry JSON (no rotatesInMs).
+func appendPlainEntry(b []byte, e *encodedEntry) []byte {
+	return append(append(b, e.prefix...), '}')
+}
+
+func appendRefresher(b []byte, r vault.RefresherSchedule) []byte {
+	b = append(b, `{"enabled":`...)
+	b = strconv.AppendBool(b, r.Enabled)
+	b = append(b, `,"intervalMs":`...)
+	b = strconv.AppendInt(b, r.IntervalMs, 10)
+	b = append(b, `,"skewMs":`...)
+	b = strconv.AppendInt(b, r.SkewMs, 10)
+	b = append(b, `,"nextSweepInMs":`...)
+	b = strconv.AppendInt(b, r.NextSweepInMs, 10)
+	return append(b, '}')
+}
+
+// appendSnapshot appends the SnapshotResponse of sh as seen at now with
+// sched; with kind it is the stream's snapshot event body.
+func appendSnapshot(b []byte, sh *shared, sched vault.Schedule, now int64, kind bool) []byte {
+	b = append(b, '{')
+	if kind {
+		b = append(b, `"kind":"snapshot",`...)
+	}
+	b = append(b, `"generation":`...)
+	b = strconv.AppendInt(b, sh.gen, 10)
+	b = append(b, `,"generatedAt":`...)
+	b = strconv.AppendInt(b, sh.builtAt, 10)
+	b = append(b, `,"serverNowMs":`...)
+	b = strconv.AppendInt(b, now, 10)
+	b = append(b, `,"refresher":`...)
+	b = appendRefresher(b, sched.Wire(now))
+	b = append(b, `,"credentials":[`...)
+	for i := range sh.entries {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendSnapshotEntry(b, &sh.entries[i], sched, now)
+	}
+	return append(b, "]}"...)
+}
+
+// appendEntryFrame appends an SSE `entry` frame built at sh's build time.
+func appendEntryFrame(b []byte, sh *shared, e *encodedEntry) []byte {
+	b = append(b, "event: entry\ndata: {\"kind\":\"entry\",\"generation\":"...)
+	b = strconv.AppendInt(b, sh.gen, 10)
+	b = append(b, `,"serverNowMs":`...)
+	b = strconv.AppendInt(b, sh.builtAt, 10)
+	b = append(b, `,"refresher":`...)
+	b = append(b, sh.refresher...)
+	b = append(b, `,"entry":`...)
+	b = append(b, e.prefix...)
+	b = append(b, `,"rotatesInMs":`...)
+	if e.rotates {
+		b = strconv.AppendInt(b, e.target-sh.builtAt, 10)
+	} else {
+		b = append(b, "null"...)
+	}
+	return append(b, "}}\n\n"...)
+}
+
+// appendRemovedFrame appends an SSE `removed` frame.
+func appendRemovedFrame(b []byte, sh *shared, id int64) []byte {
+	b = append(b, "event: removed\ndata: {\"kind\":\"removed\",\"generation\":"...)
+	b = strconv.AppendInt(b, sh.gen, 10)
+	b = append(b, `,"serverNowMs":`...)
+	b = strconv.AppendInt(b, sh.builtAt, 10)
+	b = append(b, `,"refresher":`...)
+	b = append(b, sh.refresher...)
+	b = append(b, `,"id":`...)
+	b = strconv.AppendInt(b, id, 10)
+	return append(b, "}\n\n"...)
+}
+
+// Small fixed responses.
+type healthzBody struct {
+	OK      bool   `json:"ok"`
+	Version string `json:"version,omitempty"`
+}
+
+type okBody struct {
+	OK bool `json:"ok"`
+}
+
+type usageBody struct {
+	GeneratedAt int64               `json:"generatedAt"`
+	Reports     []vault.UsageReport `json:"reports"`
+}

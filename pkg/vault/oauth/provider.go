@@ -1,0 +1,264 @@
+// Package oauth holds the per-provider OAuth knowledge of the broker: the
+// built-in provider registry (client ids, endpoints, scopes, callback ports),
+// refresh-token grants and authorization-code helpers built on
+// golang.org/x/oauth2, and the classification of refresh failures into
+// definitive (disable the credential) and transient (retry on the next sweep).
+//
+// Facts (endpoints, public client ids, header values, expiry arithmetic) come
+// from the reference implementation; broker.md Appendix A summarises them.
+// Every upstream URL can be overridden (NewRegistry) so tests and
+// self-hosted instances can point elsewhere.
+package oauth
+
+import (
+	"encoding/base64"
+	"maps"
+	"slices"
+	"strconv"
+	"time"
+
+	"golang.org/x/oauth2"
+)
+
+// Override kinds passed to the resolver given to NewRegistry.
+const (
+	KindTokenURL     = "tokenUrl"
+	KindAuthorizeURL = "authorizeUrl"
+	KindClientID     = "clientId"
+)
+
+// Provider describes one OAuth provider the broker can log in to and refresh.
+// Registry.Get returns copies: changing one does not change the registry.
+type Provider struct {
+	ID   string // registry id, e.g. "anthropic"
+	Name string // display name (broker.md §1.7)
+
+	// Login callback (broker.md §1.5): the local listener port and path and
+	// the host name advertised in the redirect URI.
+	CallbackPort int
+	CallbackPath string
+	CallbackHost string
+
+	// Config carries the client id, the client secret (only public installed-
+	// app secrets, Google), scopes, endpoints and the default redirect URL.
+	// Endpoint.AuthStyle is always AuthStyleInParams: the reference sends the
+	// client id in the body, and oauth2's auto-detection would retry a failed
+	// request with another style — a second use of a rotating refresh token.
+	Config oauth2.Config
+
+	PKCE       bool              // the authorize request carries an S256 challenge
+	AuthParams map[string]string // extra authorize-URL parameters
+
+	// JSONBody: the token endpoint takes a JSON object instead of a form.
+	JSONBody bool
+	// ExchangeState: the code exchange also sends the OAuth state (Anthropic).
+	ExchangeState bool
+	// RefreshHeaders are extra headers sent on refresh-token requests only.
+	RefreshHeaders map[string]string
+
+	// ExpirySkew is subtracted from the provider's expires_in when the new
+	// expiry is computed (the reference stores a pessimistic expiry).
+	ExpirySkew time.Duration
+	// ExpiryFromCreatedAt: expires_in counts from the reply's created_at
+	// (epoch seconds) instead of from now (GitLab).
+	ExpiryFromCreatedAt bool
+	// RequireProjectID: refreshing a credential without projectId fails with
+	// "<id> credentials are missing projectId; sign in again" (Google).
+	RequireProjectID bool
+
+	// ErrorLabel starts every refresh error text: "<label> token refresh failed: …".
+	ErrorLabel string
+
+	identity identityFunc // derives accountId/email from a token reply; may be nil
+}
+
+// RedirectURL is the redirect URI the provider's login flow advertises.
+func (p Provider) RedirectURL() string { return p.Config.RedirectURL }
+
+// Registry is the set of OAuth providers. It is safe for concurrent use;
+// its contents are fixed at construction.
+type Registry struct {
+	// Now is the clock used for new expiries; nil means time.Now.
+	Now func() time.Time
+
+	byID  map[string]*Provider
+	order []string
+}
+
+// NewRegistry returns the built-in providers (openai-codex, anthropic,
+// google-antigravity, google-gemini-cli, gitlab-duo, in broker.md §1.7 order).
+// overrides, when not nil, is asked once per provider and kind (KindTokenURL,
+// KindAuthorizeURL, KindClientID) and returns a replacement value or "" to
+// keep the built-in one; this is how OMP_PROVIDER_<ID>_TOKEN_URL and
+// config.yml providers.<id>.tokenUrl reach the registry.
+func NewRegistry(overrides func(provider, kind string) string) *Registry {
+	r := &Registry{byID: map[string]*Provider{}}
+	for _, p := range builtins() {
+		if overrides != nil {
+			if v := overrides(p.ID, KindTokenURL); v != "" {
+				p.Config.Endpoint.TokenURL = v
+			}
+			if v := overrides(p.ID, KindAuthorizeURL); v != "" {
+				p.Config.Endpoint.AuthURL = v
+			}
+			if v := overrides(p.ID, KindClientID); v != "" {
+				p.Config.ClientID = v
+			}
+		}
+		r.byID[p.ID] = p
+		r.order = append(r.order, p.ID)
+	}
+	return r
+}
+
+// Get returns a copy of the provider with id.
+func (r *Registry) Get(id string) (Provider, bool) {
+	p, ok := r.byID[id]
+	if !ok {
+		return Provider{}, false
+	}
+	c := *p
+	c.Config.Scopes = slices.Clone(p.Config.Scopes)
+	c.AuthParams = maps.Clone(p.AuthParams)
+	c.RefreshHeaders = maps.Clone(p.RefreshHeaders)
+	return c, true
+}
+
+// IDs returns the provider ids in registration order.
+func (r *Registry) IDs() []string { return slices.Clone(r.order) }
+
+func (r *Registry) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// b64 decodes a public client credential stored base64-encoded, as the
+// reference does so that secret scanners do not flag public installed-app ids.
+func b64(s string) string {
+	b, _ := base64.StdEncoding.DecodeString(s) // constants below; tests check the decoded values
+	return string(b)
+}
+
+func loopback(host string, port int, path string) string {
+	return "http://" + host + ":" + strconv.Itoa(port) + path
+}
+
+const googleTokenURL = "https://oauth2.googleapis.com/token"
+
+// anthropicSDKUserAgent is the User-Agent Claude Code sends on refresh
+// (broker.md Appendix A pins the SDK version 0.94.0).
+const anthropicSDKUserAgent = "anthropic-sdk-typescript/0.94.0 userOAuthProvider"
+
+func builtins() []*Provider {
+	googleScopes := []string{
+		"https://www.googleapis.com/auth/cloud-platform",
+		"https://www.googleapis.com/auth/userinfo.email",
+		"https://www.googleapis.com/auth/userinfo.profile",
+	}
+	googleParams := map[string]string{"access_type": "offline", "prompt": "consent"}
+	return []*Provider{
+		{
+			ID: "openai-codex", Name: "ChatGPT Plus/Pro (Codex Subscription)",
+			CallbackPort: 1455, CallbackPath: "/auth/callback", CallbackHost: "localhost",
+			Config: oauth2.Config{
+				ClientID:    "app_EMoamEEZ73f0CkXaXp7hrann",
+				Scopes:      []string{"openid", "profile", "email", "offline_access", "api.connectors.read", "api.connectors.invoke"},
+				RedirectURL: "http://localhost:1455/auth/callback", // the only URI OpenAI allowlists
+				Endpoint: oauth2.Endpoint{
+					AuthURL:   "https://auth.openai.com/oauth/authorize",
+					TokenURL:  "https://auth.openai.com/oauth/token",
+					AuthStyle: oauth2.AuthStyleInParams,
+				},
+			},
+			PKCE:       true,
+			AuthParams: map[string]string{"id_token_add_organizations": "true", "codex_cli_simplified_flow": "true", "originator": "omp"},
+			ErrorLabel: "OpenAI Codex",
+			identity:   codexIdentity,
+		},
+		{
+			ID: "anthropic", Name: "Anthropic (Claude Pro/Max)",
+			CallbackPort: 54545, CallbackPath: "/callback", CallbackHost: "localhost",
+			Config: oauth2.Config{
+				ClientID: b64("OWQxYzI1MGEtZTYxYi00NGQ5LTg4ZWQtNTk0NGQxOTYyZjVl"),
+				Scopes: []string{"org:create_api_key", "user:profile", "user:inference", "user:sessions:claude_code",
+					"user:mcp_servers", "user:file_upload"},
+				RedirectURL: loopback("localhost", 54545, "/callback"),
+				Endpoint: oauth2.Endpoint{
+					AuthURL:   "https://claude.ai/oauth/authorize",
+					TokenURL:  "https://api.anthropic.com/v1/oauth/token",
+					AuthStyle: oauth2.AuthStyleInParams,
+				},
+			},
+			PKCE:          true,
+			AuthParams:    map[string]string{"code": "true"},
+			JSONBody:      true,
+			ExchangeState: true,
+			RefreshHeaders: map[string]string{
+				"anthropic-beta": "oauth-2025-04-20",
+				"User-Agent":     anthropicSDKUserAgent,
+			},
+			ExpirySkew: 5 * time.Minute,
+			ErrorLabel: "Anthropic",
+			identity:   anthropicIdentity,
+		},
+		{
+			ID: "google-antigravity", Name: "Antigravity (Gemini 3, Claude, GPT-OSS)",
+			CallbackPort: 51121, CallbackPath: "/oauth-callback", CallbackHost: "127.0.0.1",
+			Config: oauth2.Config{
+				ClientID:     b64("MTA3MTAwNjA2MDU5MS10bWhzc2luMmgyMWxjcmUyMzV2dG9sb2poNGc0MDNlcC5hcHBzLmdvb2dsZXVzZXJjb250ZW50LmNvbQ=="),
+				ClientSecret: b64("R09DU1BYLUs1OEZXUjQ4NkxkTEoxbUxCOHNYQzR6NnFEQWY="),
+				Scopes: append(slices.Clone(googleScopes), "https://www.googleapis.com/auth/cclog",
+					"https://www.googleapis.com/auth/experimentsandconfigs"),
+				RedirectURL: loopback("127.0.0.1", 51121, "/oauth-callback"),
+				Endpoint: oauth2.Endpoint{
+					AuthURL:   "https://accounts.google.com/o/oauth2/v2/auth",
+					TokenURL:  googleTokenURL,
+					AuthStyle: oauth2.AuthStyleInParams,
+				},
+			},
+			AuthParams:       googleParams,
+			ExpirySkew:       5 * time.Minute,
+			RequireProjectID: true,
+			ErrorLabel:       "Antigravity",
+		},
+		{
+			ID: "google-gemini-cli", Name: "Google Cloud Code Assist (Gemini CLI)",
+			CallbackPort: 8085, CallbackPath: "/oauth2callback", CallbackHost: "127.0.0.1",
+			Config: oauth2.Config{
+				ClientID:     b64("NjgxMjU1ODA5Mzk1LW9vOGZ0Mm9wcmRybnA5ZTNhcWY2YXYzaG1kaWIxMzVqLmFwcHMuZ29vZ2xldXNlcmNvbnRlbnQuY29t"),
+				ClientSecret: b64("R09DU1BYLTR1SGdNUG0tMW83U2stZ2VWNkN1NWNsWEZzeGw="),
+				Scopes:       googleScopes,
+				RedirectURL:  loopback("127.0.0.1", 8085, "/oauth2callback"),
+				Endpoint: oauth2.Endpoint{
+					AuthURL:   "https://accounts.google.com/o/oauth2/v2/auth",
+					TokenURL:  googleTokenURL,
+					AuthStyle: oauth2.AuthStyleInParams,
+				},
+			},
+			AuthParams:       googleParams,
+			ExpirySkew:       5 * time.Minute,
+			RequireProjectID: true,
+			ErrorLabel:       "Google Cloud",
+		},
+		{
+			ID: "gitlab-duo", Name: "GitLab Duo",
+			CallbackPort: 8080, CallbackPath: "/callback", CallbackHost: "localhost",
+			Config: oauth2.Config{
+				ClientID:    "da4edff2e6ebd2bc3208611e2768bc1c1dd7be791dc5ff26ca34ca9ee44f7d4b",
+				Scopes:      []string{"api"},
+				RedirectURL: loopback("localhost", 8080, "/callback"),
+				Endpoint: oauth2.Endpoint{
+					AuthURL:   "https://gitlab.com/oauth/authorize",
+					TokenURL:  "https://gitlab.com/oauth/token",
+					AuthStyle: oauth2.AuthStyleInParams,
+				},
+			},
+			PKCE:                true,
+			ExpirySkew:          5 * time.Minute,
+			ExpiryFromCreatedAt: true,
+			ErrorLabel:          "GitLab Duo",
+		},
+	}
+}

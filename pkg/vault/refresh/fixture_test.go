@@ -1,0 +1,197 @@
+package refresh
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ompgo/omp/pkg/vault"
+	"github.com/ompgo/omp/pkg/vault/oauth"
+	"github.com/ompgo/omp/pkg/vault/seal"
+	"github.com/ompgo/omp/pkg/vault/sqlite"
+)
+
+// fakeProvider is an httptest token endpoint standing in for every provider.
+// By default it rotates: refresh token r → access "acc-"+r, refresh r+"'".
+type fakeProvider struct {
+	*httptest.Server
+	hits  atomic.Int64
+	mu    sync.Mutex
+	seen  []string // refresh tokens received, in order
+	reply func(w http.ResponseWriter, r *http.Request, refresh string)
+}
+
+func newFakeProvider(t *testing.T) *fakeProvider {
+	t.Helper()
+	fp := &fakeProvider{reply: rotate(3600)}
+	fp.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fp.hits.Add(1)
+		body, _ := io.ReadAll(r.Body)
+		var fields map[string]string
+		_ = json.Unmarshal(body, &fields) // anthropic: JSON body
+		fp.mu.Lock()
+		fp.seen = append(fp.seen, fields["refresh_token"])
+		reply := fp.reply
+		fp.mu.Unlock()
+		reply(w, r, fields["refresh_token"])
+	}))
+	t.Cleanup(fp.Close)
+	return fp
+}
+
+func (fp *fakeProvider) setReply(f func(w http.ResponseWriter, r *http.Request, refresh string)) {
+	fp.mu.Lock()
+	fp.reply = f
+	fp.mu.Unlock()
+}
+
+func rotate(expiresIn int) func(http.ResponseWriter, *http.Request, string) {
+	return func(w http.ResponseWriter, _ *http.Request, refresh string) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": "acc-" + refresh, "refresh_token": refresh + "'", "expires_in": expiresIn})
+	}
+}
+
+func status(code int, body string) func(http.ResponseWriter, *http.Request, string) {
+	return func(w http.ResponseWriter, _ *http.Request, _ string) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		_, _ = io.WriteString(w, body)
+	}
+}
+
+// blockUntil holds the reply until release is closed (or the client leaves).
+func blockUntil(release <-chan struct{}, then func(http.ResponseWriter, *http.Request, string)) func(http.ResponseWriter, *http.Request, string) {
+	return func(w http.ResponseWriter, r *http.Request, refresh string) {
+		select {
+		case <-release:
+			then(w, r, refresh)
+		case <-r.Context().Done():
+		}
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type fixture struct {
+	store *sqlite.Store
+	fp    *fakeProvider
+	r     *Refresher
+	logs  *syncBuffer
+	now   atomic.Int64 // fake clock, epoch ms
+
+	resMu   sync.Mutex
+	results []string
+	changes atomic.Int64
+}
+
+var t0 = time.UnixMilli(1_800_000_000_000)
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	kr, err := seal.NewKeyring(seal.Key{ID: 1, Secret: [seal.KeySize]byte{1, 2, 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "vault.db"), kr, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	f := &fixture{store: st, fp: newFakeProvider(t), logs: &syncBuffer{}}
+	f.now.Store(t0.UnixMilli())
+	reg := oauth.NewRegistry(func(_, kind string) string {
+		if kind == oauth.KindTokenURL {
+			return f.fp.URL + "/token"
+		}
+		return ""
+	})
+	f.r = &Refresher{
+		Store:  st,
+		OAuth:  reg,
+		HTTP:   f.fp.Client(),
+		Now:    func() time.Time { return time.UnixMilli(f.now.Load()) },
+		Logger: slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		OnResult: func(p, outcome string) {
+			f.resMu.Lock()
+			f.results = append(f.results, p+":"+outcome)
+			f.resMu.Unlock()
+		},
+		OnChange: func() { f.changes.Add(1) },
+	}
+	t.Cleanup(f.r.Wait)
+	return f
+}
+
+// add stores an OAuth credential for provider and returns its row id.
+func (f *fixture) add(t *testing.T, provider, email, refresh string, expires int64) int64 {
+	t.Helper()
+	cred := vault.Credential{Type: vault.TypeOAuth, Access: "acc0-" + refresh, Refresh: refresh, Expires: expires, Email: email, ProjectID: "proj"}
+	recs, err := f.store.Upsert(context.Background(), provider, cred)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if r.Credential.Refresh == refresh {
+			return r.ID
+		}
+	}
+	t.Fatalf("upserted row for %s not found", email)
+	return 0
+}
+
+func (f *fixture) get(t *testing.T, id int64) vault.Record {
+	t.Helper()
+	rec, err := f.store.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+func (f *fixture) resultList() []string {
+	f.resMu.Lock()
+	defer f.resMu.Unlock()
+	return append([]string(nil), f.results...)
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func itoa(n int64) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}

@@ -1,0 +1,324 @@
+// Package refresh is the broker's background OAuth refresher (broker.md §3):
+// a sweep that rotates every active OAuth credential close to expiry, and
+// RefreshNow for the POST /v1/credential/{id}/refresh endpoint. Both share
+// one path, single-flighted per credential id: re-read the row, re-check it,
+// call the provider, classify a failure, persist the result — and only then
+// return or publish anything.
+package refresh
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ompgo/omp/pkg/vault"
+	"github.com/ompgo/omp/pkg/vault/oauth"
+)
+
+// Defaults (broker.md §3).
+const (
+	DefaultInterval    = 60 * time.Second // DEFAULT_REFRESH_INTERVAL_MS
+	DefaultSkew        = 5 * time.Minute  // DEFAULT_REFRESH_SKEW_MS
+	DefaultTimeout     = 10 * time.Second // DEFAULT_OAUTH_REFRESH_TIMEOUT_MS
+	DefaultConcurrency = 8
+)
+
+// Outcomes reported to OnResult.
+const (
+	OutcomeOK         = "ok"
+	OutcomeDefinitive = "definitive"
+	OutcomeTransient  = "transient"
+)
+
+// TokenRefresher refreshes one OAuth credential at its provider;
+// *oauth.Registry implements it. Failures are classified with oauth.Classify.
+type TokenRefresher interface {
+	Refresh(ctx context.Context, provider string, cred vault.Credential, hc *http.Client) (vault.Credential, error)
+}
+
+var _ TokenRefresher = (*oauth.Registry)(nil)
+
+// Refresher keeps the vault's OAuth credentials fresh. Store and OAuth are
+// required; every other field has a useful zero value. Fields must not be
+// changed after the first call of a method.
+type Refresher struct {
+	Store vault.Store
+	OAuth TokenRefresher
+	// HTTP is the client for token endpoints; nil means http.DefaultClient.
+	HTTP *http.Client
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Logger receives refresh logs; nil discards them.
+	Logger *slog.Logger
+	// Interval between sweeps; 0 means DefaultInterval (60 s).
+	Interval time.Duration
+	// Skew: a sweep refreshes credentials expiring within it; 0 means DefaultSkew (5 min).
+	Skew time.Duration
+	// Timeout bounds each upstream refresh; 0 means DefaultTimeout (10 s).
+	Timeout time.Duration
+	// Concurrency bounds parallel refreshes within a sweep; 0 means DefaultConcurrency (8).
+	Concurrency int
+	// OnResult, if set, is called after every upstream attempt with the
+	// provider and OutcomeOK, OutcomeDefinitive or OutcomeTransient (metrics).
+	OnResult func(provider, outcome string)
+	// OnChange, if set, is called after this refresher changed the vault (a
+	// refreshed row was persisted or a row was disabled), after the write
+	// committed, so that snapshots are republished. It is independent of any
+	// change hook of the Store itself.
+	OnChange func()
+
+	mu          sync.Mutex        // guards flights and nextSweepAt
+	flights     map[int64]*flight // in-flight refreshes by credential id
+	nextSweepAt int64             // epoch ms; the running sweep's start while one runs
+
+	sweeping atomic.Bool // a sweep is running
+}
+
+// flight is one upstream attempt shared by every caller for an id.
+type flight struct {
+	force   bool          // started by RefreshNow (refresh regardless of expiry)
+	waiters int           // callers waiting (guarded by Refresher.mu; for tests)
+	done    chan struct{} // closed when rec/err/refreshed are set
+	rec     vault.Record
+	err     error
+	skipped bool // a sweep flight found the row no longer due
+}
+
+// errAborted is returned to a caller whose context ends before the shared
+// attempt does; the attempt itself continues for the others.
+func errAborted(ctx context.Context) error {
+	return &vault.Error{Code: vault.EUNAVAILABLE, Message: "OAuth token refresh aborted by caller", Err: context.Cause(ctx)}
+}
+
+func (r *Refresher) interval() time.Duration { return orDefault(r.Interval, DefaultInterval) }
+func (r *Refresher) skew() time.Duration     { return orDefault(r.Skew, DefaultSkew) }
+func (r *Refresher) timeout() time.Duration  { return orDefault(r.Timeout, DefaultTimeout) }
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+func (r *Refresher) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+func (r *Refresher) log() *slog.Logger {
+	if r.Logger != nil {
+		return r.Logger
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+func (r *Refresher) httpClient() *http.Client {
+	if r.HTTP != nil {
+		return r.HTTP
+	}
+	return http.DefaultClient
+}
+
+// Schedule returns the refresher's schedule for rotation estimates
+// (broker.md §2.6). Safe for concurrent use.
+func (r *Refresher) Schedule() vault.Schedule {
+	r.mu.Lock()
+	next := r.nextSweepAt
+	r.mu.Unlock()
+	return vault.Schedule{
+		Enabled:     true,
+		IntervalMs:  r.interval().Milliseconds(),
+		SkewMs:      r.skew().Milliseconds(),
+		NextSweepAt: next,
+	}
+}
+
+func (r *Refresher) setNextSweep(ms int64) {
+	r.mu.Lock()
+	r.nextSweepAt = ms
+	r.mu.Unlock()
+}
+
+// Run sweeps once immediately and then every Interval until ctx ends; a tick
+// that finds the previous sweep still running is skipped. On cancellation it
+// stops starting refreshes, waits for the ones in flight (each bounded by
+// Timeout, so that a rotated refresh token is never dropped half-way), and
+// returns nil. It returns an error only for a misconfigured Refresher.
+func (r *Refresher) Run(ctx context.Context) error {
+	if r.Store == nil || r.OAuth == nil {
+		return errors.New("refresh: Refresher needs a Store and an OAuth refresher")
+	}
+	r.setNextSweep(r.now().UnixMilli())
+	var wg sync.WaitGroup // sweeps started by this loop; Add and Wait only here
+	start := func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.Sweep(ctx)
+		}()
+	}
+	start()
+	tick := time.NewTicker(r.interval())
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			wg.Wait()
+			r.Wait()
+			return nil
+		case <-tick.C:
+			if r.sweeping.Load() {
+				r.log().Debug("auth-broker refresh sweep skipped; previous sweep still running")
+				continue
+			}
+			start()
+		}
+	}
+}
+
+// Sweep runs one sweep (broker.md §3): nextSweepAt = now; list the active
+// OAuth credentials; refresh, in parallel (at most Concurrency at once),
+// those with expires <= now + Skew; finally nextSweepAt = finish + Interval.
+// A Sweep called while another runs returns at once. Failures are logged,
+// classified and, when definitive, disable their credential.
+func (r *Refresher) Sweep(ctx context.Context) {
+	if !r.sweeping.CompareAndSwap(false, true) {
+		return
+	}
+	defer r.sweeping.Store(false)
+	r.setNextSweep(r.now().UnixMilli())
+	defer func() { r.setNextSweep(r.now().Add(r.interval()).UnixMilli()) }()
+
+	recs, err := r.Store.List(ctx, "")
+	if err != nil {
+		if ctx.Err() == nil {
+			r.log().Warn("auth-broker refresh sweep could not list credentials", "error", err)
+		}
+		return
+	}
+	deadline := r.now().Add(r.skew()).UnixMilli()
+	var targets []int64
+	for _, rec := range recs {
+		if rec.Credential.IsOAuth() && rec.Credential.Expires <= deadline {
+			targets = append(targets, rec.ID)
+		}
+	}
+	sem := make(chan struct{}, r.concurrency())
+	var wg sync.WaitGroup
+	for _, id := range targets {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			_, _ = r.do(ctx, id, false) // logged and classified inside the flight
+		}()
+	}
+	wg.Wait()
+}
+
+func (r *Refresher) concurrency() int {
+	if r.Concurrency <= 0 {
+		return DefaultConcurrency
+	}
+	return r.Concurrency
+}
+
+// RefreshNow refreshes credential id now, whatever its expiry, sharing an
+// attempt already in flight for id. It returns the persisted record.
+//
+// Errors (all *vault.Error with a client-safe message): ENOTFOUND
+// "No credential with id=<id>" for a missing or disabled row; EINVALID
+// "Credential <id> is not OAuth (provider=<p>, type=api_key)"; EUPSTREAM with
+// the provider's failure text or "OAuth token refresh timed out for provider:
+// <p>"; EUNAVAILABLE "OAuth token refresh aborted by caller" when ctx ends
+// first (the shared attempt continues and is still persisted). A definitive
+// failure also disables the row (discrepancies.md B20).
+func (r *Refresher) RefreshNow(ctx context.Context, id int64) (vault.Record, error) {
+	return r.do(ctx, id, true)
+}
+
+// do joins or starts the flight for id and waits for it or for ctx.
+func (r *Refresher) do(ctx context.Context, id int64, force bool) (vault.Record, error) {
+	for {
+		if ctx.Err() != nil {
+			return vault.Record{}, errAborted(ctx)
+		}
+		f := r.join(ctx, id, force)
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			r.leave(f)
+			return vault.Record{}, errAborted(ctx)
+		}
+		r.leave(f)
+		// A forced caller that joined a sweep flight which found the row no
+		// longer due must still refresh: start (or join) a forced flight.
+		if force && f.skipped {
+			continue
+		}
+		return f.rec, f.err
+	}
+}
+
+func (r *Refresher) join(ctx context.Context, id int64, force bool) *flight {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.flights == nil {
+		r.flights = map[int64]*flight{}
+	}
+	f, ok := r.flights[id]
+	if !ok {
+		f = &flight{force: force, done: make(chan struct{})}
+		r.flights[id] = f
+		// Detached from the caller: one caller going away must not cancel
+		// the attempt the others share, nor lose a rotated refresh token.
+		fctx := context.WithoutCancel(ctx)
+		go func() {
+			rec, skipped, err := r.refreshOne(fctx, id, force)
+			r.mu.Lock()
+			delete(r.flights, id)
+			f.rec, f.skipped, f.err = rec, skipped, err
+			r.mu.Unlock()
+			close(f.done)
+		}()
+	}
+	f.waiters++
+	return f
+}
+
+func (r *Refresher) leave(f *flight) {
+	r.mu.Lock()
+	f.waiters--
+	r.mu.Unlock()
+}
+
+// Wait blocks until no refresh is in flight.
+func (r *Refresher) Wait() {
+	for {
+		r.mu.Lock()
+		var done chan struct{}
+		for _, f := range r.flights {
+			done = f.done
+			break
+		}
+		r.mu.Unlock()
+		if done == nil {
+			return
+		}
+		<-done
+	}
+}

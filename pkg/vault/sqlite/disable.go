@@ -1,0 +1,83 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/ompgo/omp/pkg/vault"
+)
+
+// normalizeCause trims cause; an empty cause is stored as CauseDisabled.
+func normalizeCause(cause string) string {
+	if c := strings.TrimSpace(cause); c != "" {
+		return c
+	}
+	return vault.CauseDisabled
+}
+
+// disableTx soft-deletes active row id.
+func disableTx(ctx context.Context, tx *sql.Tx, id int64, cause string, now int64) error {
+	res, err := tx.ExecContext(ctx, "UPDATE auth_credentials SET disabled_cause = ?, updated_at = ? WHERE id = ? AND disabled_cause IS NULL",
+		normalizeCause(cause), now, id)
+	if err != nil {
+		return fmt.Errorf("disable credential %d: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return vault.NotFoundID(id)
+	}
+	return nil
+}
+
+// Disable soft-deletes the active row id with cause ("" → CauseDisabled).
+// ENOTFOUND if the row is missing or already disabled.
+func (s *Store) Disable(ctx context.Context, id int64, cause string) error {
+	_, err := s.update(ctx, true, func(ctx context.Context, tx *sql.Tx) (bool, error) {
+		return true, disableTx(ctx, tx, id, cause, s.nowMs())
+	})
+	return err
+}
+
+// DisableIf disables row id only if it is active and its credential still
+// equals expected (compare-and-set); it reports whether it disabled. A row
+// that cannot be unsealed is an error.
+func (s *Store) DisableIf(ctx context.Context, id int64, expected vault.Credential, cause string) (bool, error) {
+	changed, err := s.update(ctx, true, func(ctx context.Context, tx *sql.Tx) (bool, error) {
+		rec, err := s.get(ctx, tx, id)
+		var verr *vault.Error
+		switch {
+		case errors.As(err, &verr) && verr.Code == vault.ENOTFOUND, errors.Is(err, errUnparsable):
+			return false, nil
+		case err != nil:
+			return false, err
+		case !rec.Active() || !rec.Credential.Equal(expected):
+			return false, nil
+		}
+		return true, disableTx(ctx, tx, id, cause, s.nowMs())
+	})
+	if err != nil {
+		return false, fmt.Errorf("disable credential %d: %w", id, err)
+	}
+	return changed, nil
+}
+
+// DisableProvider soft-deletes every active row of provider (logout) and
+// returns how many it disabled.
+func (s *Store) DisableProvider(ctx context.Context, provider, cause string) (int, error) {
+	var n int64
+	_, err := s.update(ctx, true, func(ctx context.Context, tx *sql.Tx) (bool, error) {
+		res, err := tx.ExecContext(ctx, "UPDATE auth_credentials SET disabled_cause = ?, updated_at = ? WHERE provider = ? AND disabled_cause IS NULL",
+			normalizeCause(cause), s.nowMs(), provider)
+		if err != nil {
+			return false, err
+		}
+		n, err = res.RowsAffected()
+		return n > 0, err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("disable %s credentials: %w", provider, err)
+	}
+	return int(n), nil
+}

@@ -1,0 +1,193 @@
+package sqlite_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/ompgo/omp/pkg/vault"
+	"github.com/ompgo/omp/pkg/vault/sqlite"
+)
+
+// refSchemaV4 is the reference auth schema version 4 (broker.md §5.1).
+const refSchemaV4 = `
+PRAGMA journal_mode=WAL;
+CREATE TABLE auth_schema_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL);
+INSERT INTO auth_schema_version VALUES (1, 4);
+CREATE TABLE cache (key TEXT PRIMARY KEY, value TEXT NOT NULL, expires_at INTEGER NOT NULL);
+CREATE TABLE auth_credentials (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  provider TEXT NOT NULL,
+  credential_type TEXT NOT NULL,
+  data TEXT NOT NULL,
+  disabled_cause TEXT DEFAULT NULL,
+  identity_key TEXT DEFAULT NULL,
+  created_at INTEGER NOT NULL DEFAULT (CAST(strftime('%s','now') AS INTEGER)),
+  updated_at INTEGER NOT NULL DEFAULT (CAST(strftime('%s','now') AS INTEGER)));
+CREATE INDEX idx_auth_provider ON auth_credentials(provider);
+CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT);
+`
+
+const refRowsV4 = `
+INSERT INTO auth_credentials (id, provider, credential_type, data, disabled_cause, identity_key, created_at, updated_at) VALUES
+ (1, 'anthropic', 'oauth', '{"access":"a1","refresh":"r1","expires":1765503600000,"email":"A@x.io"}', NULL, 'email:a@x.io', 1765000000, 1765000100),
+ (2, 'anthropic', 'oauth', '{"access":"a2","refresh":"r2","expires":1765503600000,"email":"b@x.io"}', 'logged out by user', 'email:b@x.io', 1765000000, 1765000200),
+ (3, 'openai', 'api_key', '{"key":"sk-A","source":"login"}', NULL, NULL, 1765000000, 1765000000),
+ (4, 'openai', 'oauth', 'not json', NULL, NULL, 1765000000, 1765000000),
+ (5, 'google-antigravity', 'oauth', '{"access":"a5","refresh":"r5","expires":1,"projectId":"p5","apiEndpoint":"https://x"}', NULL, NULL, 1765000000, 1765000000),
+ (7, 'anthropic', 'api_key', '{"key":5}', NULL, NULL, 1765000000, 1765000000),
+ (8, 'openai', 'api_key', '{"key":"sk-B"}', '', NULL, 1765000000, 1765000000);
+`
+
+func writeRefDB(t *testing.T, stmts ...string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "agent.db")
+	db := rawDB(t, path)
+	for _, s := range stmts {
+		execSQL(t, db, s)
+	}
+	db.Close()
+	return path
+}
+
+func refSummary(recs []vault.Record) []string {
+	out := make([]string, len(recs))
+	for i, r := range recs {
+		out[i] = fmt.Sprintf("%d %s %s %s [%s]", r.ID, r.Provider, r.IdentityKey, r.Credential.Refresh+r.Credential.Key, r.DisabledCause)
+	}
+	return out
+}
+
+func TestReadReferenceVersions(t *testing.T) {
+	tests := []struct {
+		name  string
+		stmts []string
+		want  []string
+	}{
+		{"v4 keeps causes and identity keys and skips unparsable rows",
+			[]string{refSchemaV4, refRowsV4},
+			[]string{
+				"1 anthropic email:a@x.io r1 []",
+				"2 anthropic email:b@x.io r2 [logged out by user]",
+				"3 openai  sk-A []",
+				"5 google-antigravity project:p5 r5 []",
+				"8 openai  sk-B [disabled]",
+			}},
+		{"v0 maps the disabled flag to cause disabled and computes identities",
+			[]string{`CREATE TABLE auth_credentials (id INTEGER PRIMARY KEY AUTOINCREMENT, provider TEXT NOT NULL,
+				credential_type TEXT NOT NULL, data TEXT NOT NULL, disabled INTEGER NOT NULL DEFAULT 0,
+				created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);
+			INSERT INTO auth_credentials VALUES
+				(1, 'openai-codex', 'oauth', '{"access":"a1","refresh":"r1","expires":2,"email":"c@x.io","accountId":"acc"}', 0, 1, 1),
+				(2, 'openai', 'api_key', '{"key":"sk-A"}', 1, 1, 1);`},
+			[]string{"1 openai-codex email:c@x.io r1 []", "2 openai  sk-A [disabled]"}},
+		{"v2 without identity_key computes identities",
+			[]string{`CREATE TABLE auth_credentials (id INTEGER PRIMARY KEY AUTOINCREMENT, provider TEXT NOT NULL,
+				credential_type TEXT NOT NULL, data TEXT NOT NULL, disabled_cause TEXT DEFAULT NULL,
+				account_id TEXT, email TEXT, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);
+			INSERT INTO auth_credentials VALUES
+				(4, 'github-copilot', 'oauth', '{"access":"a4","refresh":"r4","expires":2,"accountId":"gh1"}', 'deleted by user', 'gh1', NULL, 1, 1);`},
+			[]string{"4 github-copilot account:gh1 r4 [deleted by user]"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			recs, err := sqlite.ReadReference(context.Background(), writeRefDB(t, tt.stmts...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := refSummary(recs); !slices.Equal(got, tt.want) {
+				t.Fatalf("got  %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestReadReferenceRejects(t *testing.T) {
+	ctx := context.Background()
+	if _, err := sqlite.ReadReference(ctx, filepath.Join(t.TempDir(), "missing.db")); err == nil {
+		t.Fatal("missing file accepted")
+	}
+	if _, err := sqlite.ReadReference(ctx, writeRefDB(t, "CREATE TABLE other (x)")); err == nil {
+		t.Fatal("database without auth_credentials accepted")
+	}
+	junk := filepath.Join(t.TempDir(), "junk.db")
+	os.WriteFile(junk, []byte("this is not a database file at all, just some text padding it out"), 0o600)
+	if _, err := sqlite.ReadReference(ctx, junk); err == nil {
+		t.Fatal("non-database file accepted")
+	}
+}
+
+func TestImportRecordsPreservesIdsAndIsIdempotent(t *testing.T) {
+	ctx := context.Background()
+	recs, err := sqlite.ReadReference(ctx, writeRefDB(t, refSchemaV4, refRowsV4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := newStore(t)
+	g := gen(t, st)
+	n, err := st.ImportRecords(ctx, recs)
+	if err != nil || n != 5 {
+		t.Fatalf("ImportRecords = %d, %v; want 5", n, err)
+	}
+	if gen(t, st) != g+1 {
+		t.Fatal("import is not one generation step")
+	}
+	want := []string{
+		"1 anthropic email:a@x.io r1",
+		"2 anthropic email:b@x.io r2 [logged out by user]",
+		"3 openai - sk-A",
+		"5 google-antigravity project:p5 r5",
+		"8 openai - sk-B [disabled]",
+	}
+	wantState(t, st, want...)
+	r1 := must[vault.Record](t)(st.Get(ctx, 1))
+	if !r1.CreatedAt.Equal(time.Unix(1765000000, 0)) || !r1.UpdatedAt.Equal(time.Unix(1765000100, 0)) {
+		t.Fatalf("timestamps %v %v", r1.CreatedAt, r1.UpdatedAt)
+	}
+	r5 := must[vault.Record](t)(st.Get(ctx, 5))
+	if string(r5.Credential.Extra["apiEndpoint"]) != `"https://x"` {
+		t.Fatalf("extra fields lost: %v", r5.Credential.Extra)
+	}
+
+	// Re-importing upserts the active rows by identity: nothing new.
+	n, err = st.ImportRecords(ctx, recs)
+	if err != nil || n != 3 {
+		t.Fatalf("second ImportRecords = %d, %v; want 3", n, err)
+	}
+	wantState(t, st, want...)
+
+	// Ids continue above the imported ones.
+	recsAfter := must[[]vault.Record](t)(st.Upsert(ctx, "openai", apiKey("sk-C")))
+	if last := recsAfter[len(recsAfter)-1].ID; last != 9 {
+		t.Fatalf("next id %d, want 9", last)
+	}
+}
+
+func TestImportRecordsNeverReusesIds(t *testing.T) {
+	ctx := context.Background()
+	st, _ := newStore(t)
+	must[[]vault.Record](t)(st.Upsert(ctx, "anthropic", oauth("a@x.io", "r1")))
+	if err := st.Disable(ctx, 1, ""); err != nil {
+		t.Fatal(err)
+	}
+	must[[]vault.Record](t)(st.Upsert(ctx, "anthropic", oauth("a@x.io", "r2"))) // id 2, purges 1
+	imported := []vault.Record{
+		{ID: 1, Provider: "openai", Credential: apiKey("sk-X")},                              // id 1 was used: upserted → new id
+		{ID: 1, Provider: "openai", Credential: apiKey("sk-old"), DisabledCause: "disabled"}, // used id, disabled: skipped
+		{ID: 6, Provider: "openai", Credential: apiKey("sk-Y")},                              // free: kept
+	}
+	n, err := st.ImportRecords(ctx, imported)
+	if err != nil || n != 2 {
+		t.Fatalf("ImportRecords = %d, %v", n, err)
+	}
+	wantState(t, st, "2 anthropic email:a@x.io r2", "3 openai - sk-X", "6 openai - sk-Y")
+
+	bad := []vault.Record{{ID: 10, Provider: "", Credential: apiKey("k")}}
+	if _, err := st.ImportRecords(ctx, bad); vault.ErrorCode(err) != vault.EINVALID {
+		t.Fatalf("record without provider: %v", err)
+	}
+}

@@ -1,0 +1,348 @@
+// Package sqlite implements vault.Store, vault.CacheStore and
+// vault.HistoryStore on SQLite (modernc.org/sqlite, no cgo).
+//
+// The vault keeps the reference logical model (broker.md §5) but seals every
+// secret (access and refresh tokens, API keys, provider extras, cache values)
+// with pkg/vault/seal, binding each blob to its row and column. A canary
+// sealed in the meta table lets Open fail fast with a clear message when the
+// key does not match the vault.
+//
+// Every mutation runs in one BEGIN IMMEDIATE transaction with
+// synchronous=FULL, so a rotated refresh token is durable once the call
+// returns. The generation (vault.Store.Generation) lives in the database:
+// any process writing the same file advances it, so a broker notices CLI
+// writes by polling Generation.
+package sqlite
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/ompgo/omp/pkg/vault"
+	"github.com/ompgo/omp/pkg/vault/seal"
+)
+
+// Compile-time checks.
+var (
+	_ vault.Store        = (*Store)(nil)
+	_ vault.CacheStore   = (*Store)(nil)
+	_ vault.HistoryStore = (*Store)(nil)
+)
+
+// Options configures Open. The zero value is usable.
+type Options struct {
+	// Now returns the current time. Default time.Now.
+	Now func() time.Time
+	// Logger receives warnings (unparsable rows, failed purges). It never
+	// receives a secret. Default: discard.
+	Logger *slog.Logger
+	// OnChange is called after every committed credential mutation made
+	// through this Store (each one that advanced the generation), after the
+	// write lock is released. Writes by other processes do not call it; poll
+	// Generation for those. Default: none.
+	OnChange func()
+}
+
+// Store is the SQLite vault. It is safe for concurrent use.
+type Store struct {
+	db       *sql.DB
+	kr       atomic.Pointer[seal.Keyring]
+	now      func() time.Time
+	log      *slog.Logger
+	onChange func()
+	vaultID  string
+
+	// Prepared hot-path reads (Generation is polled; Get serves refreshes).
+	stmtGen, stmtGet *sql.Stmt
+
+	// wmu serialises this process's write transactions so they queue in Go
+	// instead of spinning in SQLite's busy handler. Other processes are
+	// serialised by BEGIN IMMEDIATE and busy_timeout.
+	wmu sync.Mutex
+}
+
+const (
+	metaGeneration = "generation"
+	metaVaultID    = "vault_id"
+	metaCanary     = "canary"
+	canaryText     = "omp vault canary v1"
+	canaryAAD      = "meta/canary"
+)
+
+// Open opens (creating if needed) the vault at path, sealed under kr. The
+// parent directory is created 0700 and the database file 0600. Open
+// migrates the schema, verifies that kr opens the vault's canary, sets the
+// generation to max(persisted+1, now in ms) and purges expired cache rows.
+func Open(ctx context.Context, path string, kr *seal.Keyring, opts Options) (*Store, error) {
+	if kr == nil {
+		return nil, errors.New("open vault: no keyring")
+	}
+	s := &Store{now: opts.Now, log: opts.Logger, onChange: opts.OnChange}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.kr.Store(kr)
+
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("open vault: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return nil, fmt.Errorf("open vault: %w", err)
+	}
+	// Create the file ourselves so it is 0600 from the first byte; SQLite
+	// gives the -wal and -shm files the database file's permissions.
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open vault: %w", err)
+	}
+	f.Close()
+	if err := os.Chmod(abs, 0o600); err != nil && !errors.Is(err, fs.ErrPermission) {
+		return nil, fmt.Errorf("open vault: %w", err)
+	}
+
+	db, err := sql.Open("sqlite", dsn(abs, false))
+	if err != nil {
+		return nil, fmt.Errorf("open vault: %w", err)
+	}
+	db.SetMaxIdleConns(4)
+	s.db = db
+	if err := s.init(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open vault %s: %w", abs, err)
+	}
+	return s, nil
+}
+
+// dsn builds the modernc.org/sqlite data source name for path.
+func dsn(abs string, readOnly bool) string {
+	u := url.URL{Scheme: "file", OmitHost: true, Path: abs}
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(5000)")
+	if readOnly {
+		q.Set("mode", "ro")
+	} else {
+		q.Add("_pragma", "journal_mode(WAL)")
+		// FULL: a rotated refresh token must survive power loss once the
+		// write call returned.
+		q.Add("_pragma", "synchronous(FULL)")
+		q.Add("_pragma", "foreign_keys(1)")
+		q.Set("_txlock", "immediate")
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func (s *Store) init(ctx context.Context) error {
+	if err := s.db.PingContext(ctx); err != nil {
+		return err
+	}
+	if err := migrate(ctx, s.db, migrations); err != nil {
+		return err
+	}
+	var err error
+	if s.stmtGen, err = s.db.PrepareContext(ctx, "SELECT value FROM meta WHERE key = 'generation'"); err != nil {
+		return err
+	}
+	if s.stmtGet, err = s.db.PrepareContext(ctx, "SELECT "+credCols+" FROM auth_credentials WHERE id = ?"); err != nil {
+		return err
+	}
+	_, err = s.update(ctx, false, func(ctx context.Context, tx *sql.Tx) (bool, error) {
+		kr := s.keyring()
+		canary, err := getMeta[[]byte](ctx, tx, metaCanary)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			blob, err := kr.Seal([]byte(canaryText), []byte(canaryAAD))
+			if err != nil {
+				return false, err
+			}
+			if err := setMeta(ctx, tx, metaCanary, blob); err != nil {
+				return false, err
+			}
+		case err != nil:
+			return false, err
+		default:
+			if err := checkCanary(kr, canary); err != nil {
+				return false, err
+			}
+		}
+
+		id, err := getMeta[string](ctx, tx, metaVaultID)
+		if errors.Is(err, sql.ErrNoRows) {
+			var b [16]byte
+			rand.Read(b[:])
+			id = hex.EncodeToString(b[:])
+			err = setMeta(ctx, tx, metaVaultID, id)
+		}
+		if err != nil {
+			return false, err
+		}
+		s.vaultID = id
+
+		gen, err := getMeta[int64](ctx, tx, metaGeneration)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return false, err
+		}
+		if err := setMeta(ctx, tx, metaGeneration, max(gen+1, s.nowMs())); err != nil {
+			return false, err
+		}
+		if _, err := tx.ExecContext(ctx, "DELETE FROM cache WHERE keep_until <= ?", s.nowMs()); err != nil {
+			return false, fmt.Errorf("purge expired cache rows: %w", err)
+		}
+		return true, nil
+	})
+	return err
+}
+
+// checkCanary verifies that kr opens the vault's canary.
+func checkCanary(kr *seal.Keyring, blob []byte) error {
+	pt, err := kr.Open(blob, []byte(canaryAAD))
+	if err == nil && string(pt) == canaryText {
+		return nil
+	}
+	id, idErr := seal.KeyIDOf(blob)
+	if idErr != nil {
+		return fmt.Errorf("vault canary is damaged: %w", idErr)
+	}
+	if err == nil {
+		err = seal.ErrAuth
+	}
+	return fmt.Errorf("vault key does not match this vault (key id %08x; keyring holds %s): %w", id, keyIDList(kr), err)
+}
+
+func keyIDList(kr *seal.Keyring) string {
+	out := ""
+	for i, id := range kr.IDs() {
+		if i > 0 {
+			out += ","
+		}
+		out += fmt.Sprintf("%08x", id)
+	}
+	return out
+}
+
+// SetKeyring switches the store to kr (for example after seal.AddKey, so a
+// running broker seals under the new key and can Reseal). kr must open the
+// vault's canary.
+func (s *Store) SetKeyring(ctx context.Context, kr *seal.Keyring) error {
+	if kr == nil {
+		return errors.New("set keyring: no keyring")
+	}
+	canary, err := getMeta[[]byte](ctx, s.db, metaCanary)
+	if err != nil {
+		return fmt.Errorf("set keyring: read canary: %w", err)
+	}
+	if err := checkCanary(kr, canary); err != nil {
+		return fmt.Errorf("set keyring: %w", err)
+	}
+	s.kr.Store(kr)
+	return nil
+}
+
+// VaultID returns the vault's random identifier (hex), stable for its life.
+func (s *Store) VaultID() string { return s.vaultID }
+
+// Close releases the database.
+func (s *Store) Close() error {
+	for _, st := range []*sql.Stmt{s.stmtGen, s.stmtGet} {
+		if st != nil {
+			st.Close()
+		}
+	}
+	return s.db.Close()
+}
+
+// Generation returns the persisted change counter: one primary-key read.
+func (s *Store) Generation(ctx context.Context) (int64, error) {
+	var g int64
+	if err := s.stmtGen.QueryRowContext(ctx).Scan(&g); err != nil {
+		return 0, fmt.Errorf("read generation: %w", err)
+	}
+	return g, nil
+}
+
+func (s *Store) keyring() *seal.Keyring { return s.kr.Load() }
+
+func (s *Store) nowMs() int64 { return s.now().UnixMilli() }
+
+// querier is what *sql.DB and *sql.Tx have in common.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func getMeta[T any](ctx context.Context, q querier, key string) (T, error) {
+	var v T
+	err := q.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = ?", key).Scan(&v)
+	return v, err
+}
+
+func setMeta(ctx context.Context, q querier, key string, value any) error {
+	_, err := q.ExecContext(ctx, "INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", key, value)
+	if err != nil {
+		return fmt.Errorf("write meta %s: %w", key, err)
+	}
+	return nil
+}
+
+// txFunc does the work of one write transaction and reports whether it
+// changed anything (no change → rolled back, no generation bump).
+type txFunc func(ctx context.Context, tx *sql.Tx) (changed bool, err error)
+
+// update runs fn in one write transaction. When fn reports a change and
+// bump is set, the generation advances in the same transaction and OnChange
+// runs after commit.
+//
+// Once started, the transaction is not cancelled with ctx: a refresh
+// write-back must land even if the HTTP client that triggered it went away
+// (the provider has already invalidated the old refresh token).
+func (s *Store) update(ctx context.Context, bump bool, fn txFunc) (changed bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	ctx = context.WithoutCancel(ctx)
+	changed, err = func() (bool, error) {
+		s.wmu.Lock()
+		defer s.wmu.Unlock()
+		tx, err := s.db.BeginTx(ctx, nil)
+		if err != nil {
+			return false, fmt.Errorf("begin: %w", err)
+		}
+		defer tx.Rollback() // no-op after Commit
+		changed, err := fn(ctx, tx)
+		if err != nil || !changed {
+			return false, err
+		}
+		if bump {
+			if _, err := tx.ExecContext(ctx, "UPDATE meta SET value = value + 1 WHERE key = ?", metaGeneration); err != nil {
+				return false, fmt.Errorf("advance generation: %w", err)
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			return false, fmt.Errorf("commit: %w", err)
+		}
+		return true, nil
+	}()
+	if changed && bump && s.onChange != nil {
+		s.onChange()
+	}
+	return changed, err
+}

@@ -1,0 +1,314 @@
+package sqlite
+
+import (
+	"context"
+	"crypto/subtle"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/ompgo/omp/pkg/vault"
+)
+
+// matches reports whether stored row r is the same credential as incoming c
+// for upserts (broker.md §5.4): API keys byte-identical, OAuth by equal
+// non-empty identity keys, never across types.
+func matches(r vault.Record, c vault.Credential, incomingIdentity string) bool {
+	if r.Credential.Type != c.Type {
+		return false
+	}
+	if c.Type == vault.TypeAPIKey {
+		return len(r.Credential.Key) == len(c.Key) && subtle.ConstantTimeCompare([]byte(r.Credential.Key), []byte(c.Key)) == 1
+	}
+	return incomingIdentity != "" && incomingIdentity == rowIdentity(r)
+}
+
+// Upsert stores cred by identity: the first matching active row is updated
+// in place (data fully replaced), further matches are soft-deleted
+// CauseReplaced, no match inserts a row; then superseded disabled rows are
+// purged. It returns the provider's active records. EINVALID if cred fails
+// Validate or provider is empty.
+func (s *Store) Upsert(ctx context.Context, provider string, cred vault.Credential) ([]vault.Record, error) {
+	if err := validate(provider, cred); err != nil {
+		return nil, err
+	}
+	var out []vault.Record
+	_, err := s.update(ctx, true, func(ctx context.Context, tx *sql.Tx) (bool, error) {
+		if err := s.upsertTx(ctx, tx, provider, cred); err != nil {
+			return false, err
+		}
+		var err error
+		out, err = s.activeOf(ctx, tx, provider)
+		return true, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("upsert %s credential: %w", provider, err)
+	}
+	return out, nil
+}
+
+func validate(provider string, cred vault.Credential) error {
+	if strings.TrimSpace(provider) == "" {
+		return vault.Errorf(vault.EINVALID, "provider must be a non-empty string")
+	}
+	return cred.Validate()
+}
+
+func (s *Store) upsertTx(ctx context.Context, tx *sql.Tx, provider string, cred vault.Credential) error {
+	existing, err := s.activeOf(ctx, tx, provider)
+	if err != nil {
+		return err
+	}
+	now := s.nowMs()
+	ident := vault.IdentityKey(provider, cred)
+	var target int64
+	for _, r := range existing {
+		if !matches(r, cred, ident) {
+			continue
+		}
+		if target == 0 {
+			target = r.ID
+			if err := s.writeDataTx(ctx, tx, r.ID, cred, ident, now); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := disableTx(ctx, tx, r.ID, vault.CauseReplaced, now); err != nil {
+			return err
+		}
+	}
+	if target == 0 {
+		if _, err := s.insertTx(ctx, tx, 0, provider, cred, ident, "", now, now); err != nil {
+			return err
+		}
+	}
+	s.purgeSupersededTx(ctx, tx, provider)
+	return nil
+}
+
+// ReplaceAll stores creds with replace-all semantics (API-key login): each
+// credential updates the first not-yet-matched active row it matches or is
+// inserted; every unmatched active row is soft-deleted CauseReplaced; then
+// superseded disabled rows are purged. It returns the provider's active
+// records by id. EINVALID if any credential fails Validate (nothing is
+// written).
+func (s *Store) ReplaceAll(ctx context.Context, provider string, creds []vault.Credential) ([]vault.Record, error) {
+	for _, c := range creds {
+		if err := validate(provider, c); err != nil {
+			return nil, err
+		}
+	}
+	var out []vault.Record
+	_, err := s.update(ctx, true, func(ctx context.Context, tx *sql.Tx) (bool, error) {
+		existing, err := s.activeOf(ctx, tx, provider)
+		if err != nil {
+			return false, err
+		}
+		if len(existing) == 0 && len(creds) == 0 {
+			return false, nil
+		}
+		now := s.nowMs()
+		matched := make(map[int64]bool, len(existing))
+		for _, c := range creds {
+			ident := vault.IdentityKey(provider, c)
+			target := int64(0)
+			for _, r := range existing {
+				if !matched[r.ID] && matches(r, c, ident) {
+					target = r.ID
+					break
+				}
+			}
+			if target != 0 {
+				matched[target] = true
+				err = s.writeDataTx(ctx, tx, target, c, ident, now)
+			} else {
+				_, err = s.insertTx(ctx, tx, 0, provider, c, ident, "", now, now)
+			}
+			if err != nil {
+				return false, err
+			}
+		}
+		for _, r := range existing {
+			if !matched[r.ID] {
+				if err := disableTx(ctx, tx, r.ID, vault.CauseReplaced, now); err != nil {
+					return false, err
+				}
+			}
+		}
+		s.purgeSupersededTx(ctx, tx, provider)
+		out, err = s.activeOf(ctx, tx, provider)
+		return true, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("replace %s credentials: %w", provider, err)
+	}
+	return out, nil
+}
+
+// UpdateCredential is the refresh write-back: it replaces the data of active
+// row id, recomputes its identity key and purges superseded rows, in one
+// durable transaction. ENOTFOUND if the row is missing or disabled; EINVALID
+// if cred fails Validate.
+func (s *Store) UpdateCredential(ctx context.Context, id int64, cred vault.Credential) (vault.Record, error) {
+	if err := cred.Validate(); err != nil {
+		return vault.Record{}, err
+	}
+	var out vault.Record
+	_, err := s.update(ctx, true, func(ctx context.Context, tx *sql.Tx) (bool, error) {
+		var provider string
+		var cause sql.NullString
+		err := tx.QueryRowContext(ctx, "SELECT provider, disabled_cause FROM auth_credentials WHERE id = ?", id).Scan(&provider, &cause)
+		if errors.Is(err, sql.ErrNoRows) || (err == nil && cause.Valid) {
+			return false, vault.NotFoundID(id)
+		}
+		if err != nil {
+			return false, err
+		}
+		if err := s.writeDataTx(ctx, tx, id, cred, vault.IdentityKey(provider, cred), s.nowMs()); err != nil {
+			return false, err
+		}
+		s.purgeSupersededTx(ctx, tx, provider)
+		out, err = s.get(ctx, tx, id)
+		return true, err
+	})
+	if err != nil {
+		return vault.Record{}, fmt.Errorf("update credential %d: %w", id, err)
+	}
+	return out, nil
+}
+
+// purgeSupersededTx hard-deletes disabled rows of provider whose identity key
+// equals an active row's identity key. It is best effort (broker.md §5.4):
+// it runs under a savepoint and a failure only undoes the purge.
+func (s *Store) purgeSupersededTx(ctx context.Context, tx *sql.Tx, provider string) {
+	if _, err := tx.ExecContext(ctx, "SAVEPOINT purge"); err != nil {
+		s.log.Warn("vault: purge superseded rows skipped", slog.String("provider", provider), slog.Any("err", err))
+		return
+	}
+	n, err := s.purge(ctx, tx, provider)
+	if err != nil {
+		s.log.Warn("vault: purge superseded rows failed", slog.String("provider", provider), slog.Any("err", err))
+		if _, err := tx.ExecContext(ctx, "ROLLBACK TO purge"); err != nil {
+			s.log.Warn("vault: rollback of purge failed", slog.Any("err", err))
+		}
+	} else if n > 0 {
+		s.log.Debug("vault: purged superseded rows", slog.String("provider", provider), slog.Int("n", n))
+	}
+	tx.ExecContext(ctx, "RELEASE purge")
+}
+
+func (s *Store) purge(ctx context.Context, tx *sql.Tx, provider string) (int, error) {
+	active, err := s.identities(ctx, tx, provider, true)
+	if err != nil {
+		return 0, err
+	}
+	keys := make(map[string]bool, len(active))
+	for _, a := range active {
+		keys[a.ident] = true
+	}
+	if len(keys) == 0 {
+		return 0, nil
+	}
+	disabled, err := s.identities(ctx, tx, provider, false)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, d := range disabled {
+		if !keys[d.ident] {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, "DELETE FROM auth_credentials WHERE id = ?", d.id); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+type identRow struct {
+	id       int64
+	provider string
+	ident    string
+}
+
+// identities returns the non-empty row identities of provider's OAuth rows
+// ("" = every provider), active or disabled. Only rows without a stored
+// identity key are unsealed to recompute it.
+func (s *Store) identities(ctx context.Context, q querier, provider string, active bool) ([]identRow, error) {
+	cond := "disabled_cause IS NOT NULL"
+	if active {
+		cond = "disabled_cause IS NULL"
+	}
+	rows, err := q.QueryContext(ctx, "SELECT id, provider, identity_key FROM auth_credentials WHERE credential_type = 'oauth' AND "+cond+
+		" AND (?1 = '' OR provider = ?1) ORDER BY id", provider)
+	if err != nil {
+		return nil, err
+	}
+	var out, missing []identRow
+	for rows.Next() {
+		var r identRow
+		var ident sql.NullString
+		if err := rows.Scan(&r.id, &r.provider, &ident); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		r.ident = strings.TrimSpace(ident.String)
+		if r.ident == "" {
+			missing = append(missing, r)
+			continue
+		}
+		out = append(out, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for _, m := range missing {
+		rec, err := s.get(ctx, q, m.id)
+		if err != nil {
+			return nil, err
+		}
+		if m.ident = vault.IdentityKey(rec.Provider, rec.Credential); m.ident != "" {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// Dedupe soft-deletes older active OAuth rows sharing a non-empty identity
+// key within a provider (CauseDeduplicated), keeping the highest id, and
+// returns how many it disabled. API keys and identity-less rows are kept.
+func (s *Store) Dedupe(ctx context.Context) (int, error) {
+	n := 0
+	_, err := s.update(ctx, true, func(ctx context.Context, tx *sql.Tx) (bool, error) {
+		n = 0
+		rows, err := s.identities(ctx, tx, "", true)
+		if err != nil {
+			return false, err
+		}
+		type group struct{ provider, ident string }
+		newest := make(map[group]int64, len(rows))
+		for _, r := range rows {
+			g := group{r.provider, r.ident}
+			newest[g] = max(newest[g], r.id)
+		}
+		now := s.nowMs()
+		for _, r := range rows {
+			if newest[group{r.provider, r.ident}] == r.id {
+				continue
+			}
+			if err := disableTx(ctx, tx, r.id, vault.CauseDeduplicated, now); err != nil {
+				return false, err
+			}
+			n++
+		}
+		return n > 0, nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("dedupe credentials: %w", err)
+	}
+	return n, nil
+}

@@ -1,0 +1,252 @@
+package usage
+
+import (
+	"context"
+	"errors"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ompgo/omp/pkg/vault"
+)
+
+// Anthropic usage constants (usage.md §2.2).
+const (
+	AnthropicDefaultBase = "https://api.anthropic.com/api/oauth"
+	anthropicBeta        = "claude-code-20250219,oauth-2025-04-20,interleaved-thinking-2025-05-14,redact-thinking-2026-02-12,context-management-2025-06-27,prompt-caching-scope-2026-01-05,mid-conversation-system-2026-04-07,advanced-tool-use-2025-11-20,effort-2025-11-24,extended-cache-ttl-2025-04-11"
+	anthropicUserAgent   = "claude-cli/2.1.165 (external, cli)"
+	anthropicAttempts    = 3
+	anthropicBaseDelay   = 500 * time.Millisecond
+	hourMs               = int64(3_600_000)
+	dayMs                = 24 * hourMs
+	weekMs               = 7 * dayMs
+)
+
+// Anthropic probes <base>/usage for Claude OAuth credentials.
+type Anthropic struct{}
+
+// ID returns "anthropic".
+func (Anthropic) ID() string { return "anthropic" }
+
+// Supports accepts OAuth credentials only.
+func (Anthropic) Supports(c vault.Credential) bool { return c.Type == vault.TypeOAuth }
+
+// AnthropicBase normalises a configured base: trailing slashes and a
+// trailing /v1 dropped, /api/oauth appended unless already present.
+func AnthropicBase(base string) string {
+	b := trimBase(base)
+	if b == "" {
+		return AnthropicDefaultBase
+	}
+	if strings.HasSuffix(strings.ToLower(b), "/api/oauth") {
+		return b
+	}
+	if strings.HasSuffix(strings.ToLower(b), "/v1") {
+		b = trimBase(b[:len(b)-3])
+	}
+	return b + "/api/oauth"
+}
+
+func anthropicHeaders(access string) map[string]string {
+	return map[string]string{
+		"accept":         "application/json, text/plain, */*",
+		"anthropic-beta": anthropicBeta,
+		"content-type":   "application/json",
+		"user-agent":     anthropicUserAgent,
+		"authorization":  "Bearer " + access,
+	}
+}
+
+// Fetch calls GET <base>/usage with up to three attempts, then resolves the
+// account identity (payload, organization header, credential, /profile).
+func (p Anthropic) Fetch(ctx context.Context, r Request) (*vault.UsageReport, error) {
+	c := r.Credential
+	if c.Type != vault.TypeOAuth || c.Access == "" {
+		return nil, nil
+	}
+	base := AnthropicBase(r.BaseURL)
+	url := base + "/usage"
+	headers := anthropicHeaders(c.Access)
+	payload, hdr, err := anthropicUsage(ctx, r, url, headers)
+	if payload == nil {
+		return nil, err
+	}
+	rep := AnthropicReport(payload, r.nowMs())
+	if len(rep.Limits) == 0 {
+		return nil, nil
+	}
+	accountID, email, orgID := anthropicIdentity(payload)
+	if h := strings.TrimSpace(hdr.Get("anthropic-organization-id")); h != "" {
+		if accountID == "" {
+			accountID = h
+		}
+		orgID = h
+	}
+	if accountID == "" {
+		accountID = strings.TrimSpace(c.AccountID)
+	}
+	if email == "" {
+		email = strings.TrimSpace(c.Email)
+	}
+	if orgID == "" {
+		orgID = extra(c, "orgId")
+	}
+	if (accountID == "" || email == "") && ctx.Err() == nil {
+		if prof, _, err := getJSON(ctx, r, http.MethodGet, base+"/profile", headers, nil); err == nil {
+			pm, acct := object(prof), object(object(prof)["account"])
+			if accountID == "" {
+				accountID = firstNonEmpty(trimmed(pm, "uuid"), trimmed(acct, "uuid"))
+			}
+			if email == "" {
+				email = firstNonEmpty(trimmed(pm, "email"), trimmed(acct, "email"))
+			}
+		}
+	}
+	meta := map[string]any{"endpoint": url}
+	setMeta(meta, "accountId", accountID)
+	setMeta(meta, "email", email)
+	setMeta(meta, "orgId", orgID)
+	rep.Metadata = meta
+	return rep, nil
+}
+
+// anthropicUsage fetches the usage payload, retrying 429/5xx answers,
+// network errors and payloads without usage data. It returns the last
+// object payload seen (possibly without data) and its headers.
+func anthropicUsage(ctx context.Context, r Request, url string, headers map[string]string) (map[string]any, http.Header, error) {
+	var (
+		last    map[string]any
+		lastHdr http.Header
+		lastErr error
+	)
+	for attempt := range anthropicAttempts {
+		retryAfter := ""
+		v, hdr, err := getJSON(ctx, r, http.MethodGet, url, headers, nil)
+		var se *StatusError
+		switch {
+		case err == nil:
+			if m := object(v); m != nil {
+				last, lastHdr = m, hdr
+				if anthropicHasData(m) {
+					return m, hdr, nil
+				}
+			}
+			lastErr = nil
+			r.logger().Warn("Claude usage response missing usage data", "attempt", attempt)
+		case errors.As(err, &se):
+			lastErr = err
+			if se.Status != http.StatusTooManyRequests && se.Status < 500 {
+				r.logger().Warn("Claude usage fetch failed", "status", se.Status, "attempt", attempt)
+				return last, lastHdr, err
+			}
+			r.logger().Warn("Claude usage fetch failed", "status", se.Status, "attempt", attempt, "willRetry", attempt < anthropicAttempts-1)
+			retryAfter = hdr.Get("retry-after")
+		default:
+			lastErr = err
+			if ctx.Err() != nil {
+				return last, lastHdr, err
+			}
+			r.logger().Warn("Claude usage fetch error", "error", err, "attempt", attempt)
+		}
+		if attempt == anthropicAttempts-1 {
+			break
+		}
+		if err := r.wait(ctx, retryDelay(attempt, retryAfter, r.now())); err != nil {
+			return last, lastHdr, err
+		}
+	}
+	return last, lastHdr, lastErr
+}
+
+// retryDelay is 500 ms × 2^attempt, raised to Retry-After (seconds or an
+// HTTP date) when larger.
+func retryDelay(attempt int, retryAfter string, now time.Time) time.Duration {
+	d := anthropicBaseDelay << attempt
+	ra := strings.TrimSpace(retryAfter)
+	if ra == "" {
+		return d
+	}
+	if s, err := strconv.ParseFloat(ra, 64); err == nil && !math.IsNaN(s) && !math.IsInf(s, 0) {
+		if s > 0 {
+			// Cap absurd values so the duration cannot overflow; the 10 s
+			// request timeout bounds the wait anyway.
+			ra := time.Duration(math.Min(s, 3600) * float64(time.Second))
+			return max(d, ra)
+		}
+		return d
+	}
+	if t, err := http.ParseTime(ra); err == nil {
+		return max(d, min(t.Sub(now), time.Hour))
+	}
+	return d
+}
+
+type anthropicBucket struct {
+	id, label, tier string
+	key             string
+	shared          bool
+}
+
+var anthropicBuckets = []anthropicBucket{
+	{"anthropic:5h", "Claude 5 Hour", "", "five_hour", true},
+	{"anthropic:7d", "Claude 7 Day", "", "seven_day", true},
+	{"anthropic:7d:opus", "Claude 7 Day (Opus)", "opus", "seven_day_opus", false},
+	{"anthropic:7d:sonnet", "Claude 7 Day (Sonnet)", "sonnet", "seven_day_sonnet", false},
+}
+
+func anthropicHasData(m map[string]any) bool {
+	for _, b := range anthropicBuckets {
+		if _, ok := number(object(m[b.key])["utilization"]); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// AnthropicReport converts a decoded /usage payload into a report without
+// identity metadata (usage.md §2.2). Buckets without utilization are skipped.
+func AnthropicReport(payload any, now int64) *vault.UsageReport {
+	m := object(payload)
+	rep := &vault.UsageReport{Provider: "anthropic", FetchedAt: now, Limits: []vault.UsageLimit{}, Raw: payload}
+	for _, b := range anthropicBuckets {
+		bucket := object(m[b.key])
+		util := numberPtr(bucket["utilization"])
+		if util == nil {
+			continue
+		}
+		win := &vault.UsageWindow{ID: "7d", Label: "7 Day", DurationMs: ptr(weekMs), ResetsAt: parseISO(bucket["resets_at"])}
+		if b.key == "five_hour" {
+			win.ID, win.Label, win.DurationMs = "5h", "5 Hour", ptr(5*hourMs)
+		}
+		scope := vault.UsageScope{Provider: "anthropic", WindowID: win.ID, Tier: b.tier}
+		if b.shared {
+			scope.Shared = ptr(true)
+		}
+		amount := percentAmount(util)
+		rep.Limits = append(rep.Limits, vault.UsageLimit{ID: b.id, Label: b.label, Scope: scope, Window: win, Amount: amount, Status: statusFor(amount.UsedFraction)})
+	}
+	return rep
+}
+
+// anthropicIdentity extracts the account id, email and organization id from
+// a usage payload.
+func anthropicIdentity(m map[string]any) (accountID, email, orgID string) {
+	acct, org, user := object(m["account"]), object(m["organization"]), object(m["user"])
+	accountID = firstNonEmpty(trimmed(m, "account_id"), trimmed(m, "accountId"), trimmed(m, "user_id"), trimmed(m, "userId"),
+		trimmed(m, "org_id"), trimmed(m, "orgId"), trimmed(acct, "uuid"), trimmed(acct, "id"),
+		trimmed(org, "uuid"), trimmed(org, "id"), trimmed(user, "uuid"), trimmed(user, "id"))
+	email = firstNonEmpty(trimmed(m, "email"), trimmed(m, "user_email"), trimmed(m, "userEmail"), trimmed(acct, "email"), trimmed(user, "email"))
+	orgID = firstNonEmpty(trimmed(m, "org_id"), trimmed(m, "orgId"), trimmed(org, "uuid"), trimmed(org, "id"))
+	return accountID, email, orgID
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
