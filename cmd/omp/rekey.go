@@ -4,59 +4,60 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/ompgo/omp/pkg/vault/seal"
 	"github.com/ompgo/omp/pkg/vault/sqlite"
 )
 
 func newRekeyCmd(a *app, f *brokerFlags) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "rekey",
 		Short: "Add a new vault key and re-seal every secret under it",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.runRekey(cmd.Context(), f.json)
+			return a.runRekey(cmd.Context(), f.vaultKeyFile, f.json)
 		},
 	}
+	cmd.Flags().StringVar(&f.vaultKeyFile, "vault-key-file", "", "vault key file to rotate (default <config-dir>/vault.key)")
+	return cmd
 }
 
-// runRekey adds a new active key to the key file, re-seals every row under
-// it (online: a running broker keeps serving and picks the new key up from
-// the file), then retires the old keys.
-func (a *app) runRekey(ctx context.Context, asJSON bool) error {
+// runRekey rotates the vault key online (sqlite.Rekey): a new key is added
+// to the key file and made the vault's active key, every secret is re-sealed
+// under it while a running broker keeps serving (it re-reads the key file
+// when it meets the new key), and only then are the old keys retired.
+func (a *app) runRekey(ctx context.Context, keyPath string, asJSON bool) error {
 	env, dirs, err := a.setup()
 	if err != nil {
 		return err
 	}
-	if env.Get("OMP_VAULT_KEY") != "" {
-		return errors.New("rekey rotates the key file; OMP_VAULT_KEY is set: generate a new key, add it to your secret manager next to the old one (key-file text), then rerun with --vault-key-file")
+	if keyPath == "" {
+		if env.Get("OMP_VAULT_KEY") != "" {
+			return errors.New("rekey rotates a key file, but OMP_VAULT_KEY is set: write the key-file text to a 0600 file and pass it with --vault-key-file, then put the rotated file back into your secret manager")
+		}
+		keyPath = dirs.VaultKeyPath()
 	}
-	keyPath := dirs.VaultKeyPath()
-	if _, err := seal.LoadKeyFile(keyPath); err != nil {
-		return fmt.Errorf("vault key %s: %w", keyPath, err)
-	}
-	kr, err := seal.AddKey(keyPath)
+	res, err := sqlite.Rekey(ctx, dirs.AgentDB(), keyPath, sqlite.Options{})
 	if err != nil {
-		return fmt.Errorf("add key: %w", err)
+		return fmt.Errorf("rekey vault %s with key file %s: %w", dirs.AgentDB(), keyPath, err)
 	}
-	st, err := sqlite.Open(ctx, dirs.AgentDB(), kr, sqlite.Options{})
-	if err != nil {
-		return fmt.Errorf("open vault %s: %w", dirs.AgentDB(), err)
-	}
-	n, err := st.Reseal(ctx)
-	st.Close()
-	if err != nil {
-		return fmt.Errorf("re-seal (the new key stays in %s; rerun rekey to finish): %w", keyPath, err)
-	}
-	kr, err = seal.RetireKeys(keyPath, kr.ActiveID())
-	if err != nil {
-		return fmt.Errorf("retire old keys: %w", err)
+	retired := make([]string, len(res.RetiredIDs))
+	for i, id := range res.RetiredIDs {
+		retired[i] = fmt.Sprintf("%08x", id)
 	}
 	if asJSON {
-		return writeJSONLine(a.stdout, map[string]any{"resealed": n, "activeKeyId": fmt.Sprintf("%08x", kr.ActiveID()), "path": keyPath})
+		return writeJSONLine(a.stdout, map[string]any{
+			"resealed":      res.Resealed,
+			"activeKeyId":   fmt.Sprintf("%08x", res.ActiveKeyID),
+			"retiredKeyIds": retired,
+			"path":          keyPath,
+		})
 	}
-	fmt.Fprintf(a.stdout, "Re-sealed %d secret%s under key %08x (%s)\n", n, plural(n), kr.ActiveID(), keyPath)
+	fmt.Fprintf(a.stdout, "Re-sealed %d secret%s under key %08x (%s)\n", res.Resealed, plural(res.Resealed), res.ActiveKeyID, keyPath)
+	if len(retired) > 0 {
+		fmt.Fprintf(a.stdout, "Retired key%s %s\n", plural(len(retired)), strings.Join(retired, ", "))
+	}
 	return nil
 }

@@ -107,7 +107,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	}()
 
 	api := &brokerapi.Server{Version: c.Version, Logger: c.Logger, KeepAlive: c.KeepAlive, PollInterval: c.PollInterval}
-	m.Store, err = sqlite.Open(ctx, c.DBPath, kr, sqlite.Options{Logger: c.Logger, OnChange: func() { api.Notify() }})
+	m.Store, err = sqlite.Open(ctx, c.DBPath, kr, sqlite.Options{Logger: c.Logger, OnChange: func() { api.Notify() }, ReloadKeyring: m.reloadKeyring()})
 	if err != nil {
 		if errors.Is(err, sqlite.ErrReferenceDB) {
 			return fmt.Errorf("open vault %s: %w\nmove it aside and import it: mv %[1]s %[1]s.plain && omp auth-broker import %[1]s.plain", c.DBPath, err)
@@ -188,6 +188,27 @@ func (m *Main) keyring() (*seal.Keyring, error) {
 		c.Logger.Info("auth-broker vault key created", "path", c.KeyPath)
 	}
 	return kr, nil
+}
+
+// reloadKeyring is the store's hook for an online rekey (`omp auth-broker
+// rekey` adds a key to the key file and makes it the vault's active key):
+// it re-reads the key file. With OMP_VAULT_KEY there is nothing to re-read,
+// so it is nil and writes fail with a clear error until a restart with the
+// new key.
+func (m *Main) reloadKeyring() func() (*seal.Keyring, error) {
+	c := &m.Config
+	if c.VaultKey != "" || c.KeyPath == "" {
+		return nil
+	}
+	path, log := c.KeyPath, c.Logger
+	return func() (*seal.Keyring, error) {
+		kr, err := seal.LoadKeyFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("vault key %s: %w", path, err)
+		}
+		log.Info("auth-broker vault key file reloaded", "path", path, "key_ids", seal.FormatIDs(kr.IDs()))
+		return kr, nil
+	}
 }
 
 // Run serves until ctx is cancelled, then shuts down gracefully.

@@ -141,3 +141,38 @@ func (kr *Keyring) NeedsReseal(blob []byte) bool {
 	id, err := KeyIDOf(blob)
 	return err == nil && id != kr.active.key.ID
 }
+
+// WithActive returns a keyring holding the same keys with key id active, so
+// a process can seal under the key its vault records as active while still
+// holding a newer one (or the reverse, during a rekey). The receiver is not
+// changed. It fails, naming the ids, when the keyring does not hold id.
+func (kr *Keyring) WithActive(id uint32) (*Keyring, error) {
+	e, ok := kr.byID[id]
+	if !ok {
+		return nil, fmt.Errorf("%w %08x (keyring holds %s)", ErrUnknownKey, id, FormatIDs(kr.IDs()))
+	}
+	if id == kr.active.key.ID {
+		return kr, nil
+	}
+	out := &Keyring{active: e, byID: kr.byID, order: make([]uint32, 0, len(kr.order))}
+	out.order = append(out.order, id)
+	for _, o := range kr.order {
+		if o != id {
+			out.order = append(out.order, o)
+		}
+	}
+	return out, nil
+}
+
+// FormatIDs renders key ids as comma-separated 8-digit hex, the form every
+// message about keys uses.
+func FormatIDs(ids []uint32) string {
+	var b []byte
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = fmt.Appendf(b, "%08x", id)
+	}
+	return string(b)
+}

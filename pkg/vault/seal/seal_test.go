@@ -33,7 +33,9 @@ func TestSealOpenRoundTrip(t *testing.T) {
 		if len(blob) != len(pt)+seal.Overhead {
 			t.Fatalf("len = %d, want %d", len(blob), len(pt)+seal.Overhead)
 		}
-		if len(pt) > 0 && bytes.Contains(blob, pt) {
+		// Short plaintexts appear in random bytes by chance (a 1-byte one
+		// in ~7% of blobs); only a longer match means it leaked.
+		if len(pt) >= 8 && bytes.Contains(blob, pt) {
 			t.Fatal("blob contains the plaintext")
 		}
 		got, err := kr.Open(blob, aad)

@@ -27,6 +27,9 @@ func (s *Store) GetCache(ctx context.Context, key string, stale bool) ([]byte, b
 		return nil, false, nil
 	}
 	v, err := s.keyring().Open(blob, cacheAAD(key))
+	if err != nil && s.reloadForRead(ctx, err, blob) {
+		v, err = s.keyring().Open(blob, cacheAAD(key))
+	}
 	if err != nil {
 		return nil, false, &BlobError{Table: "cache", Row: strconv.Quote(key), Column: "value", Err: err}
 	}
@@ -39,12 +42,14 @@ func (s *Store) GetCache(ctx context.Context, key string, stale bool) ([]byte, b
 // SetCache stores value under key until keepUntil (epoch ms). It does not
 // advance the credential generation.
 func (s *Store) SetCache(ctx context.Context, key string, value []byte, keepUntil int64) error {
-	blob, err := s.keyring().Seal(value, cacheAAD(key))
-	if err != nil {
-		return fmt.Errorf("seal cache value: %w", err)
-	}
-	_, err = s.update(ctx, false, func(ctx context.Context, tx *sql.Tx) (bool, error) {
-		_, err := tx.ExecContext(ctx, `INSERT INTO cache(key, value, keep_until) VALUES(?, ?, ?)
+	_, err := s.update(ctx, false, func(ctx context.Context, tx *sql.Tx) (bool, error) {
+		// Seal inside the transaction: only there is the keyring known to
+		// match the vault's active key.
+		blob, err := s.keyring().Seal(value, cacheAAD(key))
+		if err != nil {
+			return false, fmt.Errorf("seal cache value: %w", err)
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO cache(key, value, keep_until) VALUES(?, ?, ?)
 			ON CONFLICT(key) DO UPDATE SET value = excluded.value, keep_until = excluded.keep_until`, key, blob, keepUntil)
 		return err == nil, err
 	})

@@ -122,6 +122,10 @@ func (s *Store) queryRecords(ctx context.Context, q querier, query string, args 
 			return nil, fmt.Errorf("scan credential: %w", err)
 		}
 		rec, err := decode(kr, r)
+		if err != nil && s.reloadForRead(ctx, err, r.blobs[:]...) {
+			kr = s.keyring()
+			rec, err = decode(kr, r)
+		}
 		if errors.Is(err, errUnparsable) {
 			s.log.Warn("vault: skipping credential row that does not parse", slog.Int64("id", r.id), slog.String("provider", r.provider), slog.Any("err", err))
 			continue
@@ -158,14 +162,14 @@ func (s *Store) activeOf(ctx context.Context, q querier, provider string) ([]vau
 // Get returns record id, active or not. ENOTFOUND if there is no such row;
 // a row that does not parse is an error too.
 func (s *Store) Get(ctx context.Context, id int64) (vault.Record, error) {
-	return s.decodeOne(id, s.stmtGet.QueryRowContext(ctx, id))
+	return s.decodeOne(ctx, id, s.stmtGet.QueryRowContext(ctx, id))
 }
 
 func (s *Store) get(ctx context.Context, q querier, id int64) (vault.Record, error) {
-	return s.decodeOne(id, q.QueryRowContext(ctx, "SELECT "+credCols+" FROM auth_credentials WHERE id = ?", id))
+	return s.decodeOne(ctx, id, q.QueryRowContext(ctx, "SELECT "+credCols+" FROM auth_credentials WHERE id = ?", id))
 }
 
-func (s *Store) decodeOne(id int64, row *sql.Row) (vault.Record, error) {
+func (s *Store) decodeOne(ctx context.Context, id int64, row *sql.Row) (vault.Record, error) {
 	r, err := scanRow(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return vault.Record{}, vault.NotFoundID(id)
@@ -173,7 +177,11 @@ func (s *Store) decodeOne(id int64, row *sql.Row) (vault.Record, error) {
 	if err != nil {
 		return vault.Record{}, fmt.Errorf("get credential %d: %w", id, err)
 	}
-	return decode(s.keyring(), r)
+	rec, err := decode(s.keyring(), r)
+	if err != nil && s.reloadForRead(ctx, err, r.blobs[:]...) {
+		rec, err = decode(s.keyring(), r)
+	}
+	return rec, err
 }
 
 // rowIdentity is the identity a stored row matches on: its stored identity

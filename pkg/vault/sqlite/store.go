@@ -9,9 +9,14 @@
 //
 // Every mutation runs in one BEGIN IMMEDIATE transaction with
 // synchronous=FULL, so a rotated refresh token is durable once the call
-// returns. The generation (vault.Store.Generation) lives in the database:
-// any process writing the same file advances it, so a broker notices CLI
-// writes by polling Generation.
+// returns. The vault records its active key id in the meta table; each
+// write transaction seals under that key (reloading the keyring through
+// Options.ReloadKeyring when another process switched it), which makes
+// Rekey safe while a broker keeps writing (see keys.go).
+//
+// The generation (vault.Store.Generation) lives in the database: any process
+// writing the same file advances it, so a broker notices CLI writes by
+// polling Generation.
 package sqlite
 
 import (
@@ -55,12 +60,27 @@ type Options struct {
 	// write lock is released. Writes by other processes do not call it; poll
 	// Generation for those. Default: none.
 	OnChange func()
+	// ReloadKeyring re-reads the keyring (brokerd: the key file) when another
+	// process rekeyed the vault: a write transaction finds the vault's active
+	// key id changed to a key this store does not hold, or a read meets a
+	// blob sealed under such a key. The reloaded keyring must open the
+	// vault's canary. nil (OMP_VAULT_KEY: nothing to re-read) makes such a
+	// write fail with a *MissingKeyError instead of sealing under a key the
+	// vault no longer considers active. Default: none.
+	ReloadKeyring func() (*seal.Keyring, error)
 }
 
 // Store is the SQLite vault. It is safe for concurrent use.
 type Store struct {
-	db       *sql.DB
-	kr       atomic.Pointer[seal.Keyring]
+	db *sql.DB
+	// kr is the keyring in use: the keys of base with the vault's active key
+	// (meta active_key_id) active. Reads load it without locking.
+	kr atomic.Pointer[seal.Keyring]
+	// kmu guards base and serialises keyring switches and reloads.
+	kmu    sync.Mutex
+	base   *seal.Keyring
+	reload func() (*seal.Keyring, error)
+
 	now      func() time.Time
 	log      *slog.Logger
 	onChange func()
@@ -79,6 +99,7 @@ const (
 	metaGeneration = "generation"
 	metaVaultID    = "vault_id"
 	metaCanary     = "canary"
+	metaActiveKey  = "active_key_id"
 	canaryText     = "omp vault canary v1"
 	canaryAAD      = "meta/canary"
 )
@@ -91,7 +112,7 @@ func Open(ctx context.Context, path string, kr *seal.Keyring, opts Options) (*St
 	if kr == nil {
 		return nil, errors.New("open vault: no keyring")
 	}
-	s := &Store{now: opts.Now, log: opts.Logger, onChange: opts.OnChange}
+	s := &Store{now: opts.Now, log: opts.Logger, onChange: opts.OnChange, base: kr, reload: opts.ReloadKeyring}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -184,6 +205,15 @@ func (s *Store) init(ctx context.Context) error {
 			}
 		}
 
+		if _, err := getMeta[int64](ctx, tx, metaActiveKey); errors.Is(err, sql.ErrNoRows) {
+			// A new vault, or one made before the active key was recorded.
+			if err := setMeta(ctx, tx, metaActiveKey, int64(kr.ActiveID())); err != nil {
+				return false, err
+			}
+		} else if err != nil {
+			return false, err
+		}
+
 		id, err := getMeta[string](ctx, tx, metaVaultID)
 		if errors.Is(err, sql.ErrNoRows) {
 			var b [16]byte
@@ -209,51 +239,6 @@ func (s *Store) init(ctx context.Context) error {
 		return true, nil
 	})
 	return err
-}
-
-// checkCanary verifies that kr opens the vault's canary.
-func checkCanary(kr *seal.Keyring, blob []byte) error {
-	pt, err := kr.Open(blob, []byte(canaryAAD))
-	if err == nil && string(pt) == canaryText {
-		return nil
-	}
-	id, idErr := seal.KeyIDOf(blob)
-	if idErr != nil {
-		return fmt.Errorf("vault canary is damaged: %w", idErr)
-	}
-	if err == nil {
-		err = seal.ErrAuth
-	}
-	return fmt.Errorf("vault key does not match this vault (key id %08x; keyring holds %s): %w", id, keyIDList(kr), err)
-}
-
-func keyIDList(kr *seal.Keyring) string {
-	out := ""
-	for i, id := range kr.IDs() {
-		if i > 0 {
-			out += ","
-		}
-		out += fmt.Sprintf("%08x", id)
-	}
-	return out
-}
-
-// SetKeyring switches the store to kr (for example after seal.AddKey, so a
-// running broker seals under the new key and can Reseal). kr must open the
-// vault's canary.
-func (s *Store) SetKeyring(ctx context.Context, kr *seal.Keyring) error {
-	if kr == nil {
-		return errors.New("set keyring: no keyring")
-	}
-	canary, err := getMeta[[]byte](ctx, s.db, metaCanary)
-	if err != nil {
-		return fmt.Errorf("set keyring: read canary: %w", err)
-	}
-	if err := checkCanary(kr, canary); err != nil {
-		return fmt.Errorf("set keyring: %w", err)
-	}
-	s.kr.Store(kr)
-	return nil
 }
 
 // VaultID returns the vault's random identifier (hex), stable for its life.
@@ -315,6 +300,17 @@ type txFunc func(ctx context.Context, tx *sql.Tx) (changed bool, err error)
 // write-back must land even if the HTTP client that triggered it went away
 // (the provider has already invalidated the old refresh token).
 func (s *Store) update(ctx context.Context, bump bool, fn txFunc) (changed bool, err error) {
+	return s.write(ctx, bump, true, fn)
+}
+
+// write is update; sync=false skips the keyring check (SetKeyring, which
+// sets the active key id itself).
+//
+// The connection begins with BEGIN IMMEDIATE (dsn _txlock), so the write
+// lock is held from the first statement: the active key id read by
+// syncKeyring cannot change before this transaction commits, and nothing is
+// sealed under a key the vault no longer considers active.
+func (s *Store) write(ctx context.Context, bump, sync bool, fn txFunc) (changed bool, err error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
@@ -327,6 +323,11 @@ func (s *Store) update(ctx context.Context, bump bool, fn txFunc) (changed bool,
 			return false, fmt.Errorf("begin: %w", err)
 		}
 		defer tx.Rollback() // no-op after Commit
+		if sync {
+			if err := s.syncKeyring(ctx, tx); err != nil {
+				return false, err
+			}
+		}
 		changed, err := fn(ctx, tx)
 		if err != nil || !changed {
 			return false, err
