@@ -13,6 +13,10 @@ import (
 // when every writer follows the protocol; the rest are a safety margin.
 const rekeyPasses = 5
 
+// ErrRekeyRunning reports that another rekey of the same key file is in
+// progress.
+var ErrRekeyRunning = errors.New("another rekey is running")
+
 // RekeyResult reports a finished Rekey.
 type RekeyResult struct {
 	ActiveKeyID uint32   // the new key, the only one left in the key file
@@ -34,10 +38,16 @@ type RekeyResult struct {
 //
 // A failure after step 2 leaves the new key in the file next to the old
 // ones, so nothing becomes unreadable; rerunning Rekey finishes the job.
-// opts.ReloadKeyring is ignored: a concurrent rekey makes this one fail
-// instead of following it.
+// opts.ReloadKeyring is ignored. Two rekeys of one key file exclude each
+// other through an advisory lock on keyPath+".lock"; the second fails with
+// ErrRekeyRunning before it changes anything.
 func Rekey(ctx context.Context, dbPath, keyPath string, opts Options) (RekeyResult, error) {
 	var res RekeyResult
+	unlock, err := lockFile(keyPath + ".lock")
+	if err != nil {
+		return res, err
+	}
+	defer unlock()
 	cur, err := seal.LoadKeyFile(keyPath)
 	if err != nil {
 		return res, err

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -471,5 +472,36 @@ func TestBrokerReadsRowsResealedElsewhere(t *testing.T) {
 	}
 	if got := refreshOf(t, broker, 1); got != "r0" {
 		t.Fatalf("refresh = %q", got)
+	}
+}
+
+func TestRekeyRefusesWhileAnotherRekeyHoldsTheLock(t *testing.T) {
+	e := newKeyFileEnv(t)
+	e.openBroker(t).Close()
+	before, err := os.ReadFile(e.keyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Hold the lock the way a running rekey does: flock on <key>.lock from
+	// another open file description.
+	f, err := os.OpenFile(e.keyPath+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	_, err = sqlite.Rekey(context.Background(), e.path, e.keyPath, sqlite.Options{})
+	if !errors.Is(err, sqlite.ErrRekeyRunning) {
+		t.Fatalf("err = %v, want ErrRekeyRunning", err)
+	}
+	after, _ := os.ReadFile(e.keyPath)
+	if string(after) != string(before) {
+		t.Fatal("a refused rekey changed the key file")
+	}
+	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	if _, err := sqlite.Rekey(context.Background(), e.path, e.keyPath, sqlite.Options{}); err != nil {
+		t.Fatalf("rekey after the lock was released: %v", err)
 	}
 }
