@@ -107,7 +107,14 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	}()
 
 	api := &brokerapi.Server{Version: c.Version, Logger: c.Logger, KeepAlive: c.KeepAlive, PollInterval: c.PollInterval}
-	m.Store, err = sqlite.Open(ctx, c.DBPath, kr, sqlite.Options{Logger: c.Logger, OnChange: func() { api.Notify() }, ReloadKeyring: m.reloadKeyring()})
+	m.Store, err = sqlite.Open(ctx, c.DBPath, kr, sqlite.Options{
+		Logger:        c.Logger,
+		OnChange:      func() { api.Notify() },
+		ReloadKeyring: m.reloadKeyring(),
+		OnDisable: func(provider, cause string) {
+			c.Logger.Warn("auth-broker credential disabled", "provider", provider, "disabledCause", cause)
+		},
+	})
 	if err != nil {
 		if errors.Is(err, sqlite.ErrReferenceDB) {
 			return fmt.Errorf("open vault %s: %w\nmove it aside and import it: mv %[1]s %[1]s.plain && omp auth-broker import %[1]s.plain", c.DBPath, err)
@@ -224,7 +231,9 @@ func (m *Main) Run(ctx context.Context) error {
 	return err
 }
 
-// Close releases the vault and background work. It is safe to call twice.
+// Close releases the vault and background work. Call it after Run has
+// returned (Serve does): closing under a running Run pulls the store from
+// under the API and the refresher. It is safe to call twice.
 func (m *Main) Close() error {
 	var errs []error
 	if m.Usage != nil {

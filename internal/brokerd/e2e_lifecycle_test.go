@@ -295,6 +295,11 @@ func TestE2ECredentialLifecycle(t *testing.T) {
 		if !strings.Contains(h.logs.String(), "auth-broker refresh failed definitively; disabling credential") {
 			t.Error("no definitive-failure warning in the logs")
 		}
+		// broker.md §1.3: every credential-disabled event is a warning with
+		// the provider and the stored cause.
+		if want := `level=WARN msg="auth-broker credential disabled" provider=anthropic disabledCause="auth-broker refresh failed: Error:`; !strings.Contains(h.logs.String(), want) {
+			t.Errorf("no %q line in the logs", want)
+		}
 	})
 
 	step("metrics expose generation, refresh outcomes and subscribers", func(t *testing.T) {

@@ -18,25 +18,38 @@ func normalizeCause(cause string) string {
 	return vault.CauseDisabled
 }
 
-// disableTx soft-deletes active row id.
-func disableTx(ctx context.Context, tx *sql.Tx, id int64, cause string, now int64) error {
-	res, err := tx.ExecContext(ctx, "UPDATE auth_credentials SET disabled_cause = ?, updated_at = ? WHERE id = ? AND disabled_cause IS NULL",
-		normalizeCause(cause), now, id)
+// disableTx soft-deletes active row id and returns its provider.
+func disableTx(ctx context.Context, tx *sql.Tx, id int64, cause string, now int64) (provider string, err error) {
+	err = tx.QueryRowContext(ctx, "UPDATE auth_credentials SET disabled_cause = ?, updated_at = ? WHERE id = ? AND disabled_cause IS NULL RETURNING provider",
+		normalizeCause(cause), now, id).Scan(&provider)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", vault.NotFoundID(id)
+	}
 	if err != nil {
-		return fmt.Errorf("disable credential %d: %w", id, err)
+		return "", fmt.Errorf("disable credential %d: %w", id, err)
 	}
-	if n, _ := res.RowsAffected(); n != 1 {
-		return vault.NotFoundID(id)
+	return provider, nil
+}
+
+// disabled reports a row of provider disabled with cause to OnDisable.
+func (s *Store) disabled(provider, cause string) {
+	if s.onDisable != nil {
+		s.onDisable(provider, normalizeCause(cause))
 	}
-	return nil
 }
 
 // Disable soft-deletes the active row id with cause ("" → CauseDisabled).
 // ENOTFOUND if the row is missing or already disabled.
 func (s *Store) Disable(ctx context.Context, id int64, cause string) error {
+	var provider string
 	_, err := s.update(ctx, true, func(ctx context.Context, tx *sql.Tx) (bool, error) {
-		return true, disableTx(ctx, tx, id, cause, s.nowMs())
+		var err error
+		provider, err = disableTx(ctx, tx, id, cause, s.nowMs())
+		return true, err
 	})
+	if err == nil {
+		s.disabled(provider, cause)
+	}
 	return err
 }
 
@@ -44,6 +57,7 @@ func (s *Store) Disable(ctx context.Context, id int64, cause string) error {
 // equals expected (compare-and-set); it reports whether it disabled. A row
 // that cannot be unsealed is an error.
 func (s *Store) DisableIf(ctx context.Context, id int64, expected vault.Credential, cause string) (bool, error) {
+	var provider string
 	changed, err := s.update(ctx, true, func(ctx context.Context, tx *sql.Tx) (bool, error) {
 		rec, err := s.get(ctx, tx, id)
 		var verr *vault.Error
@@ -55,10 +69,14 @@ func (s *Store) DisableIf(ctx context.Context, id int64, expected vault.Credenti
 		case !rec.Active() || !rec.Credential.Equal(expected):
 			return false, nil
 		}
-		return true, disableTx(ctx, tx, id, cause, s.nowMs())
+		provider, err = disableTx(ctx, tx, id, cause, s.nowMs())
+		return true, err
 	})
 	if err != nil {
 		return false, fmt.Errorf("disable credential %d: %w", id, err)
+	}
+	if changed {
+		s.disabled(provider, cause)
 	}
 	return changed, nil
 }

@@ -68,6 +68,13 @@ type Options struct {
 	// write fail with a *MissingKeyError instead of sealing under a key the
 	// vault no longer considers active. Default: none.
 	ReloadKeyring func() (*seal.Keyring, error)
+	// OnDisable is called after the commit of each single-row soft delete
+	// this Store made (Disable, DisableIf: the disable endpoint, definitive
+	// refresh and usage failures) with the row's provider and stored cause
+	// (never a secret); upsert replacement and logout do not call it, as in
+	// the reference. brokerd logs `auth-broker credential disabled` from it
+	// (broker.md §1.3). Default: none.
+	OnDisable func(provider, cause string)
 }
 
 // Store is the SQLite vault. It is safe for concurrent use.
@@ -81,10 +88,11 @@ type Store struct {
 	base   *seal.Keyring
 	reload func() (*seal.Keyring, error)
 
-	now      func() time.Time
-	log      *slog.Logger
-	onChange func()
-	vaultID  string
+	now       func() time.Time
+	log       *slog.Logger
+	onChange  func()
+	onDisable func(provider, cause string)
+	vaultID   string
 
 	// Prepared hot-path reads (Generation is polled; Get serves refreshes).
 	stmtGen, stmtGet *sql.Stmt
@@ -112,7 +120,7 @@ func Open(ctx context.Context, path string, kr *seal.Keyring, opts Options) (*St
 	if kr == nil {
 		return nil, errors.New("open vault: no keyring")
 	}
-	s := &Store{now: opts.Now, log: opts.Logger, onChange: opts.OnChange, base: kr, reload: opts.ReloadKeyring}
+	s := &Store{now: opts.Now, log: opts.Logger, onChange: opts.OnChange, onDisable: opts.OnDisable, base: kr, reload: opts.ReloadKeyring}
 	if s.now == nil {
 		s.now = time.Now
 	}

@@ -75,7 +75,7 @@ func (s *Store) upsertTx(ctx context.Context, tx *sql.Tx, provider string, cred 
 			}
 			continue
 		}
-		if err := disableTx(ctx, tx, r.ID, vault.CauseReplaced, now); err != nil {
+		if _, err := disableTx(ctx, tx, r.ID, vault.CauseReplaced, now); err != nil {
 			return err
 		}
 	}
@@ -132,7 +132,7 @@ func (s *Store) ReplaceAll(ctx context.Context, provider string, creds []vault.C
 		}
 		for _, r := range existing {
 			if !matched[r.ID] {
-				if err := disableTx(ctx, tx, r.ID, vault.CauseReplaced, now); err != nil {
+				if _, err := disableTx(ctx, tx, r.ID, vault.CauseReplaced, now); err != nil {
 					return false, err
 				}
 			}
@@ -300,7 +300,7 @@ func (s *Store) Dedupe(ctx context.Context) (int, error) {
 			if newest[group{r.provider, r.ident}] == r.id {
 				continue
 			}
-			if err := disableTx(ctx, tx, r.id, vault.CauseDeduplicated, now); err != nil {
+			if _, err := disableTx(ctx, tx, r.id, vault.CauseDeduplicated, now); err != nil {
 				return false, err
 			}
 			n++
