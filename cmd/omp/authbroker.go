@@ -29,25 +29,38 @@ type brokerFlags struct {
 
 func newAuthBrokerCmd(a *app) *cobra.Command {
 	f := &brokerFlags{}
+	actions := []*cobra.Command{
+		newServeCmd(a, f),
+		newTokenCmd(a, f),
+		newLogoutCmd(a, f),
+		newImportCmd(a, f),
+		newMigrateCmd(a, f),
+		newStatusCmd(a, f),
+		newListCmd(a, f),
+		newRekeyCmd(a, f),
+	}
 	cmd := &cobra.Command{
 		Use:   "auth-broker",
 		Short: "Run or talk to the credential broker",
+		// No action prints the help (exit 0); an unknown one is a usage
+		// error with the reference's text (broker.md §1.1).
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return nil
+			}
+			names := make([]string, len(actions))
+			for i, c := range actions {
+				names[i] = c.Name()
+			}
+			return fmt.Errorf("Expected action to be one of: %s; got %q", strings.Join(names, ", "), args[0])
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return cmd.Help()
 		},
 	}
 	pf := cmd.PersistentFlags()
 	pf.BoolVar(&f.json, "json", false, "print JSON")
-	cmd.AddCommand(
-		newServeCmd(a, f),
-		newTokenCmd(a, f),
-		newStatusCmd(a, f),
-		newListCmd(a, f),
-		newLogoutCmd(a, f),
-		newImportCmd(a, f),
-		newMigrateCmd(a, f),
-		newRekeyCmd(a, f),
-	)
+	cmd.AddCommand(actions...)
 	return cmd
 }
 
@@ -149,8 +162,9 @@ func (a *app) brokerConfig(ctx context.Context) (*config.Broker, error) {
 	if err != nil {
 		return nil, err
 	}
-	settings := config.LoadSettings(dirs.AgentDir, nil)
-	return config.ResolveBroker(ctx, env, dirs, settings, config.NewResolver(env))
+	log := a.warnLogger()
+	settings := config.LoadSettings(dirs.AgentDir, log)
+	return config.ResolveBroker(ctx, env, dirs, settings, &config.Resolver{Env: env, Logger: log})
 }
 
 func newListCmd(a *app, f *brokerFlags) *cobra.Command {
@@ -203,5 +217,3 @@ func plural(n int) string {
 	}
 	return "s"
 }
-
-var _ = strings.TrimSpace

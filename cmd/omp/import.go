@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -57,8 +56,13 @@ func (a *app) runImport(ctx context.Context, path string, o importOptions) error
 		o.now = time.Now
 	}
 	now := o.now()
-	path = expandHome(path)
-	abs, err := filepath.Abs(path)
+	_, dirs, err := a.setup()
+	if err != nil {
+		return err
+	}
+	// "~" is the user's home of this invocation (HOME in a.environ), not
+	// the test runner's or the service manager's.
+	abs, err := cliproxy.ResolvePath(path, dirs.Home)
 	if err != nil {
 		return err
 	}
@@ -68,7 +72,7 @@ func (a *app) runImport(ctx context.Context, path string, o importOptions) error
 	if isSQLiteFile(abs) {
 		refRecords, err = sqlite.ReadReference(ctx, abs)
 		if err != nil {
-			return fmt.Errorf("read %s: %w", abs, err)
+			return err // names the file already
 		}
 		for _, r := range refRecords {
 			if !r.Active() && !o.includeDisabled {
@@ -81,7 +85,7 @@ func (a *app) runImport(ctx context.Context, path string, o importOptions) error
 			entries = append(entries, cliproxy.Entry{Provider: provider, Credential: r.Credential, Disabled: !r.Active(), File: abs})
 		}
 	} else {
-		entries, skips, err = cliproxy.Scan(abs, cliproxy.Options{Provider: o.provider, IncludeDisabled: o.includeDisabled, Now: o.now})
+		entries, skips, err = cliproxy.Scan(abs, cliproxy.Options{Provider: o.provider, IncludeDisabled: o.includeDisabled, Now: o.now, Home: dirs.Home})
 		if err != nil {
 			return err
 		}
@@ -160,14 +164,14 @@ func (a *app) runImport(ctx context.Context, path string, o importOptions) error
 	if o.dryRun {
 		fmt.Fprintf(a.stdout, "Dry run — would import %d credential(s):\n", len(entries))
 		for _, e := range entries {
-			fmt.Fprintf(a.stdout, "  %s\n", cliproxy.Describe(e, now))
+			fmt.Fprintf(a.stdout, "  %s\n", describeEntry(e, now))
 		}
 		return nil
 	}
 	done, errs := a.storeImported(ctx, bc, entries, refRecords, o)
 	failed := false
 	for i, e := range done {
-		desc := cliproxy.Describe(e, now)
+		desc := describeEntry(e, now)
 		switch {
 		case errs[i] != nil:
 			failed = true
@@ -241,13 +245,13 @@ func isSQLiteFile(path string) bool {
 	return bytes.Equal(hdr, []byte("SQLite format 3\x00"))
 }
 
-func expandHome(p string) string {
-	if p == "~" || strings.HasPrefix(p, "~/") {
-		if h, err := os.UserHomeDir(); err == nil {
-			return filepath.Join(h, strings.TrimPrefix(p, "~"))
-		}
+// describeEntry is cliproxy.Describe, except that API keys (rows of a
+// reference agent.db) never expire and so are never marked [expired].
+func describeEntry(e cliproxy.Entry, now time.Time) string {
+	if !e.Credential.IsOAuth() {
+		now = time.Time{} // before every expiry, including an API key's 0
 	}
-	return p
+	return cliproxy.Describe(e, now)
 }
 
 func nullable(s string) *string {

@@ -23,17 +23,28 @@ func main() {
 // run executes the CLI and returns the process exit code. Errors print one
 // line on stderr.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, environ []string) int {
-	app := &app{stdin: stdin, stdout: stdout, stderr: stderr, environ: environ}
-	root := newRootCmd(app)
+	return (&app{stdin: stdin, stdout: stdout, stderr: stderr, environ: environ}).execute(ctx, args)
+}
+
+// execute runs the command line args with a's streams and environment and
+// returns the process exit code (run's body; tests call it with their own
+// app, e.g. to pin the working directory).
+func (a *app) execute(ctx context.Context, args []string) int {
+	stderr := a.stderr
+	root := newRootCmd(a)
 	root.SetArgs(args)
-	root.SetIn(stdin)
-	root.SetOut(stdout)
+	root.SetIn(a.stdin)
+	root.SetOut(a.stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
 	var ex *exitError
+	var ue *usageError
 	switch {
 	case err == nil:
 		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "error: %s\n\nUSAGE\n  %s\n\nRun `%s --help` for details.\n", ue.err, ue.cmd.UseLine(), ue.cmd.CommandPath())
+		return 1
 	case errors.As(err, &ex):
 		if ex.msg != "" {
 			fmt.Fprintln(stderr, ex.msg)

@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	"github.com/ompgo/omp/pkg/vault/sqlite"
 )
 
 const (
@@ -87,12 +90,7 @@ func (a *app) runMigrate(ctx context.Context, o migrateOptions) error {
 		}
 	}
 
-	st, _, err := a.openLocalVault(ctx)
-	if err != nil {
-		return err
-	}
-	recs, err := st.List(ctx, "")
-	st.Close()
+	recs, err := a.localRecords(ctx)
 	if err != nil {
 		return err
 	}
@@ -193,6 +191,39 @@ func (a *app) runMigrate(ctx context.Context, o migrateOptions) error {
 		return &exitError{code: 1}
 	}
 	return nil
+}
+
+// localRecords returns the active rows of the local store in id order: the
+// Go vault, or a plain reference agent.db left by a reference install at the
+// same path (read-only). A missing store has no rows and is not created.
+func (a *app) localRecords(ctx context.Context) ([]vault.Record, error) {
+	_, dirs, err := a.setup()
+	if err != nil {
+		return nil, err
+	}
+	path := dirs.AgentDB()
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	st, _, err := a.openLocalVault(ctx)
+	if errors.Is(err, sqlite.ErrReferenceDB) {
+		all, err := sqlite.ReadReference(ctx, path)
+		if err != nil {
+			return nil, err
+		}
+		var active []vault.Record
+		for _, r := range all {
+			if r.Active() {
+				active = append(active, r)
+			}
+		}
+		return active, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return st.List(ctx, "")
 }
 
 // migrateIdentity is the identity shown by migrate (broker.md §1.9).

@@ -49,6 +49,12 @@ func (a *app) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(a.stdout, &slog.HandlerOptions{Level: slog.LevelInfo}))
 }
 
+// warnLogger receives the client-side warnings (unreadable config.yml or
+// token file) on the command's stderr.
+func (a *app) warnLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
 func newRootCmd(a *app) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "omp",
@@ -58,5 +64,34 @@ func newRootCmd(a *app) *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newAuthBrokerCmd(a))
+	markUsageErrors(root)
 	return root
+}
+
+// usageError is a command-line mistake (unknown flag, wrong arguments,
+// unknown action). Like the reference CLI, it is printed with the command's
+// usage line and exits 1; errors of the action itself print one line.
+type usageError struct {
+	cmd *cobra.Command
+	err error
+}
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// markUsageErrors makes the flag and argument errors of c and its
+// subcommands *usageError.
+func markUsageErrors(c *cobra.Command) {
+	c.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return &usageError{cmd, err} })
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := check(cmd, args); err != nil {
+				return &usageError{cmd, err}
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		markUsageErrors(sub)
+	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -31,8 +32,11 @@ func (a *app) openLocalVault(ctx context.Context) (*sqlite.Store, string, error)
 	}
 	path := dirs.AgentDB()
 	st, err := sqlite.Open(ctx, path, kr, sqlite.Options{})
+	if errors.Is(err, sqlite.ErrReferenceDB) {
+		return nil, "", fmt.Errorf("%w; move it aside and import it: mv %[2]s %[2]s.plain && omp auth-broker import %[2]s.plain", err, path)
+	}
 	if err != nil {
-		return nil, "", fmt.Errorf("open vault %s: %w", path, err)
+		return nil, "", err // sqlite.Open names the vault path already
 	}
 	return st, path, nil
 }

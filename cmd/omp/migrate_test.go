@@ -1,0 +1,242 @@
+package main
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestMigrateRequiresBrokerThenSource(t *testing.T) {
+	const noBroker = "error: OMP_AUTH_BROKER_URL must be set (or `auth.broker.url` in config.yml). `migrate` uploads local credentials to a configured broker.\n"
+	const noSource = "error: `omp auth-broker migrate` requires an explicit source. Pass `--from-local` to migrate from the local SQLite store and env vars.\n"
+	b := startBroker(t, "")
+	tests := []struct {
+		name    string
+		broker  bool
+		args    []string
+		wantErr string
+	}{
+		{"no broker", false, []string{"--from-local"}, noBroker},
+		{"no broker is checked before the source", false, nil, noBroker},
+		{"no source", true, nil, noSource},
+		{"no source even with other flags", true, []string{"--include-env", "--dry-run"}, noSource},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCLI(t)
+			if tt.broker {
+				c.useBroker(b)
+			}
+			r := c.run("", append([]string{"auth-broker", "migrate"}, tt.args...)...)
+			if r.code != 1 || r.stdout != "" || r.stderr != tt.wantErr {
+				t.Fatalf("exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+			}
+			if _, err := os.Stat(c.agentDB()); err == nil {
+				t.Errorf("a failed migrate created %s", c.agentDB())
+			}
+		})
+	}
+}
+
+// migrateScene is a local Go vault, a broker that already holds a groq key
+// and API keys in the environment.
+func migrateScene(t *testing.T) (*cli, *testBroker) {
+	b := startBroker(t, "")
+	b.upload(t, apiKeyCred("groq", "gsk-broker"))
+	c := newCLI(t)
+	c.useBroker(b)
+	c.seed(
+		apiKeyCred("openai", "sk-local-1"),
+		oauthCred("anthropic", "me@x.io", "rt-local-me"),
+		apiKeyCred("openai", "sk-local-2"),
+		apiKeyCred("google-vertex", "<authenticated>"),
+		apiKeyCred("groq", "gsk-local"),
+		providerCred{"openai-codex", oauthCred("", "", "rt-codex-anon").cred},
+	)
+	c.env["OPENAI_API_KEY"] = "sk-env-openai"
+	c.env["GROQ_API_KEY"] = "gsk-env"
+	c.env["CEREBRAS_API_KEY"] = "csk-env-cerebras"
+	c.env["AWS_PROFILE"] = "default" // amazon-bedrock → <authenticated>: ignored silently
+	return c, b
+}
+
+var migrateSecrets = []string{"sk-local-1", "sk-local-2", "rt-local-me", "acc-rt-local-me", "gsk-local", "gsk-broker",
+	"rt-codex-anon", "sk-env-openai", "gsk-env", "csk-env-cerebras"}
+
+const (
+	skipOAuthMe    = "skip [local-sqlite] anthropic me@x.io: OAuth from local SQLite skipped by default (use --include-oauth)"
+	skipSecondKey  = "skip [local-sqlite] openai (api key): another local api_key for this provider already planned"
+	skipSentinel   = "skip [local-sqlite] google-vertex (api key): placeholder sentinel '<authenticated>' is not a real key"
+	skipGroqLocal  = "skip [local-sqlite] groq (api key): already on broker"
+	skipOAuthCodex = "skip [local-sqlite] openai-codex <openai-codex oauth>: OAuth from local SQLite skipped by default (use --include-oauth)"
+	skipEnvOpenAI  = "skip [env] openai (api key): local SQLite already supplied an api_key for this provider"
+	skipEnvGroq    = "skip [env] groq (api key): already on broker (provider has an api_key)"
+)
+
+func TestMigrateFromLocal(t *testing.T) {
+	tests := []struct {
+		name      string
+		flags     []string
+		wantOut   []string
+		wantState []string
+	}{
+		{"api keys only by default", nil,
+			[]string{skipOAuthMe, skipSecondKey, skipSentinel, skipGroqLocal, skipOAuthCodex,
+				"uploaded [local-sqlite] openai (api key)"},
+			[]string{"groq key=gsk-broker", "openai key=sk-local-1"}},
+		{"dry run uploads nothing", []string{"--include-oauth", "--include-env", "--dry-run"},
+			[]string{skipSecondKey, skipSentinel, skipGroqLocal, skipEnvOpenAI, skipEnvGroq,
+				"Dry run — would upload 4 credential(s):",
+				"  [local-sqlite] openai (api key)",
+				"  [local-sqlite] anthropic me@x.io",
+				"  [local-sqlite] openai-codex <openai-codex oauth>",
+				"  [env] cerebras (api key)"},
+			[]string{"groq key=gsk-broker"}},
+		{"include oauth and env", []string{"--include-oauth", "--include-env"},
+			[]string{skipSecondKey, skipSentinel, skipGroqLocal, skipEnvOpenAI, skipEnvGroq,
+				"uploaded [local-sqlite] openai (api key)",
+				"uploaded [local-sqlite] anthropic me@x.io",
+				"uploaded [local-sqlite] openai-codex <openai-codex oauth>",
+				"uploaded [env] cerebras (api key)"},
+			[]string{"anthropic oauth=me@x.io", "cerebras key=csk-env-cerebras", "groq key=gsk-broker",
+				"openai key=sk-local-1", "openai-codex oauth="}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, b := migrateScene(t)
+			r := c.run("", append([]string{"auth-broker", "migrate", "--from-local"}, tt.flags...)...)
+			if r.code != 0 || r.stderr != "" {
+				t.Fatalf("exit %d stderr %q\n%s", r.code, r.stderr, r.stdout)
+			}
+			wantLines(t, r.stdout, tt.wantOut...)
+			if got := b.state(t); !slices.Equal(got, tt.wantState) {
+				t.Fatalf("broker\ngot  %q\nwant %q", got, tt.wantState)
+			}
+			assertNoSecrets(t, r, append(migrateSecrets, b.token)...)
+		})
+	}
+}
+
+func TestMigrateIsIdempotent(t *testing.T) {
+	c, b := migrateScene(t)
+	c.ok("", "auth-broker", "migrate", "--from-local", "--include-oauth", "--include-env")
+	out := c.ok("", "auth-broker", "migrate", "--from-local", "--include-oauth", "--include-env")
+	wantLines(t, out,
+		"skip [local-sqlite] openai (api key): already on broker",
+		"skip [local-sqlite] anthropic me@x.io: already on broker",
+		"skip [local-sqlite] openai (api key): already on broker",
+		skipSentinel,
+		skipGroqLocal,
+		"skip [env] openai (api key): already on broker (provider has an api_key)",
+		"skip [env] groq (api key): already on broker (provider has an api_key)",
+		"skip [env] cerebras (api key): already on broker (provider has an api_key)",
+		// An identity-less OAuth row cannot be matched against the broker,
+		// so it is uploaded again and the broker inserts another row
+		// (reference behaviour: no identity, no dedupe).
+		"uploaded [local-sqlite] openai-codex <openai-codex oauth>",
+	)
+	want := []string{"anthropic oauth=me@x.io", "cerebras key=csk-env-cerebras", "groq key=gsk-broker",
+		"openai key=sk-local-1", "openai-codex oauth=", "openai-codex oauth="}
+	if got := b.state(t); !slices.Equal(got, want) {
+		t.Fatalf("broker after the re-run\ngot  %q\nwant %q", got, want)
+	}
+	out = c.ok("", "auth-broker", "migrate", "--from-local", "--include-env")
+	wantLines(t, out,
+		"skip [local-sqlite] openai (api key): already on broker",
+		skipOAuthMe,
+		"skip [local-sqlite] openai (api key): already on broker",
+		skipSentinel,
+		skipGroqLocal,
+		skipOAuthCodex,
+		"skip [env] openai (api key): already on broker (provider has an api_key)",
+		"skip [env] groq (api key): already on broker (provider has an api_key)",
+		"skip [env] cerebras (api key): already on broker (provider has an api_key)",
+		"Nothing to migrate.",
+	)
+}
+
+func TestMigrateJSON(t *testing.T) {
+	c, b := migrateScene(t)
+	r := c.run("", "auth-broker", "migrate", "--from-local", "--include-env", "--dry-run", "--json")
+	want := `{"dryRun":true,"plan":[` +
+		`{"source":"local-sqlite","provider":"openai","identity":"(api key)"},` +
+		`{"source":"env","provider":"cerebras","identity":"(api key)"}` +
+		`],"skipped":[` +
+		`{"source":"local-sqlite","provider":"anthropic","identity":"me@x.io","reason":"OAuth from local SQLite skipped by default (use --include-oauth)"},` +
+		`{"source":"local-sqlite","provider":"openai","identity":"(api key)","reason":"another local api_key for this provider already planned"},` +
+		`{"source":"local-sqlite","provider":"google-vertex","identity":"(api key)","reason":"placeholder sentinel '\u003cauthenticated\u003e' is not a real key"},` +
+		`{"source":"local-sqlite","provider":"groq","identity":"(api key)","reason":"already on broker"},` +
+		`{"source":"local-sqlite","provider":"openai-codex","identity":"\u003copenai-codex oauth\u003e","reason":"OAuth from local SQLite skipped by default (use --include-oauth)"},` +
+		`{"source":"env","provider":"openai","identity":"(api key)","reason":"local SQLite already supplied an api_key for this provider"},` +
+		`{"source":"env","provider":"groq","identity":"(api key)","reason":"already on broker (provider has an api_key)"}` +
+		`]}` + "\n"
+	if r.code != 0 || r.stderr != "" || r.stdout != want {
+		t.Fatalf("exit %d stderr %q\ngot  %s\nwant %s", r.code, r.stderr, r.stdout, want)
+	}
+	if got := b.state(t); !slices.Equal(got, []string{"groq key=gsk-broker"}) {
+		t.Fatalf("dry run changed the broker: %q", got)
+	}
+	// Without --dry-run the summary says dryRun false and the keys land.
+	r = c.run("", "auth-broker", "migrate", "--from-local", "--include-env", "--json")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, `{"dryRun":false,"plan":[`) || strings.Count(r.stdout, "\n") != 1 {
+		t.Fatalf("exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if got := b.state(t); !slices.Equal(got, []string{"cerebras key=csk-env-cerebras", "groq key=gsk-broker", "openai key=sk-local-1"}) {
+		t.Fatalf("broker after migrate --json: %q", got)
+	}
+	assertNoSecrets(t, r, migrateSecrets...)
+}
+
+// TestMigrateFromPlainReferenceDB migrates a reference install: its
+// agent.db at the local store path is plain SQLite, not a Go vault.
+func TestMigrateFromPlainReferenceDB(t *testing.T) {
+	b := startBroker(t, "")
+	c := newCLI(t)
+	c.useBroker(b)
+	writeRefDB(t, c.agentDB(), refRows)
+	r := c.run("", "auth-broker", "migrate", "--from-local", "--include-oauth")
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("exit %d stderr %q\n%s", r.code, r.stderr, r.stdout)
+	}
+	wantLines(t, r.stdout,
+		"uploaded [local-sqlite] anthropic ref@x.io",
+		"uploaded [local-sqlite] openai (api key)",
+		"uploaded [local-sqlite] google-antigravity p7",
+	)
+	want := []string{"anthropic oauth=ref@x.io", "google-antigravity oauth=p7", "openai key=sk-ref-openai"}
+	if got := b.state(t); !slices.Equal(got, want) {
+		t.Fatalf("broker\ngot  %q\nwant %q", got, want)
+	}
+	assertNoSecrets(t, r, refSecrets...)
+}
+
+func TestMigrateUploadFailureExitsOne(t *testing.T) {
+	b := startBroker(t, "")
+	c := newCLI(t)
+	c.useBroker(b)
+	// A reference row without a refresh token: the broker rejects it (400).
+	writeRefDB(t, c.agentDB(), `INSERT INTO auth_credentials (provider, credential_type, data) VALUES
+		('anthropic', 'oauth', '{"access":"acc-norefresh-secret","expires":4070908800000,"email":"half@x.io"}'),
+		('openai', 'api_key', '{"key":"sk-fine-secret"}')`)
+	const msg = "Auth broker request failed: 400 Bad Request"
+
+	r := c.run("", "auth-broker", "migrate", "--from-local", "--include-oauth")
+	if r.code != 1 || r.stderr != "" {
+		t.Fatalf("exit %d stderr %q\n%s", r.code, r.stderr, r.stdout)
+	}
+	wantLines(t, r.stdout, "failed [local-sqlite] anthropic: "+msg, "uploaded [local-sqlite] openai (api key)")
+	assertNoSecrets(t, r, "acc-norefresh-secret", "sk-fine-secret")
+
+	r = c.run("", "auth-broker", "migrate", "--from-local", "--include-oauth", "--json")
+	if r.code != 1 || r.stderr != "" {
+		t.Fatalf("json: exit %d stderr %q\n%s", r.code, r.stderr, r.stdout)
+	}
+	wantLines(t, r.stdout,
+		`{"dryRun":false,"plan":[{"source":"local-sqlite","provider":"anthropic","identity":"half@x.io"}],`+
+			`"skipped":[{"source":"local-sqlite","provider":"openai","identity":"(api key)","reason":"already on broker"}]}`,
+		`{"error":"`+msg+`","provider":"anthropic"}`)
+	if got := b.state(t); !slices.Equal(got, []string{"openai key=sk-fine-secret"}) {
+		t.Fatalf("broker: %q", got)
+	}
+}
