@@ -205,8 +205,13 @@ func (a *app) localRecords(ctx context.Context) ([]vault.Record, error) {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	st, _, err := a.openLocalVault(ctx)
-	if errors.Is(err, sqlite.ErrReferenceDB) {
+	// A plain reference agent.db is read as it is, before any vault key is
+	// loaded or created.
+	plain, err := sqlite.IsReference(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	if plain {
 		all, err := sqlite.ReadReference(ctx, path)
 		if err != nil {
 			return nil, err
@@ -219,6 +224,7 @@ func (a *app) localRecords(ctx context.Context) ([]vault.Record, error) {
 		}
 		return active, nil
 	}
+	st, _, err := a.openLocalVault(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -209,6 +211,10 @@ func TestMigrateFromPlainReferenceDB(t *testing.T) {
 		t.Fatalf("broker\ngot  %q\nwant %q", got, want)
 	}
 	assertNoSecrets(t, r, refSecrets...)
+	// Reading the reference store created no vault key next to it.
+	if _, err := os.Stat(c.vaultKey()); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("migrate from a plain agent.db created %s (stat: %v)", c.vaultKey(), err)
+	}
 }
 
 func TestMigrateUploadFailureExitsOne(t *testing.T) {

@@ -227,3 +227,33 @@ func msOr(t time.Time, def int64) int64 {
 	}
 	return t.UnixMilli()
 }
+
+// IsReference reports whether the existing database at path is a plain
+// reference agent.db (auth tables, no Go vault schema), without a key and
+// without writing anything: callers can pick ReadReference over Open
+// before they load or create a vault key.
+func IsReference(ctx context.Context, path string) (bool, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return false, err
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return false, err
+	}
+	db, err := sql.Open("sqlite", dsn(abs, true))
+	if err != nil {
+		return false, err
+	}
+	defer db.Close()
+	var v, n int
+	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return false, fmt.Errorf("inspect %s: %w", abs, err)
+	}
+	if v != 0 {
+		return false, nil
+	}
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE name IN ('auth_credentials','auth_schema_version')").Scan(&n); err != nil {
+		return false, fmt.Errorf("inspect %s: %w", abs, err)
+	}
+	return n > 0, nil
+}
