@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"testing"
+	"unicode/utf8"
 
 	"golang.org/x/oauth2"
 )
@@ -123,8 +124,11 @@ func FuzzFormatEndpointError(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, status int, body string) {
 		out := FormatEndpointError(status, body)
-		if len(out) > 2*maxExcerpt+64 {
-			t.Fatalf("summary too long: %d", len(out))
+		if n := utf8.RuneCountInString(out); n > maxExcerpt+32 {
+			t.Fatalf("summary too long: %d characters", n)
+		}
+		if !utf8.ValidString(out) {
+			t.Fatalf("summary is not valid UTF-8: %q", out)
 		}
 	})
 }

@@ -151,8 +151,10 @@ func firstOf(m map[string]any, keys ...string) any {
 	return nil
 }
 
+// excerpt collapses whitespace, replaces invalid UTF-8 and keeps at most
+// maxExcerpt characters (the reference counts characters, not bytes).
 func excerpt(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = strings.ToValidUTF8(strings.Join(strings.Fields(s), " "), "\uFFFD")
 	if len(s) > maxExcerpt {
 		r := []rune(s)
 		if len(r) > maxExcerpt {
