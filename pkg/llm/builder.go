@@ -98,6 +98,27 @@ func (b *Builder) StartToolCall(id, name string) bool {
 	return b.begin(Content{Type: ContentToolCall, ID: id, Name: name}, EventToolCallStart)
 }
 
+// StartBlock ends any open block and starts block c, a text, thinking or
+// tool-call block whose metadata (ItemID, ID, Name, CustomWireName, …) is
+// known up front, so the start event already carries it. Any text in c is
+// ignored: stream it with Text, Thinking or ToolArgs. Other block types
+// return false and emit nothing.
+func (b *Builder) StartBlock(c Content) bool {
+	var t EventType
+	switch c.Type {
+	case ContentText:
+		t = EventTextStart
+	case ContentThinking:
+		t = EventThinkingStart
+	case ContentToolCall:
+		t = EventToolCallStart
+	default:
+		return false
+	}
+	c.Text, c.Thinking, c.ArgumentsText, c.Arguments = "", "", "", nil
+	return b.begin(c, t)
+}
+
 // grow appends delta to the open block's buffer and returns a string view
 // of the whole buffer. Safe because bytes once viewed are never rewritten.
 func (b *Builder) grow(delta string) string {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/pkg/llm/internal/benchcpu"
 )
 
 // agentRequest builds a ~300 KB, 300-message agent conversation in the
@@ -64,6 +65,7 @@ func BenchmarkTranslateAgentRequest(b *testing.B) {
 	buf := make([]byte, 0, len(body)+1024)
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
+	stop := benchcpu.Start(b)
 	for b.Loop() {
 		r, err := DecodeRequest(body)
 		if err != nil {
@@ -71,17 +73,20 @@ func BenchmarkTranslateAgentRequest(b *testing.B) {
 		}
 		buf = EncodeRequest(buf[:0], r, testModel, false, true)
 	}
+	stop()
 }
 
 func BenchmarkDecodeAgentRequest(b *testing.B) {
 	body := agentRequest(b)
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
+	stop := benchcpu.Start(b)
 	for b.Loop() {
 		if _, err := DecodeRequest(body); err != nil {
 			b.Fatal(err)
 		}
 	}
+	stop()
 }
 
 func BenchmarkEncodeAgentRequest(b *testing.B) {

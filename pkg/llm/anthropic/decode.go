@@ -3,9 +3,11 @@ package anthropic
 import (
 	"encoding/json"
 	"errors"
+	"sync"
 
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
+	"github.com/ompgo/omp/pkg/llm/internal/slab"
 )
 
 // DecodeRequest decodes a POST /v1/messages body into a canonical request
@@ -17,12 +19,22 @@ import (
 // (gateway.md §6.2): "Invalid JSON body: …", "Missing top-level `model`
 // field", and "anthropic-messages: …" schema errors.
 func DecodeRequest(body []byte) (*llm.Request, error) {
-	d := decoder{r: jsonr.NewReader(body)}
-	req, err := d.request()
-	if err != nil {
-		return nil, err
-	}
-	return req, nil
+	d := decoders.Get().(*decoder)
+	defer d.release()
+	d.r = jsonr.NewReader(body)
+	return d.request()
+}
+
+// decoders recycles the decoders' staging buffers between requests.
+var decoders = sync.Pool{New: func() any { return new(decoder) }}
+
+// release drops every reference into the request and pools d.
+func (d *decoder) release() {
+	clear(d.scratch[:cap(d.scratch)])
+	clear(d.results[:cap(d.results)])
+	clear(d.msgs[:cap(d.msgs)])
+	*d = decoder{scratch: d.scratch[:0], results: d.results[:0], msgs: d.msgs[:0]}
+	decoders.Put(d)
 }
 
 type decoder struct {
@@ -30,6 +42,12 @@ type decoder struct {
 	field string // the top-level field being read, for error messages
 	// scratch holds one message's blocks until its role is known.
 	scratch []block
+	// results stacks tool_result contents while they are read.
+	results []llm.Content
+	// msgs stages the messages; the request gets an exact copy.
+	msgs []llm.Message
+	// slab backs the content slices of the request's messages.
+	slab slab.Contents
 }
 
 // block is one content block as read from the wire, before its role is
@@ -297,13 +315,20 @@ func (d *decoder) toolResultContent() []llm.Content {
 		r.Null()
 		return nil
 	}
-	var out []llm.Content
-	if r.BeginArray() {
-		for r.More() {
-			b := d.block()
-			out = append(out, b.userContent())
-		}
+	if !r.BeginArray() {
+		return nil
 	}
+	// Blocks nest (a block may hold content again), so each call owns
+	// the tail of d.results from start on and gives it back.
+	start := len(d.results)
+	for r.More() {
+		b := d.block()
+		d.results = append(d.results, b.userContent())
+	}
+	out := d.slab.Take(len(d.results) - start)
+	copy(out, d.results[start:])
+	clear(d.results[start:])
+	d.results = d.results[:start]
 	return out
 }
 
@@ -354,7 +379,10 @@ func (d *decoder) messages(req *llm.Request) {
 	if !r.BeginArray() {
 		return
 	}
-	req.Messages = make([]llm.Message, 0, 64)
+	// Messages are staged in a pooled buffer and copied out once:
+	// growing hundreds of large Message values costs more.
+	d.msgs = d.msgs[:0]
+	defer func() { req.Messages = append(make([]llm.Message, 0, len(d.msgs)), d.msgs...) }()
 	for i := 0; r.More(); i++ {
 		role := ""
 		d.scratch = d.scratch[:0]
@@ -388,6 +416,13 @@ func (d *decoder) messages(req *llm.Request) {
 		switch role {
 		case "user":
 			user := llm.Message{Role: llm.RoleUser}
+			n := 0
+			for k := range d.scratch {
+				if d.scratch[k].typ != "tool_result" {
+					n++
+				}
+			}
+			user.Content = d.slab.Take(n)[:0]
 			for k := range d.scratch {
 				b := &d.scratch[k]
 				if b.typ != "tool_result" {
@@ -398,162 +433,22 @@ func (d *decoder) messages(req *llm.Request) {
 					d.fail("messages[%d]: tool_result.tool_use_id is required", i)
 					return
 				}
-				req.Messages = append(req.Messages, llm.Message{Role: llm.RoleToolResult, ToolCallID: b.toolUseID,
-					IsError: b.isError, Cache: b.cache, Content: b.content, ToolName: toolName(req.Messages, b.toolUseID)})
+				d.msgs = append(d.msgs, llm.Message{Role: llm.RoleToolResult, ToolCallID: b.toolUseID,
+					IsError: b.isError, Cache: b.cache, Content: b.content, ToolName: toolName(d.msgs, b.toolUseID)})
 			}
 			if len(user.Content) > 0 || len(d.scratch) == 0 {
-				req.Messages = append(req.Messages, user)
+				d.msgs = append(d.msgs, user)
 			}
 		case "assistant":
 			am := llm.Message{Role: llm.RoleAssistant, API: llm.APIAnthropic, Provider: "anthropic",
-				Content: make([]llm.Content, len(d.scratch))}
+				Content: d.slab.Take(len(d.scratch))}
 			for k := range d.scratch {
 				am.Content[k] = d.scratch[k].assistantContent()
 			}
-			req.Messages = append(req.Messages, am)
+			d.msgs = append(d.msgs, am)
 		default:
 			d.fail("messages[%d].role must be user or assistant, got %q", i, role)
 			return
 		}
 	}
-}
-
-func (d *decoder) tools(req *llm.Request) {
-	r := d.r
-	if r.Null() || !r.BeginArray() {
-		return
-	}
-	for r.More() {
-		mark := r.Mark()
-		var t llm.Tool
-		typ := ""
-		if !r.BeginObject() {
-			return
-		}
-		for r.More() {
-			switch string(r.Key()) {
-			case "type":
-				typ = r.String()
-			case "name":
-				t.Name = r.String()
-			case "description":
-				t.Description = r.String()
-			case "input_schema":
-				t.Parameters = r.Raw()
-			case "strict":
-				if !r.Null() {
-					v := r.Bool()
-					t.Strict = &v
-				}
-			case "cache_control":
-				t.Cache = d.cache()
-			default:
-				r.Skip()
-			}
-		}
-		if typ != "" && typ != "custom" {
-			req.Tools = append(req.Tools, llm.Tool{Name: t.Name, Native: r.Since(mark), NativeAPI: llm.APIAnthropic})
-			continue
-		}
-		if t.Name == "" && r.Err() == nil {
-			d.fail("tools[].name is required")
-			return
-		}
-		req.Tools = append(req.Tools, t)
-	}
-}
-
-func (d *decoder) toolChoice(req *llm.Request) {
-	r := d.r
-	if r.Null() || !r.BeginObject() {
-		return
-	}
-	typ, name, noParallel := "", "", false
-	for r.More() {
-		switch string(r.Key()) {
-		case "type":
-			typ = r.String()
-		case "name":
-			name = r.String()
-		case "disable_parallel_tool_use":
-			noParallel = r.Bool()
-		default:
-			r.Skip()
-		}
-	}
-	switch typ {
-	case "auto":
-		req.ToolChoice.Mode = llm.ToolChoiceAuto
-	case "any":
-		req.ToolChoice.Mode = llm.ToolChoiceRequired
-	case "none":
-		req.ToolChoice.Mode = llm.ToolChoiceNone
-	case "tool":
-		if name == "" {
-			d.fail("tool_choice.name is required for type tool")
-			return
-		}
-		req.ToolChoice = llm.ToolChoice{Mode: llm.ToolChoiceTool, Name: name}
-	default:
-		d.fail("unknown tool_choice.type %q", typ)
-		return
-	}
-	if noParallel {
-		f := false
-		req.ParallelToolCalls = &f
-	}
-}
-
-func (d *decoder) thinking(req *llm.Request) {
-	r := d.r
-	if r.Null() || !r.BeginObject() {
-		return
-	}
-	typ, budget := "", 0
-	for r.More() {
-		switch string(r.Key()) {
-		case "type":
-			typ = r.String()
-		case "budget_tokens":
-			budget = int(r.Int())
-		default:
-			r.Skip()
-		}
-	}
-	switch typ {
-	case "enabled":
-		req.ThinkingBudget = budget
-		if req.Reasoning == llm.EffortNone {
-			req.Reasoning = llm.EffortForBudget(budget)
-		}
-	case "disabled":
-		req.DisableReasoning = true
-	case "adaptive":
-		req.AdaptiveThinking = true
-		req.ThinkingBudget = budget
-		if req.Reasoning == llm.EffortNone {
-			req.Reasoning = llm.EffortMedium
-		}
-	default:
-		d.fail("unknown thinking.type %q", typ)
-	}
-}
-
-// toolName finds the name of the tool call id among earlier assistant
-// messages (most recent first).
-func toolName(msgs []llm.Message, id string) string {
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role != llm.RoleAssistant {
-			continue
-		}
-		for _, c := range msgs[i].Content {
-			if c.Type == llm.ContentToolCall && c.ID == id {
-				return c.Name
-			}
-		}
-		if i < len(msgs)-8 {
-			break // results answer recent calls; bound the search
-		}
-	}
-	return ""
 }

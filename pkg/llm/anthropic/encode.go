@@ -44,7 +44,7 @@ func EncodeMessage(dst []byte, m *llm.Message, model, id string) ([]byte, error)
 			dst = append(dst, `{"type":"thinking","thinking":`...)
 			dst = jsonw.String(dst, c.Thinking)
 			dst = append(dst, `,"signature":`...)
-			dst = jsonw.String(dst, c.ThinkingSignature)
+			dst = jsonw.String(dst, clientSignature(m, c.ThinkingSignature))
 			dst = append(dst, '}')
 		case llm.ContentRedactedThinking:
 			dst = append(dst, `{"type":"redacted_thinking","data":`...)
@@ -84,4 +84,15 @@ func EncodeMessage(dst []byte, m *llm.Message, model, id string) ([]byte, error)
 	u := m.Usage
 	dst = appendUsage(dst, u.Input, u.CacheWrite, u.CacheRead, u.Output)
 	return append(dst, '}'), nil
+}
+
+// clientSignature is the signature an A client gets for a thinking block
+// of m: Anthropic's own signature unchanged, any other provider's wrapped
+// as a gateway token (wire-formats.md §9.3), so that a replay can never
+// reach Anthropic as a signed block and is restored only for its issuer.
+func clientSignature(m *llm.Message, sig string) string {
+	if sig == "" || m == nil || m.API == "" || m.API == llm.APIAnthropic || llm.IsSignatureToken(sig) {
+		return sig
+	}
+	return llm.EncodeSignatureToken(m.API, sig)
 }

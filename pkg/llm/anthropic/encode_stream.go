@@ -102,7 +102,7 @@ func (e *StreamEncoder) Encode(dst []byte, ev *llm.Event) []byte {
 		dst = e.delta(dst, `{"type":"input_json_delta","partial_json":`, ev.Delta)
 	case llm.EventThinkingEnd:
 		if c := ev.Block(); c != nil && c.ThinkingSignature != "" && e.open {
-			dst = e.delta(dst, `{"type":"signature_delta","signature":`, c.ThinkingSignature)
+			dst = e.delta(dst, `{"type":"signature_delta","signature":`, clientSignature(m, c.ThinkingSignature))
 		}
 		dst = e.closeOpen(dst)
 	case llm.EventTextEnd, llm.EventToolCallEnd:

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
 	"github.com/ompgo/omp/pkg/llm/internal/jsonw"
 )
 
@@ -213,14 +214,20 @@ func (w *msgWriter) assistantBlock(c *llm.Content, replay bool) {
 		w.text(c)
 	case llm.ContentThinking:
 		// Only Anthropic-signed thinking may be replayed (§9.3, case 49).
-		if !replay || c.ThinkingSignature == "" {
+		sig := c.ThinkingSignature
+		if tok, api, ok := llm.DecodeSignatureToken(sig); ok && api == llm.APIAnthropic {
+			sig = tok // our own token, handed back by a client
+		} else if llm.IsSignatureToken(sig) {
+			return // another provider's reasoning: never a signed block
+		}
+		if !replay || sig == "" {
 			return
 		}
 		w.block()
 		w.dst = append(w.dst, `{"type":"thinking","thinking":`...)
 		w.dst = jsonw.String(w.dst, c.Thinking)
 		w.dst = append(w.dst, `,"signature":`...)
-		w.dst = jsonw.String(w.dst, c.ThinkingSignature)
+		w.dst = jsonw.String(w.dst, sig)
 		w.dst = append(w.dst, '}')
 	case llm.ContentRedactedThinking:
 		if !replay {
@@ -293,7 +300,7 @@ func appendSchema(dst []byte, schema []byte) []byte {
 		return append(dst, `{"type":"object","properties":{}}`...)
 	}
 	hasType := false
-	_ = jsonw.EachField([]byte(s), func(key string, _ []byte) { hasType = hasType || key == "type" })
+	_ = jsonr.EachField([]byte(s), func(key string, _ []byte) { hasType = hasType || key == "type" })
 	if !hasType {
 		// Prepend the type; the schema is an object so "{" + … is valid.
 		dst = append(dst, `{"type":"object"`...)

@@ -91,14 +91,14 @@ var anthropicTypes = map[string]int{
 // ErrorStatus returns the HTTP status and Anthropic error type the gateway
 // answers an A client with for err: an Anthropic upstream's own type is
 // kept; anything else is classified (gateway.md §6.1) and mapped; 503
-// becomes 529 overloaded_error.
+// becomes 529 overloaded_error. A type name is only taken as Anthropic's
+// when it agrees with the HTTP status: OpenAI also says
+// "invalid_request_error", for a 401 or a 404 too, and an A client must
+// then see authentication_error or not_found_error (table 10.2).
 func ErrorStatus(err error) (status int, typ string) {
 	var ue *llm.UpstreamError
 	if errors.As(err, &ue) {
-		if s, ok := anthropicTypes[ue.Type]; ok {
-			if ue.Status >= 400 {
-				s = ue.Status
-			}
+		if s, ok := anthropicTypes[ue.Type]; ok && (ue.Status < 400 || ue.Status == s) {
 			if s == 503 {
 				s = 529
 			}

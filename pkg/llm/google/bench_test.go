@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/pkg/llm/internal/benchcpu"
 )
 
 // agentRequest is a 300-message, ~300 KB agent conversation: user turns,
@@ -38,6 +39,7 @@ func BenchmarkBuildRequest300(b *testing.B) {
 	raw := mustBuild(b, req).AppendJSON(nil)
 	b.SetBytes(int64(len(raw)))
 	b.ReportAllocs()
+	stop := benchcpu.Start(b)
 	for b.Loop() {
 		body, err := BuildRequest(req, flash25, Target{})
 		if err != nil {
@@ -45,6 +47,7 @@ func BenchmarkBuildRequest300(b *testing.B) {
 		}
 		raw = body.AppendJSON(raw[:0])
 	}
+	stop()
 }
 
 func mustBuild(b *testing.B, req *llm.Request) *GenerateContentRequest {

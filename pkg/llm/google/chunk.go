@@ -1,38 +1,51 @@
 package google
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+
+	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
+)
+
+// errFallback makes the one-pass chunk reader hand the chunk to
+// encoding/json: an error object, a value of an unexpected type, a key
+// encoding/json would match case-insensitively.
+var errFallback = errors.New("google: chunk needs encoding/json")
 
 // parseResponse decodes a GenerateContentResponse chunk into r (reset
-// first). codeAssist unwraps {"response": …}. On any surprise it falls
-// back to encoding/json.
+// first). codeAssist unwraps {"response": …}. It reads the one hot shape,
+// streamed chunks, in one pass on the shared reader (encoding/json costs
+// several microseconds per chunk through reflection and a validation
+// pre-pass); on any surprise it falls back to encoding/json, so the two
+// always agree.
 func parseResponse(data []byte, codeAssist bool, r *response) (*response, *apiError, error) {
 	*r = response{Candidates: r.Candidates[:0]}
-	l := lexer{b: data}
-	var err error
+	// data is only valid until the next SSE event: the strings read are
+	// views of one private copy.
+	var l jsonr.Reader
+	l.Reset(bytes.Clone(data))
 	if codeAssist {
 		found := false
-		err = l.object(func(k []byte) error {
-			if string(k) == "response" && l.peek() == '{' {
+		err := l.Object(func(k []byte) error {
+			if string(k) == "response" && l.Peek() == '{' {
 				found = true
-				return l.response(r)
+				return response1(&l, r)
 			}
-			if foldsTo(k, "response", "error") {
-				return errSyntax // rare: let encoding/json handle it
+			if jsonr.FoldsTo(k, "response", "error") {
+				return errFallback // rare: let encoding/json handle it
 			}
-			_, err := l.skip()
-			return err
+			l.Skip()
+			return nil
 		})
-		if err == nil && l.peek() == 0 {
+		if err == nil && l.End() == nil {
 			if !found {
 				return nil, nil, nil
 			}
 			return r, nil, nil
 		}
-	} else {
-		err = l.response(r)
-		if err == nil && l.peek() == 0 {
-			return r, nil, nil
-		}
+	} else if response1(&l, r) == nil && l.End() == nil {
+		return r, nil, nil
 	}
 	// Fallback: the exact encoding/json semantics.
 	*r = response{}
@@ -49,165 +62,156 @@ func parseResponse(data []byte, codeAssist bool, r *response) (*response, *apiEr
 	return r, r.Error, nil
 }
 
-func (l *lexer) response(r *response) error {
-	return l.object(func(k []byte) error {
-		var err error
+func response1(l *jsonr.Reader, r *response) error {
+	return l.Object(func(k []byte) error {
 		switch string(k) {
 		case "candidates":
 			r.Candidates = r.Candidates[:0]
-			err = l.array(func() error {
+			return l.Array(func() error {
 				r.Candidates = append(r.Candidates, candidate{})
-				return l.candidate(&r.Candidates[len(r.Candidates)-1])
+				return candidate1(l, &r.Candidates[len(r.Candidates)-1])
 			})
 		case "usageMetadata":
 			r.UsageMetadata = &usageMetadata{}
-			err = l.usage(r.UsageMetadata)
+			return usage1(l, r.UsageMetadata)
 		case "modelVersion":
-			r.ModelVersion, err = l.str()
+			r.ModelVersion = l.String()
 		case "responseId":
-			r.ResponseID, err = l.str()
+			r.ResponseID = l.String()
 		case "promptFeedback":
 			r.PromptFeedback = &promptFeedback{}
-			err = l.object(func(k []byte) error {
-				var err error
+			return l.Object(func(k []byte) error {
 				switch string(k) {
 				case "blockReason":
-					r.PromptFeedback.BlockReason, err = l.str()
+					r.PromptFeedback.BlockReason = l.String()
 				case "blockReasonMessage":
-					r.PromptFeedback.BlockReasonMessage, err = l.str()
+					r.PromptFeedback.BlockReasonMessage = l.String()
 				default:
-					if foldsTo(k, "blockReason", "blockReasonMessage") {
-						return errSyntax
+					if jsonr.FoldsTo(k, "blockReason", "blockReasonMessage") {
+						return errFallback
 					}
-					_, err = l.skip()
+					l.Skip()
 				}
-				return err
+				return nil
 			})
 		case "error":
-			return errSyntax // fall back
+			return errFallback
 		default:
-			if foldsTo(k, "candidates", "usageMetadata", "modelVersion", "responseId", "promptFeedback", "error") {
-				return errSyntax
+			if jsonr.FoldsTo(k, "candidates", "usageMetadata", "modelVersion", "responseId", "promptFeedback", "error") {
+				return errFallback
 			}
-			_, err = l.skip()
+			l.Skip()
 		}
-		return err
+		return nil
 	})
 }
 
-func (l *lexer) candidate(c *candidate) error {
-	if l.peek() == 'n' {
-		return l.literal("null")
+func candidate1(l *jsonr.Reader, c *candidate) error {
+	if l.Null() {
+		return nil
 	}
-	return l.object(func(k []byte) error {
-		var err error
+	return l.Object(func(k []byte) error {
 		switch string(k) {
 		case "content":
-			if l.peek() == 'n' {
-				return l.literal("null")
+			if l.Null() {
+				return nil
 			}
 			c.Content = &Content{}
-			err = l.object(func(k []byte) error {
-				var err error
+			return l.Object(func(k []byte) error {
 				switch string(k) {
 				case "role":
-					c.Content.Role, err = l.str()
+					c.Content.Role = l.String()
 				case "parts":
 					c.Content.Parts = nil
-					if l.peek() == 'n' {
-						return l.literal("null")
+					if l.Null() {
+						return nil
 					}
-					err = l.array(func() error {
+					return l.Array(func() error {
 						c.Content.Parts = append(c.Content.Parts, Part{})
-						return l.part(&c.Content.Parts[len(c.Content.Parts)-1])
+						return part1(l, &c.Content.Parts[len(c.Content.Parts)-1])
 					})
 				default:
-					if foldsTo(k, "role", "parts") {
-						return errSyntax
+					if jsonr.FoldsTo(k, "role", "parts") {
+						return errFallback
 					}
-					_, err = l.skip()
+					l.Skip()
 				}
-				return err
+				return nil
 			})
 		case "finishReason":
-			c.FinishReason, err = l.str()
+			c.FinishReason = l.String()
 		default:
-			if foldsTo(k, "content", "finishReason") {
-				return errSyntax
+			if jsonr.FoldsTo(k, "content", "finishReason") {
+				return errFallback
 			}
-			_, err = l.skip()
+			l.Skip()
 		}
-		return err
+		return nil
 	})
 }
 
-func (l *lexer) part(p *Part) error {
-	if l.peek() == 'n' {
-		return l.literal("null")
+func part1(l *jsonr.Reader, p *Part) error {
+	if l.Null() {
+		return nil
 	}
-	return l.object(func(k []byte) error {
-		var err error
+	return l.Object(func(k []byte) error {
 		switch string(k) {
 		case "text":
-			p.Text, err = l.str()
+			p.Text = l.String()
 		case "thought":
-			p.Thought, err = l.boolean()
+			p.Thought = l.Bool()
 		case "thoughtSignature":
-			p.ThoughtSignature, err = l.str()
+			p.ThoughtSignature = l.String()
 		case "functionCall":
-			if l.peek() == 'n' {
-				return l.literal("null")
+			if l.Null() {
+				return nil
 			}
 			p.FunctionCall = &FunctionCall{}
-			err = l.object(func(k []byte) error {
-				var err error
+			return l.Object(func(k []byte) error {
 				switch string(k) {
 				case "id":
-					p.FunctionCall.ID, err = l.str()
+					p.FunctionCall.ID = l.String()
 				case "name":
-					p.FunctionCall.Name, err = l.str()
+					p.FunctionCall.Name = l.String()
 				case "args":
-					var raw []byte
-					raw, err = l.skip()
-					p.FunctionCall.Args = raw
+					p.FunctionCall.Args = l.Raw()
 				default:
-					if foldsTo(k, "id", "name", "args") {
-						return errSyntax
+					if jsonr.FoldsTo(k, "id", "name", "args") {
+						return errFallback
 					}
-					_, err = l.skip()
+					l.Skip()
 				}
-				return err
+				return nil
 			})
 		default:
-			if foldsTo(k, "text", "thought", "thoughtSignature", "functionCall", "inlineData", "fileData", "functionResponse") {
-				return errSyntax
+			if jsonr.FoldsTo(k, "text", "thought", "thoughtSignature", "functionCall", "inlineData", "fileData", "functionResponse") {
+				return errFallback
 			}
-			_, err = l.skip()
+			l.Skip()
 		}
-		return err
+		return nil
 	})
 }
 
-func (l *lexer) usage(u *usageMetadata) error {
-	return l.object(func(k []byte) error {
-		var err error
+func usage1(l *jsonr.Reader, u *usageMetadata) error {
+	return l.Object(func(k []byte) error {
 		switch string(k) {
 		case "promptTokenCount":
-			u.PromptTokenCount, err = l.integer()
+			u.PromptTokenCount = l.IntExact()
 		case "candidatesTokenCount":
-			u.CandidatesTokenCount, err = l.integer()
+			u.CandidatesTokenCount = l.IntExact()
 		case "thoughtsTokenCount":
-			u.ThoughtsTokenCount, err = l.integer()
+			u.ThoughtsTokenCount = l.IntExact()
 		case "cachedContentTokenCount":
-			u.CachedContentTokenCount, err = l.integer()
+			u.CachedContentTokenCount = l.IntExact()
 		case "totalTokenCount":
-			u.TotalTokenCount, err = l.integer()
+			u.TotalTokenCount = l.IntExact()
 		default:
-			if foldsTo(k, "promptTokenCount", "candidatesTokenCount", "thoughtsTokenCount", "cachedContentTokenCount", "totalTokenCount") {
-				return errSyntax
+			if jsonr.FoldsTo(k, "promptTokenCount", "candidatesTokenCount", "thoughtsTokenCount", "cachedContentTokenCount", "totalTokenCount") {
+				return errFallback
 			}
-			_, err = l.skip()
+			l.Skip()
 		}
-		return err
+		return nil
 	})
 }

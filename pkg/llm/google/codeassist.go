@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/pkg/llm/internal/jsonw"
 )
 
 // Code Assist endpoints (reference google-gemini-cli.ts).
@@ -118,9 +119,9 @@ func (p *CodeAssist) Stream(ctx context.Context, req *llm.Request, model llm.Mod
 // appendJSON encodes the envelope around the request body.
 func (e *codeAssistRequest) appendJSON(dst []byte) []byte {
 	dst = append(dst, `{"model":`...)
-	dst = appendJSONString(dst, e.Model)
+	dst = jsonw.Plain(dst, e.Model)
 	dst = append(dst, `,"project":`...)
-	dst = appendJSONString(dst, e.Project)
+	dst = jsonw.Plain(dst, e.Project)
 	dst = append(dst, `,"request":`...)
 	dst = e.Request.AppendJSON(dst)
 	for _, f := range [...]struct{ k, v string }{{"requestId", e.RequestID}, {"userAgent", e.UserAgent}, {"requestType", e.RequestType}} {
@@ -128,7 +129,7 @@ func (e *codeAssistRequest) appendJSON(dst []byte) []byte {
 			dst = append(dst, ',', '"')
 			dst = append(dst, f.k...)
 			dst = append(dst, '"', ':')
-			dst = appendJSONString(dst, f.v)
+			dst = jsonw.Plain(dst, f.v)
 		}
 	}
 	return append(dst, '}')

@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/ompgo/omp/pkg/llm/internal/jsonw"
 )
 
 // Hand-written encoding of the request body: encoding/json re-validates
@@ -38,7 +39,7 @@ func (r *GenerateContentRequest) AppendJSON(dst []byte) []byte {
 	if r.ToolConfig != nil {
 		fc := &r.ToolConfig.FunctionCallingConfig
 		dst = append(dst, `,"toolConfig":{"functionCallingConfig":{"mode":`...)
-		dst = appendJSONString(dst, fc.Mode)
+		dst = jsonw.Plain(dst, fc.Mode)
 		if len(fc.AllowedFunctionNames) > 0 {
 			dst = append(dst, `,"allowedFunctionNames":`...)
 			dst = appendStrings(dst, fc.AllowedFunctionNames)
@@ -50,11 +51,11 @@ func (r *GenerateContentRequest) AppendJSON(dst []byte) []byte {
 	}
 	if r.ServiceTier != "" {
 		dst = append(dst, `,"serviceTier":`...)
-		dst = appendJSONString(dst, r.ServiceTier)
+		dst = jsonw.Plain(dst, r.ServiceTier)
 	}
 	if r.SessionID != "" {
 		dst = append(dst, `,"sessionId":`...)
-		dst = appendJSONString(dst, r.SessionID)
+		dst = jsonw.Plain(dst, r.SessionID)
 	}
 	if len(r.Labels) > 0 {
 		b, _ := json.Marshal(r.Labels) // sorted keys; small
@@ -102,7 +103,7 @@ func appendGeneration(dst []byte, g *GenerationConfig) []byte {
 		}
 		if tc.ThinkingLevel != "" {
 			dst = append(dst, `,"thinkingLevel":`...)
-			dst = appendJSONString(dst, tc.ThinkingLevel)
+			dst = jsonw.Plain(dst, tc.ThinkingLevel)
 		}
 		dst = append(dst, '}')
 	}
@@ -113,7 +114,7 @@ func appendContent(dst []byte, c *Content) []byte {
 	dst = append(dst, '{')
 	if c.Role != "" {
 		dst = append(dst, `"role":`...)
-		dst = appendJSONString(dst, c.Role)
+		dst = jsonw.Plain(dst, c.Role)
 		dst = append(dst, ',')
 	}
 	dst = append(dst, `"parts":`...)
@@ -144,41 +145,41 @@ func appendPart(dst []byte, p *Part) []byte {
 		return append(dst, '"', ':')
 	}
 	if p.Text != "" {
-		dst = appendJSONString(field(dst, "text"), p.Text)
+		dst = jsonw.Plain(field(dst, "text"), p.Text)
 	}
 	if p.Thought {
 		dst = append(field(dst, "thought"), "true"...)
 	}
 	if p.ThoughtSignature != "" {
-		dst = appendJSONString(field(dst, "thoughtSignature"), p.ThoughtSignature)
+		dst = jsonw.Plain(field(dst, "thoughtSignature"), p.ThoughtSignature)
 	}
 	if b := p.InlineData; b != nil {
 		dst = append(field(dst, "inlineData"), `{"mimeType":`...)
-		dst = appendJSONString(dst, b.MimeType)
+		dst = jsonw.Plain(dst, b.MimeType)
 		dst = append(dst, `,"data":`...)
-		dst = appendJSONString(dst, b.Data)
+		dst = jsonw.Plain(dst, b.Data)
 		dst = append(dst, '}')
 	}
 	if f := p.FileData; f != nil {
 		dst = append(field(dst, "fileData"), '{')
 		if f.MimeType != "" {
 			dst = append(dst, `"mimeType":`...)
-			dst = appendJSONString(dst, f.MimeType)
+			dst = jsonw.Plain(dst, f.MimeType)
 			dst = append(dst, ',')
 		}
 		dst = append(dst, `"fileUri":`...)
-		dst = appendJSONString(dst, f.FileURI)
+		dst = jsonw.Plain(dst, f.FileURI)
 		dst = append(dst, '}')
 	}
 	if fc := p.FunctionCall; fc != nil {
 		dst = append(field(dst, "functionCall"), '{')
 		if fc.ID != "" {
 			dst = append(dst, `"id":`...)
-			dst = appendJSONString(dst, fc.ID)
+			dst = jsonw.Plain(dst, fc.ID)
 			dst = append(dst, ',')
 		}
 		dst = append(dst, `"name":`...)
-		dst = appendJSONString(dst, fc.Name)
+		dst = jsonw.Plain(dst, fc.Name)
 		dst = append(dst, `,"args":`...)
 		dst = appendRawJSON(dst, fc.Args, "{}")
 		dst = append(dst, '}')
@@ -187,11 +188,11 @@ func appendPart(dst []byte, p *Part) []byte {
 		dst = append(field(dst, "functionResponse"), '{')
 		if fr.ID != "" {
 			dst = append(dst, `"id":`...)
-			dst = appendJSONString(dst, fr.ID)
+			dst = jsonw.Plain(dst, fr.ID)
 			dst = append(dst, ',')
 		}
 		dst = append(dst, `"name":`...)
-		dst = appendJSONString(dst, fr.Name)
+		dst = jsonw.Plain(dst, fr.Name)
 		dst = append(dst, `,"response":`...)
 		dst = appendTrustedJSON(dst, fr.Response)
 		if len(fr.Parts) > 0 {
@@ -209,7 +210,7 @@ func appendStrings(dst []byte, ss []string) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendJSONString(dst, s)
+		dst = jsonw.Plain(dst, s)
 	}
 	return append(dst, ']')
 }
@@ -238,70 +239,4 @@ func appendTrustedJSON(dst []byte, raw json.RawMessage) []byte {
 		return append(dst, "{}"...)
 	}
 	return append(dst, raw...)
-}
-
-// appendJSONString appends s as a JSON string. It escapes only what JSON
-// requires (plus U+2028/U+2029) and replaces invalid UTF-8 with U+FFFD.
-func appendJSONString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		// Skip 8 plain ASCII bytes at a time.
-		for i+8 <= len(s) && plain8(s[i:i+8]) {
-			i += 8
-		}
-		if i >= len(s) {
-			break
-		}
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && size == 1) || r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			if r == utf8.RuneError {
-				dst = append(dst, `\ufffd`...)
-			} else {
-				dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
-			}
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
-
-// plain8 reports whether 8 bytes are printable ASCII other than '"' and
-// '\\' (no escaping needed).
-func plain8(s string) bool {
-	v := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	hasLess := func(x uint64, n uint64) uint64 { return (x - lo*n) & ^x & hi }
-	hasByte := func(x uint64, b uint64) uint64 { return hasLess(x^(lo*b), 1) }
-	return (v&hi)|hasLess(v, 0x20)|hasByte(v, '"')|hasByte(v, '\\') == 0
 }

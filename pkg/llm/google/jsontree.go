@@ -1,12 +1,12 @@
 package google
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"slices"
+
+	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
+	"github.com/ompgo/omp/pkg/llm/internal/jsonw"
 )
 
 // object is a JSON object that keeps its key order (tool schemas are shown
@@ -45,66 +45,46 @@ const maxDepth = 64
 var errTooDeep = errors.New("schema nested too deeply")
 
 // parseTree decodes JSON into *object, []any, string, json.Number, bool or
-// nil values.
+// nil values. The strings are copies: the tree outlives b.
 func parseTree(b []byte) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	v, err := parseValue(d, 0)
-	if err != nil {
+	r := jsonr.NewReader([]byte(string(b)))
+	v := parseValue(r, 0)
+	if err := r.End(); err != nil {
 		return nil, err
-	}
-	if _, err := d.Token(); err != io.EOF {
-		return nil, errors.New("trailing data after schema")
 	}
 	return v, nil
 }
 
-func parseValue(d *json.Decoder, depth int) (any, error) {
+func parseValue(r *jsonr.Reader, depth int) any {
 	if depth > maxDepth {
-		return nil, errTooDeep
+		r.Fail(errTooDeep)
+		return nil
 	}
-	t, err := d.Token()
-	if err != nil {
-		return nil, err
+	switch r.Peek() {
+	case '{':
+		o := newObject()
+		r.Object(func(k []byte) error {
+			key := string(k)
+			o.set(key, parseValue(r, depth+1))
+			return nil
+		})
+		return o
+	case '[':
+		arr := []any{}
+		r.Array(func() error {
+			arr = append(arr, parseValue(r, depth+1))
+			return nil
+		})
+		return arr
+	case '"':
+		return r.String()
+	case 't', 'f':
+		return r.Bool()
+	case 'n':
+		r.Null()
+		return nil
 	}
-	switch t := t.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			o := newObject()
-			for d.More() {
-				kt, err := d.Token()
-				if err != nil {
-					return nil, err
-				}
-				k, ok := kt.(string)
-				if !ok {
-					return nil, fmt.Errorf("bad object key %v", kt)
-				}
-				v, err := parseValue(d, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				o.set(k, v)
-			}
-			_, err := d.Token()
-			return o, err
-		case '[':
-			arr := []any{}
-			for d.More() {
-				v, err := parseValue(d, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				arr = append(arr, v)
-			}
-			_, err := d.Token()
-			return arr, err
-		}
-		return nil, fmt.Errorf("unexpected %v", t)
-	default:
-		return t, nil
-	}
+	return json.Number(r.Number())
 }
 
 // appendTree encodes v compactly.
@@ -116,7 +96,7 @@ func appendTree(dst []byte, v any) []byte {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendJSONString(dst, k)
+			dst = jsonw.Plain(dst, k)
 			dst = append(dst, ':')
 			dst = appendTree(dst, v.vals[k])
 		}
@@ -131,14 +111,11 @@ func appendTree(dst []byte, v any) []byte {
 		}
 		return append(dst, ']')
 	case string:
-		return appendJSONString(dst, v)
+		return jsonw.Plain(dst, v)
 	case json.Number:
 		return append(dst, v...)
 	case bool:
-		if v {
-			return append(dst, "true"...)
-		}
-		return append(dst, "false"...)
+		return jsonw.Bool(dst, v)
 	case nil:
 		return append(dst, "null"...)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/pkg/llm/internal/jsonw"
 )
 
 // Target is the surface a request is built for.
@@ -242,7 +243,11 @@ func (b *builder) assistantMessage(m *llm.Message, pending []pendingCall) []pend
 		!m.HasToolCall() && strings.TrimSpace(m.TextContent()) == "" {
 		return pending // a truncated thinking-only turn has nothing to anchor on
 	}
-	same := m.Provider == b.model.Provider && m.Model == b.model.ID
+	// Signatures are bound to the provider and model that issued them. A
+	// message decoded from a client wire knows only the API of the gateway
+	// token it came in (no provider): that API must be this surface's.
+	same := m.Provider == b.model.Provider && m.Model == b.model.ID ||
+		m.Provider == "" && m.API == b.targetAPI()
 	parts := make([]Part, 0, len(m.Content))
 	firstCall := true
 	for i := range m.Content {
@@ -253,16 +258,16 @@ func (b *builder) assistantMessage(m *llm.Message, pending []pendingCall) []pend
 				continue
 			}
 			p := Part{Text: c.Text}
-			if same && validSignature(c.TextSignature) {
-				p.ThoughtSignature = c.TextSignature
+			if sig, ok := b.signature(c.TextSignature, same); ok {
+				p.ThoughtSignature = sig
 			}
 			parts = append(parts, p)
 		case llm.ContentThinking:
 			if strings.TrimSpace(c.Thinking) == "" {
 				continue
 			}
-			if same && validSignature(c.ThinkingSignature) {
-				parts = append(parts, Part{Thought: true, Text: c.Thinking, ThoughtSignature: c.ThinkingSignature})
+			if sig, ok := b.signature(c.ThinkingSignature, same); ok {
+				parts = append(parts, Part{Thought: true, Text: c.Thinking, ThoughtSignature: sig})
 			} else if !b.tr.dropUnsigned {
 				parts = append(parts, Part{Text: b.demote(c.Thinking)})
 			}
@@ -276,9 +281,10 @@ func (b *builder) assistantMessage(m *llm.Message, pending []pendingCall) []pend
 				fc.ID = normalizeID(c.ID)
 			}
 			p := Part{FunctionCall: fc}
+			sig, signed := b.signature(c.ThoughtSignature, same)
 			switch {
-			case same && validSignature(c.ThoughtSignature):
-				p.ThoughtSignature = c.ThoughtSignature
+			case signed:
+				p.ThoughtSignature = sig
 			case b.tr.skipSigAll || (b.tr.skipSigFirst && firstCall):
 				p.ThoughtSignature = skipSignature
 			}
@@ -291,6 +297,29 @@ func (b *builder) assistantMessage(m *llm.Message, pending []pendingCall) []pend
 		b.push("model", parts...)
 	}
 	return pending
+}
+
+// signature returns the thoughtSignature to replay for a part, and whether
+// there is one (case 50): a gateway token issued by this very surface
+// (Gemini API or Code Assist) is unwrapped, any other token is foreign and
+// dropped, and a raw signature is kept only when the message came from
+// the same provider and model (same).
+func (b *builder) signature(sig string, same bool) (string, bool) {
+	if tok, api, ok := llm.DecodeSignatureToken(sig); ok {
+		return tok, api == b.targetAPI() && validSignature(tok)
+	}
+	if llm.IsSignatureToken(sig) {
+		return "", false
+	}
+	return sig, same && validSignature(sig)
+}
+
+// targetAPI is the API whose signatures this request may carry.
+func (b *builder) targetAPI() string {
+	if b.tr.target.CodeAssist {
+		return llm.APIGeminiCLI
+	}
+	return llm.APIGoogle
 }
 
 // demote renders foreign reasoning as plain text in the model's dialect.
@@ -365,7 +394,7 @@ func (b *builder) functionResponse(id, wire, value string, isError bool, parts [
 	}
 	resp := make([]byte, 0, len(key)+len(value)+8)
 	resp = append(resp, key...)
-	resp = appendJSONString(resp, value)
+	resp = jsonw.Plain(resp, value)
 	resp = append(resp, '}')
 	fr := &FunctionResponse{Name: wire, Response: resp, Parts: parts}
 	if b.tr.functionIDs {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/pkg/llm/internal/jsonw"
 )
 
 var (
@@ -244,7 +245,7 @@ func FuzzAppendJSONString(f *testing.F) {
 	f.Add("quote\" back\\slash \n\t\x01 <&> \u2028 é 😀 \xff")
 	f.Fuzz(func(t *testing.T, s string) {
 		var got, want string
-		if err := json.Unmarshal(appendJSONString(nil, s), &got); err != nil {
+		if err := json.Unmarshal(jsonw.Plain(nil, s), &got); err != nil {
 			t.Fatalf("invalid JSON for %q: %v", s, err)
 		}
 		ref, _ := json.Marshal(s)

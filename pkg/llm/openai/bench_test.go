@@ -3,11 +3,10 @@ package openai
 import (
 	"fmt"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/pkg/llm/internal/benchcpu"
 )
 
 // agentChatBody builds a ~300 KB, 300-message Chat request shaped like an
@@ -47,7 +46,7 @@ func BenchmarkTranslateChatToResponses(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	out := make([]byte, 0, 2*len(body))
-	start := cpuTime()
+	stop := benchcpu.Start(b)
 	for b.Loop() {
 		req, err := DecodeChatRequest(body)
 		if err != nil {
@@ -55,7 +54,7 @@ func BenchmarkTranslateChatToResponses(b *testing.B) {
 		}
 		out = AppendResponsesBody(out[:0], req, benchModel)
 	}
-	reportCPU(b, start)
+	stop()
 	b.ReportMetric(float64(len(body))/1024, "KB")
 }
 
@@ -69,7 +68,7 @@ func BenchmarkTranslateResponsesToChat(b *testing.B) {
 	b.ReportAllocs()
 	compat := ResolveChatCompat(benchModel, "")
 	out := make([]byte, 0, 2*len(body))
-	start := cpuTime()
+	stop := benchcpu.Start(b)
 	for b.Loop() {
 		req, err := DecodeResponsesRequest(body)
 		if err != nil {
@@ -77,21 +76,8 @@ func BenchmarkTranslateResponsesToChat(b *testing.B) {
 		}
 		out = AppendChatBody(out[:0], req, benchModel, compat)
 	}
-	reportCPU(b, start)
+	stop()
 	b.ReportMetric(float64(len(body))/1024, "KB")
-}
-
-// cpuTime returns the process's user+system CPU time. Reported beside
-// ns/op because the shared benchmark machine is heavily loaded: wall time
-// then mostly measures waiting for a core.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-func reportCPU(b *testing.B, start time.Duration) {
-	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
 }
 
 // streamBench drives one upstream payload per iteration through parser,
@@ -108,14 +94,14 @@ func streamBench(b *testing.B, payload []byte, responses bool, enc func(dst []by
 	}
 	handle(payload) // warm up: start + block start
 	b.ReportAllocs()
-	start := cpuTime()
+	stop := benchcpu.Start(b)
 	b.ResetTimer()
 	for b.Loop() {
 		if !handle(payload) {
 			b.Fatal("stream ended")
 		}
 	}
-	reportCPU(b, start)
+	stop()
 }
 
 var (

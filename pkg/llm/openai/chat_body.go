@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/openai/internal/jsonx"
+	"github.com/ompgo/omp/pkg/llm/internal/jsonw"
 )
 
 // AppendChatBody appends the Chat Completions request body for req sent to
@@ -14,8 +14,8 @@ import (
 // the request came from a Chat client.
 func AppendChatBody(dst []byte, req *llm.Request, model llm.Model, compat ChatCompat) []byte {
 	dst = append(dst, '{')
-	dst = jsonx.AppendStringField(dst, "model", model.WireID())
-	dst = jsonx.AppendKey(dst, "messages")
+	dst = jsonw.PlainField(dst, "model", model.WireID())
+	dst = jsonw.Key(dst, "messages")
 	dst = append(dst, '[')
 	dst = appendChatSystem(dst, req, model, compat)
 	msgs := req.Messages
@@ -24,7 +24,7 @@ func AppendChatBody(dst []byte, req *llm.Request, model llm.Model, compat ChatCo
 		switch m.Role {
 		case llm.RoleUser, llm.RoleDeveloper:
 			if i > 0 && compat.AssistantAfterToolResult && msgs[i-1].Role == llm.RoleToolResult {
-				dst = jsonx.Comma(dst)
+				dst = jsonw.Comma(dst)
 				dst = append(dst, `{"role":"assistant","content":"I have processed the tool results."}`...)
 			}
 			role := "user"
@@ -62,7 +62,7 @@ func appendChatSystem(dst []byte, req *llm.Request, model llm.Model, compat Chat
 		role = "developer"
 	}
 	if !compat.MultipleSystemMessages {
-		dst = jsonx.Comma(dst)
+		dst = jsonw.Comma(dst)
 		dst = append(dst, `{"role":"`...)
 		dst = append(dst, role...)
 		dst = append(dst, `","content":"`...)
@@ -70,16 +70,16 @@ func appendChatSystem(dst []byte, req *llm.Request, model llm.Model, compat Chat
 			if i > 0 {
 				dst = append(dst, `\n\n`...)
 			}
-			dst = jsonx.AppendStringBody(dst, b.Text)
+			dst = jsonw.PlainBody(dst, b.Text)
 		}
 		return append(dst, `"}`...)
 	}
 	for _, b := range req.System {
-		dst = jsonx.Comma(dst)
+		dst = jsonw.Comma(dst)
 		dst = append(dst, `{"role":"`...)
 		dst = append(dst, role...)
 		dst = append(dst, `","content":`...)
-		dst = jsonx.AppendString(dst, b.Text)
+		dst = jsonw.Plain(dst, b.Text)
 		dst = append(dst, '}')
 	}
 	return dst
@@ -88,12 +88,12 @@ func appendChatSystem(dst []byte, req *llm.Request, model llm.Model, compat Chat
 // appendChatUser writes a user/developer/system message: a plain string
 // for a single text block, parts otherwise.
 func appendChatUser(dst []byte, role string, content []llm.Content) []byte {
-	dst = jsonx.Comma(dst)
+	dst = jsonw.Comma(dst)
 	dst = append(dst, `{"role":"`...)
 	dst = append(dst, role...)
 	dst = append(dst, `","content":`...)
 	if len(content) == 1 && content[0].Type == llm.ContentText {
-		dst = jsonx.AppendString(dst, content[0].Text)
+		dst = jsonw.Plain(dst, content[0].Text)
 		return append(dst, '}')
 	}
 	dst = append(dst, '[')
@@ -106,16 +106,16 @@ func appendChatUser(dst []byte, role string, content []llm.Content) []byte {
 func appendChatPart(dst []byte, c *llm.Content) []byte {
 	switch c.Type {
 	case llm.ContentText:
-		dst = jsonx.Comma(dst)
+		dst = jsonw.Comma(dst)
 		dst = append(dst, `{"type":"text","text":`...)
-		dst = jsonx.AppendString(dst, c.Text)
+		dst = jsonw.Plain(dst, c.Text)
 		return append(dst, '}')
 	case llm.ContentImage:
-		dst = jsonx.Comma(dst)
+		dst = jsonw.Comma(dst)
 		dst = append(dst, `{"type":"image_url","image_url":{"url":`...)
 		dst = appendImageURL(dst, c)
 		if c.Detail != "" {
-			dst = jsonx.AppendStringField(dst, "detail", c.Detail)
+			dst = jsonw.PlainField(dst, "detail", c.Detail)
 		}
 		return append(dst, "}}"...)
 	}
@@ -137,14 +137,14 @@ func appendChatAssistant(dst []byte, m *llm.Message, compat ChatCompat) []byte {
 	if texts == 0 && calls == 0 && (thinking == 0 || compat.ReasoningContentField == "") {
 		return dst // nothing a Chat server can replay
 	}
-	dst = jsonx.Comma(dst)
+	dst = jsonw.Comma(dst)
 	dst = append(dst, `{"role":"assistant","content":`...)
 	switch {
 	case texts > 0:
 		dst = append(dst, '"')
 		for i := range m.Content {
 			if m.Content[i].Type == llm.ContentText {
-				dst = jsonx.AppendStringBody(dst, m.Content[i].Text)
+				dst = jsonw.PlainBody(dst, m.Content[i].Text)
 			}
 		}
 		dst = append(dst, '"')
@@ -154,11 +154,11 @@ func appendChatAssistant(dst []byte, m *llm.Message, compat ChatCompat) []byte {
 		dst = append(dst, `""`...)
 	}
 	if thinking > 0 && compat.ReasoningContentField != "" {
-		dst = jsonx.AppendKey(dst, compat.ReasoningContentField)
+		dst = jsonw.Key(dst, compat.ReasoningContentField)
 		dst = append(dst, '"')
 		for i := range m.Content {
 			if m.Content[i].Type == llm.ContentThinking {
-				dst = jsonx.AppendStringBody(dst, m.Content[i].Thinking)
+				dst = jsonw.PlainBody(dst, m.Content[i].Thinking)
 			}
 		}
 		dst = append(dst, '"')
@@ -170,13 +170,13 @@ func appendChatAssistant(dst []byte, m *llm.Message, compat ChatCompat) []byte {
 			if c.Type != llm.ContentToolCall {
 				continue
 			}
-			dst = jsonx.Comma(dst)
+			dst = jsonw.Comma(dst)
 			dst = append(dst, `{"id":`...)
-			dst = jsonx.AppendString(dst, splitCallID(c.ID))
+			dst = jsonw.Plain(dst, splitCallID(c.ID))
 			dst = append(dst, `,"type":"function","function":{"name":`...)
-			dst = jsonx.AppendString(dst, c.Name)
+			dst = jsonw.Plain(dst, c.Name)
 			dst = append(dst, `,"arguments":`...)
-			dst = jsonx.AppendString(dst, argumentsText(c))
+			dst = jsonw.Plain(dst, argumentsText(c))
 			dst = append(dst, "}}"...)
 		}
 		dst = append(dst, ']')
@@ -197,17 +197,17 @@ func argumentsText(c *llm.Content) string {
 }
 
 func appendChatToolResult(dst []byte, m *llm.Message, compat ChatCompat) []byte {
-	dst = jsonx.Comma(dst)
+	dst = jsonw.Comma(dst)
 	dst = append(dst, `{"role":"tool","tool_call_id":`...)
-	dst = jsonx.AppendString(dst, splitCallID(m.ToolCallID))
+	dst = jsonw.Plain(dst, splitCallID(m.ToolCallID))
 	if compat.ToolResultName && m.ToolName != "" {
-		dst = jsonx.AppendStringField(dst, "name", m.ToolName)
+		dst = jsonw.PlainField(dst, "name", m.ToolName)
 	}
 	dst = append(dst, `,"content":"`...)
 	n := 0
 	for i := range m.Content {
 		if m.Content[i].Type == llm.ContentText {
-			dst = jsonx.AppendStringBody(dst, m.Content[i].Text)
+			dst = jsonw.PlainBody(dst, m.Content[i].Text)
 			n++
 		}
 	}
@@ -232,7 +232,7 @@ func appendToolImages(dst []byte, msgs []llm.Message, last int) []byte {
 				continue
 			}
 			if !opened {
-				dst = jsonx.Comma(dst)
+				dst = jsonw.Comma(dst)
 				dst = append(dst, `{"role":"user","content":[{"type":"text","text":"Attached image(s) from tool result:"}`...)
 				opened = true
 			}
@@ -261,29 +261,29 @@ func appendChatTools(dst []byte, req *llm.Request, compat ChatCompat) []byte {
 			dst = append(dst, `,"tools":[`...)
 		}
 		n++
-		dst = jsonx.Comma(dst)
+		dst = jsonw.Comma(dst)
 		switch {
 		case t.Native != nil:
 			dst = append(dst, t.Native...)
 		case t.Custom:
 			dst = append(dst, `{"type":"custom","custom":{"name":`...)
-			dst = jsonx.AppendString(dst, customName(t))
+			dst = jsonw.Plain(dst, customName(t))
 			if t.Description != "" {
-				dst = jsonx.AppendStringField(dst, "description", t.Description)
+				dst = jsonw.PlainField(dst, "description", t.Description)
 			}
 			if len(t.CustomFormat) > 0 {
-				dst = jsonx.AppendRawField(dst, "format", t.CustomFormat)
+				dst = jsonw.RawField(dst, "format", t.CustomFormat)
 			}
 			dst = append(dst, "}}"...)
 		default:
 			dst = append(dst, `{"type":"function","function":{"name":`...)
-			dst = jsonx.AppendString(dst, t.Name)
+			dst = jsonw.Plain(dst, t.Name)
 			if t.Description != "" {
-				dst = jsonx.AppendStringField(dst, "description", t.Description)
+				dst = jsonw.PlainField(dst, "description", t.Description)
 			}
-			dst = jsonx.AppendRawField(dst, "parameters", schemaOrEmpty(t.Parameters))
+			dst = jsonw.RawField(dst, "parameters", schemaOrEmpty(t.Parameters))
 			if t.Strict != nil && compat.StrictMode {
-				dst = jsonx.AppendBoolField(dst, "strict", *t.Strict)
+				dst = jsonw.BoolField(dst, "strict", *t.Strict)
 			}
 			dst = append(dst, "}}"...)
 		}
@@ -314,11 +314,11 @@ func appendChatOptions(dst []byte, req *llm.Request, model llm.Model, compat Cha
 	if len(req.Tools) > 0 {
 		dst = appendChatToolChoice(dst, req.ToolChoice)
 		if req.ParallelToolCalls != nil {
-			dst = jsonx.AppendBoolField(dst, "parallel_tool_calls", *req.ParallelToolCalls)
+			dst = jsonw.BoolField(dst, "parallel_tool_calls", *req.ParallelToolCalls)
 		}
 	}
 	if req.MaxTokens > 0 {
-		dst = jsonx.AppendIntField(dst, compat.MaxTokensField, int64(req.MaxTokens))
+		dst = jsonw.IntField(dst, compat.MaxTokensField, int64(req.MaxTokens))
 	}
 	dst = appendSampling(dst, req)
 	if len(req.StopSequences) > 0 {
@@ -327,23 +327,23 @@ func appendChatOptions(dst []byte, req *llm.Request, model llm.Model, compat Cha
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = jsonx.AppendString(dst, s)
+			dst = jsonw.Plain(dst, s)
 		}
 		dst = append(dst, ']')
 	}
 	if compat.ReasoningEffort {
 		if e := wireEffort(req, model, true); e != "" {
-			dst = jsonx.AppendStringField(dst, "reasoning_effort", e)
+			dst = jsonw.PlainField(dst, "reasoning_effort", e)
 		}
 	}
 	if req.User != "" {
-		dst = jsonx.AppendStringField(dst, "user", req.User)
+		dst = jsonw.PlainField(dst, "user", req.User)
 	}
 	if req.PromptCacheKey != "" && compat.PromptCacheKey {
-		dst = jsonx.AppendStringField(dst, "prompt_cache_key", req.PromptCacheKey)
+		dst = jsonw.PlainField(dst, "prompt_cache_key", req.PromptCacheKey)
 	}
 	if req.ServiceTier != "" {
-		dst = jsonx.AppendStringField(dst, "service_tier", req.ServiceTier)
+		dst = jsonw.PlainField(dst, "service_tier", req.ServiceTier)
 	}
 	dst = append(dst, `,"stream":true`...)
 	if compat.UsageInStreaming {
@@ -354,12 +354,12 @@ func appendChatOptions(dst []byte, req *llm.Request, model llm.Model, compat Cha
 
 func appendSampling(dst []byte, req *llm.Request) []byte {
 	if req.Temperature != nil {
-		dst = jsonx.AppendKey(dst, "temperature")
-		dst = jsonx.AppendFloat(dst, *req.Temperature)
+		dst = jsonw.Key(dst, "temperature")
+		dst = jsonw.Number(dst, *req.Temperature)
 	}
 	if req.TopP != nil {
-		dst = jsonx.AppendKey(dst, "top_p")
-		dst = jsonx.AppendFloat(dst, *req.TopP)
+		dst = jsonw.Key(dst, "top_p")
+		dst = jsonw.Number(dst, *req.TopP)
 	}
 	return dst
 }
@@ -367,10 +367,10 @@ func appendSampling(dst []byte, req *llm.Request) []byte {
 func appendChatToolChoice(dst []byte, tc llm.ToolChoice) []byte {
 	switch tc.Mode {
 	case llm.ToolChoiceAuto, llm.ToolChoiceNone, llm.ToolChoiceRequired:
-		return jsonx.AppendStringField(dst, "tool_choice", string(tc.Mode))
+		return jsonw.PlainField(dst, "tool_choice", string(tc.Mode))
 	case llm.ToolChoiceTool:
 		dst = append(dst, `,"tool_choice":{"type":"function","function":{"name":`...)
-		dst = jsonx.AppendString(dst, tc.Name)
+		dst = jsonw.Plain(dst, tc.Name)
 		return append(dst, "}}"...)
 	}
 	return dst
@@ -390,8 +390,8 @@ func appendExtra(dst []byte, extra map[string]json.RawMessage, skip func(string)
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		dst = jsonx.Comma(dst)
-		dst = jsonx.AppendString(dst, k)
+		dst = jsonw.Comma(dst)
+		dst = jsonw.Plain(dst, k)
 		dst = append(dst, ':')
 		dst = append(dst, extra[k]...)
 	}

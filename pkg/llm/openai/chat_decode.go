@@ -1,11 +1,12 @@
 package openai
 
 import (
-	"bytes"
 	"encoding/json"
+	"sync"
 
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/openai/internal/jsonx"
+	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
+	"github.com/ompgo/omp/pkg/llm/internal/slab"
 )
 
 // DecodeChatRequest decodes a /v1/chat/completions body into a canonical
@@ -15,31 +16,25 @@ import (
 // upstream. Errors are *RequestError.
 func DecodeChatRequest(body []byte) (*llm.Request, error) {
 	req := &llm.Request{OriginAPI: llm.APIOpenAIChat}
-	d := jsonx.NewDecoder(body)
+	d := jsonr.NewReader(body)
 	p := chatDecoder{d: d, req: req, names: map[string]string{}}
-	if d.Kind() != '{' {
-		if d.Err() == nil {
-			d.Skip()
-			if d.Err() == nil {
-				return nil, &RequestError{Message: "Invalid JSON body: body must be a JSON object"}
-			}
-		}
-		return nil, decodeError(chatPrefix, d.Err())
+	if err := objectBody(d, chatPrefix); err != nil {
+		return nil, err
 	}
 	hasModel := false
 	for k := range d.Fields() {
 		name := string(k)
 		switch name {
 		case "model":
-			if d.Kind() == '"' {
+			if d.Peek() == '"' {
 				hasModel = true
 			}
 			req.Model = d.String()
 		case "messages":
-			// Size the slice once: growing hundreds of large Message
-			// values costs more than counting.
-			req.Messages = make([]llm.Message, 0, bytes.Count(body, []byte(`"role"`)))
+			buf := stageMessages()
+			req.Messages = *buf
 			p.messages()
+			req.Messages = finishMessages(buf, req.Messages)
 		case "tools":
 			req.Tools = decodeChatTools(d)
 		case "tool_choice":
@@ -111,14 +106,50 @@ func DecodeChatRequest(body []byte) (*llm.Request, error) {
 	return req, nil
 }
 
+// msgStage lends pooled buffers to stage a request's messages: growing
+// hundreds of large Message values, or counting them first, costs more
+// than one exact copy at the end.
+var msgStage = sync.Pool{New: func() any { return new([]llm.Message) }}
+
+// stageMessages returns a pooled empty buffer.
+func stageMessages() *[]llm.Message { return msgStage.Get().(*[]llm.Message) }
+
+// finishMessages returns an exact copy of msgs (grown from *buf) and
+// pools the buffer.
+func finishMessages(buf *[]llm.Message, msgs []llm.Message) []llm.Message {
+	out := append(make([]llm.Message, 0, len(msgs)), msgs...)
+	clear(msgs[:cap(msgs)])
+	*buf = msgs[:0]
+	msgStage.Put(buf)
+	return out
+}
+
+// objectBody returns nil when the body is a JSON object, else its error.
+func objectBody(d *jsonr.Reader, prefix string) error {
+	if d.Peek() == '{' {
+		return nil
+	}
+	if d.Err() == nil {
+		d.Skip()
+		if d.Err() == nil {
+			return &RequestError{Message: "Invalid JSON body: body must be a JSON object"}
+		}
+	}
+	return decodeError(prefix, d.Err())
+}
+
 type chatDecoder struct {
-	d   *jsonx.Decoder
+	d   *jsonr.Reader
 	req *llm.Request
 	// names maps tool-call ids to their tool names, so tool messages
 	// (which carry no name) can be named.
 	names            map[string]string
 	sawMaxCompletion bool
 	err              error
+	// parts, calls and out stage one message's blocks; the message gets
+	// an exact copy carved from slab.
+	parts, calls, out []llm.Content
+	slab              slab.Contents
 }
 
 func (p *chatDecoder) messages() {
@@ -126,8 +157,8 @@ func (p *chatDecoder) messages() {
 	for i := range d.Elems() {
 		var (
 			role, toolCallID, name, reasoning string
-			parts                             []llm.Content
-			calls                             []llm.Content
+			parts                             = p.parts[:0]
+			calls                             = p.calls[:0]
 			cache                             *llm.CacheControl
 		)
 		for k := range d.Fields() {
@@ -145,7 +176,7 @@ func (p *chatDecoder) messages() {
 			case "name":
 				name = d.String()
 			case "reasoning_content", "reasoning":
-				if d.Kind() == '"' {
+				if d.Peek() == '"' {
 					reasoning += d.String()
 				}
 			case "tool_calls":
@@ -154,6 +185,7 @@ func (p *chatDecoder) messages() {
 				cache = decodeCache(d)
 			}
 		}
+		p.parts, p.calls = parts, calls // keep the grown buffers
 		if d.Err() != nil {
 			return
 		}
@@ -168,26 +200,28 @@ func (p *chatDecoder) messages() {
 			}
 			p.req.System = append(p.req.System, llm.SystemBlock{Text: text, Cache: cache})
 		case "user", "developer":
-			m := llm.Message{Role: llm.RoleUser, Content: parts, Cache: cache}
+			m := llm.Message{Role: llm.RoleUser, Content: p.slab.Copy(parts), Cache: cache}
 			if role == "developer" {
 				m.Role = llm.RoleDeveloper
 			}
 			p.req.Messages = append(p.req.Messages, m)
 		case "assistant":
 			m := llm.Message{Role: llm.RoleAssistant, API: llm.APIOpenAIChat, Cache: cache}
+			out := p.out[:0]
 			if reasoning != "" {
-				m.Content = append(m.Content, llm.Content{Type: llm.ContentThinking, Thinking: reasoning})
+				out = append(out, llm.Content{Type: llm.ContentThinking, Thinking: reasoning})
 			}
 			for _, pt := range parts {
 				if pt.Type == llm.ContentText && pt.Text == "" {
 					continue // "" content next to tool calls is not a block
 				}
-				m.Content = append(m.Content, pt)
+				out = append(out, pt)
 			}
 			for _, c := range calls {
 				p.names[c.ID] = c.Name
 			}
-			m.Content = append(m.Content, calls...)
+			out = append(out, calls...)
+			m.Content, p.out = p.slab.Copy(out), out
 			p.req.Messages = append(p.req.Messages, m)
 		case "tool", "function":
 			id := toolCallID
@@ -199,7 +233,7 @@ func (p *chatDecoder) messages() {
 				tn = name
 			}
 			m := llm.Message{Role: llm.RoleToolResult, ToolCallID: id, ToolName: tn, Cache: cache}
-			m.Content = parts
+			m.Content = p.slab.Copy(parts)
 			p.req.Messages = append(p.req.Messages, m)
 		default:
 			p.err = schemaErr(chatPrefix, "messages[%d].role: unsupported role %q", i, role)
@@ -212,8 +246,8 @@ func (p *chatDecoder) messages() {
 // decodeChatContent appends the blocks of a string, null or an array of
 // parts (text, image_url, refusal, file; other parts become a "[type]"
 // placeholder).
-func decodeChatContent(d *jsonx.Decoder, dst []llm.Content) []llm.Content {
-	switch d.Kind() {
+func decodeChatContent(d *jsonr.Reader, dst []llm.Content) []llm.Content {
+	switch d.Peek() {
 	case '"':
 		return append(dst, llm.Text(d.String()))
 	case 'n':
@@ -221,7 +255,7 @@ func decodeChatContent(d *jsonx.Decoder, dst []llm.Content) []llm.Content {
 		return dst
 	}
 	for range d.Elems() {
-		if d.Kind() == '"' { // tolerated: a bare string part
+		if d.Peek() == '"' { // tolerated: a bare string part
 			dst = append(dst, llm.Text(d.String()))
 			continue
 		}
@@ -234,7 +268,7 @@ func decodeChatContent(d *jsonx.Decoder, dst []llm.Content) []llm.Content {
 			case "text", "refusal":
 				text = d.String()
 			case "image_url":
-				if d.Kind() == '"' {
+				if d.Peek() == '"' {
 					url = d.String()
 					continue
 				}
@@ -279,7 +313,7 @@ func decodeChatContent(d *jsonx.Decoder, dst []llm.Content) []llm.Content {
 	return dst
 }
 
-func decodeChatToolCalls(d *jsonx.Decoder, calls []llm.Content) []llm.Content {
+func decodeChatToolCalls(d *jsonr.Reader, calls []llm.Content) []llm.Content {
 	for range d.Elems() {
 		var id, name, args string
 		var custom bool
@@ -295,7 +329,7 @@ func decodeChatToolCalls(d *jsonx.Decoder, calls []llm.Content) []llm.Content {
 					case "name":
 						name = d.String()
 					case "arguments", "input":
-						if d.Kind() == '"' {
+						if d.Peek() == '"' {
 							args = d.String()
 						} else {
 							args = string(d.Raw()) // tolerated: an object
@@ -312,160 +346,4 @@ func decodeChatToolCalls(d *jsonx.Decoder, calls []llm.Content) []llm.Content {
 		calls = append(calls, c)
 	}
 	return calls
-}
-
-func decodeChatTools(d *jsonx.Decoder) []llm.Tool {
-	var tools []llm.Tool
-	for range d.Elems() {
-		var t llm.Tool
-		var typ string
-		var raw = d.Raw()
-		sub := jsonx.NewDecoder(raw)
-		for k := range sub.Fields() {
-			switch string(k) {
-			case "type":
-				typ = sub.String()
-			case "function", "custom":
-				for k := range sub.Fields() {
-					switch string(k) {
-					case "name":
-						t.Name = sub.String()
-					case "description":
-						t.Description = sub.String()
-					case "parameters":
-						if !sub.Null() {
-							t.Parameters = sub.Raw()
-						}
-					case "strict":
-						if !sub.Null() {
-							v := sub.Bool()
-							t.Strict = &v
-						}
-					case "format":
-						t.CustomFormat = sub.Raw()
-					}
-				}
-			case "cache_control":
-				t.Cache = decodeCache(sub)
-			}
-		}
-		if sub.Err() != nil {
-			d.Fail(sub.Err())
-			return nil
-		}
-		switch typ {
-		case "function", "":
-		case "custom":
-			t.Custom, t.CustomWireName = true, t.Name
-		default:
-			t.Native, t.NativeAPI, t.Name = raw, llm.APIOpenAIChat, typ
-		}
-		tools = append(tools, t)
-	}
-	return tools
-}
-
-// decodeToolChoice reads the Chat / Responses tool_choice forms, plus the
-// Anthropic-style {"type":"tool","name"} the reference accepts.
-func decodeToolChoice(d *jsonx.Decoder) llm.ToolChoice {
-	if d.Kind() == '"' {
-		switch s := d.String(); s {
-		case "auto", "none", "required":
-			return llm.ToolChoice{Mode: llm.ToolChoiceMode(s)}
-		case "any":
-			return llm.ToolChoice{Mode: llm.ToolChoiceRequired}
-		}
-		return llm.ToolChoice{Mode: llm.ToolChoiceAuto}
-	}
-	if d.Null() {
-		return llm.ToolChoice{}
-	}
-	var typ, name string
-	for k := range d.Fields() {
-		switch string(k) {
-		case "type":
-			typ = d.String()
-		case "name":
-			name = d.String()
-		case "function", "custom":
-			for k := range d.Fields() {
-				if string(k) == "name" {
-					name = d.String()
-				}
-			}
-		}
-	}
-	switch typ {
-	case "function", "tool", "custom":
-		return llm.ToolChoice{Mode: llm.ToolChoiceTool, Name: name}
-	case "any":
-		return llm.ToolChoice{Mode: llm.ToolChoiceRequired}
-	case "auto", "none":
-		return llm.ToolChoice{Mode: llm.ToolChoiceMode(typ)}
-	}
-	return llm.ToolChoice{Mode: llm.ToolChoiceAuto}
-}
-
-func decodeStop(d *jsonx.Decoder) []string {
-	switch d.Kind() {
-	case '"':
-		return []string{d.String()}
-	case 'n':
-		d.Null()
-		return nil
-	}
-	var out []string
-	for range d.Elems() {
-		out = append(out, d.String())
-	}
-	return out
-}
-
-func decodeStringMap(d *jsonx.Decoder) map[string]string {
-	if d.Null() {
-		return nil
-	}
-	m := map[string]string{}
-	for k := range d.Fields() {
-		name := string(k)
-		if d.Kind() == '"' {
-			m[name] = d.String()
-		}
-	}
-	return m
-}
-
-func decodeCache(d *jsonx.Decoder) *llm.CacheControl {
-	if d.Null() {
-		return nil
-	}
-	c := &llm.CacheControl{}
-	for k := range d.Fields() {
-		if string(k) == "ttl" {
-			c.TTL = d.String()
-		}
-	}
-	return c
-}
-
-func optFloat(d *jsonx.Decoder) *float64 {
-	if d.Null() {
-		return nil
-	}
-	v := d.Float()
-	return &v
-}
-
-// decodeEffort applies a reasoning effort value; "none" turns reasoning
-// off and an unknown value is a schema error.
-func decodeEffort(s string, req *llm.Request, prefix string, errp *error) {
-	switch e := llm.Effort(s); {
-	case s == "":
-	case s == "none":
-		req.DisableReasoning = true
-	case e.Valid():
-		req.Reasoning = e
-	default:
-		*errp = schemaErr(prefix, "unsupported reasoning effort %q", s)
-	}
 }

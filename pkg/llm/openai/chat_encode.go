@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/openai/internal/jsonx"
+	"github.com/ompgo/omp/pkg/llm/internal/jsonw"
 )
 
 // ChatOptions describe the response a Chat client gets.
@@ -72,11 +72,11 @@ func NewChatStream(o ChatOptions) *ChatStream {
 // appendHead writes `data: {"id":…,"system_fingerprint":null,`.
 func (s *ChatStream) appendHead(dst []byte) []byte {
 	dst = append(dst, `data: {"id":`...)
-	dst = jsonx.AppendString(dst, s.opts.ID)
+	dst = jsonw.Plain(dst, s.opts.ID)
 	dst = append(dst, `,"object":"chat.completion.chunk","created":`...)
 	dst = strconv.AppendInt(dst, s.opts.Created, 10)
 	dst = append(dst, `,"model":`...)
-	dst = jsonx.AppendString(dst, s.opts.Model)
+	dst = jsonw.Plain(dst, s.opts.Model)
 	return append(dst, `,"system_fingerprint":null,`...)
 }
 
@@ -95,7 +95,7 @@ func (s *ChatStream) Append(dst []byte, ev *llm.Event) []byte {
 	case llm.EventTextDelta:
 		dst = append(dst, s.prefix...)
 		dst = append(dst, `{"content":`...)
-		dst = jsonx.AppendString(dst, ev.Delta)
+		dst = jsonw.Plain(dst, ev.Delta)
 		return append(append(dst, '}'), s.tail...)
 	case llm.EventThinkingDelta:
 		if s.opts.OmitReasoning {
@@ -103,7 +103,7 @@ func (s *ChatStream) Append(dst []byte, ev *llm.Event) []byte {
 		}
 		dst = append(dst, s.prefix...)
 		dst = append(dst, `{"reasoning_content":`...)
-		dst = jsonx.AppendString(dst, ev.Delta)
+		dst = jsonw.Plain(dst, ev.Delta)
 		return append(append(dst, '}'), s.tail...)
 	case llm.EventToolCallStart:
 		blk := ev.Block()
@@ -116,9 +116,9 @@ func (s *ChatStream) Append(dst []byte, ev *llm.Event) []byte {
 		s.sentID, s.sentName = id != "", name != ""
 		dst = s.toolHead(dst)
 		dst = append(dst, `,"id":`...)
-		dst = jsonx.AppendString(dst, id)
+		dst = jsonw.Plain(dst, id)
 		dst = append(dst, `,"type":"function","function":{"name":`...)
-		dst = jsonx.AppendString(dst, name)
+		dst = jsonw.Plain(dst, name)
 		dst = append(dst, `,"arguments":""}}]}`...)
 		return append(dst, s.tail...)
 	case llm.EventToolCallDelta:
@@ -161,7 +161,7 @@ func (s *ChatStream) toolHead(dst []byte) []byte {
 func (s *ChatStream) toolArgs(dst []byte, args string) []byte {
 	dst = s.toolHead(dst)
 	dst = append(dst, `,"function":{"arguments":`...)
-	dst = jsonx.AppendString(dst, args)
+	dst = jsonw.Plain(dst, args)
 	dst = append(dst, "}}]}"...)
 	return append(dst, s.tail...)
 }
@@ -176,14 +176,14 @@ func (s *ChatStream) toolEnd(dst []byte, blk *llm.Content) []byte {
 	if !s.sentID && blk.ID != "" {
 		dst = s.toolHead(dst)
 		dst = append(dst, `,"id":`...)
-		dst = jsonx.AppendString(dst, splitCallID(blk.ID))
+		dst = jsonw.Plain(dst, splitCallID(blk.ID))
 		dst = append(dst, "}]}"...)
 		dst = append(dst, s.tail...)
 	}
 	if !s.sentName && blk.Name != "" {
 		dst = s.toolHead(dst)
 		dst = append(dst, `,"function":{"name":`...)
-		dst = jsonx.AppendString(dst, blk.Name)
+		dst = jsonw.Plain(dst, blk.Name)
 		dst = append(dst, "}}]}"...)
 		dst = append(dst, s.tail...)
 	}
@@ -256,11 +256,11 @@ func appendChatUsage(dst []byte, u llm.Usage) []byte {
 // error the caller answers with AppendErrorBody instead.
 func AppendChatCompletion(dst []byte, m *llm.Message, o ChatOptions) []byte {
 	dst = append(dst, `{"id":`...)
-	dst = jsonx.AppendString(dst, o.ID)
+	dst = jsonw.Plain(dst, o.ID)
 	dst = append(dst, `,"object":"chat.completion","created":`...)
 	dst = strconv.AppendInt(dst, o.Created, 10)
 	dst = append(dst, `,"model":`...)
-	dst = jsonx.AppendString(dst, o.Model)
+	dst = jsonw.Plain(dst, o.Model)
 	dst = append(dst, `,"system_fingerprint":null,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
 	text, thinking, calls := 0, 0, 0
 	for i := range m.Content {
@@ -276,14 +276,14 @@ func AppendChatCompletion(dst []byte, m *llm.Message, o ChatOptions) []byte {
 	if text == 0 {
 		dst = append(dst, "null"...)
 	} else {
-		dst = jsonx.AppendString(dst, m.TextContent())
+		dst = jsonw.Plain(dst, m.TextContent())
 	}
 	dst = append(dst, `,"refusal":null`...)
 	if thinking > 0 && !o.OmitReasoning {
 		dst = append(dst, `,"reasoning_content":"`...)
 		for i := range m.Content {
 			if m.Content[i].Type == llm.ContentThinking {
-				dst = jsonx.AppendStringBody(dst, m.Content[i].Thinking)
+				dst = jsonw.PlainBody(dst, m.Content[i].Thinking)
 			}
 		}
 		dst = append(dst, '"')
@@ -295,13 +295,13 @@ func AppendChatCompletion(dst []byte, m *llm.Message, o ChatOptions) []byte {
 			if c.Type != llm.ContentToolCall {
 				continue
 			}
-			dst = jsonx.Comma(dst)
+			dst = jsonw.Comma(dst)
 			dst = append(dst, `{"id":`...)
-			dst = jsonx.AppendString(dst, splitCallID(c.ID))
+			dst = jsonw.Plain(dst, splitCallID(c.ID))
 			dst = append(dst, `,"type":"function","function":{"name":`...)
-			dst = jsonx.AppendString(dst, c.Name)
+			dst = jsonw.Plain(dst, c.Name)
 			dst = append(dst, `,"arguments":`...)
-			dst = jsonx.AppendString(dst, argumentsText(c))
+			dst = jsonw.Plain(dst, argumentsText(c))
 			dst = append(dst, "}}"...)
 		}
 		dst = append(dst, ']')

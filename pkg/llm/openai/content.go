@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/pkg/llm/internal/jsonw"
 )
 
 // parseDataURL splits "data:<mime>;base64,<data>". ok is false for any
@@ -40,7 +41,7 @@ func imageFromURL(u, detail string) llm.Content {
 // appendImageURL appends the OpenAI image_url string of an image block.
 func appendImageURL(dst []byte, c *llm.Content) []byte {
 	if c.Data == "" {
-		return appendJSONString(dst, c.URL)
+		return jsonw.Plain(dst, c.URL)
 	}
 	mime := c.MimeType
 	if mime == "" {
@@ -49,9 +50,9 @@ func appendImageURL(dst []byte, c *llm.Content) []byte {
 	// Build "data:<mime>;base64,<data>" without an intermediate string:
 	// base64 never needs escaping, mime almost never does.
 	dst = append(dst, `"data:`...)
-	dst = appendEscapedBody(dst, mime)
+	dst = jsonw.PlainBody(dst, mime)
 	dst = append(dst, ";base64,"...)
-	dst = appendEscapedBody(dst, c.Data)
+	dst = jsonw.PlainBody(dst, c.Data)
 	return append(dst, '"')
 }
 

@@ -12,9 +12,9 @@
 //     AppendErrorBody writes the error envelope.
 //
 // The request translation path (decode one format, encode the other) uses
-// the allocation-light lexer in internal/jsonx instead of encoding/json,
-// which on its own costs more than the 1 ms budget for a 300 KB request.
-// Raw request parts (tool schemas, same-family extra fields) alias the
-// decoded body: a caller must not modify the body while the Request is in
-// use.
+// the layer's single-pass reader and writer (pkg/llm/internal/jsonr and
+// jsonw) instead of encoding/json, which on its own costs more than the
+// 1 ms budget for a 300 KB request. Strings and raw request parts (tool
+// schemas, same-family extra fields) alias the decoded body: a caller must
+// not modify the body while the Request is in use.
 package openai

@@ -4,7 +4,7 @@ import (
 	"errors"
 
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/openai/internal/jsonx"
+	"github.com/ompgo/omp/pkg/llm/internal/jsonw"
 )
 
 // ErrorStatus maps a gateway status onto the status a Chat or Responses
@@ -54,14 +54,14 @@ func AppendErrorBody(dst []byte, status int, message string, usageLimit bool) []
 
 func appendErrorObject(dst []byte, message, typ, code string) []byte {
 	dst = append(dst, `{"message":`...)
-	dst = jsonx.AppendString(dst, message)
+	dst = jsonw.Plain(dst, message)
 	dst = append(dst, `,"type":`...)
-	dst = jsonx.AppendString(dst, typ)
+	dst = jsonw.Plain(dst, typ)
 	dst = append(dst, `,"param":null,"code":`...)
 	if code == "" {
 		dst = append(dst, "null"...)
 	} else {
-		dst = jsonx.AppendString(dst, code)
+		dst = jsonw.Plain(dst, code)
 	}
 	return append(dst, '}')
 }

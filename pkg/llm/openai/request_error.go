@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/ompgo/omp/pkg/llm/openai/internal/jsonx"
+	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
 )
 
 // RequestError is an inbound request the codec cannot accept. Message is
@@ -40,7 +40,7 @@ func decodeError(prefix string, err error) error {
 	if errors.As(err, &re) {
 		return re
 	}
-	var se *jsonx.SyntaxError
+	var se *jsonr.SyntaxError
 	if errors.As(err, &se) {
 		return &RequestError{Message: "Invalid JSON body: " + se.Error(), Err: err}
 	}

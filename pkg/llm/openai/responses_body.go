@@ -2,7 +2,8 @@ package openai
 
 import (
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/openai/internal/jsonx"
+	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
+	"github.com/ompgo/omp/pkg/llm/internal/jsonw"
 )
 
 // responsesBodyMode selects the OpenAI Responses or the Codex dialect.
@@ -52,17 +53,17 @@ func appendResponsesBody(dst []byte, req *llm.Request, model llm.Model, mode res
 		return ok && !codex && responsesClientWins[k]
 	}
 	dst = append(dst, '{')
-	dst = jsonx.AppendStringField(dst, "model", model.WireID())
+	dst = jsonw.PlainField(dst, "model", model.WireID())
 	if len(req.System) > 0 {
-		dst = jsonx.AppendStringField(dst, "instructions", req.System[0].Text)
+		dst = jsonw.PlainField(dst, "instructions", req.System[0].Text)
 	} else if codex {
 		dst = append(dst, `,"instructions":""`...)
 	}
 	dst = append(dst, `,"input":[`...)
 	for _, b := range req.System[min(1, len(req.System)):] {
-		dst = jsonx.Comma(dst)
+		dst = jsonw.Comma(dst)
 		dst = append(dst, `{"type":"message","role":"developer","content":[{"type":"input_text","text":`...)
-		dst = jsonx.AppendString(dst, b.Text)
+		dst = jsonw.Plain(dst, b.Text)
 		dst = append(dst, "}]}"...)
 	}
 	custom := map[string]bool{}
@@ -84,22 +85,22 @@ func appendResponsesBody(dst []byte, req *llm.Request, model llm.Model, mode res
 			dst = appendResponsesToolChoice(dst, req.ToolChoice)
 		}
 		if req.ParallelToolCalls != nil {
-			dst = jsonx.AppendBoolField(dst, "parallel_tool_calls", *req.ParallelToolCalls)
+			dst = jsonw.BoolField(dst, "parallel_tool_calls", *req.ParallelToolCalls)
 		}
 	}
 	if !codex {
 		if req.MaxTokens > 0 {
-			dst = jsonx.AppendIntField(dst, "max_output_tokens", int64(max(req.MaxTokens, 16)))
+			dst = jsonw.IntField(dst, "max_output_tokens", int64(max(req.MaxTokens, 16)))
 		}
 		dst = appendSampling(dst, req)
 	}
 	if e := wireEffort(req, model, !codex); (e != "" || codex && model.Reasoning && !req.DisableReasoning) && !clientSets("reasoning") {
 		dst = append(dst, `,"reasoning":{`...)
 		if e != "" {
-			dst = jsonx.AppendStringField(dst, "effort", e)
+			dst = jsonw.PlainField(dst, "effort", e)
 		}
 		if !req.HideThinkingSummary {
-			dst = jsonx.AppendStringField(dst, "summary", "auto")
+			dst = jsonw.PlainField(dst, "summary", "auto")
 		}
 		dst = append(dst, '}')
 	}
@@ -111,21 +112,21 @@ func appendResponsesBody(dst []byte, req *llm.Request, model llm.Model, mode res
 	}
 	dst = append(dst, `,"stream":true`...)
 	if req.PromptCacheKey != "" {
-		dst = jsonx.AppendStringField(dst, "prompt_cache_key", req.PromptCacheKey)
+		dst = jsonw.PlainField(dst, "prompt_cache_key", req.PromptCacheKey)
 	}
 	if !codex {
 		if req.User != "" {
-			dst = jsonx.AppendStringField(dst, "user", req.User)
+			dst = jsonw.PlainField(dst, "user", req.User)
 		}
 		if len(req.Metadata) > 0 {
 			dst = appendStringMap(dst, "metadata", req.Metadata)
 		}
 		if req.PreviousResponseID != "" {
-			dst = jsonx.AppendStringField(dst, "previous_response_id", req.PreviousResponseID)
+			dst = jsonw.PlainField(dst, "previous_response_id", req.PreviousResponseID)
 		}
 	}
 	if req.ServiceTier != "" && (!codex || req.ServiceTier == "priority") {
-		dst = jsonx.AppendStringField(dst, "service_tier", req.ServiceTier)
+		dst = jsonw.PlainField(dst, "service_tier", req.ServiceTier)
 	}
 	var skip func(string) bool
 	if codex {
@@ -136,19 +137,19 @@ func appendResponsesBody(dst []byte, req *llm.Request, model llm.Model, mode res
 }
 
 func appendStringMap(dst []byte, key string, m map[string]string) []byte {
-	dst = jsonx.AppendKey(dst, key)
+	dst = jsonw.Key(dst, key)
 	dst = append(dst, '{')
 	for _, k := range sortedKeys(m) {
-		dst = jsonx.Comma(dst)
-		dst = jsonx.AppendString(dst, k)
+		dst = jsonw.Comma(dst)
+		dst = jsonw.Plain(dst, k)
 		dst = append(dst, ':')
-		dst = jsonx.AppendString(dst, m[k])
+		dst = jsonw.Plain(dst, m[k])
 	}
 	return append(dst, '}')
 }
 
 func appendResponsesUser(dst []byte, m *llm.Message) []byte {
-	dst = jsonx.Comma(dst)
+	dst = jsonw.Comma(dst)
 	dst = append(dst, `{"type":"message","role":"`...)
 	if m.Role == llm.RoleDeveloper {
 		dst = append(dst, "developer"...)
@@ -165,19 +166,19 @@ func appendResponsesUser(dst []byte, m *llm.Message) []byte {
 func appendResponsesInputPart(dst []byte, c *llm.Content) []byte {
 	switch c.Type {
 	case llm.ContentText:
-		dst = jsonx.Comma(dst)
+		dst = jsonw.Comma(dst)
 		dst = append(dst, `{"type":"input_text","text":`...)
-		dst = jsonx.AppendString(dst, c.Text)
+		dst = jsonw.Plain(dst, c.Text)
 		return append(dst, '}')
 	case llm.ContentImage:
-		dst = jsonx.Comma(dst)
+		dst = jsonw.Comma(dst)
 		dst = append(dst, `{"type":"input_image","image_url":`...)
 		dst = appendImageURL(dst, c)
 		detail := c.Detail
 		if detail == "" {
 			detail = "auto"
 		}
-		dst = jsonx.AppendStringField(dst, "detail", detail)
+		dst = jsonw.PlainField(dst, "detail", detail)
 		return append(dst, '}')
 	}
 	return dst
@@ -205,23 +206,23 @@ func appendResponsesAssistant(dst []byte, m *llm.Message, codex bool, custom map
 				continue
 			}
 			if !inText {
-				dst = jsonx.Comma(dst)
+				dst = jsonw.Comma(dst)
 				dst = append(dst, `{"type":"message","role":"assistant","status":"completed","content":[`...)
 				inText = true
 			}
-			dst = jsonx.Comma(dst)
+			dst = jsonw.Comma(dst)
 			dst = append(dst, `{"type":"output_text","text":`...)
-			dst = jsonx.AppendString(dst, c.Text)
+			dst = jsonw.Plain(dst, c.Text)
 			dst = append(dst, `,"annotations":[]}`...)
 		case llm.ContentThinking:
 			// Only OpenAI's own reasoning items can be replayed; foreign
 			// reasoning has no valid encrypted_content here (§9.3).
-			sig := c.ThinkingSignature
-			if !sameFamily || len(sig) == 0 || sig[0] != '{' {
+			sig, ok := replayableReasoning(c.ThinkingSignature, sameFamily, codex)
+			if !ok {
 				continue
 			}
 			closeText()
-			dst = jsonx.Comma(dst)
+			dst = jsonw.Comma(dst)
 			if codex {
 				dst = appendWithoutKey(dst, []byte(sig), "id")
 			} else {
@@ -229,25 +230,25 @@ func appendResponsesAssistant(dst []byte, m *llm.Message, codex bool, custom map
 			}
 		case llm.ContentToolCall:
 			closeText()
-			dst = jsonx.Comma(dst)
+			dst = jsonw.Comma(dst)
 			callID := splitCallID(c.ID)
 			if c.CustomWireName != "" {
 				custom[c.ID] = true
 				dst = append(dst, `{"type":"custom_tool_call","call_id":`...)
-				dst = jsonx.AppendString(dst, callID)
-				dst = jsonx.AppendStringField(dst, "name", c.CustomWireName)
-				dst = jsonx.AppendStringField(dst, "input", c.ArgumentsText)
+				dst = jsonw.Plain(dst, callID)
+				dst = jsonw.PlainField(dst, "name", c.CustomWireName)
+				dst = jsonw.PlainField(dst, "input", c.ArgumentsText)
 			} else {
 				dst = append(dst, `{"type":"function_call","call_id":`...)
-				dst = jsonx.AppendString(dst, callID)
-				dst = jsonx.AppendStringField(dst, "name", c.Name)
-				dst = jsonx.AppendStringField(dst, "arguments", argumentsText(c))
+				dst = jsonw.Plain(dst, callID)
+				dst = jsonw.PlainField(dst, "name", c.Name)
+				dst = jsonw.PlainField(dst, "arguments", argumentsText(c))
 			}
 			dst = append(dst, '}')
 		case llm.ContentNative:
 			if c.NativeAPI == llm.APIOpenAIResponses && !codex {
 				closeText()
-				dst = jsonx.Comma(dst)
+				dst = jsonw.Comma(dst)
 				dst = append(dst, c.Raw...)
 			}
 		}
@@ -257,13 +258,13 @@ func appendResponsesAssistant(dst []byte, m *llm.Message, codex bool, custom map
 }
 
 func appendResponsesToolResult(dst []byte, m *llm.Message, custom bool) []byte {
-	dst = jsonx.Comma(dst)
+	dst = jsonw.Comma(dst)
 	if custom {
 		dst = append(dst, `{"type":"custom_tool_call_output","call_id":`...)
 	} else {
 		dst = append(dst, `{"type":"function_call_output","call_id":`...)
 	}
-	dst = jsonx.AppendString(dst, splitCallID(m.ToolCallID))
+	dst = jsonw.Plain(dst, splitCallID(m.ToolCallID))
 	dst = append(dst, `,"output":`...)
 	if hasImage(m) {
 		dst = append(dst, '[')
@@ -275,7 +276,7 @@ func appendResponsesToolResult(dst []byte, m *llm.Message, custom bool) []byte {
 		dst = append(dst, '"')
 		for i := range m.Content {
 			if m.Content[i].Type == llm.ContentText {
-				dst = jsonx.AppendStringBody(dst, m.Content[i].Text)
+				dst = jsonw.PlainBody(dst, m.Content[i].Text)
 			}
 		}
 		dst = append(dst, '"')
@@ -294,29 +295,29 @@ func appendResponsesTools(dst []byte, req *llm.Request) []byte {
 			dst = append(dst, `,"tools":[`...)
 		}
 		n++
-		dst = jsonx.Comma(dst)
+		dst = jsonw.Comma(dst)
 		switch {
 		case t.Native != nil:
 			dst = append(dst, t.Native...)
 		case t.Custom:
 			dst = append(dst, `{"type":"custom","name":`...)
-			dst = jsonx.AppendString(dst, customName(t))
+			dst = jsonw.Plain(dst, customName(t))
 			if t.Description != "" {
-				dst = jsonx.AppendStringField(dst, "description", t.Description)
+				dst = jsonw.PlainField(dst, "description", t.Description)
 			}
 			if len(t.CustomFormat) > 0 {
-				dst = jsonx.AppendRawField(dst, "format", t.CustomFormat)
+				dst = jsonw.RawField(dst, "format", t.CustomFormat)
 			}
 			dst = append(dst, '}')
 		default:
 			dst = append(dst, `{"type":"function","name":`...)
-			dst = jsonx.AppendString(dst, t.Name)
+			dst = jsonw.Plain(dst, t.Name)
 			if t.Description != "" {
-				dst = jsonx.AppendStringField(dst, "description", t.Description)
+				dst = jsonw.PlainField(dst, "description", t.Description)
 			}
-			dst = jsonx.AppendRawField(dst, "parameters", schemaOrEmpty(t.Parameters))
+			dst = jsonw.RawField(dst, "parameters", schemaOrEmpty(t.Parameters))
 			if t.Strict != nil {
-				dst = jsonx.AppendBoolField(dst, "strict", *t.Strict)
+				dst = jsonw.BoolField(dst, "strict", *t.Strict)
 			} else {
 				dst = append(dst, `,"strict":false`...)
 			}
@@ -332,10 +333,10 @@ func appendResponsesTools(dst []byte, req *llm.Request) []byte {
 func appendResponsesToolChoice(dst []byte, tc llm.ToolChoice) []byte {
 	switch tc.Mode {
 	case llm.ToolChoiceAuto, llm.ToolChoiceNone, llm.ToolChoiceRequired:
-		return jsonx.AppendStringField(dst, "tool_choice", string(tc.Mode))
+		return jsonw.PlainField(dst, "tool_choice", string(tc.Mode))
 	case llm.ToolChoiceTool:
 		dst = append(dst, `,"tool_choice":{"type":"function","name":`...)
-		dst = jsonx.AppendString(dst, tc.Name)
+		dst = jsonw.Plain(dst, tc.Name)
 		return append(dst, '}')
 	}
 	return dst
@@ -344,8 +345,8 @@ func appendResponsesToolChoice(dst []byte, tc llm.ToolChoice) []byte {
 // appendWithoutKey re-emits the JSON object raw without its top-level
 // member name. raw that is not an object is emitted unchanged.
 func appendWithoutKey(dst, raw []byte, name string) []byte {
-	d := jsonx.NewDecoder(raw)
-	if d.Kind() != '{' {
+	d := jsonr.NewReader(raw)
+	if d.Peek() != '{' {
 		return append(dst, raw...)
 	}
 	mark := len(dst)
@@ -357,8 +358,8 @@ func appendWithoutKey(dst, raw []byte, name string) []byte {
 		}
 		kk := string(k)
 		v := d.Raw()
-		dst = jsonx.Comma(dst)
-		dst = jsonx.AppendString(dst, kk)
+		dst = jsonw.Comma(dst)
+		dst = jsonw.Plain(dst, kk)
 		dst = append(dst, ':')
 		dst = append(dst, v...)
 	}
@@ -366,4 +367,27 @@ func appendWithoutKey(dst, raw []byte, name string) []byte {
 		return append(dst[:mark], raw...)
 	}
 	return append(dst, '}')
+}
+
+// replayableReasoning returns the reasoning item JSON to replay for a
+// thinking block's signature: a Responses item kept as the signature when
+// the message came from the Responses family, or the item inside a gateway
+// token issued by this very upstream (OR for Responses, CX for Codex) that
+// a client of another format handed back (wire-formats.md §9.3, case 32).
+// Any other token is foreign reasoning and is dropped.
+func replayableReasoning(sig string, sameFamily, codex bool) (string, bool) {
+	if item, api, ok := llm.DecodeSignatureToken(sig); ok {
+		want := llm.APIOpenAIResponses
+		if codex {
+			want = llm.APICodex
+		}
+		if api != want || len(item) == 0 || item[0] != '{' {
+			return "", false
+		}
+		return item, true
+	}
+	if !sameFamily || len(sig) == 0 || sig[0] != '{' {
+		return "", false
+	}
+	return sig, true
 }

@@ -1,11 +1,11 @@
 package openai
 
 import (
-	"bytes"
 	"encoding/json"
 
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/openai/internal/jsonx"
+	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
+	"github.com/ompgo/omp/pkg/llm/internal/slab"
 )
 
 // DecodeResponsesRequest decodes a /v1/responses body into a canonical
@@ -17,16 +17,10 @@ import (
 // OpenAI upstream can replay them. Errors are *RequestError.
 func DecodeResponsesRequest(body []byte) (*llm.Request, error) {
 	req := &llm.Request{OriginAPI: llm.APIOpenAIResponses}
-	d := jsonx.NewDecoder(body)
+	d := jsonr.NewReader(body)
 	p := responsesDecoder{d: d, req: req, names: map[string]string{}}
-	if d.Kind() != '{' {
-		if d.Err() == nil {
-			d.Skip()
-			if d.Err() == nil {
-				return nil, &RequestError{Message: "Invalid JSON body: body must be a JSON object"}
-			}
-		}
-		return nil, decodeError(responsesPrefix, d.Err())
+	if err := objectBody(d, responsesPrefix); err != nil {
+		return nil, err
 	}
 	hasModel := false
 	var instructions *llm.SystemBlock
@@ -34,22 +28,25 @@ func DecodeResponsesRequest(body []byte) (*llm.Request, error) {
 		name := string(k)
 		switch name {
 		case "model":
-			hasModel = d.Kind() == '"'
+			hasModel = d.Peek() == '"'
 			req.Model = d.String()
 		case "instructions":
-			if d.Kind() == '"' {
+			if d.Peek() == '"' {
 				instructions = &llm.SystemBlock{Text: d.String()}
 			} else {
 				d.Null()
 			}
 		case "input":
-			p.req.Messages = make([]llm.Message, 0, bytes.Count(body, []byte(`"role"`))+bytes.Count(body, []byte(`"call_id"`)))
+			buf := stageMessages()
+			p.req.Messages = *buf
 			p.input()
+			p.flush()
+			p.req.Messages = finishMessages(buf, p.req.Messages)
 		case "tools":
 			req.Tools = decodeResponsesTools(d)
 		case "tool_choice":
 			raw := d.Raw()
-			sub := jsonx.NewDecoder(raw)
+			sub := jsonr.NewReader(raw)
 			if !p.knownToolChoice(raw) {
 				p.extra("tool_choice", raw)
 				req.ToolChoice = llm.ToolChoice{Mode: llm.ToolChoiceAuto}
@@ -77,7 +74,7 @@ func DecodeResponsesRequest(body []byte) (*llm.Request, error) {
 				continue
 			}
 			p.extra("reasoning", raw)
-			sub := jsonx.NewDecoder(raw)
+			sub := jsonr.NewReader(raw)
 			for k := range sub.Fields() {
 				switch string(k) {
 				case "effort":
@@ -131,13 +128,17 @@ func DecodeResponsesRequest(body []byte) (*llm.Request, error) {
 }
 
 type responsesDecoder struct {
-	d     *jsonx.Decoder
+	d     *jsonr.Reader
 	req   *llm.Request
 	names map[string]string // call id → tool name
 	// asst is the assistant message being assembled from consecutive
 	// assistant-side items.
 	asst *llm.Message
 	err  error
+	// parts, output and stage hold blocks while they are read; messages
+	// get exact copies carved from slab.
+	parts, output, stage []llm.Content
+	slab                 slab.Contents
 }
 
 func (p *responsesDecoder) extra(name string, raw []byte) {
@@ -151,7 +152,7 @@ func (p *responsesDecoder) knownToolChoice(raw []byte) bool {
 	if len(raw) > 0 && raw[0] == '"' {
 		return true
 	}
-	sub := jsonx.NewDecoder(raw)
+	sub := jsonr.NewReader(raw)
 	for k := range sub.Fields() {
 		if string(k) == "type" {
 			switch sub.String() {
@@ -166,6 +167,8 @@ func (p *responsesDecoder) knownToolChoice(raw []byte) bool {
 // flush appends the pending assistant message.
 func (p *responsesDecoder) flush() {
 	if p.asst != nil {
+		p.stage = p.asst.Content[:0]
+		p.asst.Content = p.slab.Copy(p.asst.Content)
 		p.req.Messages = append(p.req.Messages, *p.asst)
 		p.asst = nil
 	}
@@ -173,7 +176,7 @@ func (p *responsesDecoder) flush() {
 
 func (p *responsesDecoder) assistant() *llm.Message {
 	if p.asst == nil {
-		p.asst = &llm.Message{Role: llm.RoleAssistant, API: llm.APIOpenAIResponses}
+		p.asst = &llm.Message{Role: llm.RoleAssistant, API: llm.APIOpenAIResponses, Content: p.stage[:0]}
 	}
 	return p.asst
 }
@@ -190,7 +193,7 @@ type responsesItem struct {
 
 func (p *responsesDecoder) input() {
 	d := p.d
-	if d.Kind() == '"' {
+	if d.Peek() == '"' {
 		p.req.Messages = append(p.req.Messages, llm.Message{Role: llm.RoleUser, Content: []llm.Content{llm.Text(d.String())}})
 		return
 	}
@@ -206,7 +209,7 @@ func (p *responsesDecoder) input() {
 func (p *responsesDecoder) item() responsesItem {
 	d := p.d
 	var it responsesItem
-	start := d.Offset()
+	start := d.Mark()
 	sub := d
 	for k := range sub.Fields() {
 		switch string(k) {
@@ -222,7 +225,7 @@ func (p *responsesDecoder) item() responsesItem {
 			it.name = sub.String()
 		case "arguments":
 			it.hasArguments = true
-			if sub.Kind() == '"' {
+			if sub.Peek() == '"' {
 				it.arguments = sub.String()
 			} else {
 				it.arguments = string(sub.Raw())
@@ -232,7 +235,8 @@ func (p *responsesDecoder) item() responsesItem {
 		case "encrypted_content":
 			it.encrypted = sub.String()
 		case "content":
-			it.parts = decodeChatContent(sub, it.parts)
+			it.parts = decodeChatContent(sub, p.parts[:0])
+			p.parts = it.parts
 		case "summary":
 			for range sub.Elems() {
 				for k := range sub.Fields() {
@@ -242,7 +246,8 @@ func (p *responsesDecoder) item() responsesItem {
 				}
 			}
 		case "output":
-			it.output = decodeChatContent(sub, it.output)
+			it.output = decodeChatContent(sub, p.output[:0])
+			p.output = it.output
 		}
 	}
 	it.raw = d.Since(start)
@@ -262,7 +267,7 @@ func (p *responsesDecoder) apply(i int, it *responsesItem) {
 			p.req.System = append(p.req.System, llm.SystemBlock{Text: text})
 		case "user", "developer":
 			p.flush()
-			m := llm.Message{Role: llm.RoleUser, Content: it.parts}
+			m := llm.Message{Role: llm.RoleUser, Content: p.slab.Copy(it.parts)}
 			if it.role == "developer" {
 				m.Role = llm.RoleDeveloper
 			}
@@ -300,7 +305,7 @@ func (p *responsesDecoder) apply(i int, it *responsesItem) {
 			c.Arguments = llm.FinalizeArguments(it.input)
 		} else {
 			c.ArgumentsText = it.arguments
-			if it.arguments != "" && !json.Valid([]byte(it.arguments)) {
+			if it.arguments != "" && !jsonr.ValidString(it.arguments) {
 				p.err = schemaErr(responsesPrefix, "function_call %s has invalid JSON arguments", it.callID)
 				p.d.Fail(p.err)
 				return
@@ -312,7 +317,7 @@ func (p *responsesDecoder) apply(i int, it *responsesItem) {
 	case "function_call_output", "custom_tool_call_output":
 		p.flush()
 		m := llm.Message{Role: llm.RoleToolResult, ToolCallID: it.callID, ToolName: p.names[it.callID]}
-		m.Content = it.output
+		m.Content = p.slab.Copy(it.output)
 		p.req.Messages = append(p.req.Messages, m)
 	default:
 		// item_reference, hosted tool calls, …: only an OpenAI Responses
@@ -322,13 +327,13 @@ func (p *responsesDecoder) apply(i int, it *responsesItem) {
 	}
 }
 
-func decodeResponsesTools(d *jsonx.Decoder) []llm.Tool {
+func decodeResponsesTools(d *jsonr.Reader) []llm.Tool {
 	var tools []llm.Tool
 	for range d.Elems() {
 		var t llm.Tool
 		var typ string
 		raw := d.Raw()
-		sub := jsonx.NewDecoder(raw)
+		sub := jsonr.NewReader(raw)
 		for k := range sub.Fields() {
 			switch string(k) {
 			case "type":

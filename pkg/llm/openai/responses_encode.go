@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/openai/internal/jsonx"
+	"github.com/ompgo/omp/pkg/llm/internal/jsonw"
 )
 
 // ResponsesOptions describe the response a Responses client gets.
@@ -93,7 +93,7 @@ func end(dst []byte) []byte { return append(dst, "}\n\n"...) }
 // itemRef appends `,"item_id":…,"output_index":n`.
 func (s *ResponsesStream) itemRef(dst []byte) []byte {
 	dst = append(dst, `,"item_id":`...)
-	dst = jsonx.AppendString(dst, s.itemID)
+	dst = jsonw.Plain(dst, s.itemID)
 	dst = append(dst, `,"output_index":`...)
 	return strconv.AppendInt(dst, int64(s.out-1), 10)
 }
@@ -133,7 +133,7 @@ func (s *ResponsesStream) Append(dst []byte, ev *llm.Event) []byte {
 		dst = append(dst, `,"content_index":`...)
 		dst = strconv.AppendInt(dst, int64(s.parts-1), 10)
 		dst = append(dst, `,"delta":`...)
-		dst = jsonx.AppendString(dst, ev.Delta)
+		dst = jsonw.Plain(dst, ev.Delta)
 		dst = append(dst, `,"logprobs":[]`...)
 		return end(dst)
 	case llm.EventTextEnd:
@@ -153,7 +153,7 @@ func (s *ResponsesStream) Append(dst []byte, ev *llm.Event) []byte {
 		dst = s.event(dst, "response.reasoning_summary_text.delta")
 		dst = s.itemRef(dst)
 		dst = append(dst, `,"summary_index":0,"delta":`...)
-		dst = jsonx.AppendString(dst, ev.Delta)
+		dst = jsonw.Plain(dst, ev.Delta)
 		return end(dst)
 	case llm.EventThinkingEnd:
 		return s.closeItem(dst, ev.Partial)
@@ -203,9 +203,9 @@ func (s *ResponsesStream) Append(dst []byte, ev *llm.Event) []byte {
 		}
 		dst = s.event(dst, "error")
 		dst = append(dst, `,"code":`...)
-		dst = jsonx.AppendString(dst, code)
+		dst = jsonw.Plain(dst, code)
 		dst = append(dst, `,"message":`...)
-		dst = jsonx.AppendString(dst, f.message)
+		dst = jsonw.Plain(dst, f.message)
 		dst = append(dst, `,"param":null`...)
 		dst = end(dst)
 		return s.terminal(dst, "response.failed", "failed", ev.Partial, "", &f)
@@ -221,7 +221,7 @@ func (s *ResponsesStream) argsDelta(dst []byte, delta string) []byte {
 	dst = s.event(dst, typ)
 	dst = s.itemRef(dst)
 	dst = append(dst, `,"delta":`...)
-	dst = jsonx.AppendString(dst, delta)
+	dst = jsonw.Plain(dst, delta)
 	return end(dst)
 }
 
@@ -232,7 +232,7 @@ func (s *ResponsesStream) textDone(dst []byte, text string) []byte {
 	dst = append(dst, `,"content_index":`...)
 	dst = strconv.AppendInt(dst, int64(s.parts-1), 10)
 	dst = append(dst, `,"text":`...)
-	dst = jsonx.AppendString(dst, text)
+	dst = jsonw.Plain(dst, text)
 	dst = append(dst, `,"logprobs":[]`...)
 	dst = end(dst)
 	dst = s.event(dst, "response.content_part.done")
@@ -240,7 +240,7 @@ func (s *ResponsesStream) textDone(dst []byte, text string) []byte {
 	dst = append(dst, `,"content_index":`...)
 	dst = strconv.AppendInt(dst, int64(s.parts-1), 10)
 	dst = append(dst, `,"part":{"type":"output_text","text":`...)
-	dst = jsonx.AppendString(dst, text)
+	dst = jsonw.Plain(dst, text)
 	dst = append(dst, `,"annotations":[]}`...)
 	return end(dst)
 }
@@ -260,11 +260,11 @@ func (s *ResponsesStream) openItem(dst []byte, kind uint8, prefix string, blk *l
 	switch kind {
 	case kMessage:
 		dst = append(dst, `{"id":`...)
-		dst = jsonx.AppendString(dst, s.itemID)
+		dst = jsonw.Plain(dst, s.itemID)
 		dst = append(dst, `,"type":"message","status":"in_progress","role":"assistant","content":[]}`...)
 	case kReasoning:
 		dst = append(dst, `{"id":`...)
-		dst = jsonx.AppendString(dst, s.itemID)
+		dst = jsonw.Plain(dst, s.itemID)
 		dst = append(dst, `,"type":"reasoning","summary":[]}`...)
 	default:
 		dst = appendCallItem(dst, blk, s.itemID, s.callID(blk, s.out-1), "in_progress", false)
@@ -342,9 +342,9 @@ func (s *ResponsesStream) closeItem(dst []byte, m *llm.Message) []byte {
 		dst = s.event(dst, typ)
 		dst = s.itemRef(dst)
 		dst = append(dst, field...)
-		dst = jsonx.AppendString(dst, argumentsText(c))
+		dst = jsonw.Plain(dst, argumentsText(c))
 		if kind == kCall {
-			dst = jsonx.AppendStringField(dst, "name", c.Name)
+			dst = jsonw.PlainField(dst, "name", c.Name)
 		}
 		dst = end(dst)
 	}
@@ -353,12 +353,12 @@ func (s *ResponsesStream) closeItem(dst []byte, m *llm.Message) []byte {
 		dst = s.event(dst, "response.reasoning_summary_text.done")
 		dst = s.itemRef(dst)
 		dst = append(dst, `,"summary_index":0,"text":`...)
-		dst = jsonx.AppendString(dst, text)
+		dst = jsonw.Plain(dst, text)
 		dst = end(dst)
 		dst = s.event(dst, "response.reasoning_summary_part.done")
 		dst = s.itemRef(dst)
 		dst = append(dst, `,"summary_index":0,"part":{"type":"summary_text","text":`...)
-		dst = jsonx.AppendString(dst, text)
+		dst = jsonw.Plain(dst, text)
 		dst = append(dst, '}')
 		dst = end(dst)
 	}
@@ -372,7 +372,7 @@ func (s *ResponsesStream) itemDone(dst []byte) []byte {
 	dst = append(dst, `,"item":`...)
 	dst = append(dst, s.item...)
 	dst = end(dst)
-	s.items = jsonx.Comma(s.items)
+	s.items = jsonw.Comma(s.items)
 	s.items = append(s.items, s.item...)
 	return dst
 }

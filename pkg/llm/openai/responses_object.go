@@ -4,13 +4,14 @@ import (
 	"strconv"
 
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/openai/internal/jsonx"
+	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
+	"github.com/ompgo/omp/pkg/llm/internal/jsonw"
 )
 
 // appendResponseObject writes a Responses response object.
 func appendResponseObject(dst []byte, o ResponsesOptions, status string, output []byte, m *llm.Message, incomplete string, f *failure) []byte {
 	dst = append(dst, `{"id":`...)
-	dst = jsonx.AppendString(dst, o.ID)
+	dst = jsonw.Plain(dst, o.ID)
 	dst = append(dst, `,"object":"response","created_at":`...)
 	dst = strconv.AppendInt(dst, o.Created, 10)
 	dst = append(dst, `,"status":"`...)
@@ -25,9 +26,9 @@ func appendResponseObject(dst []byte, o ResponsesOptions, status string, output 
 			code = "server_error"
 		}
 		dst = append(dst, `{"code":`...)
-		dst = jsonx.AppendString(dst, code)
+		dst = jsonw.Plain(dst, code)
 		dst = append(dst, `,"message":`...)
-		dst = jsonx.AppendString(dst, f.message)
+		dst = jsonw.Plain(dst, f.message)
 		dst = append(dst, '}')
 	} else {
 		dst = append(dst, "null"...)
@@ -41,7 +42,7 @@ func appendResponseObject(dst []byte, o ResponsesOptions, status string, output 
 		dst = append(dst, "null"...)
 	}
 	dst = append(dst, `,"instructions":null,"model":`...)
-	dst = jsonx.AppendString(dst, o.Model)
+	dst = jsonw.Plain(dst, o.Model)
 	dst = append(dst, `,"output":`...)
 	if len(output) == 0 {
 		dst = append(dst, "[]"...)
@@ -76,15 +77,15 @@ func appendResponsesUsage(dst []byte, u llm.Usage) []byte {
 // blocks (images are dropped).
 func appendMessageItem(dst []byte, blocks []llm.Content, id string) []byte {
 	dst = append(dst, `{"id":`...)
-	dst = jsonx.AppendString(dst, id)
+	dst = jsonw.Plain(dst, id)
 	dst = append(dst, `,"type":"message","status":"completed","role":"assistant","content":[`...)
 	for i := range blocks {
 		if blocks[i].Type != llm.ContentText {
 			continue
 		}
-		dst = jsonx.Comma(dst)
+		dst = jsonw.Comma(dst)
 		dst = append(dst, `{"type":"output_text","text":`...)
-		dst = jsonx.AppendString(dst, blocks[i].Text)
+		dst = jsonw.Plain(dst, blocks[i].Text)
 		dst = append(dst, `,"annotations":[]}`...)
 	}
 	return append(dst, "]}"...)
@@ -95,11 +96,11 @@ func appendMessageItem(dst []byte, blocks []llm.Content, id string) []byte {
 // signature travels as a gateway token (§9.3).
 func appendReasoningItem(dst []byte, c *llm.Content, api, id string) []byte {
 	dst = append(dst, `{"id":`...)
-	dst = jsonx.AppendString(dst, id)
+	dst = jsonw.Plain(dst, id)
 	dst = append(dst, `,"type":"reasoning","summary":[`...)
 	if c.Thinking != "" {
 		dst = append(dst, `{"type":"summary_text","text":`...)
-		dst = jsonx.AppendString(dst, c.Thinking)
+		dst = jsonw.Plain(dst, c.Thinking)
 		dst = append(dst, '}')
 	}
 	dst = append(dst, ']')
@@ -108,20 +109,20 @@ func appendReasoningItem(dst []byte, c *llm.Content, api, id string) []byte {
 	case sig == "":
 	case sig[0] == '{' && isResponsesFamily(api):
 		if enc := encryptedContent(sig); enc != "" {
-			dst = jsonx.AppendStringField(dst, "encrypted_content", enc)
+			dst = jsonw.PlainField(dst, "encrypted_content", enc)
 		}
 	default:
-		dst = jsonx.AppendStringField(dst, "encrypted_content", encodeSignatureToken(api, sig))
+		dst = jsonw.PlainField(dst, "encrypted_content", encodeSignatureToken(api, sig))
 	}
 	return append(dst, '}')
 }
 
 // encryptedContent reads encrypted_content from a reasoning item's JSON.
 func encryptedContent(item string) string {
-	d := jsonx.NewDecoder([]byte(item))
+	d := jsonr.NewReader([]byte(item))
 	out := ""
 	for k := range d.Fields() {
-		if string(k) == "encrypted_content" && d.Kind() == '"' {
+		if string(k) == "encrypted_content" && d.Peek() == '"' {
 			out = d.String()
 		}
 	}
@@ -136,7 +137,7 @@ func appendCallItem(dst []byte, c *llm.Content, id, callID, status string, final
 		name = c.Name
 	}
 	dst = append(dst, `{"id":`...)
-	dst = jsonx.AppendString(dst, id)
+	dst = jsonw.Plain(dst, id)
 	if custom {
 		dst = append(dst, `,"type":"custom_tool_call","status":"`...)
 	} else {
@@ -144,16 +145,16 @@ func appendCallItem(dst []byte, c *llm.Content, id, callID, status string, final
 	}
 	dst = append(dst, status...)
 	dst = append(dst, `","call_id":`...)
-	dst = jsonx.AppendString(dst, callID)
-	dst = jsonx.AppendStringField(dst, "name", name)
+	dst = jsonw.Plain(dst, callID)
+	dst = jsonw.PlainField(dst, "name", name)
 	args := ""
 	if final {
 		args = argumentsText(c)
 	}
 	if custom {
-		dst = jsonx.AppendStringField(dst, "input", args)
+		dst = jsonw.PlainField(dst, "input", args)
 	} else {
-		dst = jsonx.AppendStringField(dst, "arguments", args)
+		dst = jsonw.PlainField(dst, "arguments", args)
 	}
 	return append(dst, '}')
 }

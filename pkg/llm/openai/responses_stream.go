@@ -199,10 +199,11 @@ func (p *respParser) itemAdded() bool {
 		p.kind = itemMessage
 	case "reasoning":
 		p.kind, p.block = itemReasoning, true
-		if !b.StartThinking() {
+		// The item id rides on the start event so an encoder's
+		// output_item.added already uses it (stream/non-stream parity).
+		if !b.StartBlock(llm.Content{Type: llm.ContentThinking, ItemID: p.item.ID}) {
 			return false
 		}
-		b.Open().ItemID = p.item.ID
 	case "function_call", "custom_tool_call":
 		p.kind = itemCall
 		return p.startCall(&p.item)
@@ -215,15 +216,11 @@ func (p *respParser) itemAdded() bool {
 func (p *respParser) startCall(it *respItem) bool {
 	b := p.b
 	p.block = true
-	if !b.StartToolCall(it.CallID, it.Name) {
-		return false
-	}
-	blk := b.Open()
-	blk.ItemID = it.ID
+	c := llm.Content{Type: llm.ContentToolCall, ID: it.CallID, Name: it.Name, ItemID: it.ID}
 	if it.Type == "custom_tool_call" {
-		blk.CustomWireName = it.Name
+		c.CustomWireName = it.Name
 	}
-	return true
+	return b.StartBlock(c)
 }
 
 // itemDone completes the current item from its final form, emitting what
@@ -247,7 +244,7 @@ func (p *respParser) itemDone() bool {
 		return b.EndBlock()
 	case "reasoning":
 		if !p.block || b.Open() == nil || b.Open().Type != llm.ContentThinking {
-			if !b.StartThinking() {
+			if !b.StartBlock(llm.Content{Type: llm.ContentThinking, ItemID: it.ID}) {
 				return false
 			}
 		}

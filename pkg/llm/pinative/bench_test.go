@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/pkg/llm/internal/benchcpu"
 )
 
 // BenchmarkEncodeTextDelta encodes one text_delta whose partial message
@@ -59,9 +60,11 @@ func BenchmarkDecodeRequest300(b *testing.B) {
 	body := agentBody()
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
+	stop := benchcpu.Start(b)
 	for b.Loop() {
 		if _, err := DecodeRequest(body); err != nil {
 			b.Fatal(err)
 		}
 	}
+	stop()
 }

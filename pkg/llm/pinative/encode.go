@@ -1,10 +1,10 @@
 package pinative
 
 import (
-	"encoding/json"
 	"strconv"
 
 	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/pkg/llm/internal/jsonw"
 )
 
 // AppendEvent appends the pi-native JSON of ev (wire-formats.md §1.3,
@@ -14,11 +14,11 @@ import (
 // failed message. It allocates nothing once dst has grown.
 func AppendEvent(dst []byte, ev *llm.Event) []byte {
 	dst = append(dst, `{"type":`...)
-	dst = appendString(dst, ev.Type.String())
+	dst = jsonw.Plain(dst, ev.Type.String())
 	switch ev.Type {
 	case llm.EventDone:
 		dst = append(dst, `,"reason":`...)
-		dst = appendString(dst, string(ev.Reason))
+		dst = jsonw.Plain(dst, string(ev.Reason))
 		dst = append(dst, `,"message":`...)
 		dst = appendMessageOrEmpty(dst, ev.Partial)
 		return append(dst, '}')
@@ -28,7 +28,7 @@ func AppendEvent(dst []byte, ev *llm.Event) []byte {
 		if reason == "" {
 			reason = llm.StopError
 		}
-		dst = appendString(dst, string(reason))
+		dst = jsonw.Plain(dst, string(reason))
 		dst = append(dst, `,"error":`...)
 		dst = appendMessageOrEmpty(dst, ev.Partial)
 		return append(dst, '}')
@@ -39,10 +39,10 @@ func AppendEvent(dst []byte, ev *llm.Event) []byte {
 		switch ev.Type {
 		case llm.EventTextDelta, llm.EventThinkingDelta, llm.EventToolCallDelta:
 			dst = append(dst, `,"delta":`...)
-			dst = appendString(dst, ev.Delta)
+			dst = jsonw.Plain(dst, ev.Delta)
 		case llm.EventTextEnd, llm.EventThinkingEnd:
 			dst = append(dst, `,"content":`...)
-			dst = appendString(dst, ev.Content)
+			dst = jsonw.Plain(dst, ev.Content)
 		case llm.EventToolCallEnd:
 			if b := ev.Block(); b != nil {
 				dst = append(dst, `,"toolCall":`...)
@@ -68,7 +68,7 @@ func appendMessageOrEmpty(dst []byte, m *llm.Message) []byte {
 // isError.
 func AppendMessage(dst []byte, m *llm.Message) []byte {
 	dst = append(dst, `{"role":`...)
-	dst = appendString(dst, string(m.Role))
+	dst = jsonw.Plain(dst, string(m.Role))
 	dst = append(dst, `,"content":[`...)
 	for i := range m.Content {
 		if i > 0 {
@@ -80,21 +80,21 @@ func AppendMessage(dst []byte, m *llm.Message) []byte {
 	switch m.Role {
 	case llm.RoleToolResult:
 		dst = append(dst, `,"toolCallId":`...)
-		dst = appendString(dst, m.ToolCallID)
+		dst = jsonw.Plain(dst, m.ToolCallID)
 		dst = append(dst, `,"toolName":`...)
-		dst = appendString(dst, m.ToolName)
+		dst = jsonw.Plain(dst, m.ToolName)
 		dst = append(dst, `,"isError":`...)
 		dst = strconv.AppendBool(dst, m.IsError)
 	case llm.RoleAssistant:
 		dst = append(dst, `,"api":`...)
-		dst = appendString(dst, m.API)
+		dst = jsonw.Plain(dst, m.API)
 		dst = append(dst, `,"provider":`...)
-		dst = appendString(dst, m.Provider)
+		dst = jsonw.Plain(dst, m.Provider)
 		dst = append(dst, `,"model":`...)
-		dst = appendString(dst, m.Model)
+		dst = jsonw.Plain(dst, m.Model)
 		if m.ResponseID != "" {
 			dst = append(dst, `,"responseId":`...)
-			dst = appendString(dst, m.ResponseID)
+			dst = jsonw.Plain(dst, m.ResponseID)
 		}
 		dst = append(dst, `,"usage":`...)
 		dst = appendUsage(dst, &m.Usage)
@@ -103,10 +103,10 @@ func AppendMessage(dst []byte, m *llm.Message) []byte {
 			stop = llm.StopEnd
 		}
 		dst = append(dst, `,"stopReason":`...)
-		dst = appendString(dst, string(stop))
+		dst = jsonw.Plain(dst, string(stop))
 		if m.ErrorMessage != "" || stop == llm.StopError || stop == llm.StopAborted {
 			dst = append(dst, `,"errorMessage":`...)
-			dst = appendString(dst, m.ErrorMessage)
+			dst = jsonw.Plain(dst, m.ErrorMessage)
 		}
 		if m.ErrorStatus != 0 {
 			dst = append(dst, `,"errorStatus":`...)
@@ -134,15 +134,15 @@ func appendUsage(dst []byte, u *llm.Usage) []byte {
 		dst = strconv.AppendInt(dst, u.Reasoning, 10)
 	}
 	dst = append(dst, `,"cost":{"input":`...)
-	dst = appendFloat(dst, u.Cost.Input)
+	dst = jsonw.Number(dst, u.Cost.Input)
 	dst = append(dst, `,"output":`...)
-	dst = appendFloat(dst, u.Cost.Output)
+	dst = jsonw.Number(dst, u.Cost.Output)
 	dst = append(dst, `,"cacheRead":`...)
-	dst = appendFloat(dst, u.Cost.CacheRead)
+	dst = jsonw.Number(dst, u.Cost.CacheRead)
 	dst = append(dst, `,"cacheWrite":`...)
-	dst = appendFloat(dst, u.Cost.CacheWrite)
+	dst = jsonw.Number(dst, u.Cost.CacheWrite)
 	dst = append(dst, `,"total":`...)
-	dst = appendFloat(dst, u.Cost.Total)
+	dst = jsonw.Number(dst, u.Cost.Total)
 	return append(dst, `}}`...)
 }
 
@@ -151,7 +151,7 @@ func appendUsage(dst []byte, u *llm.Usage) []byte {
 // tolerant parse of the text streamed so far.
 func AppendContent(dst []byte, c *llm.Content) []byte {
 	dst = append(dst, `{"type":`...)
-	dst = appendString(dst, string(c.Type))
+	dst = jsonw.Plain(dst, string(c.Type))
 	opt := func(dst []byte, key, v string) []byte {
 		if v == "" {
 			return dst
@@ -159,34 +159,34 @@ func AppendContent(dst []byte, c *llm.Content) []byte {
 		dst = append(dst, ',', '"')
 		dst = append(dst, key...)
 		dst = append(dst, '"', ':')
-		return appendString(dst, v)
+		return jsonw.Plain(dst, v)
 	}
 	switch c.Type {
 	case llm.ContentText:
 		dst = append(dst, `,"text":`...)
-		dst = appendString(dst, c.Text)
+		dst = jsonw.Plain(dst, c.Text)
 		dst = opt(dst, "textSignature", c.TextSignature)
 	case llm.ContentThinking:
 		dst = append(dst, `,"thinking":`...)
-		dst = appendString(dst, c.Thinking)
+		dst = jsonw.Plain(dst, c.Thinking)
 		dst = opt(dst, "thinkingSignature", c.ThinkingSignature)
 		dst = opt(dst, "itemId", c.ItemID)
 	case llm.ContentRedactedThinking:
 		dst = append(dst, `,"data":`...)
-		dst = appendString(dst, c.Data)
+		dst = jsonw.Plain(dst, c.Data)
 	case llm.ContentImage:
 		if c.Data != "" || c.URL == "" {
 			dst = append(dst, `,"data":`...)
-			dst = appendString(dst, c.Data)
+			dst = jsonw.Plain(dst, c.Data)
 		}
 		dst = opt(dst, "mimeType", c.MimeType)
 		dst = opt(dst, "url", c.URL)
 		dst = opt(dst, "detail", c.Detail)
 	case llm.ContentToolCall:
 		dst = append(dst, `,"id":`...)
-		dst = appendString(dst, c.ID)
+		dst = jsonw.Plain(dst, c.ID)
 		dst = append(dst, `,"name":`...)
-		dst = appendString(dst, c.Name)
+		dst = jsonw.Plain(dst, c.Name)
 		dst = append(dst, `,"arguments":`...)
 		dst = appendArguments(dst, c)
 		dst = opt(dst, "thoughtSignature", c.ThoughtSignature)
@@ -194,7 +194,7 @@ func AppendContent(dst []byte, c *llm.Content) []byte {
 	case llm.ContentNative:
 		if len(c.Raw) > 0 {
 			dst = append(dst, `,"raw":`...)
-			dst = appendRaw(dst, c.Raw, "null")
+			dst = jsonw.Compact(dst, c.Raw, "null")
 		}
 		dst = opt(dst, "api", c.NativeAPI)
 	}
@@ -203,10 +203,12 @@ func AppendContent(dst []byte, c *llm.Content) []byte {
 
 func appendArguments(dst []byte, c *llm.Content) []byte {
 	if c.Arguments != nil {
-		return appendRaw(dst, c.Arguments, "{}")
+		return jsonw.Compact(dst, c.Arguments, "{}")
 	}
-	if t := stringBytes(c.ArgumentsText); len(t) > 0 && t[0] == '{' && json.Valid(t) {
-		return appendRaw(dst, t, "{}")
+	if t := c.ArgumentsText; len(t) > 0 && t[0] == '{' {
+		if out := jsonw.CompactString(dst, t, ""); len(out) > len(dst) {
+			return out // valid JSON text, kept as the model wrote it
+		}
 	}
-	return appendRaw(dst, llm.ParsePartialJSON(c.ArgumentsText), "{}")
+	return jsonw.Compact(dst, llm.ParsePartialJSON(c.ArgumentsText), "{}")
 }

@@ -1,109 +1,116 @@
 package pinative
 
 import (
+	"bytes"
 	"encoding/json"
-	"strings"
+	"errors"
+	"sync"
 
 	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
+	"github.com/ompgo/omp/pkg/llm/internal/slab"
 )
 
 // errSlow makes the fast decoder hand the body to the encoding/json path.
-var errSlow = errSyntax
+var errSlow = errors.New("pinative: fast path declined")
 
-// decodeFast decodes a well-formed body in one pass. It returns errSlow
-// (and no request) for anything it does not handle exactly like
-// decodeSlow: malformed JSON, unexpected types, validation failures.
+// decodeFast decodes a well-formed body in one pass on the shared reader
+// (encoding/json re-scans a 300 KB agent request about ten times:
+// RawMessage fields, custom unmarshalers). It returns errSlow (and no
+// request) for anything it does not handle exactly like decodeSlow:
+// malformed JSON, unexpected types, validation failures.
 func decodeFast(body []byte) (*Request, error) {
-	// One copy of the body backs every unescaped string of the request.
-	l := lexer{b: body, s: string(body)}
+	// One private copy of the body backs every string and raw part of the
+	// request, so the caller may reuse body afterwards.
+	f := fastPool.Get().(*fast)
+	defer f.release()
+	f.r = jsonr.NewReader(bytes.Clone(body))
+	l := f.r
 	out := &Request{Stream: true}
 	r := &out.Canonical
 	var modelID, modelStr, modelObjID string
 	var haveContext, haveMessages, systemBad, toolsBad bool
 	var toolsRaw, optionsRaw []byte
-	err := l.object(func(k []byte) error {
-		var err error
+	err := l.Object(func(k []byte) error {
 		switch string(k) {
 		case "modelId":
-			if l.peek() != '"' {
-				_, err = l.skip()
-				return err
+			if l.Peek() != '"' {
+				l.Skip()
+				return nil
 			}
-			modelID, err = l.str()
+			modelID = l.String()
 		case "model":
-			switch l.peek() {
+			switch l.Peek() {
 			case '"':
-				modelStr, err = l.str()
+				modelStr = l.String()
 			case '{':
-				err = l.object(func(k []byte) error {
-					if string(k) == "id" && l.peek() == '"' {
-						var err error
-						modelObjID, err = l.str()
-						return err
+				return l.Object(func(k []byte) error {
+					if string(k) == "id" && l.Peek() == '"' {
+						modelObjID = l.String()
+					} else {
+						l.Skip()
 					}
-					_, err := l.skip()
-					return err
+					return nil
 				})
 			default:
-				_, err = l.skip()
+				l.Skip()
 			}
 		case "stream":
-			var raw []byte
-			if raw, err = l.skip(); err == nil && len(raw) > 0 && (raw[0] == 't' || raw[0] == 'f') {
+			if raw := l.Raw(); len(raw) > 0 && (raw[0] == 't' || raw[0] == 'f') {
 				out.Stream = raw[0] == 't'
 			}
 		case "options":
-			optionsRaw, err = l.skip()
+			optionsRaw = l.Raw()
 		case "context":
-			if l.peek() != '{' {
+			if l.Peek() != '{' {
 				return errSlow
 			}
 			haveContext = true
-			err = l.object(func(k []byte) error {
+			return l.Object(func(k []byte) error {
 				switch string(k) {
 				case "messages":
-					if l.peek() != '[' {
+					if l.Peek() != '[' {
 						return errSlow
 					}
 					haveMessages = true
-					r.Messages = make([]llm.Message, 0, 16)
-					return l.array(func() error { return l.message(r) })
+					f.msgs = f.msgs[:0]
+					err := l.Array(func() error { return f.message() })
+					r.Messages = append(make([]llm.Message, 0, len(f.msgs)), f.msgs...)
+					return err
 				case "systemPrompt":
-					if l.peek() != '[' {
+					if l.Peek() != '[' {
 						systemBad = true
-						_, err := l.skip()
-						return err
+						l.Skip()
+						return nil
 					}
 					r.System = make([]llm.SystemBlock, 0, 4)
-					return l.array(func() error {
-						if c := l.peek(); c != '"' && c != 'n' {
+					return l.Array(func() error {
+						if c := l.Peek(); c != '"' && c != 'n' {
 							return errSlow
 						}
-						s, err := l.str()
-						r.System = append(r.System, llm.SystemBlock{Text: s})
-						return err
+						r.System = append(r.System, llm.SystemBlock{Text: l.String()})
+						return nil
 					})
 				case "tools":
-					var err error
-					toolsRaw, err = l.skip()
+					toolsRaw = l.Raw()
 					toolsBad = len(toolsRaw) > 0 && toolsRaw[0] != '['
-					return err
+					return nil
 				}
-				if foldsTo(k, "messages", "systemPrompt", "tools") {
+				if jsonr.FoldsTo(k, "messages", "systemPrompt", "tools") {
 					return errSlow
 				}
-				_, err := l.skip()
-				return err
+				l.Skip()
+				return nil
 			})
 		default:
-			if foldsTo(k, "modelId", "model", "stream", "options", "context") {
+			if jsonr.FoldsTo(k, "modelId", "model", "stream", "options", "context") {
 				return errSlow
 			}
-			_, err = l.skip()
+			l.Skip()
 		}
-		return err
+		return nil
 	})
-	if err != nil || l.peek() != 0 || !haveContext || !haveMessages || systemBad || toolsBad {
+	if err != nil || l.End() != nil || !haveContext || !haveMessages || systemBad || toolsBad {
 		return nil, errSlow
 	}
 	switch {
@@ -138,60 +145,72 @@ func decodeFast(body []byte) (*Request, error) {
 	return out, nil
 }
 
-func (l *lexer) message(r *llm.Request) error {
-	if l.peek() != '{' {
+// fast is the state of one fast decode; its staging buffers are pooled.
+type fast struct {
+	r *jsonr.Reader
+	// msgs and blocks stage the messages and one message's blocks; the
+	// request gets exact copies (blocks carved from slab).
+	msgs   []llm.Message
+	blocks []llm.Content
+	slab   slab.Contents
+}
+
+var fastPool = sync.Pool{New: func() any { return new(fast) }}
+
+// release drops every reference into the request and pools f.
+func (f *fast) release() {
+	clear(f.msgs[:cap(f.msgs)])
+	clear(f.blocks[:cap(f.blocks)])
+	*f = fast{msgs: f.msgs[:0], blocks: f.blocks[:0]}
+	fastPool.Put(f)
+}
+
+func (f *fast) message() error {
+	l := f.r
+	if l.Peek() != '{' {
 		return errSlow
 	}
 	var m llm.Message
 	var contentRaw bool
 	var content []llm.Content
-	err := l.object(func(k []byte) error {
-		var err error
+	err := l.Object(func(k []byte) error {
 		switch string(k) {
 		case "role":
-			var s string
-			s, err = l.str()
-			m.Role = llm.Role(s)
+			m.Role = llm.Role(l.String())
 		case "content":
 			contentRaw = true
-			content, err = l.content()
+			content = f.content()
 		case "toolCallId":
-			m.ToolCallID, err = l.str()
+			m.ToolCallID = l.String()
 		case "toolName":
-			m.ToolName, err = l.str()
+			m.ToolName = l.String()
 		case "isError":
-			m.IsError, err = l.boolean()
+			m.IsError = l.Bool()
 		case "timestamp":
-			var f float64
-			f, err = l.number()
-			m.Timestamp = int64(f)
+			m.Timestamp = int64(l.Float())
 		case "api":
-			m.API, err = l.str()
+			m.API = l.String()
 		case "provider":
-			m.Provider, err = l.str()
+			m.Provider = l.String()
 		case "model":
-			m.Model, err = l.str()
+			m.Model = l.String()
 		case "responseId":
-			m.ResponseID, err = l.str()
+			m.ResponseID = l.String()
 		case "stopReason":
-			var s string
-			s, err = l.str()
-			m.StopReason = llm.StopReason(s)
+			m.StopReason = llm.StopReason(l.String())
 		case "errorMessage":
-			m.ErrorMessage, err = l.str()
+			m.ErrorMessage = l.String()
 		case "errorStatus":
-			var n int64
-			n, err = l.integer()
-			m.ErrorStatus = int(n)
+			m.ErrorStatus = int(l.IntExact())
 		case "usage":
-			err = l.usage(&m.Usage)
+			return usage(l, &m.Usage)
 		default:
-			if foldsTo(k, messageKeys...) {
+			if jsonr.FoldsTo(k, messageKeys...) {
 				return errSlow
 			}
-			_, err = l.skip()
+			l.Skip()
 		}
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -207,135 +226,140 @@ func (l *lexer) message(r *llm.Request) error {
 	if contentRaw {
 		m.Content = content
 	}
-	r.Messages = append(r.Messages, m)
+	f.msgs = append(f.msgs, m)
 	return nil
 }
 
-func (l *lexer) usage(u *llm.Usage) error {
-	if l.peek() == 'n' {
-		return l.literal("null")
+func usage(l *jsonr.Reader, u *llm.Usage) error {
+	if l.Null() {
+		return nil
 	}
-	return l.object(func(k []byte) error {
-		var err error
+	return l.Object(func(k []byte) error {
 		switch string(k) {
 		case "input":
-			u.Input, err = l.integer()
+			u.Input = l.IntExact()
 		case "output":
-			u.Output, err = l.integer()
+			u.Output = l.IntExact()
 		case "cacheRead":
-			u.CacheRead, err = l.integer()
+			u.CacheRead = l.IntExact()
 		case "cacheWrite":
-			u.CacheWrite, err = l.integer()
+			u.CacheWrite = l.IntExact()
 		case "reasoningTokens":
-			u.Reasoning, err = l.integer()
+			u.Reasoning = l.IntExact()
 		case "totalTokens":
-			_, err = l.skip()
+			l.Skip()
 		case "cost":
-			if l.peek() == 'n' {
-				return l.literal("null")
+			if l.Null() {
+				return nil
 			}
-			err = l.object(func(k []byte) error {
-				var err error
+			return l.Object(func(k []byte) error {
 				switch string(k) {
 				case "input":
-					u.Cost.Input, err = l.number()
+					u.Cost.Input = l.Float()
 				case "output":
-					u.Cost.Output, err = l.number()
+					u.Cost.Output = l.Float()
 				case "cacheRead":
-					u.Cost.CacheRead, err = l.number()
+					u.Cost.CacheRead = l.Float()
 				case "cacheWrite":
-					u.Cost.CacheWrite, err = l.number()
+					u.Cost.CacheWrite = l.Float()
 				case "total":
-					u.Cost.Total, err = l.number()
+					u.Cost.Total = l.Float()
 				default:
 					return errSlow // encoding/json matches keys case-insensitively
 				}
-				return err
+				return nil
 			})
 		default:
-			if foldsTo(k, "input", "output", "cacheRead", "cacheWrite", "reasoningTokens", "cost") {
+			if jsonr.FoldsTo(k, "input", "output", "cacheRead", "cacheWrite", "reasoningTokens", "cost") {
 				return errSlow
 			}
-			_, err = l.skip()
+			l.Skip()
 		}
-		return err
+		return nil
 	})
 }
 
 // content reads a string or an array of blocks, as decodeContent does.
-func (l *lexer) content() ([]llm.Content, error) {
-	switch l.peek() {
+func (f *fast) content() []llm.Content {
+	l := f.r
+	switch l.Peek() {
 	case 'n':
-		return nil, l.literal("null")
+		l.Null()
+		return nil
 	case '"':
-		s, err := l.str()
-		return []llm.Content{llm.Text(s)}, err
+		return []llm.Content{llm.Text(l.String())}
 	case '[':
-		out := make([]llm.Content, 0, 2)
-		err := l.array(func() error {
-			c, keep, err := l.block()
+		start := len(f.blocks)
+		l.Array(func() error {
+			c, keep, err := block(l)
 			if keep {
-				out = append(out, c)
+				f.blocks = append(f.blocks, c)
 			}
 			return err
 		})
-		return out, err
+		out := f.slab.Copy(f.blocks[start:])
+		if out == nil {
+			out = []llm.Content{} // [] stays an empty, non-nil content
+		}
+		clear(f.blocks[start:])
+		f.blocks = f.blocks[:start]
+		return out
 	}
-	return nil, errSlow
+	l.Fail(errSlow)
+	return nil
 }
 
 // block reads one content block; keep is false for a block of an unknown
 // (non-empty) type, which is skipped.
-func (l *lexer) block() (c llm.Content, keep bool, err error) {
-	if l.peek() != '{' {
+func block(l *jsonr.Reader) (c llm.Content, keep bool, err error) {
+	if l.Peek() != '{' {
 		return c, false, errSlow
 	}
 	var typ string
 	var args, raw []byte
-	err = l.object(func(k []byte) error {
-		var err error
+	err = l.Object(func(k []byte) error {
 		switch string(k) {
 		case "type":
-			typ, err = l.str()
+			typ = l.String()
 		case "text":
-			c.Text, err = l.str()
+			c.Text = l.String()
 		case "textSignature":
-			c.TextSignature, err = l.str()
+			c.TextSignature = l.String()
 		case "thinking":
-			c.Thinking, err = l.str()
+			c.Thinking = l.String()
 		case "thinkingSignature":
-			c.ThinkingSignature, err = l.str()
+			c.ThinkingSignature = l.String()
 		case "itemId":
-			c.ItemID, err = l.str()
+			c.ItemID = l.String()
 		case "data":
-			c.Data, err = l.str()
+			c.Data = l.String()
 		case "mimeType":
-			c.MimeType, err = l.str()
+			c.MimeType = l.String()
 		case "url":
-			c.URL, err = l.str()
+			c.URL = l.String()
 		case "detail":
-			c.Detail, err = l.str()
+			c.Detail = l.String()
 		case "id":
-			c.ID, err = l.str()
+			c.ID = l.String()
 		case "name":
-			c.Name, err = l.str()
+			c.Name = l.String()
 		case "thoughtSignature":
-			c.ThoughtSignature, err = l.str()
+			c.ThoughtSignature = l.String()
 		case "customWireName":
-			c.CustomWireName, err = l.str()
+			c.CustomWireName = l.String()
 		case "api":
-			c.NativeAPI, err = l.str()
+			c.NativeAPI = l.String()
 		case "arguments":
-			args, err = l.skip()
+			args = l.Raw()
 		case "raw":
-			raw, err = l.skip()
+			raw = l.Raw()
 		default:
-			if foldsTo(k, blockKeys...) {
+			if jsonr.FoldsTo(k, blockKeys...) {
 				return errSlow
 			}
-			_, err = l.skip()
+			l.Skip()
 		}
-		return err
+		return nil
 	})
 	if err != nil {
 		return c, false, err
@@ -355,7 +379,7 @@ func (l *lexer) block() (c llm.Content, keep bool, err error) {
 		return llm.Content{}, false, nil
 	}
 	if len(raw) > 0 {
-		c.Raw = append(json.RawMessage(nil), raw...)
+		c.Raw = raw // a view of the decoder's private copy of the body
 	}
 	return c, true, nil
 }
@@ -366,14 +390,3 @@ var (
 	blockKeys = []string{"type", "text", "textSignature", "thinking", "thinkingSignature", "itemId", "data",
 		"mimeType", "url", "detail", "id", "name", "thoughtSignature", "customWireName", "api", "arguments", "raw"}
 )
-
-// foldsTo reports whether an unknown key equals a known one but for case:
-// encoding/json would match it, so the fast path must defer.
-func foldsTo(k []byte, known ...string) bool {
-	for _, n := range known {
-		if len(n) == len(k) && strings.EqualFold(n, string(k)) {
-			return true
-		}
-	}
-	return false
-}

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/pkg/llm/internal/jsonw"
 )
 
 // Response header values (wire-formats.md §2.5, §8).
@@ -37,7 +38,7 @@ func AppendDone(dst []byte) []byte { return append(dst, doneFrame...) }
 // "errorMessage":…}, followed by [DONE].
 func AppendFailure(dst []byte, msg string) []byte {
 	dst = append(dst, `data: {"type":"error","reason":"error","errorMessage":`...)
-	dst = appendString(dst, msg)
+	dst = jsonw.Plain(dst, msg)
 	dst = append(dst, "}\n\n"...)
 	return AppendDone(dst)
 }
@@ -96,9 +97,9 @@ func AppendResponse(dst []byte, m *llm.Message) []byte {
 // {"error":{"type":…,"message":…}}.
 func AppendError(dst []byte, errType, msg string) []byte {
 	dst = append(dst, `{"error":{"type":`...)
-	dst = appendString(dst, errType)
+	dst = jsonw.Plain(dst, errType)
 	dst = append(dst, `,"message":`...)
-	dst = appendString(dst, msg)
+	dst = jsonw.Plain(dst, msg)
 	return append(dst, `}}`...)
 }
 

@@ -2,6 +2,8 @@ package jsonr
 
 import (
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 )
 
@@ -69,6 +71,14 @@ func FuzzReader(f *testing.F) {
 		if ok != json.Valid(b) {
 			t.Fatalf("Skip valid=%v, json.Valid=%v for %q", ok, !ok, b)
 		}
+		if Valid(b) != ok || ValidString(string(b)) != ok {
+			t.Fatalf("Valid disagrees with Skip for %q", b)
+		}
+		w := NewReader(b)
+		walk(w)
+		if walked := w.End() == nil; walked != ok {
+			t.Fatalf("walk valid=%v, Skip valid=%v for %q", walked, ok, b)
+		}
 		if !ok || len(b) == 0 {
 			return
 		}
@@ -81,4 +91,170 @@ func FuzzReader(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestFieldsSkipsUnreadValues(t *testing.T) {
+	doc := `{"a":"x\u00e9\ud83d\ude00","n":-1.5e3,"i":42,"b":true,"z":null,"arr":[1,{"k":[]}],"o":{"p":"q"}}`
+	r := NewReader([]byte(doc))
+	var got []string
+	for key := range r.Fields() {
+		switch k := string(key); k {
+		case "a":
+			got = append(got, r.String())
+		case "n":
+			if r.Float() != -1500 {
+				t.Error("float")
+			}
+		case "i":
+			if r.IntExact() != 42 {
+				t.Error("int")
+			}
+		case "arr":
+			for i := range r.Elems() {
+				if i == 1 {
+					got = append(got, string(r.Raw()))
+				}
+			}
+		default:
+			// left unread: skipped
+		}
+	}
+	if err := r.End(); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0] != "xé😀" || got[1] != `{"k":[]}` {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestBreakingOutOfFieldsIsAnError(t *testing.T) {
+	r := NewReader([]byte(`{"a":1,"b":2}`))
+	for range r.Fields() {
+		break
+	}
+	if r.Err() == nil {
+		t.Fatal("early break not reported")
+	}
+}
+
+func TestObjectReturnsCallbackError(t *testing.T) {
+	stop := errors.New("stop")
+	r := NewReader([]byte(`{"a":1,"b":2}`))
+	if err := r.Object(func([]byte) error { return stop }); err != stop {
+		t.Fatalf("err = %v, want stop", err)
+	}
+}
+
+func TestNestingBeyondTheInlineStack(t *testing.T) {
+	for _, depth := range []int{31, 32, 33, 200} {
+		doc := strings.Repeat(`{"a":[`, depth) + strings.Repeat(`]}`, depth)
+		r := NewReader([]byte(doc))
+		r.Skip()
+		if err := r.End(); err != nil {
+			t.Errorf("depth %d: %v", depth, err)
+		}
+	}
+	r := NewReader([]byte(strings.Repeat("[", maxDepth+1)))
+	r.Skip()
+	if r.End() == nil {
+		t.Error("depth beyond maxDepth accepted")
+	}
+}
+
+func TestIntExactRejectsFractionsIntAcceptsIntegralOnes(t *testing.T) {
+	for doc, want := range map[string]bool{`1.0`: true, `1e3`: true, `1.5`: false, `99999999999999999999`: false} {
+		r0 := NewReader([]byte(doc))
+		if r0.Int(); (r0.Err() == nil) != want {
+			t.Errorf("Int(%s) ok=%v, want %v", doc, r0.Err() == nil, want)
+		}
+		r := NewReader([]byte(doc))
+		if r.IntExact(); r.Err() == nil {
+			t.Errorf("IntExact(%s) accepted", doc)
+		}
+	}
+}
+
+func TestEachFieldAndFoldsTo(t *testing.T) {
+	var keys []string
+	if err := EachField([]byte(`{"type":"object","Pro\u0070s":{}}`), func(k string, _ []byte) { keys = append(keys, k) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 2 || keys[1] != "Props" || !FoldsTo([]byte(keys[1]), "x", "props") || FoldsTo([]byte("prop"), "props") {
+		t.Fatalf("keys %q", keys)
+	}
+	if EachField([]byte(`[1]`), func(string, []byte) {}) == nil {
+		t.Fatal("array accepted as object")
+	}
+}
+
+func TestStringsSurviveReset(t *testing.T) {
+	var r Reader
+	r.Reset([]byte(`["a\nb","c"]`))
+	var got []string
+	for range r.Elems() {
+		got = append(got, r.String())
+	}
+	r.Reset([]byte(`"d\te"`))
+	got = append(got, r.String())
+	if got[0] != "a\nb" || got[1] != "c" || got[2] != "d\te" || r.End() != nil {
+		t.Fatalf("got %q, %v", got, r.Err())
+	}
+}
+
+func BenchmarkString(b *testing.B) {
+	doc, _ := json.Marshal(strings.Repeat(`lorem ipsum "quoted" <tag> `, 1000))
+	b.SetBytes(int64(len(doc)))
+	for b.Loop() {
+		r := NewReader(doc)
+		_ = r.String()
+	}
+}
+
+func TestLargeDocumentsDecodeLikeEncodingJSON(t *testing.T) {
+	// Beyond arenaMax the reader decodes each escaped string in two
+	// passes into chunked arenas.
+	in := []string{strings.Repeat("a\"b\\c\n\u00e9 ", arenaMax/8), "x\ny", strings.Repeat("\t<&>", arenaMax/3), "plain", "😀\n"}
+	doc, _ := json.Marshal(in)
+	r := NewReader(doc)
+	var got []string
+	for range r.Elems() {
+		got = append(got, r.String())
+	}
+	if err := r.End(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range in {
+		if got[i] != in[i] {
+			t.Fatalf("string %d differs (len %d vs %d)", i, len(got[i]), len(in[i]))
+		}
+	}
+}
+
+// walk reads every value with the typed methods and the iterators.
+func walk(r *Reader) {
+	switch r.Peek() {
+	case '{':
+		for range r.Fields() {
+			walk(r)
+		}
+	case '[':
+		for range r.Elems() {
+			walk(r)
+		}
+	case '"':
+		_ = r.String()
+	case 't', 'f':
+		r.Bool()
+	case 'n':
+		r.Null()
+	default:
+		r.Number()
+	}
+}
+
+func TestValidDoesNotAllocate(t *testing.T) {
+	s := `{"path":"file_1.go","limit":200,"nested":[1,2,{"a":"b\n"}]}`
+	if n := testing.AllocsPerRun(100, func() { ValidString(s) }); n != 0 {
+		t.Fatalf("%v allocations", n)
+	}
 }

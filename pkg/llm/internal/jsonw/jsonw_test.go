@@ -1,20 +1,106 @@
 package jsonw
 
 import (
+	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func FuzzString(f *testing.F) {
-	for _, s := range []string{"", "a\"b\\c\n\t<>&", "\u2028\x00\xff", "héllo"} {
+	for _, s := range []string{"", "a\"b\\c\n\t<>&", "\u2028\x00\xff", "héllo", "\b\f\x7f", "0123456789abcdef<x>"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
+		// Long inputs take the word-at-a-time path, short ones the tail.
+		checkString(t, s)
+		checkString(t, "0123456789abcdef"+s+s+s)
+	})
+}
+
+func checkString(t *testing.T, s string) {
+	t.Helper()
+	{
 		want, _ := json.Marshal(s)
 		if got := String(nil, s); string(got) != string(want) {
 			t.Fatalf("String(%q) = %s, want %s", s, got, want)
 		}
-	})
+		if got, want := Plain(nil, s), refPlain(nil, s); !bytes.Equal(got, want) {
+			t.Fatalf("Plain(%q) = %s, want %s", s, got, want)
+		}
+		var back string
+		if err := json.Unmarshal(Plain(nil, s), &back); err != nil || back != strings.ToValidUTF8(s, "\ufffd") && utf8.ValidString(s) {
+			t.Fatalf("Plain(%q) decodes to %q, %v", s, back, err)
+		}
+		// An exact-size buffer is filled in place.
+		exact := Plain(nil, s)
+		if got := Plain(make([]byte, 0, len(exact)), s); !bytes.Equal(got, exact) {
+			t.Fatalf("Plain into exact buffer = %s", got)
+		}
+	}
+}
+
+// refPlain is the pi-native codec's original string writer, whose bytes
+// the pinative, OpenAI and Google goldens hold.
+func refPlain(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			if r == utf8.RuneError {
+				dst = append(dst, `\ufffd`...)
+			} else {
+				dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			}
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+func TestDialectsDifferOnlyInHTMLAndShortEscapes(t *testing.T) {
+	for _, tc := range []struct{ in, str, plain string }{
+		{"<a&b>", `"\u003ca\u0026b\u003e"`, `"<a&b>"`},
+		{"\b\f", `"\b\f"`, `"\u0008\u000c"`},
+		{"\u2028\xff\x01", `"\u2028\ufffd\u0001"`, `"\u2028\ufffd\u0001"`},
+	} {
+		if got := string(String(nil, tc.in)); got != tc.str {
+			t.Errorf("String(%q) = %s, want %s", tc.in, got, tc.str)
+		}
+		if got := string(Plain(nil, tc.in)); got != tc.plain {
+			t.Errorf("Plain(%q) = %s, want %s", tc.in, got, tc.plain)
+		}
+	}
 }
 
 func TestFloat(t *testing.T) {
@@ -22,5 +108,51 @@ func TestFloat(t *testing.T) {
 		if got := string(Float(nil, f)); got != want {
 			t.Errorf("Float(%v) = %s, want %s", f, got, want)
 		}
+	}
+}
+
+func TestNumberMatchesEncodingJSON(t *testing.T) {
+	for _, f := range []float64{0, 1, -0.5, 1e21, 1e-7, 123456789.125, 3e-9} {
+		want, _ := json.Marshal(f)
+		if got := string(Number(nil, f)); got != string(want) {
+			t.Errorf("Number(%v) = %s, want %s", f, got, want)
+		}
+	}
+}
+
+func TestFieldsSeparateMembers(t *testing.T) {
+	dst := append([]byte(nil), '{')
+	dst = PlainField(dst, "a", "<x>")
+	dst = IntField(dst, "n", 3)
+	dst = BoolField(dst, "b", true)
+	dst = RawField(dst, "r", []byte(`[1]`))
+	dst = append(dst, '}')
+	if want := `{"a":"<x>","n":3,"b":true,"r":[1]}`; string(dst) != want {
+		t.Fatalf("got %s, want %s", dst, want)
+	}
+}
+
+func TestCompactRepairsOrKeeps(t *testing.T) {
+	for in, want := range map[string]string{`{ "a" : [1, 2] }`: `{"a":[1,2]}`, `{"a":1}`: `{"a":1}`, `{bad`: `{}`, ``: `{}`} {
+		if got := string(Compact(nil, []byte(in), "{}")); got != want {
+			t.Errorf("Compact(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func BenchmarkPlain(b *testing.B) {
+	s := strings.Repeat("hello \"world\" the quick brown fox\n", 1000)
+	buf := make([]byte, 0, 2*len(s))
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		buf = Plain(buf[:0], s)
+	}
+}
+
+func TestPlainDoesNotReallocateAnExactBuffer(t *testing.T) {
+	s := strings.Repeat("tool output <ok> ", 20)
+	buf := make([]byte, 0, len(s)+2)
+	if n := testing.AllocsPerRun(100, func() { buf = Plain(buf[:0], s) }); n != 0 {
+		t.Fatalf("%v allocations", n)
 	}
 }

@@ -1,0 +1,364 @@
+package jsonr
+
+import (
+	"encoding/binary"
+	"math/bits"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// special flags, in the high bit of each byte of v, the bytes a string
+// scan must stop at: '"', '\\' and control bytes. Bytes >= 0x80 are not
+// flagged. Borrows can flag bytes above a true hit, never below, so the
+// lowest flagged byte is always a real one.
+func special(v uint64) uint64 {
+	q := v ^ (lsb * '"')
+	s := v ^ (lsb * '\\')
+	return ((v - lsb*0x20) | (q - lsb) | (s - lsb)) &^ v & msb
+}
+
+// skipPlain advances i, eight bytes at a time, to the first byte of d
+// that special flags or to the last short word, OR-ing the bytes passed
+// into hi (whose high bits then tell whether any was >= 0x80).
+func skipPlain(d []byte, i int, hi uint64) (int, uint64) {
+	for i+8 <= len(d) {
+		v := binary.LittleEndian.Uint64(d[i:])
+		if m := special(v); m != 0 {
+			k := bits.TrailingZeros64(m) >> 3
+			return i + k, hi | v&(1<<(8*k)-1)
+		}
+		hi |= v
+		i += 8
+	}
+	return i, hi
+}
+
+// String reads a string value (null reads as ""). A string without
+// escapes is a view of the input (no copy); one with escapes lives in the
+// reader's arena. Either way it stays valid as long as the input is not
+// modified.
+func (r *Reader) String() string {
+	switch r.Peek() {
+	case '"':
+		return unsafeString(r.str())
+	case 'n':
+		r.Null()
+		return ""
+	}
+	if r.err == nil {
+		r.typeErr("string")
+	}
+	return ""
+}
+
+// Bytes reads a string value as bytes (null reads as nil), with the
+// lifetime of String's result. The caller must not modify them.
+func (r *Reader) Bytes() []byte {
+	switch r.Peek() {
+	case '"':
+		return r.str()
+	case 'n':
+		r.Null()
+		return nil
+	}
+	if r.err == nil {
+		r.typeErr("string")
+	}
+	return nil
+}
+
+// str decodes the string at r.pos: invalid UTF-8 and lone surrogates
+// become U+FFFD, as with encoding/json. A string without escapes is a
+// view of the input; at the first backslash the rest is decoded into the
+// arena in the same pass.
+func (r *Reader) str() []byte {
+	d := r.data
+	start := r.pos + 1
+	i := start
+	var hi uint64
+	for {
+		i, hi = skipPlain(d, i, hi)
+		if i >= len(d) {
+			r.pos = len(d)
+			r.syntax("unexpected end of JSON input")
+			return nil
+		}
+		switch c := d[i]; {
+		case c == '"':
+			r.pos = i + 1
+			s := d[start:i]
+			if hi&msb != 0 && !utf8.Valid(s) {
+				return toValidUTF8(s)
+			}
+			return s
+		case c == '\\':
+			return r.strEscaped(start, i, hi)
+		case c < 0x20:
+			r.pos = i
+			r.syntax("invalid character in string literal")
+			return nil
+		default: // the tail shorter than a word
+			hi |= uint64(c)
+			i++
+		}
+	}
+}
+
+// strEscaped finishes str from the first backslash at d[i], decoding into
+// the arena while it validates.
+func (r *Reader) strEscaped(start, i int, hi uint64) []byte {
+	d := r.data
+	rest := len(d) - start
+	if cap(r.arena)-len(r.arena) < rest+8 {
+		if rest > arenaMax {
+			// A huge document: find the end first, then decode.
+			r.pos = start - 1
+			end, _, high := r.scan()
+			if r.err != nil {
+				return nil
+			}
+			s := r.unescape(d[start:end])
+			if high && !utf8.Valid(s) {
+				return toValidUTF8(s)
+			}
+			return s
+		}
+		// One arena as large as the unread input: every later string
+		// fits, so a request's unescaped strings cost one allocation.
+		r.arena = make([]byte, 0, rest+8)
+	}
+	base := len(r.arena)
+	out := r.arena[:cap(r.arena)]
+	j := base + copy(out[base:], d[start:i])
+	for {
+		if i+8 <= len(d) {
+			v := binary.LittleEndian.Uint64(d[i:])
+			binary.LittleEndian.PutUint64(out[j:], v)
+			m := special(v)
+			if m == 0 {
+				hi |= v
+				i, j = i+8, j+8
+				continue
+			}
+			k := bits.TrailingZeros64(m) >> 3
+			hi |= v & (1<<(8*k) - 1)
+			i, j = i+k, j+k
+		} else if i >= len(d) {
+			r.pos = len(d)
+			r.syntax("unexpected end of JSON input")
+			return nil
+		}
+		c := d[i]
+		switch {
+		case c == '"':
+			r.pos = i + 1
+			r.arena = out[:j]
+			s := out[base:j:j]
+			if hi&msb != 0 && !utf8.Valid(s) {
+				return toValidUTF8(s)
+			}
+			return s
+		case c < 0x20:
+			r.pos = i
+			r.syntax("invalid character in string literal")
+			return nil
+		case c != '\\': // the tail shorter than a word
+			hi |= uint64(c)
+			out[j] = c
+			i, j = i+1, j+1
+			continue
+		}
+		if i+1 >= len(d) {
+			r.pos = i
+			r.syntax("unexpected end of JSON input")
+			return nil
+		}
+		e := d[i+1]
+		i += 2
+		if v := unescByte[e]; v != 0 {
+			out[j] = v
+			j++
+			continue
+		}
+		rn, n, ok := unicodeEscape(d, i)
+		if e != 'u' || !ok {
+			r.pos = i - 2
+			r.syntax("invalid escape in string literal")
+			return nil
+		}
+		i += n
+		j += utf8.EncodeRune(out[j:], rn)
+	}
+}
+
+// scan validates the string at r.pos (its opening quote) and moves past
+// it. It returns the offset of the closing quote, whether the body has
+// escapes, and whether it may have bytes >= 0x80.
+func (r *Reader) scan() (end int, esc, high bool) {
+	d := r.data
+	i := r.pos + 1
+	var hi uint64
+	for {
+		i, hi = skipPlain(d, i, hi)
+		if i >= len(d) {
+			r.pos = len(d)
+			r.syntax("unexpected end of JSON input")
+			return 0, false, false
+		}
+		switch c := d[i]; {
+		case c == '"':
+			r.pos = i + 1
+			return i, esc, hi&msb != 0
+		case c == '\\':
+			esc = true
+			if i+1 >= len(d) {
+				r.pos = i
+				r.syntax("unexpected end of JSON input")
+				return 0, false, false
+			}
+			switch d[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if _, ok := hex4(d, i+2); !ok {
+					r.pos = i
+					r.syntax("invalid escape in string literal")
+					return 0, false, false
+				}
+				i += 6
+			default:
+				r.pos = i
+				r.syntax("invalid escape in string literal")
+				return 0, false, false
+			}
+		case c < 0x20:
+			r.pos = i
+			r.syntax("invalid character in string literal")
+			return 0, false, false
+		default: // the tail shorter than a word
+			hi |= uint64(c)
+			i++
+		}
+	}
+}
+
+// arenaMax bounds the single-pass arena: below it an arena holds the
+// rest of the input (every later string then fits); larger documents
+// decode each escaped string in two passes into chunks that double from
+// arenaMax.
+const arenaMax = 1 << 20
+
+// unescape decodes a string body that scan validated into the arena. The
+// result is never longer than s.
+func (r *Reader) unescape(s []byte) []byte {
+	// Word stores may run 8 bytes past the result: keep that slack.
+	if cap(r.arena)-len(r.arena) < len(s)+8 {
+		n := max(len(s), min(len(r.data)-r.pos+len(s), max(arenaMax, 2*cap(r.arena))))
+		r.arena = make([]byte, 0, n+8)
+	}
+	base := len(r.arena)
+	out := r.arena[:cap(r.arena)]
+	j := base
+	for i := 0; i < len(s); {
+		if i+8 <= len(s) {
+			v := binary.LittleEndian.Uint64(s[i:])
+			binary.LittleEndian.PutUint64(out[j:], v)
+			x := v ^ (lsb * '\\')
+			m := (x - lsb) &^ x & msb
+			if m == 0 {
+				i, j = i+8, j+8
+				continue
+			}
+			k := bits.TrailingZeros64(m) >> 3
+			i, j = i+k, j+k
+		} else if s[i] != '\\' {
+			out[j] = s[i]
+			i, j = i+1, j+1
+			continue
+		}
+		// s[i] is a backslash.
+		e := s[i+1]
+		i += 2
+		if v := unescByte[e]; v != 0 {
+			out[j] = v
+			j++
+			continue
+		}
+		rn, n, _ := unicodeEscape(s, i) // scan checked it is \\uXXXX
+		i += n
+		j += utf8.EncodeRune(out[j:], rn)
+	}
+	r.arena = out[:j]
+	return out[base:j:j]
+}
+
+// unescByte maps the byte after a backslash to the byte it stands for
+// (0: not a one-byte escape).
+var unescByte = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+
+// unicodeEscape decodes the XXXX of a \\uXXXX escape at b[i:] and, for a
+// high surrogate, the low one that may follow. It returns the rune (a
+// lone surrogate is U+FFFD, as with encoding/json) and the bytes used.
+func unicodeEscape(b []byte, i int) (rune, int, bool) {
+	c1, ok := hex4(b, i)
+	if !ok {
+		return 0, 0, false
+	}
+	rn := rune(c1)
+	if !utf16.IsSurrogate(rn) {
+		return rn, 4, true
+	}
+	if i+10 <= len(b) && b[i+4] == '\\' && b[i+5] == 'u' {
+		if c2, ok := hex4(b, i+6); ok {
+			if dec := utf16.DecodeRune(rn, rune(c2)); dec != utf8.RuneError {
+				return dec, 10, true
+			}
+		}
+	}
+	return utf8.RuneError, 4, true
+}
+
+// toValidUTF8 replaces each invalid byte of s with U+FFFD.
+func toValidUTF8(s []byte) []byte {
+	out := make([]byte, 0, len(s)+8)
+	for len(s) > 0 {
+		c, size := utf8.DecodeRune(s)
+		if c == utf8.RuneError && size == 1 {
+			out = append(out, "\ufffd"...)
+		} else {
+			out = append(out, s[:size]...)
+		}
+		s = s[size:]
+	}
+	return out
+}
+
+// hexVal maps a byte to its hex digit value, or 0xFF.
+var hexVal = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xFF
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = byte(c - '0')
+	}
+	for c := 'a'; c <= 'f'; c++ {
+		t[c], t[c-'a'+'A'] = byte(c-'a'+10), byte(c-'a'+10)
+	}
+	return t
+}()
+
+func hex4(b []byte, i int) (uint16, bool) {
+	if i+4 > len(b) {
+		return 0, false
+	}
+	a, c, e, f := hexVal[b[i]], hexVal[b[i+1]], hexVal[b[i+2]], hexVal[b[i+3]]
+	if a|c|e|f == 0xFF {
+		return 0, false
+	}
+	return uint16(a)<<12 | uint16(c)<<8 | uint16(e)<<4 | uint16(f), true
+}

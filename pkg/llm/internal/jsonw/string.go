@@ -1,0 +1,212 @@
+// Package jsonw appends JSON tokens to byte slices. The provider adapters
+// use it to write wire JSON on the hot path without reflection or
+// allocation.
+//
+// Strings come in two dialects, because the wire formats' goldens were
+// fixed by two different reference encoders:
+//
+//   - String writes exactly what encoding/json writes: '<', '>' and '&'
+//     as \u003c, \u003e and \u0026 (HTML-safe), \b and \f in short form.
+//     The Anthropic codec uses it.
+//   - Plain writes what the pi-native, OpenAI and Google references
+//     write: '<', '>' and '&' unescaped (as JSON.stringify leaves them),
+//     and every other control byte, \b and \f included, as \u00XX.
+//
+// Both escape '"', '\\', \n, \r, \t, U+2028 and U+2029, and replace each
+// invalid UTF-8 byte with \ufffd; both decode to the same string.
+package jsonw
+
+import (
+	"encoding/binary"
+	"math/bits"
+	"slices"
+	"unicode/utf8"
+	"unsafe"
+)
+
+const (
+	hexDigits = "0123456789abcdef"
+	lsb       = 0x0101010101010101
+	msb       = 0x8080808080808080
+)
+
+// maskPlain flags, in the high bit of each byte of v, the bytes Plain
+// cannot copy as they are: '"', '\\', control bytes and non-ASCII bytes.
+// Borrows can flag bytes above a true hit, never below, so the lowest
+// flagged byte is always a real one.
+func maskPlain(v uint64) uint64 {
+	q := v ^ (lsb * '"')
+	s := v ^ (lsb * '\\')
+	return ((v - lsb*0x20) | (q - lsb) | (s - lsb) | v) & msb
+}
+
+// maskHTML flags the further bytes String escapes: '<', '>', '&' (exact
+// for the lowest flagged byte when combined with maskPlain).
+func maskHTML(v uint64) uint64 {
+	return ((v ^ (lsb * '<')) - lsb) | ((v ^ (lsb * '>')) - lsb) | ((v ^ (lsb * '&')) - lsb)
+}
+
+// plain[c] and htmlSafe[c] are true for the ASCII bytes each dialect
+// copies unescaped.
+var plain, htmlSafe = func() (p, h [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		p[c] = c != '"' && c != '\\'
+		h[c] = p[c] && c != '<' && c != '>' && c != '&'
+	}
+	return p, h
+}()
+
+// String appends s as a quoted JSON string, byte-for-byte as
+// encoding/json.Marshal writes it.
+func String(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	dst = appendBody(dst, s, true)
+	return append(dst, '"')
+}
+
+// Plain appends s as a quoted JSON string in the plain dialect (see the
+// package doc).
+func Plain(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	dst = appendBody(dst, s, false)
+	return append(dst, '"')
+}
+
+// PlainBody appends s escaped as Plain does, without the quotes.
+func PlainBody(dst []byte, s string) []byte { return appendBody(dst, s, false) }
+
+// Bytes appends b as String does.
+func Bytes(dst []byte, b []byte) []byte {
+	return String(dst, unsafe.String(unsafe.SliceData(b), len(b)))
+}
+
+func appendBody(dst []byte, s string, html bool) []byte {
+	safe := &plain
+	if html {
+		safe = &htmlSafe
+	}
+	// A read-only byte view of s, so the word loads compile to one load.
+	src := unsafe.Slice(unsafe.StringData(s), len(s))
+	if cap(dst)-len(dst) < len(src) {
+		dst = slices.Grow(dst, len(src)+len(src)>>3+64)
+	}
+	j := len(dst)
+	buf := dst[:cap(dst)]
+	i := 0
+	// A word costs at most 8 escapes of 6 bytes plus an 8-byte store; the
+	// last bytes of a string, or of a tight buffer, go through appendTail
+	// so a caller's exact-size buffer is not reallocated.
+	for i+8 <= len(src) && len(buf)-j >= 64 {
+		v := binary.LittleEndian.Uint64(src[i:])
+		m := maskPlain(v)
+		if html {
+			m |= maskHTML(v) & msb
+		}
+		if m == 0 {
+			binary.LittleEndian.PutUint64(buf[j:], v)
+			i, j = i+8, j+8
+			continue
+		}
+		// Handle the flagged bytes of the word in order, copying the
+		// runs between them with one (shifted) word store each.
+		w := i
+		for ; m != 0; m &= m - 1 {
+			k := w + bits.TrailingZeros64(m)>>3
+			if k < i {
+				continue // inside a multi-byte rune already copied
+			}
+			binary.LittleEndian.PutUint64(buf[j:], v>>(8*(i-w)))
+			j += k - i
+			i = k
+			c := src[i]
+			switch {
+			case safe[c]: // a borrow's false alarm above a real hit
+				buf[j] = c
+				i, j = i+1, j+1
+			case c < utf8.RuneSelf:
+				j += escapeASCII(buf[j:], c, html)
+				i++
+			default:
+				r, size := utf8.DecodeRune(src[i:])
+				switch {
+				case r == utf8.RuneError && size == 1:
+					j += copy(buf[j:], `\ufffd`)
+				case r == '\u2028' || r == '\u2029':
+					j += copy(buf[j:], `\u202`)
+					buf[j] = hexDigits[r&0xF]
+					j++
+				default:
+					j += copy(buf[j:j+size], src[i:i+size])
+				}
+				i += size
+			}
+		}
+		if i < w+8 {
+			binary.LittleEndian.PutUint64(buf[j:], v>>(8*(i-w)))
+			j += w + 8 - i
+			i = w + 8
+		}
+	}
+	return appendTail(buf[:j], src[i:], html)
+}
+
+// escapeASCII writes the escape of ASCII byte c into b and returns its
+// length (2 or 6).
+func escapeASCII(b []byte, c byte, html bool) int {
+	b[0] = '\\'
+	switch {
+	case c == '"' || c == '\\':
+		b[1] = c
+	case c == '\n':
+		b[1] = 'n'
+	case c == '\r':
+		b[1] = 'r'
+	case c == '\t':
+		b[1] = 't'
+	case html && c == '\b':
+		b[1] = 'b'
+	case html && c == '\f':
+		b[1] = 'f'
+	default:
+		b[1], b[2], b[3], b[4], b[5] = 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF]
+		return 6
+	}
+	return 2
+}
+
+// appendTail escapes src bytewise with append (the short rest of a
+// string).
+func appendTail(dst []byte, src []byte, html bool) []byte {
+	safe := &plain
+	if html {
+		safe = &htmlSafe
+	}
+	start := 0
+	var esc [6]byte
+	for i := 0; i < len(src); {
+		c := src[i]
+		if safe[c] {
+			i++
+			continue
+		}
+		dst = append(dst, src[start:i]...)
+		if c < utf8.RuneSelf {
+			dst = append(dst, esc[:escapeASCII(esc[:], c, html)]...)
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRune(src[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(dst, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+		default:
+			dst = append(dst, src[i:i+size]...)
+		}
+		i += size
+		start = i
+	}
+	return append(dst, src[start:]...)
+}
