@@ -3,10 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"log/slog"
 	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,6 +18,7 @@ import (
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
 	"github.com/ompgo/omp/pkg/vault/seal"
 	"github.com/ompgo/omp/pkg/vault/sqlite"
+	"github.com/ompgo/omp/pkg/vault/sqlite/sqlitetest"
 )
 
 // testTimeout bounds one CLI invocation or broker call.
@@ -285,50 +284,11 @@ func writeFile(t *testing.T, path, content string) {
 	}
 }
 
-// refSchemaV4 is the reference auth schema version 4 (broker.md §5.1) plus
-// an unrelated legacy settings table.
-const refSchemaV4 = `
-PRAGMA journal_mode=WAL;
-CREATE TABLE auth_schema_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL);
-INSERT INTO auth_schema_version VALUES (1, 4);
-CREATE TABLE cache (key TEXT PRIMARY KEY, value TEXT NOT NULL, expires_at INTEGER NOT NULL);
-CREATE INDEX idx_cache_expires ON cache(expires_at);
-CREATE TABLE usage_history (
-  id INTEGER PRIMARY KEY AUTOINCREMENT, recorded_at INTEGER NOT NULL, provider TEXT NOT NULL,
-  account_key TEXT NOT NULL, email TEXT, account_id TEXT, limit_id TEXT NOT NULL, label TEXT NOT NULL,
-  window_label TEXT, used_fraction REAL, status TEXT, resets_at INTEGER);
-CREATE TABLE auth_credentials (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  provider TEXT NOT NULL,
-  credential_type TEXT NOT NULL,
-  data TEXT NOT NULL,
-  disabled_cause TEXT DEFAULT NULL,
-  identity_key TEXT DEFAULT NULL,
-  created_at INTEGER NOT NULL DEFAULT (CAST(strftime('%s','now') AS INTEGER)),
-  updated_at INTEGER NOT NULL DEFAULT (CAST(strftime('%s','now') AS INTEGER)));
-CREATE INDEX idx_auth_provider ON auth_credentials(provider);
-CREATE INDEX idx_auth_provider_identity ON auth_credentials(provider, identity_key) WHERE identity_key IS NOT NULL;
-CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT);
-`
-
 // writeRefDB creates a plain reference agent.db at path with the v4 schema
 // and the given INSERT statements (as the reference writes it: plain JSON).
 func writeRefDB(t *testing.T, path string, inserts ...string) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	u := url.URL{Scheme: "file", OmitHost: true, Path: path, RawQuery: "_pragma=busy_timeout(5000)"}
-	db, err := sql.Open("sqlite", u.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	for _, s := range append([]string{refSchemaV4}, inserts...) {
-		if _, err := db.Exec(s); err != nil {
-			t.Fatalf("%s: %v", s, err)
-		}
-	}
+	sqlitetest.WriteReference(t, path, append([]string{sqlitetest.ReferenceSchemaV4}, inserts...)...)
 }
 
 // assertNoSecrets fails when any secret appears in the run's output.

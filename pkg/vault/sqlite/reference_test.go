@@ -11,26 +11,11 @@ import (
 
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/sqlite"
+	"github.com/ompgo/omp/pkg/vault/sqlite/sqlitetest"
 )
 
 // refSchemaV4 is the reference auth schema version 4 (broker.md §5.1).
-const refSchemaV4 = `
-PRAGMA journal_mode=WAL;
-CREATE TABLE auth_schema_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL);
-INSERT INTO auth_schema_version VALUES (1, 4);
-CREATE TABLE cache (key TEXT PRIMARY KEY, value TEXT NOT NULL, expires_at INTEGER NOT NULL);
-CREATE TABLE auth_credentials (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  provider TEXT NOT NULL,
-  credential_type TEXT NOT NULL,
-  data TEXT NOT NULL,
-  disabled_cause TEXT DEFAULT NULL,
-  identity_key TEXT DEFAULT NULL,
-  created_at INTEGER NOT NULL DEFAULT (CAST(strftime('%s','now') AS INTEGER)),
-  updated_at INTEGER NOT NULL DEFAULT (CAST(strftime('%s','now') AS INTEGER)));
-CREATE INDEX idx_auth_provider ON auth_credentials(provider);
-CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT);
-`
+const refSchemaV4 = sqlitetest.ReferenceSchemaV4
 
 const refRowsV4 = `
 INSERT INTO auth_credentials (id, provider, credential_type, data, disabled_cause, identity_key, created_at, updated_at) VALUES
