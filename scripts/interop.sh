@@ -45,4 +45,21 @@ up '{"provider":"openai","credential":{"type":"api_key","key":"sk-interop-2"}}'
 sleep 1
 curl -fsS -H "Authorization: Bearer $gtoken" "http://127.0.0.1:$gport/v1/credentials/check" | head -c 600; echo
 if grep -qi "schema validation" "$work/gateway.log"; then echo "schema validation failures in the gateway log"; exit 1; fi
+
+# The other direction: the reference broker, our client.
+echo "== reference broker, our omp"
+rport=$(free_port); mkdir -p "$work/refbroker" "$work/ourclient"
+HOME="$work/refbroker" "$bun" "$cli" auth-broker serve --bind "127.0.0.1:$rport" >"$work/refbroker.log" 2>&1 &
+for _ in $(seq 100); do curl -fs "http://127.0.0.1:$rport/v1/healthz" >/dev/null && break; sleep 0.2; done
+rtoken=$(cat "$work/refbroker/.omp/auth-broker.token")
+export OMP_AUTH_BROKER_URL="http://127.0.0.1:$rport" OMP_AUTH_BROKER_TOKEN="$rtoken"
+HOME="$work/ourclient" "$omp" auth-broker status | tee "$work/ourstatus.out"
+grep -q "^OK http://127.0.0.1:$rport" "$work/ourstatus.out"
+mkdir -p "$work/cpa"
+cat >"$work/cpa/claude-interop.json" <<JSON
+{"type":"claude","access_token":"sk-ant-oat01-ref","refresh_token":"sk-ant-ort01-ref","email":"ref@example.com","expired":"2099-01-01T00:00:00Z"}
+JSON
+HOME="$work/ourclient" "$omp" auth-broker import "$work/cpa" | tee "$work/ourimport.out"
+snap=$(curl -fsS -H "Authorization: Bearer $rtoken" "$OMP_AUTH_BROKER_URL/v1/snapshot")
+echo "$snap" | python3 -c 'import json,sys; d=json.load(sys.stdin); c=[e for e in d["credentials"] if e["provider"]=="anthropic"]; print("reference broker holds", len(c), "anthropic credential(s) imported by our omp"); assert c and c[0]["credential"]["refresh"]=="__remote__", d'
 echo "interop OK"
