@@ -129,6 +129,11 @@ func (b *Builder) grow(delta string) string {
 	return unsafe.String(&b.buf[0], len(b.buf))
 }
 
+// tail returns the end of full that grow just appended delta to: the
+// event's Delta views the block buffer, never the caller's (often reused)
+// parse buffer, so consumers may keep it.
+func tail(full, delta string) string { return full[len(full)-len(delta):] }
+
 // Text appends a text delta, starting a text block unless one is open.
 func (b *Builder) Text(delta string) bool {
 	if c := b.Open(); c == nil || c.Type != ContentText {
@@ -139,8 +144,9 @@ func (b *Builder) Text(delta string) bool {
 	if delta == "" {
 		return !b.done
 	}
-	b.msg.Content[b.open].Text = b.grow(delta)
-	return b.emit(Event{Type: EventTextDelta, ContentIndex: b.open, Delta: delta})
+	full := b.grow(delta)
+	b.msg.Content[b.open].Text = full
+	return b.emit(Event{Type: EventTextDelta, ContentIndex: b.open, Delta: tail(full, delta)})
 }
 
 // Thinking appends a thinking delta, starting a thinking block unless one
@@ -154,8 +160,9 @@ func (b *Builder) Thinking(delta string) bool {
 	if delta == "" {
 		return !b.done
 	}
-	b.msg.Content[b.open].Thinking = b.grow(delta)
-	return b.emit(Event{Type: EventThinkingDelta, ContentIndex: b.open, Delta: delta})
+	full := b.grow(delta)
+	b.msg.Content[b.open].Thinking = full
+	return b.emit(Event{Type: EventThinkingDelta, ContentIndex: b.open, Delta: tail(full, delta)})
 }
 
 // ToolArgs appends a raw argument-JSON fragment to the open tool call. It
@@ -168,8 +175,9 @@ func (b *Builder) ToolArgs(delta string) bool {
 	if delta == "" {
 		return !b.done
 	}
-	c.ArgumentsText = b.grow(delta)
-	return b.emit(Event{Type: EventToolCallDelta, ContentIndex: b.open, Delta: delta})
+	full := b.grow(delta)
+	c.ArgumentsText = full
+	return b.emit(Event{Type: EventToolCallDelta, ContentIndex: b.open, Delta: tail(full, delta)})
 }
 
 // AddThinkingSignature appends sig to the signature of the open thinking

@@ -10,12 +10,12 @@ func TestStartBlockCarriesMetadataOnTheStartEvent(t *testing.T) {
 		}
 		return true
 	})
-	if !b.StartBlock(Content{Type: ContentThinking, ItemID: "rs_1", Thinking: "ignored"}) ||
-		!b.StartBlock(Content{Type: ContentToolCall, ID: "call_1", Name: "f", ItemID: "fc_1", ArgumentsText: "x"}) {
+	if !b.StartBlock(Content{Type: ContentThinking, Extra: &ContentExtra{ItemID: "rs_1"}, Thinking: "ignored"}) ||
+		!b.StartBlock(Content{Type: ContentToolCall, ID: "call_1", Name: "f", Extra: &ContentExtra{ItemID: "fc_1"}, ArgumentsText: "x"}) {
 		t.Fatal("StartBlock returned false")
 	}
-	if len(seen) != 2 || seen[0].ItemID != "rs_1" || seen[0].Thinking != "" ||
-		seen[1].ID != "call_1" || seen[1].ItemID != "fc_1" || seen[1].ArgumentsText != "" {
+	if len(seen) != 2 || seen[0].ItemID() != "rs_1" || seen[0].Thinking != "" ||
+		seen[1].ID != "call_1" || seen[1].ItemID() != "fc_1" || seen[1].ArgumentsText != "" {
 		t.Errorf("start events saw %+v", seen)
 	}
 	if b.StartBlock(Content{Type: ContentImage}) {

@@ -68,7 +68,8 @@ type Event struct {
 	// ContentIndex is the block's position in Partial.Content (block events).
 	ContentIndex int
 	// Delta is the text, thinking or raw argument-JSON fragment of a
-	// *_delta event.
+	// *_delta event. It stays valid after the event (a Builder's Delta
+	// views its block buffer, whose bytes are never rewritten).
 	Delta string
 	// Content is the block's full text on text_end and thinking_end.
 	Content string

@@ -3,6 +3,8 @@ package llm
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
 )
 
 var emptyObject = json.RawMessage("{}")
@@ -15,7 +17,7 @@ func FinalizeArguments(text string) json.RawMessage {
 	if t == "" {
 		return emptyObject
 	}
-	if t[0] == '{' && json.Valid([]byte(t)) {
+	if t[0] == '{' && jsonr.ValidString(t) {
 		return json.RawMessage(t)
 	}
 	b, _ := json.Marshal(struct {

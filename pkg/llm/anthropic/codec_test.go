@@ -85,7 +85,7 @@ func TestEncodeRequestFromForeignHistory(t *testing.T) {
 		ToolChoice: llm.ToolChoice{Mode: llm.ToolChoiceRequired}, ParallelToolCalls: &f, StopSequences: []string{"END"},
 		Messages: []llm.Message{
 			{Role: llm.RoleDeveloper, Content: []llm.Content{llm.Text("Be exact.")}},
-			{Role: llm.RoleUser, Content: []llm.Content{llm.Text("hi"), {Type: llm.ContentImage, URL: "data:image/jpg;base64,AAAA"}}},
+			{Role: llm.RoleUser, Content: []llm.Content{llm.Text("hi"), {Type: llm.ContentImage, Extra: &llm.ContentExtra{URL: "data:image/jpg;base64,AAAA"}}}},
 			{Role: llm.RoleAssistant, API: llm.APIOpenAIResponses, Content: []llm.Content{
 				{Type: llm.ContentThinking, Thinking: "foreign", ThinkingSignature: "rs_1"},
 				llm.Text("  "),
@@ -108,7 +108,7 @@ func ptr[T any](v T) *T { return &v }
 func TestStreamEncoderGolden(t *testing.T) {
 	m := scripted()
 	m.Content = append([]llm.Content{{Type: llm.ContentRedactedThinking, Data: "EmwK"}}, m.Content...)
-	m.Content = append(m.Content, llm.Content{Type: llm.ContentNative, NativeAPI: llm.APIOpenAIResponses, Raw: json.RawMessage(`{}`)})
+	m.Content = append(m.Content, llm.Native(llm.APIOpenAIResponses, json.RawMessage(`{}`)))
 	enc := NewStreamEncoder("claude-x", "msg_local")
 	var out []byte
 	for ev := range llmtest.Replay(m, 8).Events() {

@@ -22,6 +22,7 @@ func DecodeRequest(body []byte) (*llm.Request, error) {
 	d := decoders.Get().(*decoder)
 	defer d.release()
 	d.r = jsonr.NewReader(body)
+	d.slab.Src = d.r
 	return d.request()
 }
 
@@ -341,13 +342,13 @@ func (b *block) userContent() llm.Content {
 	case b.typ == "image" && b.srcType == "base64":
 		c = llm.Image(b.mediaType, b.srcData)
 	case b.typ == "image" && b.srcType == "url":
-		c = llm.Content{Type: llm.ContentImage, URL: b.url}
+		c = llm.Content{Type: llm.ContentImage, Extra: &llm.ContentExtra{URL: b.url}}
 	case b.raw != nil:
-		c = llm.Content{Type: llm.ContentNative, Raw: b.raw, NativeAPI: llm.APIAnthropic}
+		c = llm.Native(llm.APIAnthropic, b.raw)
 	default:
 		c = llm.Text("[" + b.typ + "]")
 	}
-	c.Cache = b.cache
+	c.SetCache(b.cache)
 	return c
 }
 
@@ -368,9 +369,9 @@ func (b *block) assistantContent() llm.Content {
 			c.Arguments, c.ArgumentsText = llm.NormalizeArguments(b.input)
 		}
 	default:
-		c = llm.Content{Type: llm.ContentNative, Raw: b.raw, NativeAPI: llm.APIAnthropic}
+		c = llm.Native(llm.APIAnthropic, b.raw)
 	}
-	c.Cache = b.cache
+	c.SetCache(b.cache)
 	return c
 }
 

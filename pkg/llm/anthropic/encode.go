@@ -59,11 +59,11 @@ func EncodeMessage(dst []byte, m *llm.Message, model, id string) ([]byte, error)
 			dst = append(dst, c.PartialArguments()...)
 			dst = append(dst, '}')
 		case llm.ContentNative:
-			if c.NativeAPI != llm.APIAnthropic || len(c.Raw) == 0 {
+			if c.NativeAPI() != llm.APIAnthropic || len(c.Raw()) == 0 {
 				dst = dst[:start]
 				continue
 			}
-			dst = append(dst, c.Raw...)
+			dst = append(dst, c.Raw()...)
 		default:
 			dst = dst[:start]
 			continue

@@ -228,8 +228,8 @@ func (e *StreamEncoder) catchUp(dst []byte, m *llm.Message, upTo int) []byte {
 			dst = append(dst, `,"content_block":{"type":"redacted_thinking","data":`...)
 			dst = jsonw.String(dst, c.Data)
 			dst = append(dst, '}')
-		case c.Type == llm.ContentNative && c.NativeAPI == llm.APIAnthropic && len(c.Raw) > 0:
-			block = c.Raw
+		case c.Type == llm.ContentNative && c.NativeAPI() == llm.APIAnthropic && len(c.Raw()) > 0:
+			block = c.Raw()
 			dst = e.closeOpen(dst)
 			dst = frameStart(dst, "content_block_start")
 			dst = append(dst, `,"index":`...)

@@ -130,12 +130,12 @@ func (w *msgWriter) text(c *llm.Content) {
 	w.block()
 	w.dst = append(w.dst, `{"type":"text","text":`...)
 	w.dst = jsonw.String(w.dst, c.Text)
-	w.cache(c.Cache)
+	w.cache(c.Cache())
 	w.dst = append(w.dst, '}')
 }
 
 func (w *msgWriter) image(c *llm.Content) {
-	mime, data, url := c.MimeType, c.Data, c.URL
+	mime, data, url := c.MimeType, c.Data, c.URL()
 	if data == "" && strings.HasPrefix(url, "data:") {
 		if semi := strings.Index(url, ";base64,"); semi > 5 {
 			mime, data, url = url[5:semi], url[semi+8:], ""
@@ -160,16 +160,16 @@ func (w *msgWriter) image(c *llm.Content) {
 	default:
 		return
 	}
-	w.cache(c.Cache)
+	w.cache(c.Cache())
 	w.dst = append(w.dst, '}')
 }
 
 func (w *msgWriter) native(c *llm.Content) {
-	if c.NativeAPI != llm.APIAnthropic || len(c.Raw) == 0 {
+	if c.NativeAPI() != llm.APIAnthropic || len(c.Raw()) == 0 {
 		return
 	}
 	w.block()
-	w.dst = appendCompact(w.dst, c.Raw)
+	w.dst = appendCompact(w.dst, c.Raw())
 }
 
 func (w *msgWriter) userBlock(c *llm.Content) {
@@ -245,7 +245,7 @@ func (w *msgWriter) assistantBlock(c *llm.Content, replay bool) {
 		w.dst = jsonw.String(w.dst, wireToolName(c.Name, w.oauth))
 		w.dst = append(w.dst, `,"input":`...)
 		w.dst = appendCompact(w.dst, c.PartialArguments())
-		w.cache(c.Cache)
+		w.cache(c.Cache())
 		w.dst = append(w.dst, '}')
 	case llm.ContentNative:
 		w.native(c)

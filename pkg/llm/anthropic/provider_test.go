@@ -232,7 +232,7 @@ func TestProviderRefusalKeepsNativeBlocks(t *testing.T) {
 		t.Fatal("refusal collected as success")
 	}
 	if len(m.Content) != 2 || m.Content[0].Type != llm.ContentRedactedThinking || m.Content[1].Type != llm.ContentNative ||
-		!strings.Contains(string(m.Content[1].Raw), `"input":{"query":"x"}`) {
+		!strings.Contains(string(m.Content[1].Raw()), `"input":{"query":"x"}`) {
 		t.Fatalf("content = %+v", m.Content)
 	}
 }

@@ -238,7 +238,7 @@ func countCacheMarkers(r *llm.Request) int {
 			n++
 		}
 		for j := range r.Messages[i].Content {
-			if r.Messages[i].Content[j].Cache != nil {
+			if r.Messages[i].Content[j].Cache() != nil {
 				n++
 			}
 		}
@@ -294,7 +294,7 @@ func appendSystem(dst []byte, r *llm.Request, oauth bool) []byte {
 		}
 		for j := range m.Content {
 			if m.Content[j].Type == llm.ContentText {
-				block(m.Content[j].Text, m.Content[j].Cache)
+				block(m.Content[j].Text, m.Content[j].Cache())
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
 	"github.com/ompgo/omp/pkg/llm/sse"
 )
 
@@ -20,11 +21,17 @@ type streamState struct {
 	rd    *sse.Reader
 	reqID string
 
-	first   *wireEvent // peeked first event
-	b       *llm.Builder
-	native  *nativeBlock // an open block without a canonical slot
-	stop    string
-	stopSeq string
+	first *wireEvent // peeked first event
+	// fastRd, fastEv and fastDeltaBuf back fastDelta's events; noFast
+	// (tests) turns it off.
+	fastRd       jsonr.Reader
+	fastEv       wireEvent
+	fastDeltaBuf wireDelta
+	noFast       bool
+	b            *llm.Builder
+	native       *nativeBlock // an open block without a canonical slot
+	stop         string
+	stopSeq      string
 }
 
 // nativeBlock accumulates a block type the canonical stream has no event
@@ -44,6 +51,11 @@ func (s *streamState) next() (*wireEvent, error) {
 		}
 		if ev.Name == "ping" {
 			continue
+		}
+		if !s.noFast {
+			if we, ok := s.fastDelta(ev.Data); ok {
+				return we, nil
+			}
 		}
 		var we wireEvent
 		if err := json.Unmarshal(ev.Data, &we); err != nil {
@@ -220,7 +232,7 @@ func (s *streamState) handle(we *wireEvent) bool {
 	case "content_block_stop":
 		if nb := s.native; nb != nil {
 			s.native = nil
-			return b.AddBlock(llm.Content{Type: llm.ContentNative, Raw: nb.withInput(), NativeAPI: llm.APIAnthropic})
+			return b.AddBlock(llm.Native(llm.APIAnthropic, nb.withInput()))
 		}
 		return b.EndBlock()
 	case "message_delta":

@@ -108,17 +108,20 @@ type wireEvent struct {
 	} `json:"message"`
 	Index        int        `json:"index"`
 	ContentBlock *wireBlock `json:"content_block"`
-	Delta        *struct {
-		Type         string  `json:"type"`
-		Text         string  `json:"text"`
-		PartialJSON  string  `json:"partial_json"`
-		Thinking     string  `json:"thinking"`
-		Signature    string  `json:"signature"`
-		StopReason   string  `json:"stop_reason"`
-		StopSequence *string `json:"stop_sequence"`
-	} `json:"delta"`
-	Usage *wireUsage `json:"usage"`
-	Error *wireError `json:"error"`
+	Delta        *wireDelta `json:"delta"`
+	Usage        *wireUsage `json:"usage"`
+	Error        *wireError `json:"error"`
+}
+
+// wireDelta is the delta of a content_block_delta or message_delta event.
+type wireDelta struct {
+	Type         string  `json:"type"`
+	Text         string  `json:"text"`
+	PartialJSON  string  `json:"partial_json"`
+	Thinking     string  `json:"thinking"`
+	Signature    string  `json:"signature"`
+	StopReason   string  `json:"stop_reason"`
+	StopSequence *string `json:"stop_sequence"`
 }
 
 // wireResponse is a non-streaming Messages response.

@@ -158,8 +158,8 @@ func (b *builder) system(blocks []llm.SystemBlock) {
 }
 
 func (b *builder) image(c *llm.Content) Part {
-	if c.Data == "" && c.URL != "" {
-		return Part{FileData: &FileData{MimeType: c.MimeType, FileURI: c.URL}}
+	if c.Data == "" && c.URL() != "" {
+		return Part{FileData: &FileData{MimeType: c.MimeType, FileURI: c.URL()}}
 	}
 	return Part{InlineData: &Blob{MimeType: c.MimeType, Data: c.Data}}
 }
@@ -258,7 +258,7 @@ func (b *builder) assistantMessage(m *llm.Message, pending []pendingCall) []pend
 				continue
 			}
 			p := Part{Text: c.Text}
-			if sig, ok := b.signature(c.TextSignature, same); ok {
+			if sig, ok := b.signature(c.TextSignature(), same); ok {
 				p.ThoughtSignature = sig
 			}
 			parts = append(parts, p)
@@ -281,7 +281,7 @@ func (b *builder) assistantMessage(m *llm.Message, pending []pendingCall) []pend
 				fc.ID = normalizeID(c.ID)
 			}
 			p := Part{FunctionCall: fc}
-			sig, signed := b.signature(c.ThoughtSignature, same)
+			sig, signed := b.signature(c.ThoughtSignature(), same)
 			switch {
 			case signed:
 				p.ThoughtSignature = sig

@@ -44,7 +44,7 @@ func toolTurn() []llm.Message {
 		{Role: llm.RoleAssistant, Provider: "google", Model: "gemini-3-pro-preview", StopReason: llm.StopToolUse,
 			Content: []llm.Content{
 				{Type: llm.ContentThinking, Thinking: "plan", ThinkingSignature: "c2ln"},
-				{Type: llm.ContentToolCall, ID: "call_a", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`), ThoughtSignature: "Y2FsbA=="},
+				{Type: llm.ContentToolCall, ID: "call_a", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`), Extra: &llm.ContentExtra{ThoughtSignature: "Y2FsbA=="}},
 				{Type: llm.ContentToolCall, ID: "call_b", Name: "get_time", Arguments: json.RawMessage(`{}`)},
 			}},
 		// Results arrive out of order; Gemini wants call order in one turn.
@@ -150,7 +150,7 @@ func TestBuildRequestOptions(t *testing.T) {
 			`"toolConfig":{"functionCallingConfig":{"mode":"ANY"}}`},
 		{"service_tier_flex", llm.Request{ServiceTier: "flex"}, flash25, `"serviceTier":"flex"`},
 		{"image_inline_and_url", llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: []llm.Content{
-			llm.Image("image/png", "AAAA"), {Type: llm.ContentImage, URL: "https://x/y.png", MimeType: "image/png"}}}}},
+			llm.Image("image/png", "AAAA"), {Type: llm.ContentImage, Extra: &llm.ContentExtra{URL: "https://x/y.png"}, MimeType: "image/png"}}}}},
 			flash25, `"parts":[{"inlineData":{"mimeType":"image/png","data":"AAAA"}},{"fileData":{"mimeType":"image/png","fileUri":"https://x/y.png"}}]`},
 		{"image_for_text_only_model", llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: []llm.Content{llm.Image("image/png", "AAAA")}}}},
 			llm.Model{ID: "gemma-x", Provider: "google"}, `"parts":[{"text":"` + nonVisionPlaceholder + `"}]`},

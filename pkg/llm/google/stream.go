@@ -171,7 +171,7 @@ func (d *Decoder) part(p *Part) bool {
 			return false
 		}
 		if p.ThoughtSignature != "" {
-			b.Open().ThoughtSignature = p.ThoughtSignature
+			b.Open().SetThoughtSignature(p.ThoughtSignature)
 		}
 		d.args.Reset()
 		if a := bytes.TrimSpace(fc.Args); len(a) == 0 || string(a) == "null" || json.Compact(&d.args, a) != nil {
@@ -221,7 +221,7 @@ func setSignature(c *llm.Content, sig string) {
 	case llm.ContentThinking:
 		c.ThinkingSignature = sig
 	case llm.ContentText:
-		c.TextSignature = sig
+		c.SetTextSignature(sig)
 	}
 }
 

@@ -84,8 +84,10 @@ func BenchmarkTranslateResponsesToChat(b *testing.B) {
 // Builder and encoder, over a stream as long as b.N.
 func streamBench(b *testing.B, payload []byte, responses bool, enc func(dst []byte, ev *llm.Event) []byte) {
 	var frames []byte
+	var cur llm.Event // one heap copy for the whole stream, not one per event
 	builder := llm.NewBuilder(llm.APIOpenAIChat, "p", "m", func(ev llm.Event) bool {
-		frames = enc(frames[:0], &ev)
+		cur = ev
+		frames = enc(frames[:0], &cur)
 		return true
 	})
 	handle := newChatParser(builder).handle

@@ -3,6 +3,7 @@ package openai
 import (
 	"encoding/json"
 	"slices"
+	"unsafe"
 
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/llm/internal/jsonw"
@@ -114,8 +115,8 @@ func appendChatPart(dst []byte, c *llm.Content) []byte {
 		dst = jsonw.Comma(dst)
 		dst = append(dst, `{"type":"image_url","image_url":{"url":`...)
 		dst = appendImageURL(dst, c)
-		if c.Detail != "" {
-			dst = jsonw.PlainField(dst, "detail", c.Detail)
+		if c.Detail() != "" {
+			dst = jsonw.PlainField(dst, "detail", c.Detail())
 		}
 		return append(dst, "}}"...)
 	}
@@ -185,13 +186,15 @@ func appendChatAssistant(dst []byte, m *llm.Message, compat ChatCompat) []byte {
 }
 
 // argumentsText is the argument string an encoder emits for a finished
-// tool call: the model's own text, or "{}" when there was none (§1.4).
+// tool call: the model's own text, else its canonical Arguments, else "{}"
+// (§1.4).
 func argumentsText(c *llm.Content) string {
 	if c.ArgumentsText != "" {
 		return c.ArgumentsText
 	}
 	if len(c.Arguments) > 0 {
-		return string(c.Arguments)
+		// A view, not a copy: callers encode it at once and keep nothing.
+		return unsafe.String(unsafe.SliceData(c.Arguments), len(c.Arguments))
 	}
 	return "{}"
 }

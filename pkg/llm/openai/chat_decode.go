@@ -7,6 +7,7 @@ import (
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
 	"github.com/ompgo/omp/pkg/llm/internal/slab"
+	"github.com/ompgo/omp/pkg/llm/internal/toolargs"
 )
 
 // DecodeChatRequest decodes a /v1/chat/completions body into a canonical
@@ -17,7 +18,7 @@ import (
 func DecodeChatRequest(body []byte) (*llm.Request, error) {
 	req := &llm.Request{OriginAPI: llm.APIOpenAIChat}
 	d := jsonr.NewReader(body)
-	p := chatDecoder{d: d, req: req, names: map[string]string{}}
+	p := chatDecoder{d: d, req: req, names: map[string]string{}, slab: slab.Contents{Src: d}}
 	if err := objectBody(d, chatPrefix); err != nil {
 		return nil, err
 	}
@@ -194,8 +195,8 @@ func (p *chatDecoder) messages() {
 			text := ""
 			for _, pt := range parts {
 				text += pt.Text
-				if pt.Cache != nil {
-					cache = pt.Cache
+				if pt.Cache() != nil {
+					cache = pt.Cache()
 				}
 			}
 			p.req.System = append(p.req.System, llm.SystemBlock{Text: text, Cache: cache})
@@ -307,7 +308,7 @@ func decodeChatContent(d *jsonr.Reader, dst []llm.Content) []llm.Content {
 		default:
 			c = llm.Text("[" + typ + "]")
 		}
-		c.Cache = cache
+		c.SetCache(cache)
 		dst = append(dst, c)
 	}
 	return dst
@@ -339,9 +340,9 @@ func decodeChatToolCalls(d *jsonr.Reader, calls []llm.Content) []llm.Content {
 			}
 		}
 		c := llm.Content{Type: llm.ContentToolCall, ID: id, Name: name, ArgumentsText: args}
-		c.Arguments = llm.FinalizeArguments(args)
+		c.Arguments = toolargs.Finalize(args)
 		if custom {
-			c.CustomWireName = name
+			c.SetCustomWireName(name)
 		}
 		calls = append(calls, c)
 	}

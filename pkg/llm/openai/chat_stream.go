@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
 )
 
 // chatChunk is one upstream chat.completion.chunk (only the fields read).
@@ -82,6 +84,8 @@ type pendingCall struct {
 type chatParser struct {
 	b      *llm.Builder
 	chunk  chatChunk
+	fast   chatFast
+	noFast bool           // tests: decode every chunk with encoding/json
 	calls  []*pendingCall // by arrival order
 	open   *pendingCall   // the call streaming live
 	finish string         // finish_reason seen
@@ -116,10 +120,12 @@ func (p *chatParser) handle(data []byte) bool {
 		return false
 	}
 	c := &p.chunk
-	*c = chatChunk{} // never reuse: encoding/json keeps stale fields in reused slice elements
-	if err := json.Unmarshal(data, c); err != nil {
-		b.Fail(&llm.UpstreamError{Provider: b.Message().Provider, Status: 200, Message: "malformed stream chunk", Err: err})
-		return false
+	if p.noFast || !p.fast.decode(data, c) {
+		*c = chatChunk{} // never reuse: encoding/json keeps stale fields in reused slice elements
+		if err := json.Unmarshal(data, c); err != nil {
+			b.Fail(&llm.UpstreamError{Provider: b.Message().Provider, Status: 200, Message: "malformed stream chunk", Err: err})
+			return false
+		}
 	}
 	if len(c.Error) > 0 && string(c.Error) != "null" {
 		ue := parseErrorBody(data)
@@ -131,8 +137,9 @@ func (p *chatParser) handle(data []byte) bool {
 		return false
 	}
 	if c.ID != "" && b.Message().ResponseID == "" {
-		b.Message().ResponseID = c.ID
-		p.idBase = c.ID
+		id := strings.Clone(c.ID) // c's strings die with the chunk
+		b.Message().ResponseID = id
+		p.idBase = id
 	}
 	for i := range c.Choices {
 		ch := &c.Choices[i]
@@ -158,7 +165,7 @@ func (p *chatParser) handle(data []byte) bool {
 			}
 		}
 		if ch.FinishReason != nil && *ch.FinishReason != "" {
-			p.finish = *ch.FinishReason
+			p.finish = strings.Clone(*ch.FinishReason)
 			if !p.flushCalls() {
 				return false
 			}
@@ -208,10 +215,10 @@ func (p *chatParser) toolDelta(td *chatToolDelta, pos int) bool {
 		p.calls = append(p.calls, pc)
 	}
 	if td.ID != "" && pc.id == "" {
-		pc.id = td.ID
+		pc.id = strings.Clone(td.ID)
 	}
 	if name != "" && pc.name == "" {
-		pc.name = name
+		pc.name = strings.Clone(name)
 	}
 	pc.custom = pc.custom || custom
 	if pc.started {
@@ -230,7 +237,7 @@ func (p *chatParser) toolDelta(td *chatToolDelta, pos int) bool {
 	pc.args = append(pc.args, args...)
 	// Switch to this call when nothing is streaming, or when the open
 	// call's arguments already form a complete JSON object.
-	if p.open == nil || json.Valid([]byte(b.Open().ArgumentsText)) {
+	if p.open == nil || jsonr.ValidString(b.Open().ArgumentsText) {
 		return p.startCall(pc)
 	}
 	return !b.Ended()
@@ -248,7 +255,7 @@ func (p *chatParser) startCall(pc *pendingCall) bool {
 	}
 	pc.contentIdx = len(b.Message().Content) - 1
 	if pc.custom {
-		b.Open().CustomWireName = pc.name
+		b.Open().SetCustomWireName(pc.name)
 	}
 	args := pc.args
 	pc.args = nil

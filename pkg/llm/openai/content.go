@@ -33,15 +33,20 @@ func parseDataURL(u string) (mime, data string, ok bool) {
 // inline bytes for a data URL, a kept URL otherwise (never fetched).
 func imageFromURL(u, detail string) llm.Content {
 	if mime, data, ok := parseDataURL(u); ok {
-		return llm.Content{Type: llm.ContentImage, MimeType: mime, Data: data, Detail: detail}
+		c := llm.Content{Type: llm.ContentImage, MimeType: mime, Data: data}
+		c.SetDetail(detail)
+		return c
 	}
-	return llm.Content{Type: llm.ContentImage, URL: u, Detail: detail}
+	c := llm.Content{Type: llm.ContentImage}
+	c.SetURL(u)
+	c.SetDetail(detail)
+	return c
 }
 
 // appendImageURL appends the OpenAI image_url string of an image block.
 func appendImageURL(dst []byte, c *llm.Content) []byte {
 	if c.Data == "" {
-		return jsonw.Plain(dst, c.URL)
+		return jsonw.Plain(dst, c.URL())
 	}
 	mime := c.MimeType
 	if mime == "" {

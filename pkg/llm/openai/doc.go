@@ -16,5 +16,8 @@
 // jsonw) instead of encoding/json, which on its own costs more than the
 // 1 ms budget for a 300 KB request. Strings and raw request parts (tool
 // schemas, same-family extra fields) alias the decoded body: a caller must
-// not modify the body while the Request is in use.
+// not modify the body while the Request is in use. The upstream stream
+// parsers read the common delta chunks with the same reader, reusing its
+// buffers (no allocation per event), and hand every other chunk to
+// encoding/json, which stays the reference for edge cases.
 package openai

@@ -77,7 +77,7 @@ func TestDecodeChatRequestMapsFields(t *testing.T) {
 		t.Errorf("assistant = %+v", asst.Content)
 	}
 	img := req.Messages[1].Content[1]
-	if img.MimeType != "image/png" || img.Data != "iVBORw0KGgo=" || img.Detail != "low" || req.Messages[1].Content[2].URL != "https://example.com/cat.png" {
+	if img.MimeType != "image/png" || img.Data != "iVBORw0KGgo=" || img.Detail() != "low" || req.Messages[1].Content[2].URL() != "https://example.com/cat.png" {
 		t.Errorf("images = %+v", req.Messages[1].Content)
 	}
 	for _, k := range []string{"response_format", "seed", "n"} {

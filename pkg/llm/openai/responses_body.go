@@ -174,7 +174,7 @@ func appendResponsesInputPart(dst []byte, c *llm.Content) []byte {
 		dst = jsonw.Comma(dst)
 		dst = append(dst, `{"type":"input_image","image_url":`...)
 		dst = appendImageURL(dst, c)
-		detail := c.Detail
+		detail := c.Detail()
 		if detail == "" {
 			detail = "auto"
 		}
@@ -232,11 +232,11 @@ func appendResponsesAssistant(dst []byte, m *llm.Message, codex bool, custom map
 			closeText()
 			dst = jsonw.Comma(dst)
 			callID := splitCallID(c.ID)
-			if c.CustomWireName != "" {
+			if c.CustomWireName() != "" {
 				custom[c.ID] = true
 				dst = append(dst, `{"type":"custom_tool_call","call_id":`...)
 				dst = jsonw.Plain(dst, callID)
-				dst = jsonw.PlainField(dst, "name", c.CustomWireName)
+				dst = jsonw.PlainField(dst, "name", c.CustomWireName())
 				dst = jsonw.PlainField(dst, "input", c.ArgumentsText)
 			} else {
 				dst = append(dst, `{"type":"function_call","call_id":`...)
@@ -246,10 +246,10 @@ func appendResponsesAssistant(dst []byte, m *llm.Message, codex bool, custom map
 			}
 			dst = append(dst, '}')
 		case llm.ContentNative:
-			if c.NativeAPI == llm.APIOpenAIResponses && !codex {
+			if c.NativeAPI() == llm.APIOpenAIResponses && !codex {
 				closeText()
 				dst = jsonw.Comma(dst)
-				dst = append(dst, c.Raw...)
+				dst = append(dst, c.Raw()...)
 			}
 		}
 	}

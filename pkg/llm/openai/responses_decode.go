@@ -6,6 +6,7 @@ import (
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
 	"github.com/ompgo/omp/pkg/llm/internal/slab"
+	"github.com/ompgo/omp/pkg/llm/internal/toolargs"
 )
 
 // DecodeResponsesRequest decodes a /v1/responses body into a canonical
@@ -18,7 +19,7 @@ import (
 func DecodeResponsesRequest(body []byte) (*llm.Request, error) {
 	req := &llm.Request{OriginAPI: llm.APIOpenAIResponses}
 	d := jsonr.NewReader(body)
-	p := responsesDecoder{d: d, req: req, names: map[string]string{}}
+	p := responsesDecoder{d: d, req: req, names: map[string]string{}, slab: slab.Contents{Src: d}}
 	if err := objectBody(d, responsesPrefix); err != nil {
 		return nil, err
 	}
@@ -133,8 +134,9 @@ type responsesDecoder struct {
 	names map[string]string // call id → tool name
 	// asst is the assistant message being assembled from consecutive
 	// assistant-side items.
-	asst *llm.Message
-	err  error
+	asst    *llm.Message
+	asstBuf llm.Message
+	err     error
 	// parts, output and stage hold blocks while they are read; messages
 	// get exact copies carved from slab.
 	parts, output, stage []llm.Content
@@ -176,7 +178,8 @@ func (p *responsesDecoder) flush() {
 
 func (p *responsesDecoder) assistant() *llm.Message {
 	if p.asst == nil {
-		p.asst = &llm.Message{Role: llm.RoleAssistant, API: llm.APIOpenAIResponses, Content: p.stage[:0]}
+		p.asstBuf = llm.Message{Role: llm.RoleAssistant, API: llm.APIOpenAIResponses, Content: p.stage[:0]}
+		p.asst = &p.asstBuf // flush copies it out, so one buffer serves every message
 	}
 	return p.asst
 }
@@ -275,7 +278,7 @@ func (p *responsesDecoder) apply(i int, it *responsesItem) {
 		case "assistant":
 			m := p.assistant()
 			for _, c := range it.parts {
-				c.TextSignature = it.id
+				c.SetTextSignature(it.id)
 				m.Content = append(m.Content, c)
 			}
 		default:
@@ -284,7 +287,8 @@ func (p *responsesDecoder) apply(i int, it *responsesItem) {
 		}
 	case "reasoning":
 		m := p.assistant()
-		c := llm.Content{Type: llm.ContentThinking, ItemID: it.id, ThinkingSignature: string(it.raw)}
+		c := llm.Content{Type: llm.ContentThinking, ThinkingSignature: string(it.raw)}
+		c.SetItemID(it.id)
 		for j, s := range it.summary {
 			if j > 0 {
 				c.Thinking += "\n\n"
@@ -298,11 +302,12 @@ func (p *responsesDecoder) apply(i int, it *responsesItem) {
 		m.Content = append(m.Content, c)
 	case "function_call", "custom_tool_call":
 		m := p.assistant()
-		c := llm.Content{Type: llm.ContentToolCall, ID: it.callID, Name: it.name, ItemID: it.id}
+		c := llm.Content{Type: llm.ContentToolCall, ID: it.callID, Name: it.name}
+		c.SetItemID(it.id)
 		if it.typ == "custom_tool_call" {
-			c.CustomWireName = it.name
+			c.SetCustomWireName(it.name)
 			c.ArgumentsText = it.input
-			c.Arguments = llm.FinalizeArguments(it.input)
+			c.Arguments = toolargs.Finalize(it.input)
 		} else {
 			c.ArgumentsText = it.arguments
 			if it.arguments != "" && !jsonr.ValidString(it.arguments) {
@@ -310,7 +315,7 @@ func (p *responsesDecoder) apply(i int, it *responsesItem) {
 				p.d.Fail(p.err)
 				return
 			}
-			c.Arguments = llm.FinalizeArguments(it.arguments)
+			c.Arguments = toolargs.Finalize(it.arguments)
 		}
 		p.names[it.callID] = it.name
 		m.Content = append(m.Content, c)
@@ -323,7 +328,7 @@ func (p *responsesDecoder) apply(i int, it *responsesItem) {
 		// item_reference, hosted tool calls, …: only an OpenAI Responses
 		// upstream can use them; they ride along as native blocks.
 		m := p.assistant()
-		m.Content = append(m.Content, llm.Content{Type: llm.ContentNative, Raw: it.raw, NativeAPI: llm.APIOpenAIResponses})
+		m.Content = append(m.Content, llm.Native(llm.APIOpenAIResponses, it.raw))
 	}
 }
 

@@ -161,7 +161,7 @@ func (s *ResponsesStream) Append(dst []byte, ev *llm.Event) []byte {
 		dst = s.natives(dst, ev.Partial, ev.ContentIndex)
 		dst = s.closeItem(dst, ev.Partial)
 		blk := ev.Block()
-		if blk != nil && blk.CustomWireName != "" {
+		if blk != nil && blk.CustomWireName() != "" {
 			return s.openItem(dst, kCustom, "ctc_", blk)
 		}
 		return s.openItem(dst, kCall, "fc_", blk)
@@ -249,8 +249,8 @@ func (s *ResponsesStream) textDone(dst []byte, text string) []byte {
 func (s *ResponsesStream) openItem(dst []byte, kind uint8, prefix string, blk *llm.Content) []byte {
 	s.kind, s.parts, s.summary, s.args = kind, 0, false, false
 	s.itemID = s.derivedID(prefix, s.out)
-	if blk != nil && blk.ItemID != "" && len(blk.ItemID) > 3 && blk.ItemID[:len(prefix)-1] == prefix[:len(prefix)-1] {
-		s.itemID = blk.ItemID
+	if blk != nil && blk.ItemID() != "" && len(blk.ItemID()) > 3 && blk.ItemID()[:len(prefix)-1] == prefix[:len(prefix)-1] {
+		s.itemID = blk.ItemID()
 	}
 	s.out++
 	dst = s.event(dst, "response.output_item.added")
@@ -409,14 +409,14 @@ func (s *ResponsesStream) natives(dst []byte, m *llm.Message, upTo int) []byte {
 		if s.kind == kMessage {
 			dst = s.closeItem(dst, m)
 		}
-		if c.Type == llm.ContentNative && c.NativeAPI == llm.APIOpenAIResponses && len(c.Raw) > 0 {
+		if c.Type == llm.ContentNative && c.NativeAPI() == llm.APIOpenAIResponses && len(c.Raw()) > 0 {
 			s.out++
-			s.item = append(s.item[:0], c.Raw...)
+			s.item = append(s.item[:0], c.Raw()...)
 			dst = s.event(dst, "response.output_item.added")
 			dst = append(dst, `,"output_index":`...)
 			dst = strconv.AppendInt(dst, int64(s.out-1), 10)
 			dst = append(dst, `,"item":`...)
-			dst = append(dst, c.Raw...)
+			dst = append(dst, c.Raw()...)
 			dst = end(dst)
 			dst = s.itemDone(dst)
 		}

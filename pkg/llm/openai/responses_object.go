@@ -131,7 +131,7 @@ func encryptedContent(item string) string {
 
 // appendCallItem writes a function_call (or custom_tool_call) item.
 func appendCallItem(dst []byte, c *llm.Content, id, callID, status string, final bool) []byte {
-	custom := c != nil && c.CustomWireName != ""
+	custom := c != nil && c.CustomWireName() != ""
 	name := ""
 	if c != nil {
 		name = c.Name

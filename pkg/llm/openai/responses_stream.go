@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
 )
 
 // respEvent is one upstream Responses stream event (the fields read).
@@ -91,11 +92,14 @@ const (
 // Codex backend may skip deltas, and its terminal output may be empty)
 // still yields every item (wire-formats.md §7, case 36).
 type respParser struct {
-	b    *llm.Builder
-	api  string
-	ev   respEvent
-	item respItem
-	kind itemKind
+	b   *llm.Builder
+	api string
+	ev  respEvent
+	rd  jsonr.Reader // the delta fast path's reader (see fastDelta)
+	// noFast makes tests decode every event with encoding/json.
+	noFast bool
+	item   respItem
+	kind   itemKind
 	// seen is set once the current block received streamed content.
 	seen bool
 	// block is set while the current item owns the open block.
@@ -118,10 +122,12 @@ func (p *respParser) handle(data []byte) bool {
 		return false
 	}
 	e := &p.ev
-	*e = respEvent{}
-	if err := json.Unmarshal(data, e); err != nil {
-		b.Fail(&llm.UpstreamError{Provider: b.Message().Provider, Status: 200, Message: "malformed stream event", Err: err})
-		return false
+	if p.noFast || !p.fastDelta(data, e) {
+		*e = respEvent{}
+		if err := json.Unmarshal(data, e); err != nil {
+			b.Fail(&llm.UpstreamError{Provider: b.Message().Provider, Status: 200, Message: "malformed stream event", Err: err})
+			return false
+		}
 	}
 	switch e.Type {
 	case "response.created", "response.in_progress", "response.queued":
@@ -201,7 +207,7 @@ func (p *respParser) itemAdded() bool {
 		p.kind, p.block = itemReasoning, true
 		// The item id rides on the start event so an encoder's
 		// output_item.added already uses it (stream/non-stream parity).
-		if !b.StartBlock(llm.Content{Type: llm.ContentThinking, ItemID: p.item.ID}) {
+		if !b.StartBlock(thinkingItem(p.item.ID)) {
 			return false
 		}
 	case "function_call", "custom_tool_call":
@@ -216,9 +222,10 @@ func (p *respParser) itemAdded() bool {
 func (p *respParser) startCall(it *respItem) bool {
 	b := p.b
 	p.block = true
-	c := llm.Content{Type: llm.ContentToolCall, ID: it.CallID, Name: it.Name, ItemID: it.ID}
+	c := llm.Content{Type: llm.ContentToolCall, ID: it.CallID, Name: it.Name}
+	c.SetItemID(it.ID)
 	if it.Type == "custom_tool_call" {
-		c.CustomWireName = it.Name
+		c.SetCustomWireName(it.Name)
 	}
 	return b.StartBlock(c)
 }
@@ -244,7 +251,7 @@ func (p *respParser) itemDone() bool {
 		return b.EndBlock()
 	case "reasoning":
 		if !p.block || b.Open() == nil || b.Open().Type != llm.ContentThinking {
-			if !b.StartBlock(llm.Content{Type: llm.ContentThinking, ItemID: it.ID}) {
+			if !b.StartBlock(thinkingItem(it.ID)) {
 				return false
 			}
 		}
@@ -259,7 +266,7 @@ func (p *respParser) itemDone() bool {
 			}
 		}
 		blk := b.Open()
-		blk.ItemID = it.ID
+		blk.SetItemID(it.ID)
 		// The whole item is the signature, so it can be replayed
 		// verbatim (encrypted_content included).
 		blk.ThinkingSignature = string(p.ev.Item)
@@ -278,7 +285,7 @@ func (p *respParser) itemDone() bool {
 		}
 		return b.EndBlock()
 	}
-	return b.AddBlock(llm.Content{Type: llm.ContentNative, Raw: p.ev.Item, NativeAPI: llm.APIOpenAIResponses})
+	return b.AddBlock(llm.Native(llm.APIOpenAIResponses, p.ev.Item))
 }
 
 // finish handles the terminal response event.
@@ -318,4 +325,11 @@ func (p *respParser) finish() {
 		m.Stop.Raw = "completed"
 		b.Done(llm.StopEnd)
 	}
+}
+
+// thinkingItem returns an empty thinking block carrying a reasoning item id.
+func thinkingItem(id string) llm.Content {
+	c := llm.Content{Type: llm.ContentThinking}
+	c.SetItemID(id)
+	return c
 }

@@ -165,23 +165,23 @@ func AppendContent(dst []byte, c *llm.Content) []byte {
 	case llm.ContentText:
 		dst = append(dst, `,"text":`...)
 		dst = jsonw.Plain(dst, c.Text)
-		dst = opt(dst, "textSignature", c.TextSignature)
+		dst = opt(dst, "textSignature", c.TextSignature())
 	case llm.ContentThinking:
 		dst = append(dst, `,"thinking":`...)
 		dst = jsonw.Plain(dst, c.Thinking)
 		dst = opt(dst, "thinkingSignature", c.ThinkingSignature)
-		dst = opt(dst, "itemId", c.ItemID)
+		dst = opt(dst, "itemId", c.ItemID())
 	case llm.ContentRedactedThinking:
 		dst = append(dst, `,"data":`...)
 		dst = jsonw.Plain(dst, c.Data)
 	case llm.ContentImage:
-		if c.Data != "" || c.URL == "" {
+		if c.Data != "" || c.URL() == "" {
 			dst = append(dst, `,"data":`...)
 			dst = jsonw.Plain(dst, c.Data)
 		}
 		dst = opt(dst, "mimeType", c.MimeType)
-		dst = opt(dst, "url", c.URL)
-		dst = opt(dst, "detail", c.Detail)
+		dst = opt(dst, "url", c.URL())
+		dst = opt(dst, "detail", c.Detail())
 	case llm.ContentToolCall:
 		dst = append(dst, `,"id":`...)
 		dst = jsonw.Plain(dst, c.ID)
@@ -189,14 +189,14 @@ func AppendContent(dst []byte, c *llm.Content) []byte {
 		dst = jsonw.Plain(dst, c.Name)
 		dst = append(dst, `,"arguments":`...)
 		dst = appendArguments(dst, c)
-		dst = opt(dst, "thoughtSignature", c.ThoughtSignature)
-		dst = opt(dst, "customWireName", c.CustomWireName)
+		dst = opt(dst, "thoughtSignature", c.ThoughtSignature())
+		dst = opt(dst, "customWireName", c.CustomWireName())
 	case llm.ContentNative:
-		if len(c.Raw) > 0 {
+		if len(c.Raw()) > 0 {
 			dst = append(dst, `,"raw":`...)
-			dst = jsonw.Compact(dst, c.Raw, "null")
+			dst = jsonw.Compact(dst, c.Raw(), "null")
 		}
-		dst = opt(dst, "api", c.NativeAPI)
+		dst = opt(dst, "api", c.NativeAPI())
 	}
 	return append(dst, '}')
 }

@@ -108,13 +108,13 @@ func TestWriteStreamStopsWhenClientGone(t *testing.T) {
 // against llm.Content.MarshalJSON for every block kind.
 func TestAppendContentMatchesDomainJSON(t *testing.T) {
 	blocks := []llm.Content{
-		llm.Text("a \"q\" \u2028 é"), {Type: llm.ContentText, Text: "", TextSignature: "ts"},
-		{Type: llm.ContentThinking, Thinking: "t", ThinkingSignature: "s", ItemID: "rs_1"},
+		llm.Text("a \"q\" \u2028 é"), {Type: llm.ContentText, Text: "", Extra: &llm.ContentExtra{TextSignature: "ts"}},
+		{Type: llm.ContentThinking, Thinking: "t", ThinkingSignature: "s", Extra: &llm.ContentExtra{ItemID: "rs_1"}},
 		{Type: llm.ContentRedactedThinking, Data: "enc"},
-		llm.Image("image/png", "AAAA"), {Type: llm.ContentImage, URL: "https://x", Detail: "low"},
+		llm.Image("image/png", "AAAA"), {Type: llm.ContentImage, Extra: &llm.ContentExtra{URL: "https://x", Detail: "low"}},
 		llm.ToolCall("c1", "f", json.RawMessage(`{"a": [1, 2]}`)),
-		{Type: llm.ContentToolCall, ID: "c2", Name: "g", ArgumentsText: `{"a":"par`, ThoughtSignature: "sig", CustomWireName: "w"},
-		{Type: llm.ContentNative, Raw: json.RawMessage(`{"type":"server_tool_use"}`), NativeAPI: llm.APIAnthropic},
+		{Type: llm.ContentToolCall, ID: "c2", Name: "g", ArgumentsText: `{"a":"par`, Extra: &llm.ContentExtra{ThoughtSignature: "sig", CustomWireName: "w"}},
+		llm.Native(llm.APIAnthropic, json.RawMessage(`{"type":"server_tool_use"}`)),
 	}
 	for _, c := range blocks {
 		want, err := json.Marshal(c)

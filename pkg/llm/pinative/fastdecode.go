@@ -9,6 +9,7 @@ import (
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
 	"github.com/ompgo/omp/pkg/llm/internal/slab"
+	"github.com/ompgo/omp/pkg/llm/internal/toolargs"
 )
 
 // errSlow makes the fast decoder hand the body to the encoding/json path.
@@ -25,6 +26,7 @@ func decodeFast(body []byte) (*Request, error) {
 	f := fastPool.Get().(*fast)
 	defer f.release()
 	f.r = jsonr.NewReader(bytes.Clone(body))
+	f.slab.Src = f.r
 	l := f.r
 	out := &Request{Stream: true}
 	r := &out.Canonical
@@ -317,6 +319,7 @@ func block(l *jsonr.Reader) (c llm.Content, keep bool, err error) {
 	}
 	var typ string
 	var args, raw []byte
+	var x llm.ContentExtra // the rare fields, boxed only when set
 	err = l.Object(func(k []byte) error {
 		switch string(k) {
 		case "type":
@@ -324,31 +327,31 @@ func block(l *jsonr.Reader) (c llm.Content, keep bool, err error) {
 		case "text":
 			c.Text = l.String()
 		case "textSignature":
-			c.TextSignature = l.String()
+			x.TextSignature = l.String()
 		case "thinking":
 			c.Thinking = l.String()
 		case "thinkingSignature":
 			c.ThinkingSignature = l.String()
 		case "itemId":
-			c.ItemID = l.String()
+			x.ItemID = l.String()
 		case "data":
 			c.Data = l.String()
 		case "mimeType":
 			c.MimeType = l.String()
 		case "url":
-			c.URL = l.String()
+			x.URL = l.String()
 		case "detail":
-			c.Detail = l.String()
+			x.Detail = l.String()
 		case "id":
 			c.ID = l.String()
 		case "name":
 			c.Name = l.String()
 		case "thoughtSignature":
-			c.ThoughtSignature = l.String()
+			x.ThoughtSignature = l.String()
 		case "customWireName":
-			c.CustomWireName = l.String()
+			x.CustomWireName = l.String()
 		case "api":
-			c.NativeAPI = l.String()
+			x.NativeAPI = l.String()
 		case "arguments":
 			args = l.Raw()
 		case "raw":
@@ -371,7 +374,7 @@ func block(l *jsonr.Reader) (c llm.Content, keep bool, err error) {
 		if len(args) > 0 && args[0] == 'n' {
 			args = nil
 		}
-		c.Arguments, c.ArgumentsText = llm.NormalizeArguments(args)
+		c.Arguments, c.ArgumentsText = toolargs.Normalize(args)
 	default:
 		if typ == "" {
 			return c, false, errSlow
@@ -379,7 +382,11 @@ func block(l *jsonr.Reader) (c llm.Content, keep bool, err error) {
 		return llm.Content{}, false, nil
 	}
 	if len(raw) > 0 {
-		c.Raw = raw // a view of the decoder's private copy of the body
+		x.Raw = raw // a view of the decoder's private copy of the body
+	}
+	if !x.IsZero() {
+		e := x
+		c.Extra = &e
 	}
 	return c, true, nil
 }

@@ -211,9 +211,9 @@ func BenchmarkString(b *testing.B) {
 }
 
 func TestLargeDocumentsDecodeLikeEncodingJSON(t *testing.T) {
-	// Beyond arenaMax the reader decodes each escaped string in two
-	// passes into chunked arenas.
-	in := []string{strings.Repeat("a\"b\\c\n\u00e9 ", arenaMax/8), "x\ny", strings.Repeat("\t<&>", arenaMax/3), "plain", "😀\n"}
+	// Strings larger than the arena move to larger ones as they decode.
+	const big = 1 << 20
+	in := []string{strings.Repeat("a\"b\\c\n\u00e9 ", big/8), "x\ny", strings.Repeat("\t<&>", big/3), "plain", "😀\n"}
 	doc, _ := json.Marshal(in)
 	r := NewReader(doc)
 	var got []string
@@ -256,5 +256,29 @@ func TestValidDoesNotAllocate(t *testing.T) {
 	s := `{"path":"file_1.go","limit":200,"nested":[1,2,{"a":"b\n"}]}`
 	if n := testing.AllocsPerRun(100, func() { ValidString(s) }); n != 0 {
 		t.Fatalf("%v allocations", n)
+	}
+}
+
+func TestArenaIsSizedByTheEscapedShare(t *testing.T) {
+	// 300 strings of 1 KB, one in ten with escapes: the arenas should
+	// take about 30 KB, far below the 300 KB the unread input measures.
+	var in []string
+	for i := range 300 {
+		s := strings.Repeat("x", 1000)
+		if i%10 == 0 {
+			s = strings.Repeat("a\"b", 250)
+		}
+		in = append(in, s)
+	}
+	doc, _ := json.Marshal(in)
+	r := NewReader(doc)
+	for range r.Elems() {
+		_ = r.String()
+	}
+	if err := r.End(); err != nil {
+		t.Fatal(err)
+	}
+	if total := r.spent + cap(r.arena); total > len(doc)/4 {
+		t.Fatalf("arenas took %d bytes for a %d-byte document", total, len(doc))
 	}
 }

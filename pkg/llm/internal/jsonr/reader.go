@@ -4,7 +4,8 @@
 // 300 KB agent request then costs several milliseconds. This reader
 // validates while it decodes, so every byte is looked at once (eight at a
 // time inside strings), and it allocates almost nothing: strings without
-// escapes are views of the input, and unescaped strings share one arena.
+// escapes are views of the input, and unescaped strings share a few arenas
+// sized by the share of the input that needed one.
 //
 // Usage: BeginObject / BeginArray, then `for r.More() { … }`, reading each
 // member with Key and a value method (String, Int, Float, Bool, Raw, Skip,
@@ -53,15 +54,31 @@ type Reader struct {
 	small [32]byte
 	deep  []byte
 	// arena backs the strings that needed unescaping. It is only ever
-	// appended to (a full arena is replaced, never reused), so every
-	// string handed out stays valid.
+	// appended to (a full arena is replaced, never reused, but by
+	// ResetReuse), so every string handed out stays valid. spent counts
+	// the bytes earlier arenas took.
 	arena []byte
+	spent int
 }
 
 // NewReader returns a Reader of data. data must not change while the
 // Reader or anything it returned is in use: Raw results and escape-free
 // strings alias it (no copy).
 func NewReader(data []byte) *Reader { return &Reader{data: data} }
+
+// ResetReuse is Reset for a caller done with everything r returned
+// before: it also reuses the arena, so those strings may be overwritten.
+// A stream decoder reading one small document per event allocates nothing
+// this way.
+func (r *Reader) ResetReuse(data []byte) {
+	*r = Reader{data: data, deep: r.deep[:0], arena: r.arena[:0]}
+}
+
+// Offset returns how many bytes of the input have been read.
+func (r *Reader) Offset() int { return r.pos }
+
+// Len returns the length of the input.
+func (r *Reader) Len() int { return len(r.data) }
 
 // Reset makes r a Reader of data, as NewReader does, keeping its buffers.
 // Strings returned before stay valid.

@@ -110,32 +110,24 @@ func (r *Reader) str() []byte {
 }
 
 // strEscaped finishes str from the first backslash at d[i], decoding into
-// the arena while it validates.
+// the arena while it validates. A string that outgrows the arena moves,
+// with what it has decoded so far, to a new one (see newArena).
 func (r *Reader) strEscaped(start, i int, hi uint64) []byte {
 	d := r.data
-	rest := len(d) - start
-	if cap(r.arena)-len(r.arena) < rest+8 {
-		if rest > arenaMax {
-			// A huge document: find the end first, then decode.
-			r.pos = start - 1
-			end, _, high := r.scan()
-			if r.err != nil {
-				return nil
-			}
-			s := r.unescape(d[start:end])
-			if high && !utf8.Valid(s) {
-				return toValidUTF8(s)
-			}
-			return s
-		}
-		// One arena as large as the unread input: every later string
-		// fits, so a request's unescaped strings cost one allocation.
-		r.arena = make([]byte, 0, rest+8)
+	if cap(r.arena)-len(r.arena) < i-start+arenaSlack {
+		r.newArena(i-start+arenaSlack, start)
 	}
 	base := len(r.arena)
 	out := r.arena[:cap(r.arena)]
 	j := base + copy(out[base:], d[start:i])
 	for {
+		if len(out)-j < arenaSlack {
+			// Keep the decoded part; make room for at least as much again.
+			part := out[base:j]
+			r.newArena(2*len(part)+arenaSlack, i)
+			out = r.arena[:cap(r.arena)]
+			base, j = 0, copy(out, part)
+		}
 		if i+8 <= len(d) {
 			v := binary.LittleEndian.Uint64(d[i:])
 			binary.LittleEndian.PutUint64(out[j:], v)
@@ -145,8 +137,11 @@ func (r *Reader) strEscaped(start, i int, hi uint64) []byte {
 				i, j = i+8, j+8
 				continue
 			}
+			// All of v, not just the bytes before the hit: the rest of
+			// the word is read again next, so only a word straddling the
+			// closing quote can cost a needless utf8.Valid.
+			hi |= v
 			k := bits.TrailingZeros64(m) >> 3
-			hi |= v & (1<<(8*k) - 1)
 			i, j = i+k, j+k
 		} else if i >= len(d) {
 			r.pos = len(d)
@@ -185,6 +180,15 @@ func (r *Reader) strEscaped(start, i int, hi uint64) []byte {
 			j++
 			continue
 		}
+		// \u00XX for an ASCII byte (HTML-safe encoders write <, > and &
+		// so) needs no rune decoding.
+		if e == 'u' && i+4 <= len(d) && d[i] == '0' && d[i+1] == '0' {
+			if h, l := hexVal[d[i+2]], hexVal[d[i+3]]; h < 8 && l != 0xFF {
+				out[j] = h<<4 | l
+				i, j = i+4, j+1
+				continue
+			}
+		}
 		rn, n, ok := unicodeEscape(d, i)
 		if e != 'u' || !ok {
 			r.pos = i - 2
@@ -194,6 +198,33 @@ func (r *Reader) strEscaped(start, i int, hi uint64) []byte {
 		i += n
 		j += utf8.EncodeRune(out[j:], rn)
 	}
+}
+
+// arenaSlack is the room one step of strEscaped may write: a word store
+// or an escape, with margin.
+const arenaSlack = 16
+
+// minArena is the smallest arena allocated (unless the rest of the input
+// is smaller).
+const minArena = 4 << 10
+
+// newArena replaces the arena with one of at least need bytes, the input
+// being read at offset at. A document's escaped strings cost their share
+// of it: the arena is sized by the bytes earlier arenas took per input
+// byte read, applied to the input still unread, so a 300 KB request whose
+// escaped strings decode to 150 KB allocates about 160 KB (not the size
+// of the unread input, as a single-pass arena must).
+func (r *Reader) newArena(need, at int) {
+	r.spent += len(r.arena)
+	n := need
+	if rest := len(r.data) - at; at > 0 && rest > 0 {
+		est := int(float64(r.spent) / float64(at) * float64(rest))
+		n += est + est>>3
+		n = max(n, min(rest+arenaSlack, minArena))
+	} else {
+		n = max(n, min(len(r.data)+arenaSlack, minArena))
+	}
+	r.arena = make([]byte, 0, n)
 }
 
 // scan validates the string at r.pos (its opening quote) and moves past
@@ -245,56 +276,6 @@ func (r *Reader) scan() (end int, esc, high bool) {
 			i++
 		}
 	}
-}
-
-// arenaMax bounds the single-pass arena: below it an arena holds the
-// rest of the input (every later string then fits); larger documents
-// decode each escaped string in two passes into chunks that double from
-// arenaMax.
-const arenaMax = 1 << 20
-
-// unescape decodes a string body that scan validated into the arena. The
-// result is never longer than s.
-func (r *Reader) unescape(s []byte) []byte {
-	// Word stores may run 8 bytes past the result: keep that slack.
-	if cap(r.arena)-len(r.arena) < len(s)+8 {
-		n := max(len(s), min(len(r.data)-r.pos+len(s), max(arenaMax, 2*cap(r.arena))))
-		r.arena = make([]byte, 0, n+8)
-	}
-	base := len(r.arena)
-	out := r.arena[:cap(r.arena)]
-	j := base
-	for i := 0; i < len(s); {
-		if i+8 <= len(s) {
-			v := binary.LittleEndian.Uint64(s[i:])
-			binary.LittleEndian.PutUint64(out[j:], v)
-			x := v ^ (lsb * '\\')
-			m := (x - lsb) &^ x & msb
-			if m == 0 {
-				i, j = i+8, j+8
-				continue
-			}
-			k := bits.TrailingZeros64(m) >> 3
-			i, j = i+k, j+k
-		} else if s[i] != '\\' {
-			out[j] = s[i]
-			i, j = i+1, j+1
-			continue
-		}
-		// s[i] is a backslash.
-		e := s[i+1]
-		i += 2
-		if v := unescByte[e]; v != 0 {
-			out[j] = v
-			j++
-			continue
-		}
-		rn, n, _ := unicodeEscape(s, i) // scan checked it is \\uXXXX
-		i += n
-		j += utf8.EncodeRune(out[j:], rn)
-	}
-	r.arena = out[:j]
-	return out[base:j:j]
 }
 
 // unescByte maps the byte after a backslash to the byte it stands for

@@ -124,7 +124,12 @@ func appendBody(dst []byte, s string, html bool) []byte {
 				buf[j] = c
 				i, j = i+1, j+1
 			case c < utf8.RuneSelf:
-				j += escapeASCII(buf[j:], c, html)
+				e := &escPlain[c]
+				if html {
+					e = &escHTML[c]
+				}
+				binary.LittleEndian.PutUint64(buf[j:], e.word)
+				j += int(e.n)
 				i++
 			default:
 				r, size := utf8.DecodeRune(src[i:])
@@ -149,6 +154,26 @@ func appendBody(dst []byte, s string, html bool) []byte {
 	}
 	return appendTail(buf[:j], src[i:], html)
 }
+
+// escWord is an ASCII byte's escape, little-endian in word, n bytes long.
+type escWord struct {
+	word uint64
+	n    uint8
+}
+
+// escPlain and escHTML hold each ASCII byte's escape in the two dialects,
+// so the word loop writes one with a single store.
+var escPlain, escHTML = func() (p, h [utf8.RuneSelf]escWord) {
+	var b [8]byte
+	for c := range utf8.RuneSelf {
+		n := escapeASCII(b[:], byte(c), false)
+		p[c] = escWord{binary.LittleEndian.Uint64(b[:]), uint8(n)}
+		n = escapeASCII(b[:], byte(c), true)
+		h[c] = escWord{binary.LittleEndian.Uint64(b[:]), uint8(n)}
+		b = [8]byte{}
+	}
+	return p, h
+}()
 
 // escapeASCII writes the escape of ASCII byte c into b and returns its
 // length (2 or 6).

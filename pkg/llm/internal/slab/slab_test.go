@@ -22,3 +22,26 @@ func TestSlicesDoNotOverlap(t *testing.T) {
 		t.Fatal("large take")
 	}
 }
+
+type fakeProgress struct{ at, total int }
+
+func (p *fakeProgress) Offset() int { return p.at }
+func (p *fakeProgress) Len() int    { return p.total }
+
+func TestArraysAreSizedByProgress(t *testing.T) {
+	// One block per 1000 input bytes over 600 KB: about 600 blocks
+	// should take little more than 600 slots, where doubling takes 1008.
+	p := &fakeProgress{total: 600_000}
+	s := Contents{Src: p}
+	slots := 0
+	for i := range 600 {
+		p.at = (i + 1) * 1000
+		if len(s.free) < 1 {
+			slots += max(1, min(s.next(), maxChunk))
+		}
+		s.Take(1)
+	}
+	if slots > 700 {
+		t.Fatalf("backing arrays held %d slots for 600 blocks", slots)
+	}
+}
