@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,9 +13,8 @@ import (
 	"testing"
 
 	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/pkg/llm/llmtest"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // seqIDs returns an id generator yielding call_1, call_2, …
 func seqIDs() func() string {
@@ -87,18 +85,7 @@ func TestDecoderGolden(t *testing.T) {
 			}
 			got := transcript(t, body, strings.HasPrefix(name, "codeassist"), nil)
 			golden := strings.TrimSuffix(f, ".sse") + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update)", err)
-			}
-			if got != string(want) {
-				t.Errorf("transcript mismatch\n--- got\n%s\n--- want\n%s", got, want)
-			}
+			llmtest.GoldenExact(t, golden, []byte(got))
 		})
 	}
 }

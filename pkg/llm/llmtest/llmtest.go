@@ -7,9 +7,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"unicode/utf8"
@@ -172,12 +174,17 @@ func Record(s *llm.Stream) []llm.Event {
 	return out
 }
 
-// Golden compares got with testdata/<name>; with UPDATE_GOLDEN=1 in the
-// environment it rewrites the file instead. JSON is compared after
-// indentation so diffs are readable.
+// update is the one -update flag of every provider-layer test binary.
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// Updating reports whether golden files are being rewritten: the test
+// binary ran with -update, or UPDATE_GOLDEN=1 is in the environment.
+func Updating() bool { return *update || os.Getenv("UPDATE_GOLDEN") == "1" }
+
+// Golden compares got with testdata/<name> after indenting it when it is
+// JSON, so diffs are readable; see [GoldenExact].
 func Golden(t testing.TB, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
 	if json.Valid(got) {
 		var b bytes.Buffer
 		if err := json.Indent(&b, got, "", "  "); err == nil {
@@ -185,7 +192,19 @@ func Golden(t testing.TB, name string, got []byte) {
 			got = b.Bytes()
 		}
 	}
-	if os.Getenv("UPDATE_GOLDEN") == "1" {
+	GoldenExact(t, name, got)
+}
+
+// GoldenExact compares got byte for byte with testdata/<name> (name may
+// already start with testdata/), or rewrites
+// the file when [Updating].
+func GoldenExact(t testing.TB, name string, got []byte) {
+	t.Helper()
+	path := name
+	if !strings.HasPrefix(name, "testdata/") {
+		path = filepath.Join("testdata", name)
+	}
+	if Updating() {
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -193,7 +212,7 @@ func Golden(t testing.TB, name string, got []byte) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("read golden (run with UPDATE_GOLDEN=1 to create): %v", err)
+		t.Fatalf("read golden (run with -update to create): %v", err)
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s differs from golden:\n--- got\n%s\n--- want\n%s", path, got, want)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -14,27 +13,13 @@ import (
 	"testing"
 
 	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/pkg/llm/llmtest"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // checkGolden compares got with testdata/name, or rewrites it with -update.
 func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden (run with -update to create): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from golden:\n--- got ---\n%s\n--- want ---\n%s", name, got, want)
-	}
+	llmtest.GoldenExact(t, name, got)
 }
 
 // dumpEvent renders one canonical event as a golden line.

@@ -5,16 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/pkg/llm/llmtest"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // script drives a Builder through a turn with thinking, text and two tool
 // calls, the way an upstream adapter does.
@@ -65,16 +62,7 @@ func TestWriteStreamGolden(t *testing.T) {
 				t.Errorf("%d flushes for %d events", flushes, len(frames)-1)
 			}
 			golden := "testdata/" + tt.name + ".golden"
-			if *update {
-				_ = os.WriteFile(golden, buf.Bytes(), 0o644)
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != string(want) {
-				t.Errorf("stream mismatch\n--- got\n%s\n--- want\n%s", got, want)
-			}
+			llmtest.GoldenExact(t, golden, buf.Bytes())
 		})
 	}
 }
