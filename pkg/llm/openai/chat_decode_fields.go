@@ -21,23 +21,7 @@ func decodeChatTools(d *jsonr.Reader) []llm.Tool {
 				typ = sub.String()
 			case "function", "custom":
 				for k := range sub.Fields() {
-					switch string(k) {
-					case "name":
-						t.Name = sub.String()
-					case "description":
-						t.Description = sub.String()
-					case "parameters":
-						if !sub.Null() {
-							t.Parameters = sub.Raw()
-						}
-					case "strict":
-						if !sub.Null() {
-							v := sub.Bool()
-							t.Strict = &v
-						}
-					case "format":
-						t.CustomFormat = sub.Raw()
-					}
+					decodeToolField(sub, k, &t)
 				}
 			case "cache_control":
 				t.Cache = decodeCache(sub)

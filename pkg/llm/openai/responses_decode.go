@@ -332,6 +332,29 @@ func (p *responsesDecoder) apply(i int, it *responsesItem) {
 	}
 }
 
+// decodeToolField reads the value of one function or custom tool field
+// shared by the Chat (nested under "function"/"custom") and Responses (flat)
+// tool shapes; other fields are skipped by the caller's iterator.
+func decodeToolField(sub *jsonr.Reader, k []byte, t *llm.Tool) {
+	switch string(k) {
+	case "name":
+		t.Name = sub.String()
+	case "description":
+		t.Description = sub.String()
+	case "parameters":
+		if !sub.Null() {
+			t.Parameters = sub.Raw()
+		}
+	case "strict":
+		if !sub.Null() {
+			v := sub.Bool()
+			t.Strict = &v
+		}
+	case "format":
+		t.CustomFormat = sub.Raw()
+	}
+}
+
 func decodeResponsesTools(d *jsonr.Reader) []llm.Tool {
 	var tools []llm.Tool
 	for range d.Elems() {
@@ -343,21 +366,8 @@ func decodeResponsesTools(d *jsonr.Reader) []llm.Tool {
 			switch string(k) {
 			case "type":
 				typ = sub.String()
-			case "name":
-				t.Name = sub.String()
-			case "description":
-				t.Description = sub.String()
-			case "parameters":
-				if !sub.Null() {
-					t.Parameters = sub.Raw()
-				}
-			case "strict":
-				if !sub.Null() {
-					v := sub.Bool()
-					t.Strict = &v
-				}
-			case "format":
-				t.CustomFormat = sub.Raw()
+			default:
+				decodeToolField(sub, k, &t)
 			}
 		}
 		if sub.Err() != nil {
