@@ -41,13 +41,7 @@ func TestUsageErrorsExitOneWithUsage(t *testing.T) {
 			usageText(`unknown command "here" for "omp auth-broker migrate"`, "omp auth-broker migrate --from-local [flags]", "omp auth-broker migrate")},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c := newCLI(t)
-			r := c.run("", tt.args...)
-			if r.code != 1 || r.stdout != "" || r.stderr != tt.want {
-				t.Fatalf("exit %d stdout %q\nstderr %q\nwant   %q", r.code, r.stdout, r.stderr, tt.want)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { expectFailure(t, tt.want, tt.args...) })
 	}
 }
 
@@ -64,13 +58,7 @@ func TestRuntimeErrorsPrintOneLine(t *testing.T) {
 			"error: Usage: omp auth-broker import <file|dir> [--provider=<id>] [--include-disabled] [--dry-run]\n"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c := newCLI(t)
-			r := c.run("", tt.args...)
-			if r.code != 1 || r.stdout != "" || r.stderr != tt.want {
-				t.Fatalf("exit %d stdout %q\nstderr %q\nwant   %q", r.code, r.stdout, r.stderr, tt.want)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { expectFailure(t, tt.want, tt.args...) })
 	}
 }
 
@@ -105,5 +93,15 @@ func TestRunUsesTheGivenEnvironment(t *testing.T) {
 	want := `"path":"` + home + `/.omp/auth-broker.token"}`
 	if code != 0 || stderr.String() != "" || !strings.HasSuffix(strings.TrimSpace(stdout.String()), want) {
 		t.Fatalf("exit %d stdout %q stderr %q", code, stdout.String(), stderr.String())
+	}
+}
+
+// expectFailure runs the CLI and wants exit code 1, nothing on stdout and
+// exactly want on stderr.
+func expectFailure(t *testing.T, want string, args ...string) {
+	t.Helper()
+	r := newCLI(t).run("", args...)
+	if r.code != 1 || r.stdout != "" || r.stderr != want {
+		t.Fatalf("exit %d stdout %q\nstderr %q\nwant   %q", r.code, r.stdout, r.stderr, want)
 	}
 }

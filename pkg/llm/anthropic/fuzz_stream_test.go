@@ -16,14 +16,7 @@ import (
 // start, balanced blocks, exactly one terminal event, last), and every
 // event must re-encode as an Anthropic frame carrying valid JSON.
 func FuzzUpstreamStream(f *testing.F) {
-	files, _ := filepath.Glob(filepath.Join("testdata", "upstream_*.sse"))
-	for _, name := range files {
-		b, err := os.ReadFile(name)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(b)
-	}
+	addUpstreamSeeds(f)
 	f.Add([]byte("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"usage\":{}}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":3,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"n\",\"input\":{}}}\n\n"))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		s := &streamState{p: &Provider{}, ctx: t.Context(), body: io.NopCloser(nil), rd: newReader(string(body))}
@@ -101,3 +94,15 @@ func splitLines(b []byte) [][]byte {
 }
 
 func hasPrefix(b []byte, p string) bool { return len(b) >= len(p) && string(b[:len(p)]) == p }
+
+// addUpstreamSeeds seeds a fuzz target with every recorded upstream stream.
+func addUpstreamSeeds(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "upstream_*.sse"))
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+}

@@ -3,8 +3,6 @@ package anthropic
 import (
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -39,14 +37,7 @@ func upstreamTrace(t *testing.T, body []byte, noFast bool) ([]string, []llm.Cont
 // FuzzUpstreamFastMatchesSlow checks the delta fast path against
 // encoding/json decoding of every event.
 func FuzzUpstreamFastMatchesSlow(f *testing.F) {
-	files, _ := filepath.Glob(filepath.Join("testdata", "upstream_*.sse"))
-	for _, name := range files {
-		b, err := os.ReadFile(name)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(b)
-	}
+	addUpstreamSeeds(f)
 	f.Add([]byte("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"a\\n\",\"Text\":\"b\"}}\n\n"))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		slowTrace, slowFinal := upstreamTrace(t, body, true)

@@ -8,12 +8,6 @@ import (
 	"github.com/ompgo/omp/pkg/llm/llmtest"
 )
 
-// checkGolden compares got with testdata/name, or rewrites it with -update.
-func checkGolden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	llmtest.GoldenExact(t, name, got)
-}
-
 // indentJSON pretty-prints a JSON body without reordering keys or
 // touching string escapes.
 func indentJSON(t *testing.T, b []byte) []byte {
@@ -54,9 +48,9 @@ func TestGoldens(t *testing.T) {
 					if !bytes.Equal(upStream, upWhole) {
 						t.Errorf("upstream request depends on the inbound stream flag:\n%s\n---\n%s", upStream, upWhole)
 					}
-					checkGolden(t, name+".upstream.json", upStream)
-					checkGolden(t, name+".stream.txt", streamed.body)
-					checkGolden(t, name+".json", indentJSON(t, whole.body))
+					llmtest.GoldenExact(t, name+".upstream.json", upStream)
+					llmtest.GoldenExact(t, name+".stream.txt", streamed.body)
+					llmtest.GoldenExact(t, name+".json", indentJSON(t, whole.body))
 				})
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/pkg/llm/llmtest"
 )
 
 func TestEncodersMatchGoldens(t *testing.T) {
@@ -31,13 +32,13 @@ func TestEncodersMatchGoldens(t *testing.T) {
 				c = chat.Append(c, ev)
 				r = resp.Append(r, ev)
 			})
-			checkGolden(t, "encode_"+tc.name+".chat.sse", c)
-			checkGolden(t, "encode_"+tc.name+".responses.sse", r)
+			llmtest.GoldenExact(t, "encode_"+tc.name+".chat.sse", c)
+			llmtest.GoldenExact(t, "encode_"+tc.name+".responses.sse", r)
 			if final.StopReason.IsTerminalSuccess() || final.Stop.Safety {
 				o := ChatOptions{ID: "chatcmpl-1", Model: "gpt-test", Created: 1700000000}
-				checkGolden(t, "encode_"+tc.name+".chat.json", append(AppendChatCompletion(nil, final, o), '\n'))
+				llmtest.GoldenExact(t, "encode_"+tc.name+".chat.json", append(AppendChatCompletion(nil, final, o), '\n'))
 				ro := ResponsesOptions{ID: "resp_abc", Model: "gpt-test", Created: 1700000000}
-				checkGolden(t, "encode_"+tc.name+".responses.json", append(AppendResponse(nil, final, ro), '\n'))
+				llmtest.GoldenExact(t, "encode_"+tc.name+".responses.json", append(AppendResponse(nil, final, ro), '\n'))
 			}
 		})
 	}

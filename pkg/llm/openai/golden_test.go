@@ -16,12 +16,6 @@ import (
 	"github.com/ompgo/omp/pkg/llm/llmtest"
 )
 
-// checkGolden compares got with testdata/name, or rewrites it with -update.
-func checkGolden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	llmtest.GoldenExact(t, name, got)
-}
-
 // dumpEvent renders one canonical event as a golden line.
 func dumpEvent(b *bytes.Buffer, ev *llm.Event) {
 	fmt.Fprintf(b, "%s", ev.Type)
@@ -134,7 +128,7 @@ func TestUpstreamStreamsMatchGoldens(t *testing.T) {
 				p = &CodexProvider{}
 			}
 			got := runProvider(t, p, model)
-			checkGolden(t, strings.TrimSuffix(tc.fixture, ".sse")+".events", got)
+			llmtest.GoldenExact(t, strings.TrimSuffix(tc.fixture, ".sse")+".events", got)
 		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/pkg/llm/llmtest"
 )
 
 func readFixture(t *testing.T, name string) []byte {
@@ -47,10 +48,10 @@ func TestRequestTranslationMatchesGoldens(t *testing.T) {
 			t.Fatalf("%s: %v", in.fixture, err)
 		}
 		base := strings.TrimSuffix(in.fixture, ".json")
-		checkGolden(t, base+".to_chat_openai.json", indent(t, AppendChatBody(nil, req, openaiModel, ResolveChatCompat(openaiModel, ""))))
-		checkGolden(t, base+".to_chat_ollama.json", indent(t, AppendChatBody(nil, req, ollama, ResolveChatCompat(ollama, "http://localhost:11434/v1"))))
-		checkGolden(t, base+".to_responses.json", indent(t, AppendResponsesBody(nil, req, openaiModel)))
-		checkGolden(t, base+".to_codex.json", indent(t, AppendCodexBody(nil, req, openaiModel)))
+		llmtest.GoldenExact(t, base+".to_chat_openai.json", indent(t, AppendChatBody(nil, req, openaiModel, ResolveChatCompat(openaiModel, ""))))
+		llmtest.GoldenExact(t, base+".to_chat_ollama.json", indent(t, AppendChatBody(nil, req, ollama, ResolveChatCompat(ollama, "http://localhost:11434/v1"))))
+		llmtest.GoldenExact(t, base+".to_responses.json", indent(t, AppendResponsesBody(nil, req, openaiModel)))
+		llmtest.GoldenExact(t, base+".to_codex.json", indent(t, AppendCodexBody(nil, req, openaiModel)))
 	}
 }
 
