@@ -199,7 +199,7 @@ func encodeRequest(dst []byte, r *llm.Request, model llm.Model, o encodeOptions)
 // appendCompact appends raw JSON without insignificant newlines (so it can
 // also go into an SSE data line).
 func appendCompact(dst []byte, raw []byte) []byte {
-	if bytes.IndexAny(raw, "\r\n") < 0 {
+	if !bytes.ContainsAny(raw, "\r\n") {
 		return append(dst, raw...)
 	}
 	var b bytes.Buffer

@@ -123,14 +123,3 @@ type wireDelta struct {
 	StopReason   string  `json:"stop_reason"`
 	StopSequence *string `json:"stop_sequence"`
 }
-
-// wireResponse is a non-streaming Messages response.
-type wireResponse struct {
-	ID           string      `json:"id"`
-	Type         string      `json:"type"`
-	Model        string      `json:"model"`
-	Content      []wireBlock `json:"content"`
-	StopReason   string      `json:"stop_reason"`
-	StopSequence *string     `json:"stop_sequence"`
-	Usage        *wireUsage  `json:"usage"`
-}

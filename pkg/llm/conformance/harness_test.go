@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -463,14 +462,4 @@ func normalizeUpstream(t *testing.T, c *captured) []byte {
 		t.Fatal(err)
 	}
 	return append(out, '\n')
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

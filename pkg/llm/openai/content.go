@@ -69,9 +69,6 @@ func splitCallID(id string) string {
 	return id
 }
 
-// toolResultText joins the text blocks of a tool result.
-func toolResultText(m *llm.Message) string { return m.TextContent() }
-
 // hasImage reports whether a message carries an image block.
 func hasImage(m *llm.Message) bool {
 	for i := range m.Content {

@@ -58,6 +58,7 @@ func (p Provider) AuthCodeURL(state, verifier, redirectURL string) string {
 func (r *Registry) Exchange(ctx context.Context, provider, code, state, verifier, redirectURL string, hc *http.Client) (vault.Credential, error) {
 	p, ok := r.byID[provider]
 	if !ok {
+		//lint:ignore ST1005 the reference error text, shown to users as is
 		return vault.Credential{}, fmt.Errorf("Unknown OAuth provider '%s'", provider)
 	}
 	if i := strings.IndexByte(code, '#'); i >= 0 {

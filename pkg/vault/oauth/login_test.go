@@ -88,6 +88,7 @@ func TestAuthCodeURL(t *testing.T) {
 		gq.Query().Get("redirect_uri") != "http://127.0.0.1:9999/oauth2callback" {
 		t.Errorf("google authorize URL = %s", gq)
 	}
+	//lint:ignore SA4000 two calls must return different states
 	if NewState() == NewState() || len(NewState()) != 32 {
 		t.Error("NewState is not random 32-hex")
 	}
