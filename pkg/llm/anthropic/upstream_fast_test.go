@@ -39,6 +39,11 @@ func upstreamTrace(t *testing.T, body []byte, noFast bool) ([]string, []llm.Cont
 func FuzzUpstreamFastMatchesSlow(f *testing.F) {
 	addUpstreamSeeds(f)
 	f.Add([]byte("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"a\\n\",\"Text\":\"b\"}}\n\n"))
+	// Keys that encoding/json folds to known ones across byte lengths
+	// (U+017F folds to s, U+212A to k) must send the fast path to the slow one.
+	f.Add([]byte("event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"f\",\"input\":{}}}\n\n" +
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_j\u017fon\":\"{\\\"a\\\":1}\"}}\n\n" +
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"thinking_delta\",\"thin\u212aing\":\"hm\"}}\n\n"))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		slowTrace, slowFinal := upstreamTrace(t, body, true)
 		fastTrace, fastFinal := upstreamTrace(t, body, false)

@@ -62,6 +62,8 @@ func FuzzChatChunkFastMatchesSlow(f *testing.F) {
 	f.Add([]byte(`{"id":"c","choices":[{"index":0,"delta":{"content":"a\u00e9\n","Content":"x"}}]}` + "\n" +
 		`{"id":"c","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":"}}]}}]}` + "\n" +
 		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"1}"}}]},"finish_reason":"tool_calls"}],"usage":null}`))
+	// Keys that encoding/json folds to known ones across byte lengths (U+017F folds to s).
+	f.Add([]byte(`{"choices":[{"index":0,"delta":{"content":"hi"},"finiſh_reaſon":"length"}],"uſage":{"prompt_tokens":7,"completion_tokens":3}}`))
 	f.Fuzz(func(t *testing.T, input []byte) {
 		slowTrace, slowMsg := chatTrace(input, true)
 		fastTrace, fastMsg := chatTrace(input, false)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"iter"
 	"strings"
+	"unicode/utf8"
 	"unsafe"
 )
 
@@ -197,12 +198,22 @@ func EachField(data []byte, fn func(key string, value []byte)) error {
 	return r.End()
 }
 
-// FoldsTo reports whether key equals one of known but for case. A
-// decoder that takes a fast path for exact keys uses it to defer to
-// encoding/json, which matches keys case-insensitively.
+// FoldsTo reports whether key equals one of known but for case, as
+// strings.EqualFold (and so encoding/json) sees it. A decoder that takes
+// a fast path for exact keys uses it to defer to encoding/json, which
+// matches keys case-insensitively. Unicode folding can pair keys of
+// different byte lengths ("ſ" folds to "s", the Kelvin sign to "k"), so
+// the cheap length test applies only to an all-ASCII key.
 func FoldsTo(key []byte, known ...string) bool {
+	ascii := true
+	for _, c := range key {
+		if c >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
 	for _, n := range known {
-		if len(n) == len(key) && strings.EqualFold(n, unsafeString(key)) {
+		if (!ascii || len(n) == len(key)) && strings.EqualFold(n, unsafeString(key)) {
 			return true
 		}
 	}

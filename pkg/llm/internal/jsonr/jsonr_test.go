@@ -187,6 +187,31 @@ func TestEachFieldAndFoldsTo(t *testing.T) {
 	}
 }
 
+// TestFoldsToMatchesEncodingJSON checks FoldsTo against the key matching
+// of encoding/json itself, including Unicode folds that change the byte
+// length of a key (U+017F "ſ" folds to "s", U+212A Kelvin to "k").
+func TestFoldsToMatchesEncodingJSON(t *testing.T) {
+	type target struct {
+		PartialJSON string `json:"partial_json"`
+	}
+	for _, key := range []string{"partial_json", "PARTIAL_JSON", "partial_jſon", "partial_json\u017f", "partial_jso", "partial_jsonx", "pArtial_jſon"} {
+		var raw string
+		if err := json.Unmarshal([]byte(`"`+key+`"`), &raw); err != nil {
+			t.Fatal(err)
+		}
+		var v target
+		if err := json.Unmarshal([]byte(`{"`+key+`":"hit"}`), &v); err != nil {
+			t.Fatal(err)
+		}
+		if want, got := v.PartialJSON == "hit", FoldsTo([]byte(raw), "x", "partial_json"); got != want {
+			t.Errorf("FoldsTo(%q) = %v, encoding/json matches: %v", raw, got, want)
+		}
+	}
+	if !FoldsTo([]byte("thin\u212Aing"), "thinking") {
+		t.Error("Kelvin sign does not fold to k")
+	}
+}
+
 func TestStringsSurviveReset(t *testing.T) {
 	var r Reader
 	r.Reset([]byte(`["a\nb","c"]`))
