@@ -307,3 +307,23 @@ func TestArenaIsSizedByTheEscapedShare(t *testing.T) {
 		t.Fatalf("arenas took %d bytes for a %d-byte document", total, len(doc))
 	}
 }
+
+func TestRawIsCappedAtItsLength(t *testing.T) {
+	data := []byte(`[{"a":1},"tail"]`)
+	r := NewReader(data)
+	var first []byte
+	for range r.Elems() {
+		if first == nil {
+			first = r.Raw()
+		} else {
+			r.Skip()
+		}
+	}
+	if err := r.End(); err != nil {
+		t.Fatal(err)
+	}
+	_ = append(first, "XXXXXXXX"...)
+	if string(data) != `[{"a":1},"tail"]` || cap(first) != len(first) {
+		t.Fatalf("append to Raw overwrote the input: %s (cap %d)", data, cap(first))
+	}
+}

@@ -232,6 +232,8 @@ func (r *Reader) Since(mark int) []byte {
 }
 
 // Raw validates and returns the next value's bytes (aliasing the input).
+// Its capacity is capped at its length, so an append by whoever keeps it
+// copies instead of overwriting the input that follows.
 func (r *Reader) Raw() []byte {
 	r.ws()
 	start := r.pos
@@ -239,7 +241,7 @@ func (r *Reader) Raw() []byte {
 	if r.err != nil {
 		return nil
 	}
-	return r.data[start:r.pos]
+	return r.data[start:r.pos:r.pos]
 }
 
 // Skip validates and consumes the next value.
