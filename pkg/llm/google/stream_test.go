@@ -251,6 +251,8 @@ func FuzzParseResponseMatchesJSON(f *testing.F) {
 			}
 		}
 	}
+	// Keys that encoding/json folds to known ones across byte lengths (U+017F folds to s).
+	f.Add([]byte(`{"candidates":[{"content":{"parts":[{"text":"a"}]},"finiſhReaſon":"MAX_TOKENS"}],"uſageMetadata":{"promptTokenCount":3}}`), false)
 	f.Fuzz(func(t *testing.T, data []byte, ca bool) {
 		if !json.Valid(data) {
 			return

@@ -150,6 +150,8 @@ func FuzzDecodeFastMatchesSlow(f *testing.F) {
 	}
 	f.Add([]byte(`{"modelId":"m","context":{"messages":[{"role":"user","content":"\ud83d\ude00 \ud800x \u00e9"}]}}`))
 	f.Add([]byte(`{"modelId":"m","context":{"messages":[{"role":"assistant","content":[{"type":"native","raw":null},{"type":"toolCall","arguments":null}],"usage":{"cost":{"total":1e-3}}}],"tools":null}}`))
+	// Keys that encoding/json folds to known ones across byte lengths (U+017F folds to s).
+	f.Add([]byte(`{"modelId":"m","ſtream":true,"context":{"messages":[{"role":"user","content":"hi"}],"ſyſtemPrompt":"be brief"}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		fast, err := decodeFast(body)
 		if err != nil {
