@@ -4,7 +4,6 @@ import (
 	"errors"
 	"iter"
 	"strings"
-	"unicode/utf8"
 	"unsafe"
 )
 
@@ -203,17 +202,11 @@ func EachField(data []byte, fn func(key string, value []byte)) error {
 // a fast path for exact keys uses it to defer to encoding/json, which
 // matches keys case-insensitively. Unicode folding can pair keys of
 // different byte lengths ("ſ" folds to "s", the Kelvin sign to "k"), so
-// the cheap length test applies only to an all-ASCII key.
+// no length test comes first; it runs only for keys the fast path does
+// not know.
 func FoldsTo(key []byte, known ...string) bool {
-	ascii := true
-	for _, c := range key {
-		if c >= utf8.RuneSelf {
-			ascii = false
-			break
-		}
-	}
 	for _, n := range known {
-		if (!ascii || len(n) == len(key)) && strings.EqualFold(n, unsafeString(key)) {
+		if strings.EqualFold(n, unsafeString(key)) {
 			return true
 		}
 	}

@@ -195,16 +195,12 @@ func TestFoldsToMatchesEncodingJSON(t *testing.T) {
 		PartialJSON string `json:"partial_json"`
 	}
 	for _, key := range []string{"partial_json", "PARTIAL_JSON", "partial_jſon", "partial_json\u017f", "partial_jso", "partial_jsonx", "pArtial_jſon"} {
-		var raw string
-		if err := json.Unmarshal([]byte(`"`+key+`"`), &raw); err != nil {
-			t.Fatal(err)
-		}
 		var v target
 		if err := json.Unmarshal([]byte(`{"`+key+`":"hit"}`), &v); err != nil {
 			t.Fatal(err)
 		}
-		if want, got := v.PartialJSON == "hit", FoldsTo([]byte(raw), "x", "partial_json"); got != want {
-			t.Errorf("FoldsTo(%q) = %v, encoding/json matches: %v", raw, got, want)
+		if want, got := v.PartialJSON == "hit", FoldsTo([]byte(key), "x", "partial_json"); got != want {
+			t.Errorf("FoldsTo(%q) = %v, encoding/json matches: %v", key, got, want)
 		}
 	}
 	if !FoldsTo([]byte("thin\u212Aing"), "thinking") {
