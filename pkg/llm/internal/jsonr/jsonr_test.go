@@ -304,7 +304,7 @@ func TestArenaIsSizedByTheEscapedShare(t *testing.T) {
 	}
 }
 
-func TestRawIsCappedAtItsLength(t *testing.T) {
+func TestRawAndSinceAreCappedAtTheirLength(t *testing.T) {
 	data := []byte(`[{"a":1},"tail"]`)
 	r := NewReader(data)
 	var first []byte
@@ -321,5 +321,12 @@ func TestRawIsCappedAtItsLength(t *testing.T) {
 	_ = append(first, "XXXXXXXX"...)
 	if string(data) != `[{"a":1},"tail"]` || cap(first) != len(first) {
 		t.Fatalf("append to Raw overwrote the input: %s (cap %d)", data, cap(first))
+	}
+	r.Reset([]byte(`{"a":1}   `))
+	mark := r.Mark()
+	r.Skip()
+	whole := r.Since(mark)
+	if string(whole) != `{"a":1}` || cap(whole) != len(whole) {
+		t.Fatalf("Since: %q, cap %d", whole, cap(whole))
 	}
 }

@@ -223,25 +223,23 @@ func (r *Reader) Mark() int {
 }
 
 // Since returns the input from mark to the current position (aliasing
-// it), or nil after an error.
+// it), or nil after an error. Its capacity is capped at its length, so an
+// append by whoever keeps it copies instead of overwriting the input that
+// follows.
 func (r *Reader) Since(mark int) []byte {
 	if r.err != nil || mark > r.pos {
 		return nil
 	}
-	return r.data[mark:r.pos]
+	return r.data[mark:r.pos:r.pos]
 }
 
-// Raw validates and returns the next value's bytes (aliasing the input).
-// Its capacity is capped at its length, so an append by whoever keeps it
-// copies instead of overwriting the input that follows.
+// Raw validates and returns the next value's bytes (aliasing the input,
+// capacity capped as Since's).
 func (r *Reader) Raw() []byte {
 	r.ws()
 	start := r.pos
 	r.Skip()
-	if r.err != nil {
-		return nil
-	}
-	return r.data[start:r.pos:r.pos]
+	return r.Since(start)
 }
 
 // Skip validates and consumes the next value.
