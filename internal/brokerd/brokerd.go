@@ -68,6 +68,18 @@ type Main struct {
 // URL is the base URL the broker listens on (valid after Open).
 func (m *Main) URL() string { return m.url }
 
+// Source is the broker host's credential source over its own vault (valid
+// after Open): what a gateway or agent on another host reads through the HTTP
+// API, read here in process.
+func (m *Main) Source() *vault.LocalSource {
+	return &vault.LocalSource{
+		Store:      m.API.Store,
+		RefreshNow: m.Refresher.RefreshNow,
+		Reports:    m.Usage.Reports,
+		Schedule:   m.Refresher.Schedule,
+	}
+}
+
 // Open opens the vault, loads the key and token, builds the services and
 // binds the listener. Nothing is served until Run.
 func (m *Main) Open(ctx context.Context) (err error) {
