@@ -188,13 +188,14 @@ func RunSourceContract(t *testing.T, newHarness func(t *testing.T) SourceHarness
 		}
 	})
 
-	t.Run("refreshing an API key is invalid", func(t *testing.T) {
+	t.Run("refreshing an API key fails and says why", func(t *testing.T) {
 		h := newHarness(t)
 		id := h.Put(t, "openai", vault.Credential{Type: vault.TypeAPIKey, Key: "sk-norefresh"})
 		sync(t, h)
 		_, err := h.Source.Refresh(ctx(t), id)
-		if code := vault.ErrorCode(err); code != vault.EINVALID {
-			t.Errorf("Refresh(api key) code = %q (%v), want %q", code, err, vault.EINVALID)
+		want := fmt.Sprintf("Credential %d is not OAuth (provider=openai, type=api_key)", id)
+		if err == nil || vault.ErrorMessage(err) != want {
+			t.Errorf("Refresh(api key) = %v (message %q), want the message %q", err, vault.ErrorMessage(err), want)
 		}
 	})
 

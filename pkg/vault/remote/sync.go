@@ -1,0 +1,216 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/ompgo/omp/pkg/vault"
+	"github.com/ompgo/omp/pkg/vault/brokerapi"
+)
+
+// Run keeps the store in sync with the broker until ctx is cancelled, then
+// returns nil. It fetches the initial snapshot (retrying with backoff), then
+// follows the stream or long-polls (client.md §7.2).
+func (s *Store) Run(ctx context.Context) error {
+	b := backoff{}
+	for ctx.Err() == nil {
+		res, err := s.opts.Client.Snapshot(ctx, nil, 0)
+		if err == nil && res.Snapshot != nil {
+			s.applySnapshot(*res.Snapshot, true)
+			break
+		}
+		if err == nil {
+			err = errors.New("auth broker answered the initial snapshot without a body")
+		}
+		if !s.fail(ctx, err, &b) {
+			return nil
+		}
+	}
+	streaming := !s.opts.NoStream
+	b.reset()
+	for ctx.Err() == nil {
+		if streaming {
+			err := s.follow(ctx, &b)
+			if errors.Is(err, brokerapi.ErrStreamUnsupported) {
+				s.log.Info("auth broker has no snapshot stream; long-polling")
+				streaming = false
+				continue
+			}
+			if !s.fail(ctx, err, &b) {
+				return nil
+			}
+			continue
+		}
+		if err := s.poll(ctx); err != nil {
+			if !s.fail(ctx, err, &b) {
+				return nil
+			}
+			continue
+		}
+		b.reset()
+	}
+	return nil
+}
+
+// follow reads one stream connection until it ends. The backoff resets once
+// the connection delivered its initial snapshot.
+func (s *Store) follow(ctx context.Context, b *backoff) error {
+	st, err := s.opts.Client.Stream(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	first := true
+	for {
+		ev, err := st.Next()
+		if err != nil {
+			return err
+		}
+		switch ev.Kind {
+		case brokerapi.KindSnapshot:
+			s.applySnapshot(*ev.Snapshot, first)
+			if first {
+				s.setMode(ModeStream)
+				b.reset()
+			}
+			first = false
+		case brokerapi.KindEntry:
+			s.applyEntry(ev)
+		case brokerapi.KindRemoved:
+			s.applyRemoved(ev)
+		}
+	}
+}
+
+// poll runs one long-poll for a generation newer than the held one.
+func (s *Store) poll(ctx context.Context) error {
+	s.mu.RLock()
+	gen := s.gen
+	s.mu.RUnlock()
+	res, err := s.opts.Client.Snapshot(ctx, &gen, s.opts.PollWait)
+	if err != nil {
+		return err
+	}
+	s.setMode(ModePoll)
+	if res.Status == http.StatusOK && res.Snapshot != nil {
+		s.applySnapshot(*res.Snapshot, true) // a long-poll 200 applies unconditionally
+	} else {
+		s.mu.Lock()
+		s.status.LastSync = s.opts.Now()
+		s.mu.Unlock()
+	}
+	return nil
+}
+
+// fail records err and waits the backoff; it reports false when ctx ended.
+func (s *Store) fail(ctx context.Context, err error, b *backoff) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	d := b.next()
+	s.mu.Lock()
+	first := s.status.LastError == ""
+	s.status.LastError = err.Error()
+	if s.status.Mode != ModeConnecting {
+		s.status.Mode = ModeBackoff
+	}
+	s.mu.Unlock()
+	if first {
+		s.log.Warn("auth broker sync failed; retrying", "error", err.Error(), "retry_in", d.String())
+	} else {
+		s.log.Debug("auth broker sync failed; retrying", "error", err.Error(), "retry_in", d.String())
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+func (s *Store) setMode(mode string) {
+	s.mu.Lock()
+	if s.status.LastError != "" {
+		s.log.Info("auth broker sync restored", "mode", mode)
+	}
+	s.status.Mode, s.status.LastError = mode, ""
+	s.mu.Unlock()
+}
+
+// applySnapshot replaces the held state with snap unless it is older than
+// the held generation and force is false.
+func (s *Store) applySnapshot(snap vault.Snapshot, force bool) {
+	s.mu.Lock()
+	if !force && snap.Generation < s.gen {
+		s.mu.Unlock()
+		return
+	}
+	s.gen, s.serverNow, s.refresher = snap.Generation, snap.ServerNowMs, snap.Refresher
+	s.receivedAt = s.opts.Now()
+	s.status.LastSync = s.receivedAt
+	s.entries = make(map[int64]vault.Entry, len(snap.Credentials))
+	for _, e := range snap.Credentials {
+		s.entries[e.ID] = e
+	}
+	if s.status.Mode == ModeConnecting {
+		s.status.Mode = ModePoll
+		if !s.opts.NoStream {
+			s.status.Mode = ModeStream
+		}
+	}
+	s.mu.Unlock()
+	s.readyOnce.Do(func() { close(s.ready) })
+	s.changed()
+}
+
+func (s *Store) applyEntry(ev brokerapi.Event) {
+	if !s.bump(ev) {
+		return
+	}
+	s.mu.Lock()
+	s.entries[ev.Entry.ID] = *ev.Entry
+	s.mu.Unlock()
+	s.changed()
+}
+
+func (s *Store) applyRemoved(ev brokerapi.Event) {
+	if !s.bump(ev) {
+		return
+	}
+	s.mu.Lock()
+	delete(s.entries, ev.ID)
+	s.mu.Unlock()
+	s.changed()
+}
+
+// bump records a delta frame's bookkeeping; false when it is older than the
+// held generation (ignored).
+func (s *Store) bump(ev brokerapi.Event) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ev.Generation < s.gen {
+		return false
+	}
+	s.gen, s.serverNow, s.refresher = ev.Generation, ev.ServerNowMs, ev.Refresher
+	s.receivedAt = s.opts.Now()
+	s.status.LastSync = s.receivedAt
+	return true
+}
+
+// backoff is the reconnect schedule: 500 ms doubling to 30 s, jittered.
+type backoff struct{ d time.Duration }
+
+func (b *backoff) next() time.Duration {
+	if b.d == 0 {
+		b.d = minBackoff
+	}
+	d := jitter(b.d)
+	b.d = min(2*b.d, maxBackoff)
+	return d
+}
+
+func (b *backoff) reset() { b.d = 0 }
