@@ -140,7 +140,8 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		Store:  m.Store,
 		Logger: c.Logger,
 		// The pending set changes what List serves without a store write.
-		OnChange: func() { api.Notify() },
+		OnChange:       func() { api.Notify() },
+		OnWriteFailure: metrics.ObserveWriteFailure,
 	}
 	m.Refresher = &refresh.Refresher{
 		Store:    m.Keeper,
@@ -168,6 +169,8 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	api.Usage = m.Usage
 	api.Tokens = []string{token}
 	api.Metrics = metrics
+	api.WriteBack = m.Keeper
+	metrics.AttachWriteBack(m.Keeper)
 	metrics.Attach(m.Keeper, func() []vault.UsageReport {
 		reports, _ := m.Usage.LatestReports()
 		return reports
