@@ -133,7 +133,9 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	for _, w := range config.CheckPerms(c.TokenPath) {
 		c.Logger.Warn(w)
 	}
-	_ = created
+	if created {
+		c.Logger.Info("auth-broker bearer token created", "path", c.TokenPath) // never the token
+	}
 
 	metrics := brokerapi.NewMetrics(brokerapi.MetricsOptions{IdentityLabels: c.MetricsIdentity})
 	m.Keeper = &refresh.Keeper{
@@ -238,7 +240,9 @@ func (m *Main) Run(ctx context.Context) error {
 	g.Go(func() error { return m.API.Run(ctx) })
 	g.Go(func() error { return m.Refresher.Run(ctx) })
 	g.Go(func() error { return m.Keeper.Run(ctx) })
-	g.Go(func() error { return httpx.Serve(ctx, m.ln, m.API.Handler(), httpx.ServeOptions{}) })
+	g.Go(func() error {
+		return httpx.Serve(ctx, m.ln, m.API.Handler(), httpx.ServeOptions{Logger: m.Config.Logger})
+	})
 	err := g.Wait()
 	if errors.Is(err, context.Canceled) {
 		err = nil
