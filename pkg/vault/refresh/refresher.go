@@ -188,8 +188,8 @@ func (r *Refresher) setNextSweep(ms int64) {
 // Timeout, so that a rotated refresh token is never dropped half-way), and
 // returns nil. It returns an error only for a misconfigured Refresher.
 func (r *Refresher) Run(ctx context.Context) error {
-	if r.Store == nil || r.OAuth == nil {
-		return errors.New("refresh: Refresher needs a Store and an OAuth refresher")
+	if r.Store == nil || r.Store.Store == nil || r.OAuth == nil {
+		return errors.New("refresh: Refresher needs a Store (a Keeper over a vault.Store) and an OAuth refresher")
 	}
 	r.setNextSweep(r.now().UnixMilli())
 	var wg sync.WaitGroup // sweeps started by this loop; Add and Wait only here
