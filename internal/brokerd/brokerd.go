@@ -56,7 +56,11 @@ type Config struct {
 type Main struct {
 	Config Config
 
-	Store     *sqlite.Store
+	Store *sqlite.Store // the durable vault
+	// Keeper wraps Store for every reader and writer of credentials (API,
+	// refresher, usage, metrics): a refreshed credential whose write-back
+	// failed is served from memory and retried (refresh.Keeper).
+	Keeper    *refresh.Keeper
 	Refresher *refresh.Refresher
 	Usage     *usage.Service
 	API       *brokerapi.Server
@@ -141,11 +145,20 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	for _, w := range config.CheckPerms(c.TokenPath) {
 		c.Logger.Warn(w)
 	}
-	_ = created
+	if created {
+		c.Logger.Info("auth-broker bearer token created", "path", c.TokenPath) // never the token
+	}
 
 	metrics := brokerapi.NewMetrics(brokerapi.MetricsOptions{IdentityLabels: c.MetricsIdentity})
+	m.Keeper = &refresh.Keeper{
+		Store:  m.Store,
+		Logger: c.Logger,
+		// The pending set changes what List serves without a store write.
+		OnChange:       func() { api.Notify() },
+		OnWriteFailure: metrics.ObserveWriteFailure,
+	}
 	m.Refresher = &refresh.Refresher{
-		Store:    m.Store,
+		Store:    m.Keeper,
 		OAuth:    oauth.NewRegistry(c.URLs),
 		HTTP:     c.HTTPClient,
 		Logger:   c.Logger,
@@ -153,10 +166,11 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		Skew:     c.RefreshSkew,
 		OnResult: metrics.ObserveRefresh,
 		// No OnChange: every refresher write goes through the store, whose
-		// OnChange already notifies the API hub.
+		// OnChange already notifies the API hub, or leaves a pending write
+		// in the Keeper, whose OnChange does.
 	}
 	m.Usage = &usage.Service{
-		Store:   m.Store,
+		Store:   m.Keeper,
 		Cache:   m.Store,
 		History: m.Store,
 		Refresh: m.Refresher.RefreshNow,
@@ -164,12 +178,14 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		URLs:    c.URLs,
 		Logger:  c.Logger,
 	}
-	api.Store = m.Store
+	api.Store = m.Keeper
 	api.Refresher = m.Refresher
 	api.Usage = m.Usage
 	api.Tokens = []string{token}
 	api.Metrics = metrics
-	metrics.Attach(m.Store, func() []vault.UsageReport {
+	api.WriteBack = m.Keeper
+	metrics.AttachWriteBack(m.Keeper)
+	metrics.Attach(m.Keeper, func() []vault.UsageReport {
 		reports, _ := m.Usage.LatestReports()
 		return reports
 	})
@@ -235,7 +251,10 @@ func (m *Main) Run(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return m.API.Run(ctx) })
 	g.Go(func() error { return m.Refresher.Run(ctx) })
-	g.Go(func() error { return httpx.Serve(ctx, m.ln, m.API.Handler(), httpx.ServeOptions{}) })
+	g.Go(func() error { return m.Keeper.Run(ctx) })
+	g.Go(func() error {
+		return httpx.Serve(ctx, m.ln, m.API.Handler(), httpx.ServeOptions{Logger: m.Config.Logger})
+	})
 	err := g.Wait()
 	if errors.Is(err, context.Canceled) {
 		err = nil
@@ -254,7 +273,12 @@ func (m *Main) Close() error {
 	if m.ln != nil {
 		m.ln.Close()
 	}
-	if m.Store != nil {
+	switch {
+	case m.Keeper != nil:
+		// One more try for pending write-backs, then the store closes.
+		errs = append(errs, m.Keeper.Close())
+		m.Keeper, m.Store = nil, nil
+	case m.Store != nil:
 		errs = append(errs, m.Store.Close())
 		m.Store = nil
 	}

@@ -52,11 +52,16 @@ type upstream struct {
 	n        int
 	usage    map[string]int // usage path → calls
 	problems []string       // wire mismatches seen by the handlers
+	// spent holds every refresh token answered 200: the reply replaced it.
+	// Presenting one again is what reuse detection punishes (RFC 9700
+	// §4.14.2); reused counts those requests.
+	spent  map[string]bool
+	reused int
 }
 
 func newUpstream(t *testing.T) *upstream {
 	t.Helper()
-	u := &upstream{dead: map[string]bool{}, arrived: make(chan struct{}, 256), usage: map[string]int{}}
+	u := &upstream{dead: map[string]bool{}, arrived: make(chan struct{}, 256), usage: map[string]int{}, spent: map[string]bool{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+anthropicTokenPath, u.anthropicToken)
 	mux.HandleFunc("POST "+codexTokenPath, u.codexToken)
@@ -145,6 +150,14 @@ func (u *upstream) seen(refresh string) int {
 	return n
 }
 
+// reuses counts the token requests that presented a refresh token an
+// earlier reply had already replaced.
+func (u *upstream) reuses() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.reused
+}
+
 // secrets returns every token the fake issued.
 func (u *upstream) secrets() []string {
 	u.mu.Lock()
@@ -178,6 +191,12 @@ func (u *upstream) begin(r *http.Request, provider, refresh string) (dead bool, 
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	dead = u.dead[refresh]
+	if u.spent[refresh] {
+		u.reused++
+	}
+	if !dead {
+		u.spent[refresh] = true
+	}
 	u.calls = append(u.calls, tokenCall{Provider: provider, Refresh: refresh, OK: !dead})
 	u.n++
 	return dead, u.n, true

@@ -138,3 +138,15 @@ func TestE2EHTTPSurface(t *testing.T) {
 		}
 	})
 }
+
+func TestE2EBearerTokenCreationIsLogged(t *testing.T) {
+	h := newHarness(t)
+	b := h.start(t)
+	b.stop()
+	h.start(t).stop() // the restart loads the existing token
+	const line = `level=INFO msg="auth-broker bearer token created" path=`
+	if n := strings.Count(h.logs.String(), line); n != 1 {
+		t.Errorf("%d %q lines over a first start and a restart, want 1:\n%s", n, line, h.logs)
+	}
+	assertNoSecrets(t, "logs", h.logs.String(), []string{b.token})
+}

@@ -12,8 +12,20 @@ import (
 	"github.com/ompgo/omp/pkg/vault"
 )
 
+// healthz answers the reference body {"ok":true,"version":…}; while refresh
+// write-backs are pending or the vault refuses writes it adds pendingWrites
+// and vault {writable:false, error} (reference clients ignore extra fields).
+// The broker still serves, so ok stays true.
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) error {
-	return httpx.WriteJSON(w, http.StatusOK, healthzBody{OK: true, Version: s.Version})
+	body := healthzBody{OK: true, Version: s.Version}
+	if s.WriteBack != nil {
+		body.PendingWrites = s.WriteBack.Pending()
+		if err := s.WriteBack.WriteError(); err != nil {
+			// Unauthenticated: only the client-safe message.
+			body.Vault = &vaultHealth{Writable: false, Error: vault.ErrorMessage(err)}
+		}
+	}
+	return httpx.WriteJSON(w, http.StatusOK, body)
 }
 
 // snapshot serves GET /v1/snapshot with the long-poll of broker.md §2.8.

@@ -39,11 +39,13 @@ type Metrics struct {
 	subscribers prometheus.Gauge
 	refreshes   *prometheus.CounterVec
 	generation  prometheus.Gauge
+	writeFails  prometheus.Counter
 	identity    bool
 	now         func() time.Time
 
-	creds atomic.Pointer[CredentialLister]
-	usage atomic.Pointer[func() []vault.UsageReport]
+	creds     atomic.Pointer[CredentialLister]
+	writeBack atomic.Pointer[WriteBackStatus]
+	usage     atomic.Pointer[func() []vault.UsageReport]
 }
 
 // NewMetrics builds the metrics and registers them, with the Go and process
@@ -67,13 +69,24 @@ func NewMetrics(opts MetricsOptions) *Metrics {
 		generation: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "omp_broker_vault_generation", Help: "Vault generation of the last published snapshot.",
 		}),
+		writeFails: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "omp_broker_vault_write_failures_total", Help: "Failed attempts to persist a refreshed credential (each retry counts).",
+		}),
 		identity: opts.IdentityLabels,
 		now:      opts.Now,
 	}
+	pending := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "omp_broker_pending_writes", Help: "Refreshed credentials served from memory because their write to the vault has not landed yet.",
+	}, func() float64 {
+		if p := m.writeBack.Load(); p != nil {
+			return float64((*p).Pending())
+		}
+		return 0
+	})
 	if m.now == nil {
 		m.now = time.Now
 	}
-	m.reg.MustRegister(m.requests, m.duration, m.subscribers, m.refreshes, m.generation,
+	m.reg.MustRegister(m.requests, m.duration, m.subscribers, m.refreshes, m.generation, m.writeFails, pending,
 		expiryCollector{m}, usageCollector{m},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -89,6 +102,17 @@ func (m *Metrics) Attach(creds CredentialLister, usage func() []vault.UsageRepor
 		m.usage.Store(&usage)
 	}
 }
+
+// AttachWriteBack sets the source of the pending-writes gauge.
+func (m *Metrics) AttachWriteBack(wb WriteBackStatus) {
+	if wb != nil {
+		m.writeBack.Store(&wb)
+	}
+}
+
+// ObserveWriteFailure counts one failed attempt to persist a refreshed
+// credential.
+func (m *Metrics) ObserveWriteFailure() { m.writeFails.Inc() }
 
 // ObserveRefresh counts one refresh outcome (e.g. "ok", "transient",
 // "definitive") for provider.

@@ -34,6 +34,17 @@ type Refresher interface {
 	Schedule() vault.Schedule
 }
 
+// WriteBackStatus reports refresh write-backs that have not reached the
+// vault yet (refresh.Keeper implements it).
+type WriteBackStatus interface {
+	// Pending is the number of refreshed credentials served from memory
+	// because their write-back failed.
+	Pending() int
+	// WriteError is the last write failure while the vault has not taken a
+	// write since; nil when it is writable.
+	WriteError() error
+}
+
 // UsageSource aggregates usage reports for GET /v1/usage.
 type UsageSource interface {
 	// Reports returns one report per account; an error becomes a 502 with
@@ -62,6 +73,9 @@ type Server struct {
 	// a frame in time is dropped. Default httpx.DefaultSSEWriteTimeout.
 	WriteTimeout time.Duration
 	Metrics      *Metrics // optional; served at GET /metrics
+	// WriteBack, if set, adds pendingWrites and vault detail to
+	// /v1/healthz while write-backs are pending or the vault refuses writes.
+	WriteBack WriteBackStatus
 
 	once    sync.Once
 	initErr error

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ompgo/omp/pkg/vault"
@@ -22,6 +23,46 @@ func TestHealthz(t *testing.T) {
 	e2 := newEnv(t, func(s *brokerapi.Server) { s.Version = "" })
 	if _, _, body := e2.do(http.MethodGet, "/v1/healthz", "", ""); body != `{"ok":true}` {
 		t.Fatalf("healthz without version = %q", body)
+	}
+}
+
+// writeBack is a settable brokerapi.WriteBackStatus.
+type writeBack struct {
+	mu  sync.Mutex
+	n   int
+	err error
+}
+
+func (w *writeBack) Pending() int      { w.mu.Lock(); defer w.mu.Unlock(); return w.n }
+func (w *writeBack) WriteError() error { w.mu.Lock(); defer w.mu.Unlock(); return w.err }
+
+func (w *writeBack) set(n int, err error) { w.mu.Lock(); w.n, w.err = n, err; w.mu.Unlock() }
+
+func TestHealthzReportsPendingWriteBacks(t *testing.T) {
+	wb := &writeBack{}
+	e := newEnv(t, func(s *brokerapi.Server) { s.WriteBack = wb })
+	e.metrics.AttachWriteBack(wb)
+	if _, _, body := e.do(http.MethodGet, "/v1/healthz", "", ""); body != `{"ok":true,"version":"9.9.9-test"}` {
+		t.Fatalf("healthz with nothing pending = %q, want the reference body", body)
+	}
+	wb.set(2, &vault.Error{Code: vault.EUNAVAILABLE, Message: "vault storage is full", Err: errors.New("disk I/O /secret/path")})
+	if _, _, body := e.do(http.MethodGet, "/v1/healthz", "", ""); body != `{"ok":true,"version":"9.9.9-test","pendingWrites":2,"vault":{"writable":false,"error":"vault storage is full"}}` {
+		t.Fatalf("healthz while writes pend = %q", body)
+	}
+	h, err := brokerapi.NewClient(e.ts.URL, "", nil).Healthz(context.Background())
+	if err != nil || !h.OK {
+		t.Fatalf("client rejects the extended healthz: %+v %v", h, err)
+	}
+	e.metrics.ObserveWriteFailure()
+	_, _, body := e.get("/metrics")
+	for _, want := range []string{"omp_broker_pending_writes 2\n", "omp_broker_vault_write_failures_total 1\n"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	wb.set(2, errors.New("raw driver text"))
+	if _, _, body := e.do(http.MethodGet, "/v1/healthz", "", ""); !strings.Contains(body, `"error":"internal error"`) {
+		t.Errorf("healthz leaks an unclassified error: %q", body)
 	}
 }
 

@@ -150,8 +150,15 @@ func appendRemovedFrame(b []byte, sh *shared, id int64) []byte {
 
 // Small fixed responses.
 type healthzBody struct {
-	OK      bool   `json:"ok"`
-	Version string `json:"version,omitempty"`
+	OK            bool         `json:"ok"`
+	Version       string       `json:"version,omitempty"`
+	PendingWrites int          `json:"pendingWrites,omitempty"`
+	Vault         *vaultHealth `json:"vault,omitempty"`
+}
+
+type vaultHealth struct {
+	Writable bool   `json:"writable"`
+	Error    string `json:"error,omitempty"`
 }
 
 type okBody struct {

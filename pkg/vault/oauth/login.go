@@ -5,8 +5,10 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"golang.org/x/oauth2"
@@ -50,22 +52,60 @@ func (p Provider) AuthCodeURL(state, verifier, redirectURL string) string {
 	return conf.AuthCodeURL(state, opts...)
 }
 
-// Exchange trades an authorization code for a credential (login). code may
-// be "code#state" as some providers display it; the fragment then wins over
-// state. redirectURL "" means the provider's default. Identity fields come
-// from the token reply where the provider carries them; provider-specific
-// post-login steps (Google project discovery) are not part of Exchange.
+// ErrStateMismatch is returned by Exchange when the pasted code carries an
+// OAuth state other than the one generated for this login: the code belongs
+// to another authorization (a stale tab, or someone else's link), and
+// exchanging it could log the user in to an account they did not choose.
+var ErrStateMismatch = errors.New("OAuth state mismatch: the pasted code is not from this login attempt; start the login again")
+
+// ParsePaste splits what a user pasted at the end of a login into the
+// authorization code and the state it carries: a redirect URL
+// (…/callback?code=C&state=S), a bare query string (code=C&state=S), "C#S"
+// as some providers display it, or a bare code (state ""). Surrounding
+// spaces are ignored.
+func ParsePaste(input string) (code, state string) {
+	input = strings.TrimSpace(input)
+	if u, err := url.Parse(input); err == nil && u.Scheme != "" && u.Host != "" {
+		q := u.Query()
+		code, state = q.Get("code"), q.Get("state")
+		if code == "" && u.Fragment != "" { // implicit-style fragment
+			if fq, err := url.ParseQuery(u.Fragment); err == nil {
+				code, state = fq.Get("code"), fq.Get("state")
+			}
+		}
+		return code, state
+	}
+	if strings.Contains(input, "code=") {
+		if q, err := url.ParseQuery(strings.TrimPrefix(input, "?")); err == nil && q.Has("code") {
+			return q.Get("code"), q.Get("state")
+		}
+	}
+	if i := strings.IndexByte(input, '#'); i >= 0 {
+		return input[:i], input[i+1:]
+	}
+	return input, ""
+}
+
+// Exchange trades an authorization code for a credential (login). code is
+// what the user pasted or the callback received (see ParsePaste); state is
+// the one generated for this login. A state carried by the pasted input
+// must equal it, else Exchange fails with ErrStateMismatch before any token
+// request; with state "" the pasted one is used as is. redirectURL "" means
+// the provider's default. Identity fields come from the token reply where
+// the provider carries them; provider-specific post-login steps (Google
+// project discovery) are not part of Exchange.
 func (r *Registry) Exchange(ctx context.Context, provider, code, state, verifier, redirectURL string, hc *http.Client) (vault.Credential, error) {
 	p, ok := r.byID[provider]
 	if !ok {
 		//lint:ignore ST1005 the reference error text, shown to users as is
 		return vault.Credential{}, fmt.Errorf("Unknown OAuth provider '%s'", provider)
 	}
-	if i := strings.IndexByte(code, '#'); i >= 0 {
-		if s := code[i+1:]; s != "" {
-			state = s
+	code, pasted := ParsePaste(code)
+	if pasted != "" {
+		if state != "" && pasted != state {
+			return vault.Credential{}, fmt.Errorf("%s: %w", provider, ErrStateMismatch)
 		}
-		code = code[:i]
+		state = pasted
 	}
 	if code == "" {
 		return vault.Credential{}, fmt.Errorf("%s: empty authorization code", provider)

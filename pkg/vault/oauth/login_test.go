@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"strings"
 	"testing"
@@ -97,7 +98,7 @@ func TestAuthCodeURL(t *testing.T) {
 func TestExchangeAnthropicSendsJSONWithStateAndVerifier(t *testing.T) {
 	ts := newTokenServer(t, jsonReply(200, `{"access_token":"a","refresh_token":"r","expires_in":3600,"account":{"uuid":"u","email_address":"e@x"}}`))
 	r := testRegistry(ts, t0)
-	cred, err := r.Exchange(context.Background(), "anthropic", "thecode#fromfragment", "st", "ver", "", ts.Client())
+	cred, err := r.Exchange(context.Background(), "anthropic", "thecode#st", "st", "ver", "", ts.Client())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,12 +106,57 @@ func TestExchangeAnthropicSendsJSONWithStateAndVerifier(t *testing.T) {
 		t.Errorf("credential = %+v", dump(cred))
 	}
 	s := ts.last.Load()
-	want := `{"grant_type":"authorization_code","client_id":"9d1c250a-e61b-44d9-88ed-5944d1962f5e","code":"thecode","redirect_uri":"http://localhost:54545/callback","code_verifier":"ver","state":"fromfragment"}`
+	want := `{"grant_type":"authorization_code","client_id":"9d1c250a-e61b-44d9-88ed-5944d1962f5e","code":"thecode","redirect_uri":"http://localhost:54545/callback","code_verifier":"ver","state":"st"}`
 	if s.Raw != want {
 		t.Errorf("body = %s\nwant %s", s.Raw, want)
 	}
 	if s.Header.Get("anthropic-beta") != "" {
 		t.Error("refresh-only header sent on exchange")
+	}
+}
+
+func TestExchangeRefusesAPastedStateFromAnotherLogin(t *testing.T) {
+	ts := newTokenServer(t, jsonReply(200, `{"access_token":"a","refresh_token":"r","expires_in":3600}`))
+	r := testRegistry(ts, t0)
+	for _, pasted := range []string{
+		"thecode#other",
+		"http://localhost:54545/callback?code=thecode&state=other",
+		"  https://console.anthropic.com/oauth/code/callback?code=thecode&state=other  ",
+		"code=thecode&state=other",
+	} {
+		_, err := r.Exchange(context.Background(), "anthropic", pasted, "st", "ver", "", ts.Client())
+		if !errors.Is(err, ErrStateMismatch) || !strings.Contains(err.Error(), "anthropic: OAuth state mismatch") {
+			t.Errorf("Exchange(%q) = %v, want ErrStateMismatch", pasted, err)
+		}
+	}
+	if n := ts.hits.Load(); n != 0 {
+		t.Fatalf("%d token requests after a state mismatch, want none", n)
+	}
+	// The matching state passes, from a URL or a fragment; a bare code
+	// (nothing to compare) uses the generated state.
+	for _, pasted := range []string{"http://localhost:54545/callback?code=thecode&state=st", "thecode#st", "thecode"} {
+		if _, err := r.Exchange(context.Background(), "anthropic", pasted, "st", "ver", "", ts.Client()); err != nil {
+			t.Fatalf("Exchange(%q): %v", pasted, err)
+		}
+		if s := ts.last.Load(); s.Fields["code"] != "thecode" || s.Fields["state"] != "st" {
+			t.Errorf("Exchange(%q) sent code=%q state=%q", pasted, s.Fields["code"], s.Fields["state"])
+		}
+	}
+}
+
+func TestParsePaste(t *testing.T) {
+	for in, want := range map[string][2]string{
+		"abc":        {"abc", ""},
+		"abc#xyz":    {"abc", "xyz"},
+		" abc#xyz\n": {"abc", "xyz"},
+		"http://localhost:1455/auth/callback?code=abc&state=xyz":   {"abc", "xyz"},
+		"http://localhost:1455/auth/callback?state=xyz&code=a%2Bb": {"a+b", "xyz"},
+		"?code=abc&state=xyz": {"abc", "xyz"},
+		"code=abc":            {"abc", ""},
+	} {
+		if c, s := ParsePaste(in); c != want[0] || s != want[1] {
+			t.Errorf("ParsePaste(%q) = %q, %q; want %q, %q", in, c, s, want[0], want[1])
+		}
 	}
 }
 

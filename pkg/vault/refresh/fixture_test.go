@@ -24,17 +24,23 @@ import (
 // By default it rotates: refresh token r → access "acc-"+r, refresh r+"'".
 type fakeProvider struct {
 	*httptest.Server
-	hits  atomic.Int64
-	mu    sync.Mutex
-	seen  []string // refresh tokens received, in order
-	reply func(w http.ResponseWriter, r *http.Request, refresh string)
+	hits atomic.Int64
+	// arrived receives one value per token request (dropped when full).
+	arrived chan struct{}
+	mu      sync.Mutex
+	seen    []string // refresh tokens received, in order
+	reply   func(w http.ResponseWriter, r *http.Request, refresh string)
 }
 
 func newFakeProvider(t *testing.T) *fakeProvider {
 	t.Helper()
-	fp := &fakeProvider{reply: rotate(3600)}
+	fp := &fakeProvider{reply: rotate(3600), arrived: make(chan struct{}, 64)}
 	fp.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fp.hits.Add(1)
+		select {
+		case fp.arrived <- struct{}{}:
+		default:
+		}
 		body, _ := io.ReadAll(r.Body)
 		var fields map[string]string
 		_ = json.Unmarshal(body, &fields) // anthropic: JSON body
@@ -99,6 +105,7 @@ func (s *syncBuffer) String() string {
 
 type fixture struct {
 	store *sqlite.Store
+	keep  *Keeper // the refresher's Store, over store
 	fp    *fakeProvider
 	r     *Refresher
 	logs  *syncBuffer
@@ -124,6 +131,8 @@ func newFixture(t *testing.T) *fixture {
 	}
 	t.Cleanup(func() { st.Close() })
 	f := &fixture{store: st, fp: newFakeProvider(t), logs: &syncBuffer{}}
+	logger := slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	f.keep = &Keeper{Store: st, Logger: logger}
 	f.now.Store(t0.UnixMilli())
 	reg := oauth.NewRegistry(func(_, kind string) string {
 		if kind == oauth.KindTokenURL {
@@ -132,11 +141,11 @@ func newFixture(t *testing.T) *fixture {
 		return ""
 	})
 	f.r = &Refresher{
-		Store:  st,
+		Store:  f.keep,
 		OAuth:  reg,
 		HTTP:   f.fp.Client(),
 		Now:    func() time.Time { return time.UnixMilli(f.now.Load()) },
-		Logger: slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Logger: logger,
 		OnResult: func(p, outcome string) {
 			f.resMu.Lock()
 			f.results = append(f.results, p+":"+outcome)
@@ -180,14 +189,39 @@ func (f *fixture) resultList() []string {
 	return append([]string(nil), f.results...)
 }
 
-func waitFor(t *testing.T, cond func() bool) {
+// arrivals waits for n token requests to reach the fake provider.
+func (fp *fakeProvider) arrivals(t *testing.T, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached")
+	timeout := time.NewTimer(10 * time.Second)
+	defer timeout.Stop()
+	for range n {
+		select {
+		case <-fp.arrived:
+		case <-timeout.C:
+			t.Fatal("token request did not arrive")
 		}
-		time.Sleep(time.Millisecond)
+	}
+}
+
+// joined returns a channel closed when a caller joins the flight for id as
+// its n-th waiter.
+func (f *fixture) joined(id int64, n int) <-chan struct{} {
+	ch := make(chan struct{})
+	var once sync.Once
+	f.r.onJoin = func(fid int64, waiters int) {
+		if fid == id && waiters == n {
+			once.Do(func() { close(ch) })
+		}
+	}
+	return ch
+}
+
+func receive(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("timed out waiting for %s", what)
 	}
 }
 

@@ -40,15 +40,13 @@ func (r *Refresher) refreshOne(ctx context.Context, id int64, force bool) (rec v
 	}
 
 	// Persist before anything else happens with a rotated refresh token.
-	updated, err := r.Store.UpdateCredential(ctx, id, fresh)
+	// The Keeper never drops it: a failed write leaves it served from
+	// memory and retried (see Keeper), and the refresh still succeeds.
+	updated, err := r.Store.Put(ctx, rec, fresh)
 	if err != nil {
-		if vault.ErrorCode(err) == vault.ENOTFOUND {
-			// Disabled or replaced while the request was in flight.
-			r.log().Warn("auth-broker refreshed credential vanished before write-back", "id", id, "provider", rec.Provider)
-			return vault.Record{}, false, vault.NotFoundID(id)
-		}
-		r.log().Error("auth-broker could not persist refreshed credential", "id", id, "provider", rec.Provider, "error", err)
-		return vault.Record{}, false, &vault.Error{Code: vault.EINTERNAL, Err: err}
+		// ENOTFOUND: disabled or replaced while the request was in flight.
+		r.log().Warn("auth-broker refreshed credential vanished before write-back", "id", id, "provider", rec.Provider)
+		return vault.Record{}, false, vault.NotFoundID(id)
 	}
 	r.log().Debug("auth-broker refresh succeeded", "id", id, "provider", rec.Provider, "expires", updated.Credential.Expires)
 	r.result(rec.Provider, OutcomeOK)

@@ -1,9 +1,40 @@
 // Package refresh is the broker's background OAuth refresher (broker.md §3):
 // a sweep that rotates every active OAuth credential close to expiry, and
-// RefreshNow for the POST /v1/credential/{id}/refresh endpoint. Both share
-// one path, single-flighted per credential id: re-read the row, re-check it,
-// call the provider, classify a failure, persist the result — and only then
-// return or publish anything.
+// RefreshNow for the POST /v1/credential/{id}/refresh endpoint (and the usage
+// probe). Both share one path, single-flighted per credential id: re-read the
+// row, re-check it, call the provider, classify a failure, persist the
+// result — and only then return or publish anything.
+//
+// # A token a provider gave us is never dropped
+//
+// A rotated refresh token is the only copy: the one it replaced is spent, and
+// providers with reuse detection revoke the whole token family when it is
+// presented again (STYLE.md 19, RFC 9700 §4.14.2). So the write-back goes
+// through a Keeper, a vault.Store decorator, and follows four rules:
+//
+//  1. Never drop: if persisting the refreshed credential fails (any error
+//     but ENOTFOUND, which means the row was disabled or removed meanwhile),
+//     the fresh credential is kept as a pending write.
+//  2. Serve from memory: while pending, the Keeper's List and Get return the
+//     fresh credential, so snapshots, streams, usage probes and the next
+//     refresh use the NEW tokens and the replaced refresh token is never
+//     presented again. The refresh itself succeeds: the token is valid.
+//  3. Retry: Keeper.Run retries the write with jittered exponential backoff
+//     (100 ms doubling to 30 s) until it lands; Keeper.Close tries once more
+//     at shutdown. One ERROR line when a row's write first fails, one INFO
+//     line when it lands.
+//  4. Compare-and-set: a retry writes only if the row is still active and
+//     still holds the credential the refresh started from; if a newer upload
+//     or login replaced it, or it was disabled, the pending value is dropped
+//     (the newer state wins) with an INFO line.
+//
+// Why a decorator rather than a cache inside the Refresher: the snapshot hub,
+// the usage service and the metrics all read the vault through vault.Store;
+// wrapping the store makes every reader see the served credential without
+// knowing about pending writes, works over any vault.Store (the SQLite
+// adapter reports a full or read-only vault as EUNAVAILABLE), and gives the
+// retry loop one owner with a Run/Close lifecycle. The Refresher's Store is a
+// *Keeper, so a refresher cannot be wired without it.
 package refresh
 
 import (
@@ -46,7 +77,10 @@ var _ TokenRefresher = (*oauth.Registry)(nil)
 // required; every other field has a useful zero value. Fields must not be
 // changed after the first call of a method.
 type Refresher struct {
-	Store vault.Store
+	// Store is the vault, read and written through a Keeper so that a
+	// rotated refresh token is never dropped (see the package doc). Run the
+	// Keeper (Keeper.Run) alongside the Refresher.
+	Store *Keeper
 	OAuth TokenRefresher
 	// HTTP is the client for token endpoints; nil means http.DefaultClient.
 	HTTP *http.Client
@@ -76,6 +110,8 @@ type Refresher struct {
 	nextSweepAt int64             // epoch ms; the running sweep's start while one runs
 
 	sweeping atomic.Bool // a sweep is running
+
+	onJoin func(id int64, waiters int) // test hook: a caller joined a flight (called under mu)
 }
 
 // flight is one upstream attempt shared by every caller for an id.
@@ -152,8 +188,8 @@ func (r *Refresher) setNextSweep(ms int64) {
 // Timeout, so that a rotated refresh token is never dropped half-way), and
 // returns nil. It returns an error only for a misconfigured Refresher.
 func (r *Refresher) Run(ctx context.Context) error {
-	if r.Store == nil || r.OAuth == nil {
-		return errors.New("refresh: Refresher needs a Store and an OAuth refresher")
+	if r.Store == nil || r.Store.Store == nil || r.OAuth == nil {
+		return errors.New("refresh: Refresher needs a Store (a Keeper over a vault.Store) and an OAuth refresher")
 	}
 	r.setNextSweep(r.now().UnixMilli())
 	var wg sync.WaitGroup // sweeps started by this loop; Add and Wait only here
@@ -297,6 +333,9 @@ func (r *Refresher) join(ctx context.Context, id int64, force bool) *flight {
 		}()
 	}
 	f.waiters++
+	if r.onJoin != nil {
+		r.onJoin(id, f.waiters)
+	}
 	return f
 }
 

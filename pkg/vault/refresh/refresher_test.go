@@ -71,6 +71,7 @@ func TestRefreshNowSingleFlightsConcurrentCallers(t *testing.T) {
 	f.fp.setReply(blockUntil(release, rotate(3600)))
 
 	const callers = 100
+	allJoined := f.joined(id, callers)
 	var wg sync.WaitGroup
 	recs := make([]vault.Record, callers)
 	errs := make([]error, callers)
@@ -81,12 +82,7 @@ func TestRefreshNowSingleFlightsConcurrentCallers(t *testing.T) {
 			recs[i], errs[i] = f.r.RefreshNow(context.Background(), id)
 		}()
 	}
-	waitFor(t, func() bool {
-		f.r.mu.Lock()
-		defer f.r.mu.Unlock()
-		fl := f.r.flights[id]
-		return fl != nil && fl.waiters == callers
-	})
+	receive(t, allJoined, "every caller to join the flight")
 	close(release)
 	wg.Wait()
 
@@ -247,7 +243,7 @@ func TestCallerAbortDoesNotCancelTheSharedAttempt(t *testing.T) {
 		_, err := f.r.RefreshNow(ctx, id)
 		errc <- err
 	}()
-	waitFor(t, func() bool { return f.fp.hits.Load() == 1 })
+	f.fp.arrivals(t, 1)
 	cancel()
 	err := <-errc
 	if err == nil || err.Error() != "OAuth token refresh aborted by caller" {
@@ -302,7 +298,7 @@ func TestSweepSkipsWhileAnotherRuns(t *testing.T) {
 	f.fp.setReply(blockUntil(release, rotate(3600)))
 	done := make(chan struct{})
 	go func() { f.r.Sweep(context.Background()); close(done) }()
-	waitFor(t, func() bool { return f.fp.hits.Load() == 1 })
+	f.fp.arrivals(t, 1)
 	f.r.Sweep(context.Background()) // returns at once: a sweep is running
 	close(release)
 	<-done
@@ -321,7 +317,7 @@ func TestRunSweepsUntilCancelledAndWaitsForInFlight(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() { errc <- f.r.Run(ctx) }()
-	waitFor(t, func() bool { return f.fp.hits.Load() >= 3 })
+	f.fp.arrivals(t, 3)
 	cancel()
 	select {
 	case err := <-errc:
@@ -342,9 +338,10 @@ func TestRunSweepsUntilCancelledAndWaitsForInFlight(t *testing.T) {
 	if rec := f.get(t, id); rec.Credential.Refresh != "r"+strings.Repeat("'", int(hits)) {
 		t.Errorf("stored refresh %q after %d rotations", rec.Credential.Refresh, hits)
 	}
-	time.Sleep(30 * time.Millisecond)
-	if f.fp.hits.Load() != hits {
-		t.Errorf("refreshes continued after Run returned")
+	// Only a sweep or a RefreshNow starts a refresh: with no sweep running
+	// and the ticker stopped, nothing refreshes after Run returned.
+	if f.r.sweeping.Load() {
+		t.Errorf("a sweep is still running after Run returned")
 	}
 }
 
@@ -366,6 +363,7 @@ func TestRefreshNowJoiningASkippedSweepFlightStillRefreshes(t *testing.T) {
 	id := f.add(t, "anthropic", "skip@x", "r1", t0.Add(time.Hour).UnixMilli())
 	// A sweep flight for id is in progress (planted, so its outcome is ours to choose).
 	sweepFlight := &flight{done: make(chan struct{})}
+	joined := f.joined(id, 1)
 	f.r.mu.Lock()
 	f.r.flights = map[int64]*flight{id: sweepFlight}
 	f.r.mu.Unlock()
@@ -378,11 +376,7 @@ func TestRefreshNowJoiningASkippedSweepFlightStillRefreshes(t *testing.T) {
 		rec, err := f.r.RefreshNow(context.Background(), id)
 		resc <- result{rec, err}
 	}()
-	waitFor(t, func() bool {
-		f.r.mu.Lock()
-		defer f.r.mu.Unlock()
-		return sweepFlight.waiters == 1
-	})
+	receive(t, joined, "RefreshNow to join the sweep flight")
 	// The sweep finds the row no longer due and skips it.
 	f.r.mu.Lock()
 	delete(f.r.flights, id)
