@@ -67,8 +67,17 @@ func (a *app) runMigrate(ctx context.Context, o migrateOptions) error {
 	client := brokerapi.NewClient(bc.URL, bc.Token, nil)
 	res, err := client.Snapshot(ctx, nil, 0)
 	snap := res.Snapshot
-	if err != nil || res.Status != 200 || snap == nil {
+	var be *brokerapi.Error
+	switch {
+	case err == nil && res.Status == 200 && snap != nil:
+	case err == nil || errors.As(err, &be) && be.Status != 0 && be.Status != 200:
+		// The broker answered without a snapshot (a wrong token, …): the
+		// line of broker.md §1.9.
 		return errors.New("Auth broker returned no snapshot")
+	default:
+		// No answer (unreachable, timed out) or an unreadable one: the
+		// same line, with why.
+		return fmt.Errorf("Auth broker returned no snapshot: %w", err)
 	}
 	onBroker := map[string]map[string]bool{}
 	mark := func(p, k string) {
@@ -123,7 +132,10 @@ func (a *app) runMigrate(ctx context.Context, o migrateOptions) error {
 		plan = append(plan, it)
 	}
 	if o.includeEnv {
-		env, _, _ := a.setup()
+		env, _, err := a.setup()
+		if err != nil {
+			return err
+		}
 		for _, p := range config.EnvProviders() {
 			key := config.EnvAPIKey(env, p)
 			if key == "" || key == placeholderKey {
@@ -179,7 +191,9 @@ func (a *app) runMigrate(ctx context.Context, o migrateOptions) error {
 		switch {
 		case err != nil && o.json:
 			failed = true
-			writeJSONLine(a.stdout, map[string]string{"error": err.Error(), "provider": p.Provider})
+			if werr := writeJSONLine(a.stdout, map[string]string{"error": err.Error(), "provider": p.Provider}); werr != nil {
+				return werr
+			}
 		case err != nil:
 			failed = true
 			fmt.Fprintf(a.stdout, "failed [%s] %s: %s\n", p.Source, p.Provider, err)
@@ -196,7 +210,7 @@ func (a *app) runMigrate(ctx context.Context, o migrateOptions) error {
 // localRecords returns the active rows of the local store in id order: the
 // Go vault, or a plain reference agent.db left by a reference install at the
 // same path (read-only). A missing store has no rows and is not created.
-func (a *app) localRecords(ctx context.Context) ([]vault.Record, error) {
+func (a *app) localRecords(ctx context.Context) (_ []vault.Record, err error) {
 	_, dirs, err := a.setup()
 	if err != nil {
 		return nil, err
@@ -228,7 +242,11 @@ func (a *app) localRecords(ctx context.Context) ([]vault.Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer st.Close()
+	defer func() {
+		if cerr := st.Close(); err == nil {
+			err = cerr
+		}
+	}()
 	return st.List(ctx, "")
 }
 

@@ -246,3 +246,17 @@ func TestMigrateUploadFailureExitsOne(t *testing.T) {
 		t.Fatalf("broker: %q", got)
 	}
 }
+
+// TestMigrateUnreachableBrokerSaysWhy: a broker that does not answer is not
+// a wrong token; the failure line keeps the cause.
+func TestMigrateUnreachableBrokerSaysWhy(t *testing.T) {
+	c := newCLI(t)
+	c.env["OMP_AUTH_BROKER_URL"], c.env["OMP_AUTH_BROKER_TOKEN"] = "http://"+closedAddr(t), "tok-unreachable"
+	r := c.run("", "auth-broker", "migrate", "--from-local", "--dry-run")
+	const prefix = "error: Auth broker returned no snapshot: "
+	if r.code != 1 || r.stdout != "" || !strings.HasPrefix(r.stderr, prefix) || len(r.stderr) == len(prefix)+1 ||
+		strings.Count(r.stderr, "\n") != 1 {
+		t.Fatalf("exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	assertNoSecrets(t, r, "tok-unreachable")
+}

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/ompgo/omp/pkg/vault"
@@ -293,31 +295,46 @@ func TestServiceDefinitiveRefreshFailureDisablesAndTombstones(t *testing.T) {
 }
 
 func TestServiceSingleFlightPerCredential(t *testing.T) {
-	e := newEnv(t)
-	rec := e.addCodex(t, "a@x.io", time.Hour)
-	e.codex.blocked.Store(true)
-	var wg sync.WaitGroup
-	for range 5 {
-		wg.Go(func() {
-			if rep, err := e.svc.Report(context.Background(), rec); err != nil || rep == nil {
-				t.Errorf("Report = %v, %v", rep, err)
+	// In a bubble, synctest.Wait returns once every caller is parked: one
+	// in the upstream call, the others on its flight. Upstream is served
+	// in process (no sockets, which a bubble cannot wait on).
+	synctest.Test(t, func(t *testing.T) {
+		codex := &fakeCodex{block: make(chan struct{})}
+		codex.blocked.Store(true)
+		svc := &Service{HTTP: inProcess(codex.handler), URLs: func(provider, kind string) string {
+			if provider == "openai-codex" && kind == KindUsageURL {
+				return "http://codex.test"
 			}
-		})
-	}
-	for e.codex.calls.Load() == 0 {
-		time.Sleep(time.Millisecond)
-	}
-	time.Sleep(20 * time.Millisecond) // let the other callers join the flight
-	close(e.codex.block)
-	wg.Wait()
-	if got := e.codex.calls.Load(); got != 1 {
-		t.Fatalf("upstream calls = %d, want 1", got)
-	}
+			return ""
+		}}
+		defer svc.Close()
+		rec := vault.Record{ID: 1, Provider: "openai-codex", Credential: vault.Credential{Type: vault.TypeOAuth,
+			Access: "access-a", Refresh: "refresh-a", Expires: time.Now().Add(time.Hour).UnixMilli(), Email: "a@x.io", AccountID: "acct-a"}}
+		var wg sync.WaitGroup
+		for range 5 {
+			wg.Go(func() {
+				if rep, err := svc.Report(context.Background(), rec); err != nil || rep == nil {
+					t.Errorf("Report = %v, %v", rep, err)
+				}
+			})
+		}
+		synctest.Wait()
+		if got := codex.calls.Load(); got != 1 {
+			t.Fatalf("upstream calls with 5 callers waiting = %d, want 1", got)
+		}
+		close(codex.block)
+		wg.Wait()
+		if got := codex.calls.Load(); got != 1 {
+			t.Fatalf("upstream calls = %d, want 1", got)
+		}
+	})
 }
 
 func TestServiceDeadlineAnswersWithLastGoodAndRefreshesInBackground(t *testing.T) {
 	e := newEnv(t)
 	e.svc.Deadline = 50 * time.Millisecond
+	written := make(chan struct{}, 1)
+	e.svc.Cache = notifyCache{e.store, written}
 	rec := e.addCodex(t, "a@x.io", 48*time.Hour)
 	e.codex.used.Store(10)
 	e.reports(t)
@@ -329,16 +346,17 @@ func TestServiceDeadlineAnswersWithLastGoodAndRefreshesInBackground(t *testing.T
 		t.Fatalf("reports = %+v, want the last-good (10%%) value", got)
 	}
 	close(e.codex.block)
-	deadline := time.Now().Add(10 * time.Second)
+	timeout := time.After(10 * time.Second)
 	for {
 		en, _ := e.cached(t, rec)
 		if en.Value != nil && *en.Value.Limits[0].Amount.Used == 70 {
 			break
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-written: // look again after every cache write
+		case <-timeout:
 			t.Fatalf("cache never got the background refresh: %+v", en.Value)
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
 	if err := e.svc.Close(); err != nil {
 		t.Fatal(err)
@@ -400,47 +418,78 @@ func (p *countingProber) Fetch(ctx context.Context, r Request) (*vault.UsageRepo
 }
 
 func TestServiceConcurrentReportsShareOneRun(t *testing.T) {
-	p := &countingProber{release: make(chan struct{})}
-	var keys atomic.Int32
-	svc := &Service{Probers: []Prober{p}, APIKey: func(string) string { keys.Add(1); return "k" }}
-	defer svc.Close()
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Go(func() {
-			if r, err := svc.Reports(context.Background()); err != nil || len(r) != 1 {
-				t.Errorf("Reports = %v, %v", r, err)
-			}
-		})
-	}
-	for p.calls.Load() == 0 {
-		time.Sleep(time.Millisecond)
-	}
-	time.Sleep(20 * time.Millisecond)
-	close(p.release)
-	wg.Wait()
-	if keys.Load() != 1 || p.calls.Load() != 1 {
-		t.Fatalf("runs = %d, fetches = %d; want one shared run", keys.Load(), p.calls.Load())
-	}
+	synctest.Test(t, func(t *testing.T) {
+		p := &countingProber{release: make(chan struct{})}
+		var keys atomic.Int32
+		svc := &Service{Probers: []Prober{p}, APIKey: func(string) string { keys.Add(1); return "k" }}
+		defer svc.Close()
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				if r, err := svc.Reports(context.Background()); err != nil || len(r) != 1 {
+					t.Errorf("Reports = %v, %v", r, err)
+				}
+			})
+		}
+		synctest.Wait() // all four callers wait on the run, whose fetch waits on release
+		close(p.release)
+		wg.Wait()
+		if keys.Load() != 1 || p.calls.Load() != 1 {
+			t.Fatalf("runs = %d, fetches = %d; want one shared run", keys.Load(), p.calls.Load())
+		}
+	})
 }
 
 func TestServiceCallerCancelDoesNotCancelPeers(t *testing.T) {
-	p := &countingProber{release: make(chan struct{})}
-	svc := &Service{Probers: []Prober{p}, APIKey: func(string) string { return "k" }}
-	defer svc.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { _, err := svc.Reports(ctx); errc <- err }()
-	for p.calls.Load() == 0 {
-		time.Sleep(time.Millisecond)
+	synctest.Test(t, func(t *testing.T) {
+		p := &countingProber{release: make(chan struct{})}
+		svc := &Service{Probers: []Prober{p}, APIKey: func(string) string { return "k" }}
+		defer svc.Close()
+		ctx, cancel := context.WithCancel(context.Background())
+		errc := make(chan error, 1)
+		go func() { _, err := svc.Reports(ctx); errc <- err }()
+		synctest.Wait() // the fetch has started and waits on release
+		if p.calls.Load() != 1 {
+			t.Fatalf("fetches = %d, want 1", p.calls.Load())
+		}
+		cancel()
+		if err := <-errc; !errors.Is(err, context.Canceled) {
+			t.Fatalf("canceled caller err = %v", err)
+		}
+		done := make(chan []vault.UsageReport, 1)
+		go func() { r, _ := svc.Reports(context.Background()); done <- r }()
+		close(p.release)
+		if r := <-done; len(r) != 1 {
+			t.Fatalf("peer reports = %+v, want 1", r)
+		}
+	})
+}
+
+// inProcess is an HTTP client that runs h in the calling goroutine: no
+// sockets, so a synctest bubble sees a blocked handler as blocked.
+func inProcess(h http.HandlerFunc) *http.Client {
+	return &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		w := httptest.NewRecorder()
+		h(w, r)
+		return w.Result(), nil
+	})}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// notifyCache signals (without blocking) after every cache write.
+type notifyCache struct {
+	vault.CacheStore
+	written chan struct{}
+}
+
+func (c notifyCache) SetCache(ctx context.Context, key string, value []byte, keepUntil int64) error {
+	err := c.CacheStore.SetCache(ctx, key, value, keepUntil)
+	select {
+	case c.written <- struct{}{}:
+	default:
 	}
-	cancel()
-	if err := <-errc; !errors.Is(err, context.Canceled) {
-		t.Fatalf("canceled caller err = %v", err)
-	}
-	done := make(chan []vault.UsageReport, 1)
-	go func() { r, _ := svc.Reports(context.Background()); done <- r }()
-	close(p.release)
-	if r := <-done; len(r) != 1 {
-		t.Fatalf("peer reports = %+v, want 1", r)
-	}
+	return err
 }
