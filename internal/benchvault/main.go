@@ -47,7 +47,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -139,6 +141,7 @@ func run(o options) (*report, error) {
 		}
 		rep.Notes = append(rep.Notes, "external targets: vaults are not fresh; \"empty\" means as found")
 	} else {
+		rep.Fresh = true
 		ours, err := filepath.Abs(o.ours)
 		if err != nil {
 			return nil, err
@@ -164,6 +167,7 @@ func run(o options) (*report, error) {
 			}})
 		}
 	}
+	rep.LoadBefore = loadAvg()
 	start := time.Now()
 	for r := 1; r <= o.rounds; r++ {
 		order := slices.Clone(targets)
@@ -181,8 +185,21 @@ func run(o options) (*report, error) {
 		}
 	}
 	rep.TotalS = time.Since(start).Seconds()
+	rep.LoadAfter = loadAvg()
+	if n := float64(runtime.NumCPU()); rep.LoadBefore > n || rep.LoadAfter > n {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("machine busy (load average %.1f before, %.1f after, %d CPUs): absolute figures are inflated, compare the interleaved ratios", rep.LoadBefore, rep.LoadAfter, runtime.NumCPU()))
+	}
 	rep.summarise(targets)
 	return rep, nil
+}
+
+func loadAvg() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f, _ := strconv.ParseFloat(strings.Fields(string(b) + " 0")[0], 64)
+	return f
 }
 
 func isFile(p string) bool {
@@ -533,11 +550,15 @@ type row struct {
 type report struct {
 	Config    config        `json:"config"`
 	Reference string        `json:"referenceVersion,omitempty"`
+	Fresh     bool          `json:"freshVaults"`
 	Notes     []string      `json:"notes,omitempty"`
 	Runs      []roundResult `json:"rounds"`
 	Rows      []row         `json:"summary"`
 	AllMet    bool          `json:"allTargetsMet"`
 	TotalS    float64       `json:"totalS"`
+	// 1-minute load averages (Linux /proc/loadavg; 0 elsewhere).
+	LoadBefore float64 `json:"loadAvgBefore"`
+	LoadAfter  float64 `json:"loadAvgAfter"`
 }
 
 func (r *report) summarise(targets []*target) {
@@ -626,7 +647,16 @@ func (r *report) print(w io.Writer) {
 	if r.Reference != "" {
 		ref += " " + r.Reference
 	}
-	fmt.Fprintf(w, "\nbench-vault: %d interleaved rounds, fresh vault per scenario, medians over rounds (ours vs %s)\n", c.Rounds, ref)
+	if len(r.Rows) > 0 && r.Rows[0].Reference == nil {
+		ref = "no reference: ours only"
+	} else {
+		ref = "ours vs " + ref
+	}
+	vaults := "fresh vault per scenario"
+	if !r.Fresh {
+		vaults = "running brokers"
+	}
+	fmt.Fprintf(w, "\nbench-vault: %d interleaved rounds, %s, medians over rounds (%s)\n", c.Rounds, vaults, ref)
 	for _, n := range r.Notes {
 		fmt.Fprintln(w, "note:", n)
 	}
