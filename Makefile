@@ -18,7 +18,7 @@ STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 .PHONY: help build run test race unit fuzz bench lint vet check clean
 
 help: ## list targets
-	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
 build: ## build bin/omp, bin/broker, bin/gateway
 	@mkdir -p $(BIN)
@@ -61,8 +61,20 @@ clean: ## remove build output and make-run state
 	rm -rf $(BIN) $(RUN_HOME)
 
 REFERENCE_VERSION ?= 18.1.21
-.PHONY: interop
-interop: build ## check the reference TypeScript omp against our broker (installs it from npm into .interop/)
-	@mkdir -p .interop && cd .interop && [ -x node_modules/@oven/bun-linux-x64/bin/bun ] || \
+REFERENCE_DIR := .interop
+.PHONY: interop interop-install bench-vault
+interop-install: ## install the reference TypeScript omp (+ bun) from npm into .interop/ unless present
+	@mkdir -p $(REFERENCE_DIR) && cd $(REFERENCE_DIR) && \
+	  { [ -x node_modules/@oven/bun-linux-x64/bin/bun ] && [ -f node_modules/@oh-my-pi/pi-coding-agent/dist/cli.js ]; } || \
 	  npm install --no-audit --no-fund @oven/bun-linux-x64 @oh-my-pi/pi-coding-agent@$(REFERENCE_VERSION) >/dev/null
-	scripts/interop.sh .interop
+
+interop: build interop-install ## check the reference TypeScript omp against our broker (installs it from npm into .interop/)
+	scripts/interop.sh $(REFERENCE_DIR)
+
+# Flags for the bench-vault tool, e.g. BENCH_VAULT_FLAGS='-json' or '-rounds 5 -strict'.
+BENCH_VAULT_FLAGS ?=
+bench-vault: build ## upload write path: our broker vs the reference broker, interleaved rounds (ours only without npm)
+	$(GO) build -o $(BIN)/benchvault ./internal/benchvault
+	@$(MAKE) --no-print-directory interop-install || \
+	  echo "bench-vault: could not install the reference broker (npm missing or offline); measuring ours only"
+	$(BIN)/benchvault -ours $(BIN)/omp -ref $(REFERENCE_DIR) $(BENCH_VAULT_FLAGS)
