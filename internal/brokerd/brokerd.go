@@ -157,7 +157,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	api.Usage = m.Usage
 	api.Tokens = []string{token}
 	api.Metrics = metrics
-	metrics.Attach(m.Store, func() []vault.UsageReport {
+	metrics.Attach(func() []vault.UsageReport {
 		reports, _ := m.Usage.LatestReports()
 		return reports
 	})

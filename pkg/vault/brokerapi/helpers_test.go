@@ -138,7 +138,7 @@ func newEnv(t testing.TB, opts ...envOpt) *env {
 	for _, o := range opts {
 		o(e.srv)
 	}
-	e.metrics.Attach(e.store, func() []vault.UsageReport { return e.usage.reports })
+	e.metrics.Attach(func() []vault.UsageReport { return e.usage.reports })
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- e.srv.Run(ctx) }()
