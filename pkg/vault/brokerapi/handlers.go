@@ -33,6 +33,9 @@ func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) error {
 	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
+	// Any publication after sh closes sh.done, so from here on a change
+	// wakes this request (tests wait for this line before writing).
+	s.log.Debug("auth-broker snapshot long-poll waiting", "peer", peer, "generation", sh.gen, "waitMs", wait.Milliseconds())
 	select {
 	case <-sh.done:
 	case <-timer.C:
