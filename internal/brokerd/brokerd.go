@@ -185,7 +185,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	api.Metrics = metrics
 	api.WriteBack = m.Keeper
 	metrics.AttachWriteBack(m.Keeper)
-	metrics.Attach(m.Keeper, func() []vault.UsageReport {
+	metrics.Attach(func() []vault.UsageReport {
 		reports, _ := m.Usage.LatestReports()
 		return reports
 	})

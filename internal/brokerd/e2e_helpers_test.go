@@ -256,16 +256,39 @@ func (p *eventPump) waitFor(t *testing.T, timeout time.Duration, what string, pr
 	}
 }
 
-// eventually polls cond every 10 ms until it holds, failing after timeout.
+// eventually re-checks cond every 10 ms until it holds, failing after
+// timeout. It is for conditions with no event to wait on.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
 	for !cond() {
-		if time.Now().After(deadline) {
+		select {
+		case <-deadline.C:
 			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		case <-tick.C:
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// awaitFullSweep waits until one whole refresher sweep has run after the
+// call. The refresher's schedule shows nextSweepAt = finish + Interval
+// (in the future) between sweeps and the running sweep's start (not in the
+// future) during one: the first future value seen schedules a sweep that
+// starts after the call, and the next distinct future value is published
+// when that sweep has finished.
+func awaitFullSweep(t *testing.T, b *broker, timeout time.Duration) {
+	t.Helper()
+	var seen []int64
+	eventually(t, timeout, "a full refresher sweep", func() bool {
+		next := b.m.Refresher.Schedule().NextSweepAt
+		if next > time.Now().UnixMilli() && (len(seen) == 0 || seen[len(seen)-1] != next) {
+			seen = append(seen, next)
+		}
+		return len(seen) >= 2
+	})
 }
 
 // waitTimeout waits for wg, failing after timeout.

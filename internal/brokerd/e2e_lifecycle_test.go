@@ -206,7 +206,12 @@ func TestE2ECredentialLifecycle(t *testing.T) {
 			t.Fatal("no token request reached the fake")
 		}
 		// The token request is held: give every request already sent time
-		// to reach the handler and join the in-flight refresh.
+		// to reach the handler and join the in-flight refresh. This sleep is
+		// deliberate: joining the single flight happens inside the
+		// refresher and has no observable signal (a hook there would be
+		// test-only code); WroteRequest above already bounds the wait to
+		// the server-side hop. If it were too short the test would fail with
+		// 2 token requests, never pass wrongly.
 		time.Sleep(250 * time.Millisecond)
 		release()
 		waitTimeout(t, &done, 2*waitLong, "20 refresh calls to return")
@@ -288,7 +293,7 @@ func TestE2ECredentialLifecycle(t *testing.T) {
 			t.Fatalf("Refresh of the disabled row: %v (%s)", err, be.Body)
 			return false
 		})
-		time.Sleep(2 * testRefreshInterval) // a later sweep must not retry B
+		awaitFullSweep(t, b, waitLong) // a later sweep must not retry B
 		if n := h.up.seen(refreshB); n != 1 {
 			t.Errorf("dead refresh token sent %d times, want 1", n)
 		}
@@ -412,6 +417,10 @@ func TestE2ECredentialLifecycle(t *testing.T) {
 func forceRefresh(t *testing.T, ctx context.Context, h *harness, b *broker, id int64, refreshed *int) vault.Entry {
 	t.Helper()
 	before := len(h.up.tokenCalls())
+	// A retry needs the sweep attempt to be wound up; re-check every 10 ms
+	// (there is no event for "the single flight is over").
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
 	for range 20 {
 		e, err := b.client.Refresh(ctx, id)
 		if err != nil {
@@ -421,7 +430,7 @@ func forceRefresh(t *testing.T, ctx context.Context, h *harness, b *broker, id i
 		if len(h.up.tokenCalls()) > before {
 			return e
 		}
-		time.Sleep(10 * time.Millisecond)
+		<-tick.C
 	}
 	t.Fatalf("no forced refresh of %d reached the token endpoint", id)
 	return vault.Entry{}

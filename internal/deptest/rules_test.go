@@ -20,6 +20,9 @@ func TestImportRules(t *testing.T) {
 		// The gateway never links SQLite or the refresher: it holds no refresh token.
 		{Package: m + "cmd/gateway", Bad: []string{m + "pkg/vault/sqlite", m + "pkg/vault/refresh", "modernc.org/sqlite", "database/sql"}},
 		{Package: m + "pkg/proxy", Bad: []string{m + "pkg/vault/sqlite", m + "pkg/vault/refresh", "modernc.org/sqlite"}},
+		// Shared HTTP plumbing knows no domain: services classify and render
+		// their own errors through httpx.Adapter.
+		{Package: m + "internal/httpx", Bad: []string{m + "pkg/vault", m + "pkg/"}},
 		{Package: m + "pkg/vault/brokerapi", Bad: []string{m + "pkg/vault/sqlite", m + "pkg/vault/refresh", "modernc.org/sqlite", m + "cmd"}},
 		{Package: m + "pkg/vault/remote", Bad: []string{m + "pkg/vault/sqlite", m + "pkg/vault/refresh", "modernc.org/sqlite"}},
 	}

@@ -1,8 +1,13 @@
 // Package httpx holds the HTTP plumbing shared by the broker and the gateway:
-// error-returning handlers with one error-code→status table, constant-time
-// bearer authentication, size-limited JSON body reading, a flushing SSE
-// writer with per-write deadlines, and Serve with graceful shutdown.
+// error-returning handlers (Adapter), constant-time bearer authentication,
+// size-limited JSON body reading, a flushing SSE writer with per-write
+// deadlines, and Serve with graceful shutdown.
 //
-// It knows the vault error vocabulary (pkg/vault/errors.go) and nothing else
-// of the domain.
+// It knows no domain: it imports nothing under pkg/ (internal/deptest
+// enforces it). A service tells the Adapter what its errors mean through
+// Classify (error → Problem: status, client message, Retry-After, or
+// "unexpected") and how they look on the wire through Render, so the
+// broker's {"error": "…"} (pkg/vault/brokerapi owns the vault code → status
+// table) and a gateway's per-format envelopes share the same adapter, panic
+// recovery and request-id crash logging.
 package httpx

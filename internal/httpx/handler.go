@@ -1,48 +1,82 @@
 package httpx
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
-
-	"github.com/ompgo/omp/pkg/vault"
+	"time"
 )
 
-// statusByCode is THE table mapping vault error codes to HTTP statuses.
-var statusByCode = map[string]int{
-	vault.EINVALID:      http.StatusBadRequest,
-	vault.EUNAUTHORIZED: http.StatusUnauthorized,
-	vault.ENOTFOUND:     http.StatusNotFound,
-	vault.ECONFLICT:     http.StatusConflict,
-	vault.ETOOLARGE:     http.StatusRequestEntityTooLarge,
-	vault.EUPSTREAM:     http.StatusBadGateway,
-	vault.EUNAVAILABLE:  http.StatusServiceUnavailable,
-	vault.EINTERNAL:     http.StatusInternalServerError,
+// Problem is how a handler error is shown to the client. A Classify function
+// turns errors into Problems; a Render function writes them in the
+// service's error envelope.
+type Problem struct {
+	Status  int    // HTTP status; 0 means 500
+	Message string // client-safe text
+	// RetryAfter, when positive, is sent as a Retry-After header (whole
+	// seconds, rounded up).
+	RetryAfter time.Duration
+	// Unexpected marks an error the client cannot act on (a bug, an
+	// unclassified failure). The Adapter logs it with a fresh request id,
+	// sends the id in an X-Request-Id header and replaces Message with
+	// InternalMessage(id).
+	Unexpected bool
+	// RequestID is set by the Adapter for Unexpected problems, so a Render
+	// function can also put it in a field of its own envelope.
+	RequestID string
 }
 
-// Status returns the HTTP status for err's vault error code (500 for any
-// error that is not a *vault.Error, 200 for nil).
-func Status(err error) int {
-	if err == nil {
-		return http.StatusOK
-	}
-	if s, ok := statusByCode[vault.ErrorCode(err)]; ok {
-		return s
-	}
-	return http.StatusInternalServerError
+// Error is an HTTP error that needs no domain vocabulary, such as the body
+// errors of ReadJSON. DefaultClassify shows it as its Status and Message.
+type Error struct {
+	Status  int
+	Message string // client-safe
+	Err     error  // cause, only logged
 }
 
-// CodeForStatus is the inverse of the table: the vault error code a client
-// attaches to an HTTP error status (EINTERNAL for statuses not in the table).
-func CodeForStatus(status int) string {
-	for code, s := range statusByCode {
-		if s == status && code != vault.EINTERNAL {
-			return code
+func (e *Error) Error() string {
+	if e.Message == "" && e.Err != nil {
+		return e.Err.Error()
+	}
+	return e.Message
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// DefaultClassify shows an *Error (anywhere in err's chain) with its status
+// and message; every other error is an Unexpected 500.
+func DefaultClassify(err error) Problem {
+	var he *Error
+	if errors.As(err, &he) && he.Message != "" {
+		status := he.Status
+		if status == 0 {
+			status = http.StatusInternalServerError
 		}
+		return Problem{Status: status, Message: he.Message}
 	}
-	return vault.EINTERNAL
+	return Problem{Status: http.StatusInternalServerError, Unexpected: true}
+}
+
+// InternalMessage is the client text of an Unexpected problem.
+func InternalMessage(requestID string) string {
+	return "internal error (request id " + requestID + ")"
+}
+
+// NewRequestID returns a fresh random request id (16 hex digits).
+func NewRequestID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// RenderJSON is the default Render: {"error": p.Message}.
+func RenderJSON(w http.ResponseWriter, _ *http.Request, p Problem) {
+	WriteError(w, p.Status, p.Message)
 }
 
 // HandlerFunc is an HTTP handler that reports failure by returning an error;
@@ -50,20 +84,29 @@ func CodeForStatus(status int) string {
 // return nil (or an error, which is then only logged).
 type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 
-// Adapter turns HandlerFuncs into http.Handlers. The zero value is usable.
+// Adapter turns HandlerFuncs into http.Handlers. It owns the mechanics
+// shared by every service (panic recovery, crash logging with a request id,
+// Retry-After, not touching a started response); what an error means and
+// how it looks on the wire belong to the service, through Classify and
+// Render. The zero value is usable.
 type Adapter struct {
-	// Logger receives the crash line for unknown errors and panics; default
-	// slog.Default().
+	// Logger receives the crash line for unexpected errors and panics;
+	// default slog.Default().
 	Logger *slog.Logger
-	// CrashMessage is the log message for unknown errors and panics, e.g.
+	// CrashMessage is the log message for unexpected errors and panics, e.g.
 	// "auth-broker handler crashed"; default "handler crashed".
 	CrashMessage string
+	// Classify maps a handler error to its Problem; default DefaultClassify.
+	Classify func(error) Problem
+	// Render writes a Problem as the response (headers Retry-After and
+	// X-Request-Id are already set); default RenderJSON ({"error": msg}).
+	Render func(w http.ResponseWriter, r *http.Request, p Problem)
 }
 
-// Handler adapts h. Errors become {"error": vault.ErrorMessage(err)} with the
-// status of the table; errors that are not *vault.Error (and panics) become
-// 500 {"error":"internal error"} and are logged with their real text. A
-// panic never sends a stack trace to the client.
+// Handler adapts h. A returned error is classified and rendered; an
+// Unexpected one (and a panic) becomes 500 "internal error (request id
+// <id>)" with header X-Request-Id: <id>, and is logged with its real text
+// and the same id. A panic never sends a stack trace to the client.
 func (a Adapter) Handler(h HandlerFunc) http.Handler {
 	// The closure's frame stays small (the work is in recoverPanic and
 	// Error): long-lived streaming handlers park with it on their stack.
@@ -84,29 +127,56 @@ func (a Adapter) recoverPanic(sw *StatusWriter, r *http.Request) {
 	if p == http.ErrAbortHandler { //nolint:errorlint // sentinel panic value
 		panic(p)
 	}
-	a.crash(r, errors.New("panic: "+panicText(p)))
-	if sw.Written {
+	started := sw.Written
+	a.Problem(sw, r, errors.New("panic: "+panicText(p)), Problem{Status: http.StatusInternalServerError, Unexpected: true})
+	if started {
 		panic(http.ErrAbortHandler) // cannot report it in a started response: drop the connection
 	}
-	WriteError(sw, http.StatusInternalServerError, "internal error")
 }
 
-// Error renders err as the JSON error envelope (or only logs it when the
-// response has already started).
+// Error classifies err and renders it (or only logs it, when unexpected,
+// if the response has already started).
 //
 //go:noinline
 func (a Adapter) Error(w http.ResponseWriter, r *http.Request, err error) {
-	var ve *vault.Error
-	if !errors.As(err, &ve) || ve.Message == "" {
-		a.crash(r, err)
+	classify := a.Classify
+	if classify == nil {
+		classify = DefaultClassify
+	}
+	a.Problem(w, r, err, classify(err))
+}
+
+// Problem renders p for err (err is only logged, and only when p is
+// Unexpected). Nothing is written when the response has already started.
+func (a Adapter) Problem(w http.ResponseWriter, r *http.Request, err error, p Problem) {
+	if p.Status == 0 {
+		p.Status = http.StatusInternalServerError
+	}
+	if p.Unexpected {
+		if p.RequestID == "" {
+			p.RequestID = NewRequestID()
+		}
+		p.Message = InternalMessage(p.RequestID)
+		a.crash(r, err, p.RequestID)
 	}
 	if sw, ok := w.(*StatusWriter); ok && sw.Written {
 		return
 	}
-	WriteError(w, Status(err), vault.ErrorMessage(err))
+	h := w.Header()
+	if p.RetryAfter > 0 {
+		h.Set("Retry-After", strconv.FormatInt(int64((p.RetryAfter+time.Second-1)/time.Second), 10))
+	}
+	if p.RequestID != "" {
+		h.Set("X-Request-Id", p.RequestID)
+	}
+	render := a.Render
+	if render == nil {
+		render = RenderJSON
+	}
+	render(w, r, p)
 }
 
-func (a Adapter) crash(r *http.Request, err error) {
+func (a Adapter) crash(r *http.Request, err error, requestID string) {
 	log := a.Logger
 	if log == nil {
 		log = slog.Default()
@@ -115,7 +185,11 @@ func (a Adapter) crash(r *http.Request, err error) {
 	if msg == "" {
 		msg = "handler crashed"
 	}
-	log.Error(msg, "method", r.Method, "path", r.URL.EscapedPath(), "error", err.Error())
+	text := "<nil>"
+	if err != nil {
+		text = err.Error()
+	}
+	log.Error(msg, "method", r.Method, "path", r.URL.EscapedPath(), "error", text, "requestId", requestID)
 }
 
 func panicText(p any) string {

@@ -15,35 +15,7 @@ import (
 	"time"
 
 	"github.com/ompgo/omp/internal/httpx"
-	"github.com/ompgo/omp/pkg/vault"
 )
-
-func TestStatusTable(t *testing.T) {
-	tests := []struct {
-		err  error
-		want int
-	}{
-		{nil, 200},
-		{vault.Errorf(vault.EINVALID, "x"), 400},
-		{vault.Errorf(vault.EUNAUTHORIZED, "x"), 401},
-		{vault.Errorf(vault.ENOTFOUND, "x"), 404},
-		{vault.Errorf(vault.ECONFLICT, "x"), 409},
-		{vault.Errorf(vault.ETOOLARGE, "x"), 413},
-		{vault.Errorf(vault.EUPSTREAM, "x"), 502},
-		{vault.Errorf(vault.EUNAVAILABLE, "x"), 503},
-		{vault.Errorf(vault.EINTERNAL, "x"), 500},
-		{vault.Errorf("made-up", "x"), 500},
-		{errors.New("plain"), 500},
-	}
-	for _, tt := range tests {
-		if got := httpx.Status(tt.err); got != tt.want {
-			t.Errorf("Status(%v) = %d, want %d", tt.err, got, tt.want)
-		}
-		if tt.want >= 400 && tt.want != 500 && httpx.Status(vault.Errorf(httpx.CodeForStatus(tt.want), "")) != tt.want {
-			t.Errorf("CodeForStatus(%d) does not round-trip", tt.want)
-		}
-	}
-}
 
 func TestAdapter(t *testing.T) {
 	var logs bytes.Buffer
@@ -52,21 +24,24 @@ func TestAdapter(t *testing.T) {
 		name     string
 		h        httpx.HandlerFunc
 		status   int
-		body     string
+		body     string // "" with crashLog: the request-id message
 		crashLog bool
 	}{
-		{"vault error keeps its message", func(http.ResponseWriter, *http.Request) error {
-			return vault.Errorf(vault.ENOTFOUND, "No credential with id=3")
+		{"httpx error keeps its message", func(http.ResponseWriter, *http.Request) error {
+			return &httpx.Error{Status: 404, Message: "No credential with id=3"}
 		}, 404, `{"error":"No credential with id=3"}`, false},
-		{"wrapped vault error keeps its message", func(http.ResponseWriter, *http.Request) error {
-			return errors.Join(errors.New("ctx"), vault.Errorf(vault.EINVALID, "bad"))
+		{"wrapped httpx error keeps its message", func(http.ResponseWriter, *http.Request) error {
+			return errors.Join(errors.New("ctx"), &httpx.Error{Status: 400, Message: "bad"})
 		}, 400, `{"error":"bad"}`, false},
 		{"unknown error is a generic 500", func(http.ResponseWriter, *http.Request) error {
 			return errors.New("db exploded secret-token")
-		}, 500, `{"error":"internal error"}`, true},
+		}, 500, "", true},
+		{"httpx error without message is a generic 500", func(http.ResponseWriter, *http.Request) error {
+			return &httpx.Error{Status: 400, Err: errors.New("secret-token")}
+		}, 500, "", true},
 		{"panic is a generic 500", func(http.ResponseWriter, *http.Request) error {
 			panic("boom")
-		}, 500, `{"error":"internal error"}`, true},
+		}, 500, "", true},
 		{"success passes through", func(w http.ResponseWriter, _ *http.Request) error {
 			return httpx.WriteJSON(w, 201, map[string]bool{"ok": true})
 		}, 201, `{"ok":true}`, false},
@@ -76,16 +51,59 @@ func TestAdapter(t *testing.T) {
 			logs.Reset()
 			rec := httptest.NewRecorder()
 			a.Handler(tt.h).ServeHTTP(rec, httptest.NewRequest("GET", "/x", nil))
-			if rec.Code != tt.status || rec.Body.String() != tt.body || rec.Header().Get("Content-Type") != "application/json" {
+			want := tt.body
+			id := rec.Header().Get("X-Request-Id")
+			if tt.crashLog {
+				if len(id) != 16 {
+					t.Fatalf("X-Request-Id = %q", id)
+				}
+				want = `{"error":"internal error (request id ` + id + `)"}`
+			} else if id != "" {
+				t.Fatalf("X-Request-Id %q on an expected error", id)
+			}
+			if rec.Code != tt.status || rec.Body.String() != want || rec.Header().Get("Content-Type") != "application/json" {
 				t.Fatalf("= %d %q %q", rec.Code, rec.Body.String(), rec.Header().Get("Content-Type"))
 			}
 			if got := strings.Contains(logs.String(), `msg="auth-broker handler crashed" method=GET path=/x error=`); got != tt.crashLog {
 				t.Fatalf("crash logged = %v:\n%s", got, logs.String())
 			}
-			if strings.Contains(rec.Body.String(), "goroutine") {
-				t.Fatal("stack trace sent to the client")
+			if tt.crashLog && !strings.Contains(logs.String(), "requestId="+id+"\n") {
+				t.Fatalf("crash line does not carry request id %s:\n%s", id, logs.String())
+			}
+			if strings.Contains(rec.Body.String(), "goroutine") || strings.Contains(rec.Body.String(), "secret") {
+				t.Fatal("internals sent to the client")
 			}
 		})
+	}
+}
+
+// TestAdapterClassifyRender: the service decides what errors mean and how
+// they look; the adapter sets Retry-After and X-Request-Id for it.
+func TestAdapterClassifyRender(t *testing.T) {
+	errBusy := errors.New("busy")
+	a := httpx.Adapter{
+		Logger: slog.New(slog.DiscardHandler),
+		Classify: func(err error) httpx.Problem {
+			if errors.Is(err, errBusy) {
+				return httpx.Problem{Status: 503, Message: "try later", RetryAfter: 1500 * time.Millisecond}
+			}
+			return httpx.DefaultClassify(err)
+		},
+		Render: func(w http.ResponseWriter, _ *http.Request, p httpx.Problem) {
+			_ = httpx.WriteJSON(w, p.Status, map[string]any{"type": "error", "error": map[string]string{"message": p.Message, "request_id": p.RequestID}})
+		},
+	}
+	rec := httptest.NewRecorder()
+	a.Handler(func(http.ResponseWriter, *http.Request) error { return errBusy }).ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+	if rec.Code != 503 || rec.Header().Get("Retry-After") != "2" || rec.Body.String() != `{"error":{"message":"try later","request_id":""},"type":"error"}` {
+		t.Fatalf("= %d %q %q", rec.Code, rec.Header().Get("Retry-After"), rec.Body.String())
+	}
+	rec = httptest.NewRecorder()
+	a.Handler(func(http.ResponseWriter, *http.Request) error { return errors.New("x") }).ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+	id := rec.Header().Get("X-Request-Id")
+	if rec.Code != 500 || id == "" || rec.Header().Get("Retry-After") != "" ||
+		rec.Body.String() != `{"error":{"message":"internal error (request id `+id+`)","request_id":"`+id+`"},"type":"error"}` {
+		t.Fatalf("= %d %q %q", rec.Code, id, rec.Body.String())
 	}
 }
 
@@ -134,21 +152,23 @@ func TestReadJSON(t *testing.T) {
 	tests := []struct {
 		name, body string
 		allowEmpty bool
-		code, msg  string
+		status     int
+		msg        string
 		want       string
 	}{
-		{"object is returned", `{"a":1}`, false, "", "", `{"a":1}`},
-		{"empty body is required", "", false, vault.EINVALID, "Request body required", ""},
-		{"empty body may be allowed", "", true, "", "", `{}`},
-		{"syntax error is invalid", `{"a":`, false, vault.EINVALID, "Invalid JSON body: unexpected end of JSON input", ""},
-		{"trailing garbage is invalid", `{} x`, true, vault.EINVALID, "Invalid JSON body: invalid character 'x' after top-level value", ""},
-		{"oversized body is too large", strings.Repeat(" ", 65) + "{}", false, vault.ETOOLARGE, "request body too large", ""},
+		{"object is returned", `{"a":1}`, false, 0, "", `{"a":1}`},
+		{"empty body is required", "", false, 400, "Request body required", ""},
+		{"empty body may be allowed", "", true, 0, "", `{}`},
+		{"syntax error is invalid", `{"a":`, false, 400, "Invalid JSON body: unexpected end of JSON input", ""},
+		{"trailing garbage is invalid", `{} x`, true, 400, "Invalid JSON body: invalid character 'x' after top-level value", ""},
+		{"oversized body is too large", strings.Repeat(" ", 65) + "{}", false, 413, "request body too large", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := httptest.NewRequest("POST", "/", strings.NewReader(tt.body))
 			raw, err := httpx.ReadJSON(httptest.NewRecorder(), r, 64, tt.allowEmpty)
-			if vault.ErrorCode(err) != tt.code || (err != nil && vault.ErrorMessage(err) != tt.msg) || string(raw) != tt.want {
+			var he *httpx.Error
+			if errors.As(err, &he) != (tt.status != 0) || (he != nil && (he.Status != tt.status || he.Message != tt.msg)) || string(raw) != tt.want {
 				t.Fatalf("= %q %v", raw, err)
 			}
 		})
@@ -163,7 +183,7 @@ func FuzzReadJSON(f *testing.F) {
 		if err == nil && len(b) > 0 && !bytes.Equal(raw, b) {
 			t.Fatal("body altered")
 		}
-		if err != nil && vault.ErrorMessage(err) == "internal error" {
+		if p := httpx.DefaultClassify(err); err != nil && p.Unexpected {
 			t.Fatalf("unclassified error %v", err)
 		}
 	})

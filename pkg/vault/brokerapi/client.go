@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ompgo/omp/internal/httpx"
 	"github.com/ompgo/omp/pkg/vault"
 )
 
@@ -91,7 +90,7 @@ func httpError(prefix string, resp *http.Response, body []byte) *Error {
 	return &Error{
 		Status: resp.StatusCode, Body: string(body),
 		Message: prefix + status,
-		Err:     &vault.Error{Code: httpx.CodeForStatus(resp.StatusCode), Message: env.Error},
+		Err:     &vault.Error{Code: CodeForStatus(resp.StatusCode), Message: env.Error},
 	}
 }
 

@@ -84,13 +84,30 @@ func TestClientLongPollWakesOnChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	parked := e.parkedLongPolls()
+	type result struct {
+		got brokerapi.SnapshotResult
+		err error
+	}
+	done := make(chan result, 1)
 	go func() {
-		time.Sleep(50 * time.Millisecond)
-		e.upsert("openai", vault.Credential{Type: vault.TypeAPIKey, Key: "k"})
+		got, err := e.client.Snapshot(ctx, &res.Generation, 20*time.Second)
+		done <- result{got, err}
 	}()
-	got, err := e.client.Snapshot(ctx, &res.Generation, 20*time.Second)
+	e.awaitParked(t, parked) // the change comes while the long-poll waits
+	e.upsert("openai", vault.Credential{Type: vault.TypeAPIKey, Key: "k"})
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the long-poll did not return within 10 s of the change")
+	}
+	got, err := r.got, r.err
 	if err != nil || got.Status != 200 || got.Generation <= res.Generation || len(got.Snapshot.Credentials) != 1 {
 		t.Fatalf("= %+v %v", got, err)
+	}
+	if !strings.Contains(e.logs.String(), `msg="auth-broker snapshot long-poll changed"`) {
+		t.Fatal("the long-poll did not wake on the change")
 	}
 }
 
@@ -245,7 +262,8 @@ func TestClientStreamErrors(t *testing.T) {
 				w.WriteHeader(tt.status)
 				_, _ = w.Write([]byte(tt.body))
 			})
-			s, err := c.Stream(context.Background())
+			ctx := streamCtx(t)
+			s, err := c.Stream(ctx)
 			if tt.openErr != "" {
 				if err == nil || err.Error() != tt.openErr {
 					t.Fatalf("open err %v, want %q", err, tt.openErr)
@@ -264,7 +282,7 @@ func TestClientStreamErrors(t *testing.T) {
 				last = err
 			}
 			if last == nil || last.Error() != tt.nextErr {
-				t.Fatalf("stream err %v, want %q", last, tt.nextErr)
+				t.Fatalf("stream err %v, want %q%s", last, tt.nextErr, expired(ctx))
 			}
 		})
 	}

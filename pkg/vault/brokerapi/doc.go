@@ -15,6 +15,18 @@
 // formats the per-request numbers (serverNowMs, nextSweepInMs, rotatesInMs),
 // and every stream subscriber that is in sync writes the same delta bytes.
 //
+// # Errors
+//
+// Handlers return errors; errors.go classifies them for httpx.Adapter with
+// THE vault code → status table (CodeForStatus is its inverse, used by the
+// client). Bodies are always {"error": "<string>"}. A *vault.Error with a
+// message is shown as is; EUNAVAILABLE (the vault refusing writes: "vault
+// storage is full", "vault is read-only") is a 503 with Retry-After:
+// UnavailableRetryAfter (30 s). Anything else (a non-*vault.Error, or one
+// without a message) is unexpected: 500 "internal error (request id <id>)",
+// header X-Request-Id: <id>, and the "auth-broker handler crashed" log line
+// carries requestId=<id> and the real error text.
+//
 // # Stream fingerprints
 //
 // broker.md §2.9 compares each credential's [id, provider, identityKey,

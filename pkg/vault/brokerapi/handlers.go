@@ -1,6 +1,7 @@
 package brokerapi
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -44,6 +45,9 @@ func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) error {
 	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
+	// Any publication after sh closes sh.done, so from here on a change
+	// wakes this request (tests wait for this line before writing).
+	s.log.Debug("auth-broker snapshot long-poll waiting", "peer", peer, "generation", sh.gen, "waitMs", wait.Milliseconds())
 	select {
 	case <-sh.done:
 	case <-timer.C:
@@ -181,8 +185,14 @@ func (s *Server) refresh(w http.ResponseWriter, r *http.Request) error {
 		if vault.ErrorCode(err) == vault.ENOTFOUND {
 			return &vault.Error{Code: vault.ENOTFOUND, Message: vault.NotFoundID(id).Message, Err: err}
 		}
+		var ve *vault.Error
+		if !errors.As(err, &ve) || ve.Message == "" || ve.Code == vault.EUNAVAILABLE {
+			// Unexpected (500 with a request id, logged as a crash) or the
+			// vault refusing the write (503 with Retry-After).
+			return err
+		}
 		// Every other refresh failure is a 500 carrying its message (broker.md §2.2).
-		return &vault.Error{Code: vault.EINTERNAL, Message: vault.ErrorMessage(err), Err: err}
+		return &vault.Error{Code: vault.EINTERNAL, Message: ve.Message, Err: err}
 	}
 	e, err := encodeEntry(vault.NewEntry(rec))
 	if err != nil {

@@ -138,7 +138,7 @@ func newEnv(t testing.TB, opts ...envOpt) *env {
 	for _, o := range opts {
 		o(e.srv)
 	}
-	e.metrics.Attach(e.store, func() []vault.UsageReport { return e.usage.reports })
+	e.metrics.Attach(func() []vault.UsageReport { return e.usage.reports })
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- e.srv.Run(ctx) }()
@@ -234,15 +234,33 @@ func obj(t testing.TB, raw string) map[string]json.RawMessage {
 	return m
 }
 
+// eventually re-checks cond every 5 ms until it holds, failing after 5 s.
+// It is for conditions with no event to wait on (log lines, metrics).
 func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.NewTimer(5 * time.Second)
+	defer deadline.Stop()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
 	for !cond() {
-		if time.Now().After(deadline) {
+		select {
+		case <-deadline.C:
 			t.Fatalf("timed out waiting for %s", what)
+		case <-tick.C:
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// parkedLongPolls counts the long-polls that have started waiting.
+func (e *env) parkedLongPolls() int {
+	return strings.Count(e.logs.String(), `msg="auth-broker snapshot long-poll waiting"`)
+}
+
+// awaitParked waits until more than before long-polls have started waiting:
+// from then on a vault change wakes them.
+func (e *env) awaitParked(t testing.TB, before int) {
+	t.Helper()
+	eventually(t, "the long-poll to wait", func() bool { return e.parkedLongPolls() > before })
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -81,6 +81,7 @@ func (h *hub) sync(ctx context.Context) (*shared, error) {
 	}
 	if h.metrics != nil {
 		h.metrics.setGeneration(gen)
+		h.metrics.setExpiries(records)
 	}
 	return next, nil
 }

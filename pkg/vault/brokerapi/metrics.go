@@ -1,7 +1,6 @@
 package brokerapi
 
 import (
-	"context"
 	"net/http"
 	"strconv"
 	"sync/atomic"
@@ -25,11 +24,6 @@ type MetricsOptions struct {
 	Now func() time.Time
 }
 
-// CredentialLister lists active credentials (vault.Store satisfies it).
-type CredentialLister interface {
-	List(ctx context.Context, provider string) ([]vault.Record, error)
-}
-
 // Metrics is the broker's Prometheus instrumentation on its own registry
 // (served at GET /metrics behind the bearer, discrepancies.md B27).
 type Metrics struct {
@@ -43,7 +37,10 @@ type Metrics struct {
 	identity    bool
 	now         func() time.Time
 
-	creds     atomic.Pointer[CredentialLister]
+	// expiry holds the OAuth expiries of the last published snapshot (set by
+	// the hub on every generation change), so a scrape never reads — let
+	// alone decrypts — the vault.
+	expiry    atomic.Pointer[[]expiryPoint]
 	writeBack atomic.Pointer[WriteBackStatus]
 	usage     atomic.Pointer[func() []vault.UsageReport]
 }
@@ -92,12 +89,11 @@ func NewMetrics(opts MetricsOptions) *Metrics {
 	return m
 }
 
-// Attach sets the sources read at scrape time: creds for seconds-to-expiry
-// and usage for the usage-limit gauges (either may be nil).
-func (m *Metrics) Attach(creds CredentialLister, usage func() []vault.UsageReport) {
-	if creds != nil {
-		m.creds.Store(&creds)
-	}
+// Attach sets the source of the usage-limit gauges, read at scrape time
+// (it must answer from memory: usage.Service.LatestReports does). The
+// seconds-to-expiry gauges need no source: the Server's hub updates them
+// whenever it publishes a new snapshot.
+func (m *Metrics) Attach(usage func() []vault.UsageReport) {
 	if usage != nil {
 		m.usage.Store(&usage)
 	}
@@ -113,6 +109,29 @@ func (m *Metrics) AttachWriteBack(wb WriteBackStatus) {
 // ObserveWriteFailure counts one failed attempt to persist a refreshed
 // credential.
 func (m *Metrics) ObserveWriteFailure() { m.writeFails.Inc() }
+
+// expiryPoint is one OAuth credential's expiry series.
+type expiryPoint struct {
+	labels  []string // id, provider[, email]
+	expires int64    // epoch ms
+}
+
+// setExpiries replaces the expiry series with those of records (the active
+// rows of a freshly published snapshot).
+func (m *Metrics) setExpiries(records []vault.Record) {
+	pts := make([]expiryPoint, 0, len(records))
+	for _, r := range records {
+		if !r.Credential.IsOAuth() {
+			continue
+		}
+		labels := []string{strconv.FormatInt(r.ID, 10), r.Provider}
+		if m.identity {
+			labels = append(labels, r.Credential.Email)
+		}
+		pts = append(pts, expiryPoint{labels: labels, expires: r.Credential.Expires})
+	}
+	m.expiry.Store(&pts)
+}
 
 // ObserveRefresh counts one refresh outcome (e.g. "ok", "transient",
 // "definitive") for provider.
@@ -180,28 +199,17 @@ type expiryCollector struct{ m *Metrics }
 
 func (c expiryCollector) Describe(ch chan<- *prometheus.Desc) { ch <- expiryDesc(c.m.identity) }
 
+// Collect reads only the in-memory series of the last snapshot; the
+// seconds are computed at scrape time.
 func (c expiryCollector) Collect(ch chan<- prometheus.Metric) {
-	p := c.m.creds.Load()
+	p := c.m.expiry.Load()
 	if p == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	records, err := (*p).List(ctx, "")
-	if err != nil {
 		return
 	}
 	desc := expiryDesc(c.m.identity)
 	now := c.m.now().UnixMilli()
-	for _, r := range records {
-		if !r.Credential.IsOAuth() {
-			continue
-		}
-		labels := []string{strconv.FormatInt(r.ID, 10), r.Provider}
-		if c.m.identity {
-			labels = append(labels, r.Credential.Email)
-		}
-		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, float64(r.Credential.Expires-now)/1000, labels...)
+	for _, pt := range *p {
+		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, float64(pt.expires-now)/1000, pt.labels...)
 	}
 }
 

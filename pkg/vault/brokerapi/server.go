@@ -82,6 +82,7 @@ type Server struct {
 	log     *slog.Logger
 	bearer  *httpx.Bearer
 	hub     *hub
+	adapter httpx.Adapter
 	router  http.Handler
 
 	notifyOnce sync.Once
@@ -113,6 +114,7 @@ func (s *Server) init() error {
 		if s.bearer, err = httpx.NewBearer(s.Tokens); err != nil && s.initErr == nil {
 			s.initErr = errors.Join(errNoToken, err)
 		}
+		s.adapter = httpx.Adapter{Logger: s.log, CrashMessage: "auth-broker handler crashed", Classify: classify}
 		s.hub = &hub{store: s.Store, schedule: s.schedule, now: s.Now, log: s.log, metrics: s.Metrics}
 		s.router = s.routes()
 	})
@@ -189,7 +191,7 @@ func (s *Server) routes() http.Handler {
 		r.Use(s.Metrics.middleware)
 	}
 	r.Use(s.authenticate)
-	a := httpx.Adapter{Logger: s.log, CrashMessage: "auth-broker handler crashed"}
+	a := s.adapter
 	r.Method(http.MethodGet, "/v1/healthz", a.Handler(s.healthz))
 	r.Method(http.MethodGet, "/v1/snapshot/stream", a.Handler(s.stream))
 	r.Method(http.MethodGet, "/v1/snapshot", a.Handler(s.snapshot))
@@ -229,8 +231,7 @@ func (s *Server) allowed(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	if s.initErr != nil {
-		s.log.Error("auth-broker handler crashed", "method", r.Method, "path", r.URL.EscapedPath(), "error", s.initErr.Error())
-		httpx.WriteError(w, http.StatusInternalServerError, "internal error")
+		s.adapter.Error(w, r, s.initErr) // unexpected: logged as a crash, 500 with a request id
 		return false
 	}
 	if !s.bearer.Authorized(r) {

@@ -111,7 +111,7 @@ func TestEmptyAllowListIsRefused(t *testing.T) {
 		t.Fatal("Run without tokens returned nil")
 	}
 	rec := httptestRecorder(s.Handler(), http.MethodGet, "/v1/snapshot", "Bearer ")
-	if rec.Code != 500 || !strings.Contains(rec.Body.String(), "internal error") {
+	if id := rec.Header().Get("X-Request-Id"); rec.Code != 500 || id == "" || rec.Body.String() != `{"error":"internal error (request id `+id+`)"}` {
 		t.Fatalf("handler without tokens = %d %s", rec.Code, rec.Body.String())
 	}
 }
@@ -303,14 +303,18 @@ func TestRefresh(t *testing.T) {
 		{"unknown id is 404", 77, nil, 404, `{"error":"No credential with id=77"}`},
 		{"api key is 500 with the message", k.ID, nil, 500, `{"error":"Credential 2 is not OAuth (provider=openai, type=api_key)"}`},
 		{"provider failure is 500 with the message", a.ID, vault.Errorf(vault.EUPSTREAM, "OAuth token refresh timed out for provider: anthropic"), 500, `{"error":"OAuth token refresh timed out for provider: anthropic"}`},
-		{"unknown error is a generic 500", a.ID, errors.New("disk on fire: secret-xyz"), 500, `{"error":"internal error"}`},
+		{"unknown error is a generic 500", a.ID, errors.New("disk on fire: secret-xyz"), 500, `{"error":"internal error (request id <id>)"}`},
+		{"unavailable vault is 503", a.ID, vault.Errorf(vault.EUNAVAILABLE, "vault is read-only"), 503, `{"error":"vault is read-only"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e.ref.mu.Lock()
 			e.ref.err = tt.err
 			e.ref.mu.Unlock()
-			st, _, body := e.post("/v1/credential/"+itoa(tt.id)+"/refresh", "ignored body")
+			st, hdr, body := e.post("/v1/credential/"+itoa(tt.id)+"/refresh", "ignored body")
+			if id := hdr.Get("X-Request-Id"); id != "" {
+				tt.want = strings.Replace(tt.want, "<id>", id, 1)
+			}
 			if st != tt.status || body != tt.want {
 				t.Fatalf("= %d %s, want %d %s", st, body, tt.status, tt.want)
 			}

@@ -131,11 +131,12 @@ func TestLongPoll(t *testing.T) {
 	var st int
 	var body string
 	var rh http.Header
+	parked := e.parkedLongPolls()
 	go func() {
 		defer close(done)
 		st, rh, body = e.get("/v1/snapshot?wait=20000", "If-None-Match", etag)
 	}()
-	time.Sleep(50 * time.Millisecond)
+	e.awaitParked(t, parked)
 	e.upsert("openai", vault.Credential{Type: vault.TypeAPIKey, Key: "sk-new"})
 	select {
 	case <-done:
@@ -157,8 +158,18 @@ func TestLongPollClientGoneIs499(t *testing.T) {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.ts.URL+"/v1/snapshot?wait=20000", nil)
 	req.Header.Set("Authorization", "Bearer "+testToken)
 	req.Header.Set("If-None-Match", h.Get("ETag"))
-	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
-	if _, err := e.ts.Client().Do(req); err == nil {
+	parked := e.parkedLongPolls()
+	errc := make(chan error, 1)
+	go func() {
+		resp, err := e.ts.Client().Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		errc <- err
+	}()
+	e.awaitParked(t, parked) // the client leaves while the long-poll waits
+	cancel()
+	if err := <-errc; err == nil {
 		t.Fatal("cancelled request succeeded")
 	}
 	eventually(t, "a 499 in the request metrics", func() bool {
@@ -169,14 +180,17 @@ func TestLongPollClientGoneIs499(t *testing.T) {
 
 func TestExternalWritesArePolled(t *testing.T) {
 	e := newEnv(t)
-	_, h, _ := e.get("/v1/snapshot")
 	other := e.openSecondStore()
+	// The tag is read after opening the second store (which may move the
+	// generation), so the long-poll below waits instead of answering at once.
+	_, h, _ := e.get("/v1/snapshot")
 	done := make(chan string, 1)
+	parked := e.parkedLongPolls()
 	go func() {
 		_, rh, _ := e.get("/v1/snapshot?wait=20000", "If-None-Match", h.Get("ETag"))
 		done <- rh.Get("ETag")
 	}()
-	time.Sleep(30 * time.Millisecond)
+	e.awaitParked(t, parked)
 	if _, err := other.Upsert(context.Background(), "openai", vault.Credential{Type: vault.TypeAPIKey, Key: "sk-ext"}); err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -14,11 +16,32 @@ import (
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
 )
 
-// rawStream opens the stream and returns a line reader over it.
+// streamTestTimeout bounds every stream test on its own, so a stream that
+// never delivers fails that test with a clear message instead of costing
+// the whole package timeout.
+const streamTestTimeout = 10 * time.Second
+
+// streamCtx is a test's stream context: cancelled at cleanup, expired after
+// streamTestTimeout.
+func streamCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), streamTestTimeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// expired names the deadline when ctx ran out, so failures say why.
+func expired(ctx context.Context) string {
+	if ctx.Err() != nil {
+		return fmt.Sprintf(" (stream test deadline of %v exceeded)", streamTestTimeout)
+	}
+	return ""
+}
+
+// rawStream opens the stream (bounded by streamTestTimeout) and returns a
+// line reader over it.
 func rawStream(t *testing.T, e *env) (*http.Response, *bufio.Reader) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
+	ctx := streamCtx(t)
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.ts.URL+"/v1/snapshot/stream", nil)
 	req.Header.Set("Authorization", "Bearer "+testToken)
 	resp, err := e.ts.Client().Do(req)
@@ -36,7 +59,11 @@ func frame(t *testing.T, r *bufio.Reader) string {
 	for {
 		line, err := r.ReadString('\n')
 		if err != nil {
-			t.Fatalf("read frame: %v (so far %q)", err, b.String())
+			hint := ""
+			if errors.Is(err, context.DeadlineExceeded) {
+				hint = fmt.Sprintf(" (stream test deadline of %v exceeded)", streamTestTimeout)
+			}
+			t.Fatalf("read frame: %v%s (so far %q)", err, hint, b.String())
 		}
 		b.WriteString(line)
 		if line == "\n" {
@@ -168,28 +195,28 @@ func TestStreamFingerprint(t *testing.T) {
 func TestStreamClientRoundTrip(t *testing.T) {
 	e := newEnv(t)
 	a := e.upsert("anthropic", oauthCred("a@b.c", e.clk.Now().UnixMilli()+3_600_000))
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), streamTestTimeout)
 	defer cancel()
 	s, err := e.client.Stream(ctx)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("open stream: %v%s", err, expired(ctx))
 	}
 	ev, err := s.Next()
 	if err != nil || ev.Kind != brokerapi.KindSnapshot || len(ev.Snapshot.Credentials) != 1 || ev.Snapshot.Credentials[0].ID != a.ID {
-		t.Fatalf("first event %+v %v", ev, err)
+		t.Fatalf("first event %+v %v%s", ev, err, expired(ctx))
 	}
 	first := ev.Generation
 	b := e.upsert("openai", vault.Credential{Type: vault.TypeAPIKey, Key: "sk-b"})
 	ev, err = s.Next()
 	if err != nil || ev.Kind != brokerapi.KindEntry || ev.Entry.ID != b.ID || ev.Entry.Credential.Key != "sk-b" || ev.Generation <= first {
-		t.Fatalf("entry event %+v %v", ev, err)
+		t.Fatalf("entry event %+v %v%s", ev, err, expired(ctx))
 	}
 	if err := e.client.Disable(ctx, a.ID, ""); err != nil {
 		t.Fatal(err)
 	}
 	ev, err = s.Next()
 	if err != nil || ev.Kind != brokerapi.KindRemoved || ev.ID != a.ID {
-		t.Fatalf("removed event %+v %v", ev, err)
+		t.Fatalf("removed event %+v %v%s", ev, err, expired(ctx))
 	}
 	if e.metricValue(t, "omp_broker_stream_subscribers") != "1" {
 		t.Fatal("subscriber gauge is not 1")
