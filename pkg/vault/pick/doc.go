@@ -13,8 +13,15 @@
 //
 // Blocks are keyed by credential id, not by position (the reference keys
 // its in-memory map by candidate index); see Blocks. Shared, broker-side
-// blocks (fleet.md §2–5) are not implemented yet: a BlockStore hook is the
-// place for them.
+// blocks (fleet.md §2–5) are not implemented yet; they are keyed by
+// credential id and scope too, so they can be merged into Blocks.Until.
+//
+// Deviations from the reference, each for a reason given where it is coded:
+// only the candidate about to be returned is prepared (refreshed near
+// expiry), not every candidate in parallel; every refresh failure seen
+// through a Source blocks 5 min (a definitive one disables the row at the
+// broker, and the set change follows); a provider's lone usage report is
+// not handed to an account it does not name.
 //
 // The Ladder helper implements the gateway's credential retry ladder
 // (gateway.md §5 step 10, §12.8, decision G7).
