@@ -1,0 +1,139 @@
+package pick
+
+import (
+	"context"
+
+	"github.com/ompgo/omp/pkg/vault"
+)
+
+// pickOAuth is OAuth selection (usage.md §5.3) over the provider's OAuth
+// credentials, in id order.
+func (p *Picker) pickOAuth(ctx context.Context, provider, session string, opts Options, creds []vault.Entry) (vault.Entry, error) {
+	pk := ProviderKey(provider, string(vault.TypeOAuth))
+	nowMs := p.now().UnixMilli()
+	spark := isSpark(provider, opts.ModelID)
+	strat, ranked := strategies[provider]
+
+	stickyID, hasSticky := p.getSticky(provider, session)
+	stickyUnblocked := false
+	if hasSticky {
+		for _, e := range creds {
+			if e.ID == stickyID {
+				stickyUnblocked = !p.Blocks.Blocked(pk, nil, e.ID)
+			}
+		}
+	}
+
+	// Ranking runs when a strategy exists and there is a choice to make
+	// (or a spark model), unless the session already has an unblocked
+	// sticky credential. Its prefetch order (the final tie-break) is the
+	// natural row order with a session id, else the round-robin rotation;
+	// without ranking the order is the §5.2 rotation.
+	rankNow := ranked && (len(creds) > 1 || spark) && (!stickyUnblocked || spark)
+	ord := p.order(pk, len(creds), session)
+	if rankNow && session != "" {
+		for i := range ord {
+			ord[i] = i
+		}
+	}
+	cs := make([]*candidate, len(creds))
+	for i, j := range ord {
+		cs[i] = &candidate{entry: creds[j], pos: i}
+	}
+	var reports []vault.UsageReport
+	if rankNow {
+		reports = p.usage(ctx)
+		for _, c := range cs {
+			p.applyUsage(pk, c, reports, nowMs)
+			strat.measure(c, spark, nowMs)
+		}
+		cs = rank(cs, session)
+	}
+	if hasSticky && !spark {
+		for i, c := range cs {
+			if c.entry.ID == stickyID && i > 0 {
+				copy(cs[1:i+1], cs[:i])
+				cs[0] = c
+				break
+			}
+		}
+	}
+
+	anyPro := false
+	if spark {
+		for _, c := range cs {
+			anyPro = anyPro || (c.report != nil && planPriority(c.report) == 0)
+		}
+	}
+	for i, c := range cs {
+		if p.Blocks.Blocked(pk, nil, c.entry.ID) {
+			continue
+		}
+		if reports != nil {
+			if until, ex := exhaustedUntil(c.report, p.now().UnixMilli()); ex {
+				p.block(pk, c.entry, until, "usage exhausted")
+				continue
+			}
+		}
+		if spark && anyPro && planPriority(c.report) != 0 {
+			continue
+		}
+		e, err := p.prepare(ctx, c.entry, opts.ForceRefresh && i == 0)
+		if err != nil {
+			if ctx.Err() != nil {
+				return vault.Entry{}, ctx.Err()
+			}
+			if vault.ErrorCode(err) != vault.ENOTFOUND {
+				// A refresh failure through a Source is transient for the
+				// picker: a definitive one disables the row at the broker
+				// (discrepancies.md B20, B23) and the set change follows.
+				p.block(pk, c.entry, p.now().Add(RefreshFailureBlock).UnixMilli(), "refresh failed")
+			}
+			p.log().Warn("pick: credential refresh failed", "provider", provider, "id", c.entry.ID, "err", err)
+			continue
+		}
+		p.setSticky(provider, session, e.ID)
+		return e, nil
+	}
+	// Every candidate failed: the first is used anyway when it is blocked.
+	if len(cs) > 0 && p.Blocks.Blocked(pk, nil, cs[0].entry.ID) {
+		p.setSticky(provider, session, cs[0].entry.ID)
+		return cs[0].entry, nil
+	}
+	p.clearSticky(provider, session)
+	return vault.Entry{}, NoCredential(provider)
+}
+
+// applyUsage attaches c's usage report; an unblocked candidate whose limits
+// are exhausted is blocked, and a blocked one carries its unblock time.
+func (p *Picker) applyUsage(pk string, c *candidate, reports []vault.UsageReport, nowMs int64) {
+	if until, ok := p.Blocks.Until(pk, nil, c.entry.ID); ok {
+		c.blocked, c.blockedUntil = true, until
+		return
+	}
+	c.report = matchReport(c.entry.Provider, c.entry.Credential, reports)
+	if until, ex := exhaustedUntil(c.report, nowMs); ex {
+		p.block(pk, c.entry, until, "usage exhausted")
+		c.blocked, c.blockedUntil = true, until
+	}
+}
+
+func (p *Picker) block(pk string, e vault.Entry, untilMs int64, why string) {
+	p.Blocks.Block(pk, "", e.ID, untilMs)
+	p.log().Info("pick: credential blocked", "providerKey", pk, "id", e.ID, "untilMs", untilMs, "reason", why)
+}
+
+// prepare brings e up to date: forced → Source.Refresh; else the Source's
+// Prepare when it has one, else a refresh within PrepareWindow of expiry.
+func (p *Picker) prepare(ctx context.Context, e vault.Entry, force bool) (vault.Entry, error) {
+	if force {
+		return p.Source.Refresh(ctx, e.ID)
+	}
+	if pr, ok := p.Source.(Preparer); ok {
+		return pr.Prepare(ctx, e.ID)
+	}
+	if e.Credential.Expires > 0 && e.Credential.Expires-p.now().UnixMilli() <= PrepareWindow.Milliseconds() {
+		return p.Source.Refresh(ctx, e.ID)
+	}
+	return e, nil
+}

@@ -1,0 +1,72 @@
+package pick
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/ompgo/omp/pkg/vault"
+)
+
+// rotation returns the candidate order of usage.md §5.2 for n candidates:
+// with a session id it starts at xxHash32(sessionId) mod n, else at start
+// (the round-robin cursor), and wraps around.
+func rotation(n int, sessionID string, start int) []int {
+	if n == 0 {
+		return nil
+	}
+	first := start % n
+	if sessionID != "" {
+		first = int(XXHash32(sessionID) % uint32(n))
+	}
+	out := make([]int, n)
+	for i := range out {
+		out[i] = (first + i) % n
+	}
+	return out
+}
+
+// fingerprint summarises a provider's credential set as far as selection
+// cares: which rows exist, their type and identity. A change in it is the
+// "provider credential change (upsert, replace, disable, dedupe)" that
+// clears round-robin cursors, stickiness and blocks (usage.md §5.2). A
+// token rotation (new access token, new expiry on the same row) is not a
+// change: clearing on it would lift the 60 s block invalidateMatching sets
+// right before it asks for that very refresh.
+func fingerprint(entries []vault.Entry) string {
+	var b strings.Builder
+	for _, e := range entries {
+		b.WriteString(strconv.FormatInt(e.ID, 10))
+		b.WriteByte('/')
+		b.WriteString(string(e.Credential.Type))
+		b.WriteByte('/')
+		b.WriteString(e.IdentityKey)
+		b.WriteByte('/')
+		// API keys have no identity key; a replaced key value on the same
+		// row is a new credential.
+		if e.Credential.Type == vault.TypeAPIKey {
+			b.WriteString(strconv.FormatUint(uint64(XXHash32(e.Credential.Key)), 16))
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// Secret returns the bearer an entry provides: the API key, or the OAuth
+// access token.
+func Secret(e vault.Entry) string {
+	if e.Credential.Type == vault.TypeAPIKey {
+		return e.Credential.Key
+	}
+	return e.Credential.Access
+}
+
+// byType returns the entries of one credential type, keeping their order.
+func byType(entries []vault.Entry, t vault.CredentialType) []vault.Entry {
+	var out []vault.Entry
+	for _, e := range entries {
+		if e.Credential.Type == t {
+			out = append(out, e)
+		}
+	}
+	return out
+}

@@ -1,0 +1,274 @@
+package pick
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ompgo/omp/pkg/vault"
+)
+
+// strategy is a provider's OAuth ranking strategy (usage.md §5.3).
+type strategy struct {
+	primary, secondary         func([]vault.UsageLimit) *vault.UsageLimit
+	primaryDefault, secDefault time.Duration
+	// boost reports the priority boost (codex: an untouched 5 h primary window).
+	boost func(primary *vault.UsageLimit) bool
+}
+
+// strategies are the ranking strategies; google-antigravity is not ranked
+// yet (its candidates keep the §5.2 order).
+var strategies = map[string]strategy{
+	"openai-codex": {
+		primary:        findLimit("openai-codex:primary", "primary", "1h"),
+		secondary:      findLimit("openai-codex:secondary", "secondary", "7d"),
+		primaryDefault: time.Hour, secDefault: 7 * 24 * time.Hour,
+		boost: codexBoost,
+	},
+	"anthropic": {
+		primary:        findLimit("anthropic:5h", "", ""),
+		secondary:      findLimit("anthropic:7d", "", ""),
+		primaryDefault: 5 * time.Hour, secDefault: 7 * 24 * time.Hour,
+	},
+}
+
+// findLimit finds the limit with id exactly, else the first whose id
+// contains part, else the first whose window id is window ("" = skip).
+func findLimit(id, part, window string) func([]vault.UsageLimit) *vault.UsageLimit {
+	return func(ls []vault.UsageLimit) *vault.UsageLimit {
+		for i := range ls {
+			if ls[i].ID == id {
+				return &ls[i]
+			}
+		}
+		if part != "" {
+			for i := range ls {
+				if strings.Contains(ls[i].ID, part) {
+					return &ls[i]
+				}
+			}
+		}
+		if window != "" {
+			for i := range ls {
+				if ls[i].Window != nil && ls[i].Window.ID == window {
+					return &ls[i]
+				}
+			}
+		}
+		return nil
+	}
+}
+
+// codexBoost: the primary window is 5 h (id "5h" or a duration within 60 s of
+// 5 h) and its usedFraction is exactly 0 — a fresh window to start draining.
+func codexBoost(l *vault.UsageLimit) bool {
+	if l == nil || l.Window == nil || l.Amount.UsedFraction == nil || *l.Amount.UsedFraction != 0 {
+		return false
+	}
+	const fiveH = 5 * 60 * 60 * 1000
+	w := l.Window
+	return w.ID == "5h" || (w.DurationMs != nil && math.Abs(float64(*w.DurationMs-fiveH)) <= 60_000)
+}
+
+// isSpark reports a Codex spark model (ranking runs and Pro plans go first).
+func isSpark(provider, modelID string) bool {
+	return provider == "openai-codex" && strings.Contains(modelID, "-spark")
+}
+
+// planPriority orders Codex plans for spark models: Pro 0, unknown 1, other 2.
+func planPriority(r *vault.UsageReport) int {
+	if r == nil {
+		return 1
+	}
+	p, _ := r.Metadata["planType"].(string)
+	switch {
+	case p == "":
+		return 1
+	case strings.Contains(strings.ToLower(p), "pro"):
+		return 0
+	}
+	return 2
+}
+
+// candidate is one OAuth credential under ranking.
+type candidate struct {
+	entry        vault.Entry
+	report       *vault.UsageReport
+	pos          int // prefetch order, the final tie-break
+	blocked      bool
+	blockedUntil int64
+	plan         int
+	boost        bool
+	secDrain     float64
+	secUsed      float64
+	priDrain     float64
+	priUsed      float64
+}
+
+// usedFraction is amount.usedFraction clamped to [0,1]; 0.5 when missing.
+func usedFraction(l *vault.UsageLimit) float64 {
+	if l == nil || l.Amount.UsedFraction == nil {
+		return 0.5
+	}
+	return min(1, max(0, *l.Amount.UsedFraction))
+}
+
+// drainRate is the used fraction per elapsed hour of the window: elapsed =
+// duration − clamp(resetsAt − now, 0, duration). Missing duration → def;
+// missing reset or no elapsed time → the used fraction itself.
+func drainRate(l *vault.UsageLimit, def time.Duration, nowMs int64) float64 {
+	used := usedFraction(l)
+	if l == nil || l.Window == nil || l.Window.ResetsAt == nil {
+		return used
+	}
+	dur := float64(def.Milliseconds())
+	if l.Window.DurationMs != nil {
+		dur = float64(*l.Window.DurationMs)
+	}
+	left := min(dur, max(0, float64(*l.Window.ResetsAt-nowMs)))
+	elapsed := dur - left
+	if elapsed <= 0 {
+		return used
+	}
+	return used / (elapsed / float64(time.Hour.Milliseconds()))
+}
+
+// measure fills the ranking metrics of c from its report.
+func (s strategy) measure(c *candidate, spark bool, nowMs int64) {
+	var ls []vault.UsageLimit
+	if c.report != nil {
+		ls = c.report.Limits
+	}
+	pri, sec := s.primary(ls), s.secondary(ls)
+	c.priUsed, c.priDrain = usedFraction(pri), drainRate(pri, s.primaryDefault, nowMs)
+	if sec == nil {
+		c.secUsed, c.secDrain = c.priUsed, c.priDrain
+	} else {
+		c.secUsed, c.secDrain = usedFraction(sec), drainRate(sec, s.secDefault, nowMs)
+	}
+	if s.boost != nil {
+		c.boost = s.boost(pri)
+	}
+	if spark {
+		c.plan = planPriority(c.report)
+	}
+}
+
+// compareMetric compares two metrics with relative tolerance 1e-6 and
+// absolute tolerance 1e-9.
+func compareMetric(a, b float64) int {
+	if a == b {
+		return 0
+	}
+	if math.IsInf(a, 0) || math.IsInf(b, 0) || math.IsNaN(a) || math.IsNaN(b) {
+		if a < b {
+			return -1
+		}
+		return 1
+	}
+	if math.Abs(a-b) <= max(1e-9, max(math.Abs(a), math.Abs(b))*1e-6) {
+		return 0
+	}
+	if a < b {
+		return -1
+	}
+	return 1
+}
+
+// comparePriority orders two candidates without the prefetch-order
+// tie-break: unblocked first; blocked by earliest unblock; Pro plans first
+// (spark); boosted first; then ascending secondary drain, secondary used,
+// primary drain, primary used.
+func comparePriority(a, b *candidate) int {
+	if a.blocked != b.blocked {
+		if a.blocked {
+			return 1
+		}
+		return -1
+	}
+	if a.blocked {
+		return cmpInt(a.blockedUntil, b.blockedUntil)
+	}
+	if a.plan != b.plan {
+		return a.plan - b.plan
+	}
+	if a.boost != b.boost {
+		if a.boost {
+			return -1
+		}
+		return 1
+	}
+	for _, m := range [][2]float64{{a.secDrain, b.secDrain}, {a.secUsed, b.secUsed}, {a.priDrain, b.priDrain}, {a.priUsed, b.priUsed}} {
+		if c := compareMetric(m[0], m[1]); c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// rank sorts cs (ties keep prefetch order) and, with a session id and at
+// least two unblocked candidates, moves the weighted pick to the front:
+// unblocked candidates are bucketed (a new bucket whenever the priority
+// comparison differs from the previous candidate's), bucket b has weight
+// 1 + (1 − b/maxBucket) (1 when there is one bucket), and the pick is the
+// candidate whose cumulative weight first exceeds
+// xxHash32(sessionId)/2^32 × totalWeight.
+func rank(cs []*candidate, sessionID string) []*candidate {
+	slices.SortStableFunc(cs, func(a, b *candidate) int {
+		if c := comparePriority(a, b); c != 0 {
+			return c
+		}
+		return a.pos - b.pos
+	})
+	unblocked := 0
+	for unblocked < len(cs) && !cs[unblocked].blocked {
+		unblocked++
+	}
+	if sessionID == "" || unblocked < 2 {
+		return cs
+	}
+	buckets := make([]int, unblocked)
+	for i := 1; i < unblocked; i++ {
+		buckets[i] = buckets[i-1]
+		if comparePriority(cs[i-1], cs[i]) != 0 {
+			buckets[i]++
+		}
+	}
+	maxBucket := buckets[unblocked-1]
+	weights := make([]float64, unblocked)
+	total := 0.0
+	for i, b := range buckets {
+		prio := 0.0
+		if maxBucket > 0 {
+			prio = 1 - float64(b)/float64(maxBucket)
+		}
+		weights[i] = 1 + prio
+		total += weights[i]
+	}
+	hit := float64(XXHash32(sessionID)) / (1 << 32) * total
+	pick := unblocked - 1
+	acc := 0.0
+	for i, w := range weights {
+		acc += w
+		if hit < acc {
+			pick = i
+			break
+		}
+	}
+	out := make([]*candidate, 0, len(cs))
+	out = append(out, cs[pick])
+	out = append(out, cs[:pick]...)
+	out = append(out, cs[pick+1:]...)
+	return out
+}

@@ -1,0 +1,134 @@
+package pick
+
+import (
+	"context"
+	"time"
+
+	"github.com/ompgo/omp/pkg/vault"
+)
+
+// LimitOptions describe a usage-limit error (usage.md §5.4).
+type LimitOptions struct {
+	// RetryAfter is the provider's retry hint; 0 = DefaultBlock.
+	RetryAfter time.Duration
+	// ModelID is the model of the failed request.
+	ModelID string
+	// Key is the bearer that failed (18.1.21 passes it too): it names the
+	// credential when the session has no sticky one.
+	Key string
+}
+
+// Switch is the answer of MarkUsageLimitReached.
+type Switch struct {
+	// Switched: another credential of the same type is unblocked.
+	Switched bool
+	// RetryAtMs is the earliest unblock of a sibling (epoch ms) when none is
+	// free; 0 when there is no sibling or no credential was blocked.
+	RetryAtMs int64
+}
+
+// find returns the credential of provider that failed: the session's
+// sticky one, else the one whose bearer is key.
+func (p *Picker) find(es []vault.Entry, provider, session, key string) (vault.Entry, bool) {
+	if id, ok := p.getSticky(provider, session); ok {
+		for _, e := range es {
+			if e.ID == id {
+				return e, true
+			}
+		}
+	}
+	if key != "" {
+		for _, e := range es {
+			if p.matches(e, key) {
+				return e, true
+			}
+		}
+	}
+	return vault.Entry{}, false
+}
+
+func (p *Picker) matches(e vault.Entry, key string) bool {
+	s := Secret(e)
+	if s == "" {
+		return false
+	}
+	if s == key {
+		return true
+	}
+	return e.Credential.Type == vault.TypeAPIKey && p.ResolveKey != nil && p.ResolveKey(s) == key
+}
+
+// MarkUsageLimitReached blocks the session's sticky credential (or the one
+// whose bearer is opts.Key) until now + RetryAfter (default 60 s), extended
+// to the earliest reset of its exhausted limits when a usage report says
+// later, and reports whether a sibling of the same type is free
+// (usage.md §5.4). Errors are the Source's (listing credentials).
+func (p *Picker) MarkUsageLimitReached(ctx context.Context, provider, sessionID string, opts LimitOptions) (Switch, error) {
+	es, err := p.entries(ctx, provider)
+	if err != nil {
+		return Switch{}, err
+	}
+	failed, ok := p.find(es, provider, sessionID, opts.Key)
+	if !ok {
+		return Switch{}, nil
+	}
+	wait := opts.RetryAfter
+	if wait <= 0 {
+		wait = DefaultBlock
+	}
+	now := p.now().UnixMilli()
+	until := now + wait.Milliseconds()
+	if failed.Credential.Type == vault.TypeOAuth {
+		if r := matchReport(provider, failed.Credential, p.usage(ctx)); r != nil {
+			if reset, ex := exhaustedUntil(r, now); ex && reset > until {
+				until = reset
+			}
+		}
+	}
+	pk := ProviderKey(provider, string(failed.Credential.Type))
+	p.block(pk, failed, until, "usage limit reached")
+
+	var retryAt int64
+	for _, e := range byType(es, failed.Credential.Type) {
+		if e.ID == failed.ID {
+			continue
+		}
+		u, blocked := p.Blocks.Until(pk, nil, e.ID)
+		if !blocked {
+			return Switch{Switched: true}, nil
+		}
+		if retryAt == 0 || u < retryAt {
+			retryAt = u
+		}
+	}
+	return Switch{RetryAtMs: retryAt}, nil
+}
+
+// InvalidateMatching reacts to an auth failure of bearer key
+// (invalidateCredentialMatching, usage.md §5.4): it finds the credential
+// whose API key or access token is key — none → false — clears the
+// session's sticky credential, blocks it 60 s and asks the Source to
+// refresh it (the remote store's refresh goes to the broker, which may
+// rotate or disable it). A failed refresh is logged, not returned: the block
+// already keeps the credential out of the way.
+func (p *Picker) InvalidateMatching(ctx context.Context, provider, key, sessionID string) (bool, error) {
+	es, err := p.entries(ctx, provider)
+	if err != nil {
+		return false, err
+	}
+	for _, e := range es {
+		if !p.matches(e, key) {
+			continue
+		}
+		p.clearSticky(provider, sessionID)
+		pk := ProviderKey(provider, string(e.Credential.Type))
+		p.block(pk, e, p.now().Add(DefaultBlock).UnixMilli(), "auth failure")
+		if e.Credential.Type == vault.TypeOAuth {
+			if _, err := p.Source.Refresh(ctx, e.ID); err != nil {
+				p.log().Warn("pick: refresh after auth failure failed", "provider", provider, "id", e.ID, "err", err)
+			}
+		}
+		return true, nil
+	}
+	return false, nil
+}
