@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"time"
 )
 
@@ -212,15 +213,25 @@ func (s *Store) runBatch(ops []*op) {
 
 // beginImmediate takes the vault's write lock, waiting up to maxLockWait
 // while other connections hold it.
+//
+// Why not busy_timeout alone: SQLite's busy handler sleeps 1, 2, 5 … 100 ms
+// between attempts, so a writer that waits behind another process's writes
+// committing back to back (a rekey's re-seal batches, a broker's refresh
+// write-backs) keeps missing the short gaps between them, and after
+// busy_timeout it fails with SQLITE_BUSY. Here the connection's busy handler
+// is cut to a few ms for BEGIN and the retry naps 1–4 ms with jitter, so a
+// waiting writer gets the lock within a few of the other side's commits.
 func beginImmediate(ctx context.Context, conn *sql.Conn) error {
+	if _, err := conn.ExecContext(ctx, "PRAGMA busy_timeout = 5"); err != nil {
+		return err
+	}
+	defer conn.ExecContext(ctx, "PRAGMA busy_timeout = "+strconv.Itoa(busyTimeoutMs))
 	deadline := time.Now().Add(maxLockWait)
 	for {
 		_, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE")
 		if err == nil || !isBusy(err) || time.Now().After(deadline) {
 			return err
 		}
-		// Short jittered naps: a writer that commits back to back leaves
-		// the lock free only briefly.
 		time.Sleep(time.Duration(1+rand.IntN(4)) * time.Millisecond)
 	}
 }

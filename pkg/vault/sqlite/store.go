@@ -31,6 +31,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -178,11 +179,16 @@ func Open(ctx context.Context, path string, kr *seal.Keyring, opts Options) (*St
 	return s, nil
 }
 
+// busyTimeoutMs is how long a statement waits for a lock another
+// connection holds before it fails with SQLITE_BUSY. Write transactions
+// wait longer, see beginImmediate.
+const busyTimeoutMs = 5000
+
 // dsn builds the modernc.org/sqlite data source name for path.
 func dsn(abs string, readOnly bool) string {
 	u := url.URL{Scheme: "file", OmitHost: true, Path: abs}
 	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(5000)")
+	q.Add("_pragma", "busy_timeout("+strconv.Itoa(busyTimeoutMs)+")")
 	if readOnly {
 		q.Set("mode", "ro")
 	} else {
