@@ -7,16 +7,35 @@
 // sealed in the meta table lets Open fail fast with a clear message when the
 // key does not match the vault.
 //
-// Every mutation runs in one BEGIN IMMEDIATE transaction with
-// synchronous=FULL, so a rotated refresh token is durable once the call
-// returns. The vault records its active key id in the meta table; each
-// write transaction seals under that key (reloading the keyring through
-// Options.ReloadKeyring when another process switched it), which makes
-// Rekey safe while a broker keeps writing (see keys.go).
-//
 // The generation (vault.Store.Generation) lives in the database: any process
 // writing the same file advances it, so a broker notices CLI writes by
 // polling Generation.
+//
+// Active set (active.go, view.go). The store keeps every active credential
+// decoded in memory, indexed by id, provider, OAuth identity and API-key
+// hash, valid for one generation. List and Get of an active row copy from
+// it (never aliasing it); writes match against it and unseal nothing, and
+// seal only the rows they write. After each commit the writer publishes its
+// changes to the set together with the new generation. A generation this
+// store did not produce — another process wrote the file — makes the next
+// read (outside any transaction, from one WAL snapshot) or write (inside its
+// transaction, under the write lock) reload the set: the only O(n) decrypt.
+// So every writer of the vault must advance the generation when it changes
+// credential rows; a re-seal, which changes no plaintext, need not.
+//
+// Group commit (batch.go). Writes queue; one leader runs a batch of them in
+// one BEGIN IMMEDIATE transaction, each op under its own SAVEPOINT (a
+// failing op rolls back alone), with one COMMIT — one fsync, as
+// synchronous=FULL — for all, and every caller returns only after the commit
+// holding its op: an acknowledged write, such as a rotated refresh token, is
+// on disk. The vault records its active key id in the meta table; each write
+// transaction seals under that key (reloading the keyring through
+// Options.ReloadKeyring when another process switched it), which makes
+// Rekey safe while a broker keeps writing (see keys.go).
+//
+// Storage errors (storage.go): a write the disk refuses (SQLITE_FULL,
+// SQLITE_READONLY, SQLITE_IOERR, ENOSPC, EROFS) fails with
+// vault.EUNAVAILABLE and a message naming it; reads keep working.
 package sqlite
 
 import (
