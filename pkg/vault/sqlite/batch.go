@@ -152,7 +152,7 @@ func (s *Store) runBatch(ops []*op) {
 			fail(storageError(fmt.Errorf("savepoint: %w", err)))
 			return
 		}
-		o.changed, o.err = o.fn(ctx, w)
+		o.changed, o.err = runOp(ctx, o, w)
 		if o.err != nil || !o.changed {
 			w.v.rollback()
 			if _, err := conn.ExecContext(ctx, "ROLLBACK TO op"); err != nil {
@@ -234,4 +234,16 @@ func beginImmediate(ctx context.Context, conn *sql.Conn) error {
 		}
 		time.Sleep(time.Duration(1+rand.IntN(4)) * time.Millisecond)
 	}
+}
+
+// runOp runs o's function. A panic fails only o: the leader must go on to
+// hand over leadership and wake the batch's callers, or every later write of
+// the store would wait forever (an HTTP server recovers a handler's panic).
+func runOp(ctx context.Context, o *op, w *wtx) (changed bool, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			changed, err = false, fmt.Errorf("vault write panicked: %v", p)
+		}
+	}()
+	return o.fn(ctx, w)
 }
