@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/sqlite"
@@ -107,4 +108,35 @@ func TestBatchedOpFailureFailsOnlyThatOp(t *testing.T) {
 		t.Fatalf("OnChange ran %d times for %d changed ops", n, ok*each)
 	}
 	t.Logf("%d changed ops committed in %d batches", ok*each, changes.Load())
+}
+
+// TestOnChangeMayWriteTheVault: OnChange runs outside the group-commit
+// leader, so a hook that writes (here: the durable cache) does not wait for
+// itself.
+func TestOnChangeMayWriteTheVault(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	var st *sqlite.Store
+	hookErr := make(chan error, 1)
+	st = e.open(t, func(o *sqlite.Options) {
+		o.OnChange = func() {
+			select {
+			case hookErr <- st.SetCache(ctx, "k", []byte("v"), e.clk.Now().UnixMilli()+60_000):
+			default:
+			}
+		}
+	})
+	done := make(chan error, 1)
+	go func() { _, err := st.Upsert(ctx, "openai", apiKey("sk-A")); done <- err }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Upsert did not return: OnChange's write waits for the write that called it")
+	}
+	if err := <-hookErr; err != nil {
+		t.Fatalf("SetCache from OnChange: %v", err)
+	}
 }

@@ -92,7 +92,7 @@ func (s *Store) lead() {
 	s.queue = s.queue[n:]
 	s.qmu.Unlock()
 
-	s.runBatch(batch)
+	notify := s.runBatch(batch)
 
 	s.qmu.Lock()
 	if len(s.queue) > 0 {
@@ -102,13 +102,20 @@ func (s *Store) lead() {
 		s.queue = nil
 	}
 	s.qmu.Unlock()
+	// OnChange runs with no lock or connection held and no longer as the
+	// leader, so it may itself read or write the vault; the batch's callers
+	// return after it, as they did when each write committed alone.
+	if notify && s.onChange != nil {
+		s.onChange()
+	}
 	for _, o := range batch {
 		o.wake <- false
 	}
 }
 
-// runBatch runs ops in one transaction and sets each op's result.
-func (s *Store) runBatch(ops []*op) {
+// runBatch runs ops in one transaction and sets each op's result. It
+// reports whether the commit advanced the generation (OnChange is due).
+func (s *Store) runBatch(ops []*op) (notify bool) {
 	ctx := context.Background()
 	fail := func(err error) {
 		for _, o := range ops {
@@ -204,11 +211,9 @@ func (s *Store) runBatch(ops []*op) {
 	}
 	if err != nil {
 		fail(storageError(fmt.Errorf("commit: %w", err)))
-		return
+		return false
 	}
-	if bump && s.onChange != nil {
-		s.onChange()
-	}
+	return bump
 }
 
 // beginImmediate takes the vault's write lock, waiting up to maxLockWait
