@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -129,4 +130,38 @@ func BenchmarkUpsertConcurrent16(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkUploads16x63 is the HTTP target's shape: 16 uploaders × 63
+// uploads each, concurrently (writers=16) or one after another
+// (writers=1); one op is all 1 008 uploads.
+func BenchmarkUploads16x63(b *testing.B) {
+	for _, writers := range []int{1, 16} {
+		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
+			st, _ := newStore(b)
+			ctx := context.Background()
+			round := 0
+			for b.Loop() {
+				round++
+				var wg sync.WaitGroup
+				upload := func(w int) {
+					for i := range 63 {
+						if _, err := st.Upsert(ctx, "anthropic", oauth(fmt.Sprintf("w%d-%d@x.io", w, i), fmt.Sprintf("r%d", round))); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}
+				for w := range 16 {
+					if writers == 1 {
+						upload(w)
+						continue
+					}
+					wg.Go(func() { upload(w) })
+				}
+				wg.Wait()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*16*63), "ns/upload")
+		})
+	}
 }

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -113,7 +114,7 @@ func (v *view) collect(baseIDs []int64, keep func(*entry) bool) []*entry {
 	}
 	add(v.op, nil)
 	add(v.batch, v.op)
-	slices.SortFunc(out, func(a, b *entry) int { return int(a.rec.ID - b.rec.ID) })
+	slices.SortFunc(out, func(a, b *entry) int { return cmp.Compare(a.rec.ID, b.rec.ID) })
 	return out
 }
 
