@@ -34,21 +34,21 @@ func (s *Store) Upsert(ctx context.Context, provider string, cred vault.Credenti
 	if err := validate(provider, cred); err != nil {
 		return nil, err
 	}
-	var out []vault.Record
+	var out []*entry
 	_, err := s.update(ctx, true, func(ctx context.Context, tx *wtx) (bool, error) {
 		if err := s.upsertTx(ctx, tx, provider, cred); err != nil {
 			return false, err
 		}
 		es, err := tx.v.provider(ctx, provider)
 		if err == nil {
-			out, err = tx.v.records(ctx, es)
+			out, err = tx.v.checked(ctx, es)
 		}
 		return true, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("upsert %s credential: %w", provider, err)
 	}
-	return out, nil
+	return copyOut(out), nil
 }
 
 func validate(provider string, cred vault.Credential) error {
@@ -96,13 +96,13 @@ func (s *Store) ReplaceAll(ctx context.Context, provider string, creds []vault.C
 			return nil, err
 		}
 	}
-	var out []vault.Record
+	var out []*entry
 	_, err := s.update(ctx, true, func(ctx context.Context, tx *wtx) (bool, error) {
 		es, err := tx.v.provider(ctx, provider)
 		if err != nil {
 			return false, err
 		}
-		existing, err := tx.v.records(ctx, es)
+		existing, err := s.resolveAll(ctx, es)
 		if err != nil {
 			return false, err
 		}
@@ -143,14 +143,14 @@ func (s *Store) ReplaceAll(ctx context.Context, provider string, creds []vault.C
 			s.purgeSupersededTx(ctx, tx, provider, written[i].(vault.CredentialType), written[i+1].(string))
 		}
 		if es, err = tx.v.provider(ctx, provider); err == nil {
-			out, err = tx.v.records(ctx, es)
+			out, err = tx.v.checked(ctx, es)
 		}
 		return true, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("replace %s credentials: %w", provider, err)
 	}
-	return out, nil
+	return copyOut(out), nil
 }
 
 // UpdateCredential is the refresh write-back: it replaces the data of active

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"errors"
 	"slices"
 
 	"github.com/ompgo/omp/pkg/vault"
@@ -162,10 +163,39 @@ func matchEntry(e *entry, c vault.Credential, ident string) bool {
 	return ident != "" && ident == e.ident
 }
 
-// records copies entries out as records, failing on an entry that does not
-// open (as reading the provider's rows always has).
-func (v *view) records(ctx context.Context, es []*entry) ([]vault.Record, error) {
-	return v.s.resolveAll(ctx, es)
+// checked makes sure, inside the transaction, that every entry of es opens
+// (a row that does not fails the op, as reading the provider's rows always
+// has) and returns the entries for copyOut. The copy happens after the
+// commit in the caller's goroutine, not in the leader under the write lock:
+// entries are immutable, so it still shows the set right after the op.
+func (v *view) checked(ctx context.Context, es []*entry) ([]*entry, error) {
+	out := es[:0]
+	for _, e := range es {
+		if e.err != nil {
+			rec, err := v.s.resolve(ctx, e)
+			if errors.Is(err, errUnparsable) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			e = newEntry(rec)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// copyOut copies checked entries out as records.
+func copyOut(es []*entry) []vault.Record {
+	if len(es) == 0 {
+		return nil
+	}
+	out := make([]vault.Record, len(es))
+	for i, e := range es {
+		out[i] = copyRecord(e.rec)
+	}
+	return out
 }
 
 // applyView publishes a committed batch's changes to the shared set, which
