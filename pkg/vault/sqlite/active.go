@@ -182,7 +182,11 @@ func (s *Store) loadSnapshot(ctx context.Context) (*activeSet, error) {
 }
 
 // readActive runs f on the active set as of the vault's current
-// generation, under cmu's read lock. f must not keep the set.
+// generation, under cmu's read lock. f must not keep the set. A set newer
+// than the generation just read is used as is: it is this store's own
+// commit, landed after the read. (The generation only grows; a vault file
+// replaced by an older copy under a running store is seen at its next
+// write, which reloads on any mismatch.)
 func (s *Store) readActive(ctx context.Context, f func(a *activeSet)) error {
 	for {
 		g, err := s.Generation(ctx)
