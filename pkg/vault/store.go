@@ -34,7 +34,10 @@ func (r Record) Active() bool { return r.DisabledCause == "" }
 
 // Store is the credential vault. Every mutating method commits in one
 // transaction and advances the generation; a failed call leaves the vault
-// unchanged. Secrets are sealed at rest by the implementation.
+// unchanged. A write the storage refuses (disk full, read-only file system,
+// I/O error) fails with EUNAVAILABLE and a message that names it ("vault
+// storage is full", "vault is read-only"): it may succeed later, and reads
+// keep working. Secrets are sealed at rest by the implementation.
 type Store interface {
 	// List returns the active records, ordered by id ascending; provider ""
 	// means every provider.

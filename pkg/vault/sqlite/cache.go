@@ -42,7 +42,7 @@ func (s *Store) GetCache(ctx context.Context, key string, stale bool) ([]byte, b
 // SetCache stores value under key until keepUntil (epoch ms). It does not
 // advance the credential generation.
 func (s *Store) SetCache(ctx context.Context, key string, value []byte, keepUntil int64) error {
-	_, err := s.update(ctx, false, func(ctx context.Context, tx *sql.Tx) (bool, error) {
+	_, err := s.update(ctx, false, func(ctx context.Context, tx *wtx) (bool, error) {
 		// Seal inside the transaction: only there is the keyring known to
 		// match the vault's active key.
 		blob, err := s.keyring().Seal(value, cacheAAD(key))

@@ -129,6 +129,8 @@ func TestRefreshWriteBackSurvivesKill(t *testing.T) {
 				t.Fatal("child never acknowledged a write")
 			}
 		}
+		// Not a wait for anything: a random moment to kill at, so the kill
+		// lands anywhere in a write (or before the first one, odd rounds).
 		time.Sleep(time.Duration(rand.IntN(150)) * time.Millisecond)
 		if err := cmd.Process.Kill(); err != nil {
 			t.Fatal(err)

@@ -1,12 +1,14 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -76,6 +78,13 @@ func decode(kr *seal.Keyring, r rawRow) (vault.Record, error) {
 		}
 		pt[i] = b
 	}
+	return assemble(r, pt)
+}
+
+// assemble builds the record of row r from its unsealed columns pt. The
+// write path uses it too, so the active set holds exactly what a read of
+// the row would return.
+func assemble(r rawRow, pt [len(sealedCols)][]byte) (vault.Record, error) {
 	rec := vault.Record{
 		ID:            r.id,
 		Provider:      r.provider,
@@ -141,12 +150,29 @@ func (s *Store) queryRecords(ctx context.Context, q querier, query string, args 
 	return out, nil
 }
 
-// List returns the active records of provider ("" = all), by id.
+// List returns the active records of provider ("" = all), by id, from the
+// in-memory active set (reloaded first when another process changed the
+// vault). The records are copies the caller may keep and modify.
 func (s *Store) List(ctx context.Context, provider string) ([]vault.Record, error) {
-	if provider == "" {
-		return s.queryRecords(ctx, s.db, "SELECT "+credCols+" FROM auth_credentials WHERE disabled_cause IS NULL ORDER BY id")
+	var es []*entry
+	err := s.readActive(ctx, func(a *activeSet) {
+		if provider != "" {
+			es = make([]*entry, 0, len(a.byProv[provider]))
+			for _, id := range a.byProv[provider] {
+				es = append(es, a.byID[id])
+			}
+			return
+		}
+		es = make([]*entry, 0, len(a.byID))
+		for _, e := range a.byID {
+			es = append(es, e)
+		}
+		slices.SortFunc(es, func(a, b *entry) int { return cmp.Compare(a.rec.ID, b.rec.ID) })
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list credentials: %w", err)
 	}
-	return s.activeOf(ctx, s.db, provider)
+	return s.resolveAll(ctx, es)
 }
 
 // ListDisabled returns the disabled (soft-deleted) records of provider
@@ -155,13 +181,19 @@ func (s *Store) ListDisabled(ctx context.Context, provider string) ([]vault.Reco
 	return s.queryRecords(ctx, s.db, "SELECT "+credCols+" FROM auth_credentials WHERE disabled_cause IS NOT NULL AND (?1 = '' OR provider = ?1) ORDER BY id", provider)
 }
 
-func (s *Store) activeOf(ctx context.Context, q querier, provider string) ([]vault.Record, error) {
-	return s.queryRecords(ctx, q, "SELECT "+credCols+" FROM auth_credentials WHERE provider = ? AND disabled_cause IS NULL ORDER BY id", provider)
-}
-
 // Get returns record id, active or not. ENOTFOUND if there is no such row;
 // a row that does not parse is an error too.
+//
+// An active row comes from the in-memory active set; a disabled one from
+// the database.
 func (s *Store) Get(ctx context.Context, id int64) (vault.Record, error) {
+	var e *entry
+	if err := s.readActive(ctx, func(a *activeSet) { e = a.byID[id] }); err != nil {
+		return vault.Record{}, fmt.Errorf("get credential %d: %w", id, err)
+	}
+	if e != nil {
+		return s.resolve(ctx, e)
+	}
 	return s.decodeOne(ctx, id, s.stmtGet.QueryRowContext(ctx, id))
 }
 
@@ -203,7 +235,7 @@ func nullable(s string) any {
 // insertTx inserts a row for provider and then writes its data (the sealed
 // columns need the id for their additional data), all inside tx. id 0 lets
 // SQLite assign the next id.
-func (s *Store) insertTx(ctx context.Context, tx *sql.Tx, id int64, provider string, c vault.Credential, ident, cause string, created, updated int64) (int64, error) {
+func (s *Store) insertTx(ctx context.Context, tx *wtx, id int64, provider string, c vault.Credential, ident, cause string, created, updated int64) (int64, error) {
 	var idArg any
 	if id > 0 {
 		idArg = id
@@ -217,8 +249,9 @@ func (s *Store) insertTx(ctx context.Context, tx *sql.Tx, id int64, provider str
 }
 
 // writeDataTx fully replaces the data of row id (fields absent from c are
-// cleared) with freshly sealed secrets.
-func (s *Store) writeDataTx(ctx context.Context, tx *sql.Tx, id int64, c vault.Credential, ident string, updated int64) error {
+// cleared) with freshly sealed secrets, and records the row's new state in
+// the batch's view of the active set.
+func (s *Store) writeDataTx(ctx context.Context, tx *wtx, id int64, c vault.Credential, ident string, updated int64) error {
 	var extra []byte
 	if len(c.Extra) > 0 {
 		var err error
@@ -227,23 +260,38 @@ func (s *Store) writeDataTx(ctx context.Context, tx *sql.Tx, id int64, c vault.C
 		}
 	}
 	kr := s.keyring()
-	var blobs [len(sealedCols)][]byte
-	for i, pt := range [][]byte{[]byte(c.Access), []byte(c.Refresh), []byte(c.Key), extra} {
-		b, err := kr.Seal(pt, credAAD(id, sealedCols[i]))
+	r := rawRow{id: id, ctype: string(c.Type), expires: c.Expires, email: c.Email, accountID: c.AccountID,
+		projectID: c.ProjectID, enterpriseURL: c.EnterpriseURL, updated: updated}
+	pt := [len(sealedCols)][]byte{[]byte(c.Access), []byte(c.Refresh), []byte(c.Key), extra}
+	for i := range pt {
+		b, err := kr.Seal(pt[i], credAAD(id, sealedCols[i]))
 		if err != nil {
 			return fmt.Errorf("seal credential %d: %w", id, err)
 		}
-		blobs[i] = b
+		r.blobs[i] = b
 	}
-	res, err := tx.ExecContext(ctx, `UPDATE auth_credentials SET credential_type = ?, identity_key = ?, expires = ?, email = ?,
+	err := tx.QueryRowContext(ctx, `UPDATE auth_credentials SET credential_type = ?, identity_key = ?, expires = ?, email = ?,
 		account_id = ?, project_id = ?, enterprise_url = ?, access = ?, refresh = ?, api_key = ?, extra = ?, updated_at = ?
-		WHERE id = ?`, string(c.Type), nullable(ident), c.Expires, c.Email, c.AccountID, c.ProjectID, c.EnterpriseURL,
-		blobs[0], blobs[1], blobs[2], blobs[3], updated, id)
+		WHERE id = ? RETURNING provider, disabled_cause, identity_key, created_at`, string(c.Type), nullable(ident), c.Expires, c.Email,
+		c.AccountID, c.ProjectID, c.EnterpriseURL, r.blobs[0], r.blobs[1], r.blobs[2], r.blobs[3], updated, id).
+		Scan(&r.provider, &r.cause, &r.ident, &r.created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return vault.NotFoundID(id)
+	}
 	if err != nil {
 		return fmt.Errorf("write credential %d: %w", id, err)
 	}
-	if n, _ := res.RowsAffected(); n != 1 {
-		return vault.NotFoundID(id)
+	if r.cause.Valid {
+		tx.v.set(id, nil)
+		return nil
 	}
+	rec, err := assemble(r, pt)
+	if err != nil {
+		s.log.Warn("vault: written credential does not read back", slog.Int64("id", id), slog.Any("err", err))
+		tx.v.set(id, nil)
+		tx.v.reload = true
+		return nil
+	}
+	tx.v.set(id, newEntry(rec))
 	return nil
 }

@@ -19,7 +19,7 @@ func normalizeCause(cause string) string {
 }
 
 // disableTx soft-deletes active row id and returns its provider.
-func disableTx(ctx context.Context, tx *sql.Tx, id int64, cause string, now int64) (provider string, err error) {
+func disableTx(ctx context.Context, tx *wtx, id int64, cause string, now int64) (provider string, err error) {
 	err = tx.QueryRowContext(ctx, "UPDATE auth_credentials SET disabled_cause = ?, updated_at = ? WHERE id = ? AND disabled_cause IS NULL RETURNING provider",
 		normalizeCause(cause), now, id).Scan(&provider)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -28,6 +28,7 @@ func disableTx(ctx context.Context, tx *sql.Tx, id int64, cause string, now int6
 	if err != nil {
 		return "", fmt.Errorf("disable credential %d: %w", id, err)
 	}
+	tx.v.set(id, nil)
 	return provider, nil
 }
 
@@ -42,7 +43,7 @@ func (s *Store) disabled(provider, cause string) {
 // ENOTFOUND if the row is missing or already disabled.
 func (s *Store) Disable(ctx context.Context, id int64, cause string) error {
 	var provider string
-	_, err := s.update(ctx, true, func(ctx context.Context, tx *sql.Tx) (bool, error) {
+	_, err := s.update(ctx, true, func(ctx context.Context, tx *wtx) (bool, error) {
 		var err error
 		provider, err = disableTx(ctx, tx, id, cause, s.nowMs())
 		return true, err
@@ -58,15 +59,20 @@ func (s *Store) Disable(ctx context.Context, id int64, cause string) error {
 // that cannot be unsealed is an error.
 func (s *Store) DisableIf(ctx context.Context, id int64, expected vault.Credential, cause string) (bool, error) {
 	var provider string
-	changed, err := s.update(ctx, true, func(ctx context.Context, tx *sql.Tx) (bool, error) {
-		rec, err := s.get(ctx, tx, id)
-		var verr *vault.Error
+	changed, err := s.update(ctx, true, func(ctx context.Context, tx *wtx) (bool, error) {
+		// Only active rows can be disabled; a row that is not in the
+		// active set is missing, disabled or does not parse.
+		e, err := tx.v.get(ctx, id)
+		if err != nil || e == nil {
+			return false, err
+		}
+		rec, err := s.resolve(ctx, e)
 		switch {
-		case errors.As(err, &verr) && verr.Code == vault.ENOTFOUND, errors.Is(err, errUnparsable):
+		case errors.Is(err, errUnparsable):
 			return false, nil
 		case err != nil:
 			return false, err
-		case !rec.Active() || !rec.Credential.Equal(expected):
+		case !rec.Credential.Equal(expected):
 			return false, nil
 		}
 		provider, err = disableTx(ctx, tx, id, cause, s.nowMs())
@@ -85,14 +91,23 @@ func (s *Store) DisableIf(ctx context.Context, id int64, expected vault.Credenti
 // returns how many it disabled.
 func (s *Store) DisableProvider(ctx context.Context, provider, cause string) (int, error) {
 	var n int64
-	_, err := s.update(ctx, true, func(ctx context.Context, tx *sql.Tx) (bool, error) {
-		res, err := tx.ExecContext(ctx, "UPDATE auth_credentials SET disabled_cause = ?, updated_at = ? WHERE provider = ? AND disabled_cause IS NULL",
+	_, err := s.update(ctx, true, func(ctx context.Context, tx *wtx) (bool, error) {
+		n = 0
+		rows, err := tx.QueryContext(ctx, "UPDATE auth_credentials SET disabled_cause = ?, updated_at = ? WHERE provider = ? AND disabled_cause IS NULL RETURNING id",
 			normalizeCause(cause), s.nowMs(), provider)
 		if err != nil {
 			return false, err
 		}
-		n, err = res.RowsAffected()
-		return n > 0, err
+		defer rows.Close()
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				return false, err
+			}
+			tx.v.set(id, nil)
+			n++
+		}
+		return n > 0, rows.Err()
 	})
 	if err != nil {
 		return 0, fmt.Errorf("disable %s credentials: %w", provider, err)

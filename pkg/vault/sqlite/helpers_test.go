@@ -155,3 +155,12 @@ func must[T any](t testing.TB) func(T, error) T {
 		return v
 	}
 }
+
+// bumpGeneration advances the vault's generation after raw SQL changed
+// credential rows: the store serves active credentials from memory and
+// reloads them when the generation moves, as every writer of the vault
+// (another store, the CLI) moves it.
+func bumpGeneration(t testing.TB, db *sql.DB) {
+	t.Helper()
+	execSQL(t, db, "UPDATE meta SET value = value + 1 WHERE key = 'generation'")
+}

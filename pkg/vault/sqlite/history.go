@@ -20,7 +20,7 @@ func (s *Store) RecordUsage(ctx context.Context, entries []vault.UsageHistoryEnt
 	if len(entries) == 0 {
 		return nil
 	}
-	_, err := s.update(ctx, false, func(ctx context.Context, tx *sql.Tx) (bool, error) {
+	_, err := s.update(ctx, false, func(ctx context.Context, tx *wtx) (bool, error) {
 		for _, e := range entries {
 			if e.RecordedAt <= 0 {
 				e.RecordedAt = s.nowMs()

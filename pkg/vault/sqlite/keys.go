@@ -59,7 +59,7 @@ func (s *Store) SetKeyring(ctx context.Context, kr *seal.Keyring) error {
 	if kr == nil {
 		return errors.New("set keyring: no keyring")
 	}
-	_, err := s.write(ctx, false, false, func(ctx context.Context, tx *sql.Tx) (bool, error) {
+	_, err := s.write(ctx, false, false, true, func(ctx context.Context, tx *wtx) (bool, error) {
 		canary, err := getMeta[[]byte](ctx, tx, metaCanary)
 		if err != nil {
 			return false, fmt.Errorf("read canary: %w", err)
@@ -95,7 +95,7 @@ func (s *Store) SetKeyring(ctx context.Context, kr *seal.Keyring) error {
 // older key can appear between the check and retire (step 4 of a rekey:
 // retire is seal.RetireKeys on the key file).
 func (s *Store) Retire(ctx context.Context, retire func(keep uint32) error) error {
-	_, err := s.update(ctx, false, func(ctx context.Context, tx *sql.Tx) (bool, error) {
+	_, err := s.write(ctx, false, true, true, func(ctx context.Context, tx *wtx) (bool, error) {
 		kr := s.keyring()
 		n, err := countStale(ctx, tx, kr)
 		if err != nil {
@@ -113,7 +113,7 @@ func (s *Store) Retire(ctx context.Context, retire func(keep uint32) error) erro
 }
 
 // countStale counts the blobs not sealed under kr's active key.
-func countStale(ctx context.Context, tx *sql.Tx, kr *seal.Keyring) (int, error) {
+func countStale(ctx context.Context, tx *wtx, kr *seal.Keyring) (int, error) {
 	n := 0
 	canary, err := getMeta[[]byte](ctx, tx, metaCanary)
 	if err != nil {
@@ -164,7 +164,7 @@ func activeKeyID(ctx context.Context, q querier) (id uint32, ok bool, err error)
 
 // syncKeyring makes the store seal under the vault's active key, inside a
 // write transaction. The fast path is one primary-key read.
-func (s *Store) syncKeyring(ctx context.Context, tx *sql.Tx) error {
+func (s *Store) syncKeyring(ctx context.Context, tx querier) error {
 	id, ok, err := activeKeyID(ctx, tx)
 	if err != nil || !ok || id == s.keyring().ActiveID() {
 		return err

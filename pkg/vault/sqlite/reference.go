@@ -179,7 +179,7 @@ func (s *Store) ImportRecords(ctx context.Context, recs []vault.Record) (int, er
 		}
 	}
 	n := 0
-	_, err := s.update(ctx, true, func(ctx context.Context, tx *sql.Tx) (bool, error) {
+	_, err := s.update(ctx, true, func(ctx context.Context, tx *wtx) (bool, error) {
 		n = 0
 		var seq int64
 		err := tx.QueryRowContext(ctx, `SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'auth_credentials'), 0),

@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/seal"
@@ -207,6 +206,7 @@ func TestRekeyWhileBrokerWrites(t *testing.T) {
 	last := make([]string, rows)
 	var writes atomic.Int64
 	done := make(chan struct{})
+	running := make(chan struct{}) // closed after the first rows rotations
 	errc := make(chan error, 1)
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -229,18 +229,20 @@ func TestRekeyWhileBrokerWrites(t *testing.T) {
 				return
 			}
 			last[i] = tok
-			writes.Add(1)
+			if writes.Add(1) == rows {
+				close(running)
+			}
 			if _, err := broker.Get(ctx, int64(i+1)); err != nil {
 				errc <- fmt.Errorf("read after rotation %d: %w", n, err)
 				return
 			}
 		}
 	})
-	for writes.Load() < rows { // the refresher is running before the rekey starts
-		if len(errc) > 0 {
-			break
-		}
-		time.Sleep(time.Millisecond)
+	// The refresher is running before the rekey starts.
+	select {
+	case <-running:
+	case err := <-errc:
+		t.Fatalf("broker before the rekey: %v", err)
 	}
 	before := writes.Load()
 	// Same clock as the broker: Open purges cache rows expired by its clock.

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strconv"
 )
@@ -42,7 +41,7 @@ func (s *Store) Reseal(ctx context.Context) (int, error) {
 		}
 		afterKey = last
 	}
-	_, err := s.update(ctx, false, func(ctx context.Context, tx *sql.Tx) (bool, error) {
+	_, err := s.update(ctx, false, func(ctx context.Context, tx *wtx) (bool, error) {
 		blob, err := getMeta[[]byte](ctx, tx, metaCanary)
 		if err != nil {
 			return false, err
@@ -70,7 +69,7 @@ func (s *Store) Reseal(ctx context.Context) (int, error) {
 // resealCredentials re-seals one batch of rows with id > after; last is the
 // highest id examined (0 when there are no more rows).
 func (s *Store) resealCredentials(ctx context.Context, after int64) (n int, last int64, err error) {
-	_, err = s.update(ctx, false, func(ctx context.Context, tx *sql.Tx) (bool, error) {
+	_, err = s.update(ctx, false, func(ctx context.Context, tx *wtx) (bool, error) {
 		n, last = 0, 0
 		rows, err := tx.QueryContext(ctx, "SELECT id, access, refresh, api_key, extra FROM auth_credentials WHERE id > ? ORDER BY id LIMIT ?", after, resealBatch)
 		if err != nil {
@@ -126,7 +125,7 @@ func (s *Store) resealCredentials(ctx context.Context, after int64) (n int, last
 
 // resealCache re-seals one batch of cache rows with key > after.
 func (s *Store) resealCache(ctx context.Context, after string) (n int, last string, more bool, err error) {
-	_, err = s.update(ctx, false, func(ctx context.Context, tx *sql.Tx) (bool, error) {
+	_, err = s.update(ctx, false, func(ctx context.Context, tx *wtx) (bool, error) {
 		n, last, more = 0, "", false
 		rows, err := tx.QueryContext(ctx, "SELECT key, value FROM cache WHERE key > ? ORDER BY key LIMIT ?", after, resealBatch)
 		if err != nil {

@@ -7,16 +7,35 @@
 // sealed in the meta table lets Open fail fast with a clear message when the
 // key does not match the vault.
 //
-// Every mutation runs in one BEGIN IMMEDIATE transaction with
-// synchronous=FULL, so a rotated refresh token is durable once the call
-// returns. The vault records its active key id in the meta table; each
-// write transaction seals under that key (reloading the keyring through
-// Options.ReloadKeyring when another process switched it), which makes
-// Rekey safe while a broker keeps writing (see keys.go).
-//
 // The generation (vault.Store.Generation) lives in the database: any process
 // writing the same file advances it, so a broker notices CLI writes by
 // polling Generation.
+//
+// Active set (active.go, view.go). The store keeps every active credential
+// decoded in memory, indexed by id, provider, OAuth identity and API-key
+// hash, valid for one generation. List and Get of an active row copy from
+// it (never aliasing it); writes match against it and unseal nothing, and
+// seal only the rows they write. After each commit the writer publishes its
+// changes to the set together with the new generation. A generation this
+// store did not produce — another process wrote the file — makes the next
+// read (outside any transaction, from one WAL snapshot) or write (inside its
+// transaction, under the write lock) reload the set: the only O(n) decrypt.
+// So every writer of the vault must advance the generation when it changes
+// credential rows; a re-seal, which changes no plaintext, need not.
+//
+// Group commit (batch.go). Writes queue; one leader runs a batch of them in
+// one BEGIN IMMEDIATE transaction, each op under its own SAVEPOINT (a
+// failing op rolls back alone), with one COMMIT — one fsync, as
+// synchronous=FULL — for all, and every caller returns only after the commit
+// holding its op: an acknowledged write, such as a rotated refresh token, is
+// on disk. The vault records its active key id in the meta table; each write
+// transaction seals under that key (reloading the keyring through
+// Options.ReloadKeyring when another process switched it), which makes
+// Rekey safe while a broker keeps writing (see keys.go).
+//
+// Storage errors (storage.go): a write the disk refuses (SQLITE_FULL,
+// SQLITE_READONLY, SQLITE_IOERR, ENOSPC, EROFS) fails with
+// vault.EUNAVAILABLE and a message naming it; reads keep working.
 package sqlite
 
 import (
@@ -31,6 +50,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -97,11 +117,28 @@ type Store struct {
 	// Prepared hot-path reads (Generation is polled; Get serves refreshes).
 	stmtGen, stmtGet *sql.Stmt
 
-	// wmu serialises this process's write transactions so they queue in Go
-	// instead of spinning in SQLite's busy handler. Other processes are
-	// serialised by BEGIN IMMEDIATE and busy_timeout.
-	wmu sync.Mutex
+	// Group commit (batch.go): qmu guards queue and leading. Writes of this
+	// process queue in Go instead of spinning in SQLite's busy handler;
+	// other processes are serialised by BEGIN IMMEDIATE and busy_timeout.
+	qmu     sync.Mutex
+	queue   []*op
+	leading bool
+
+	// The in-memory active set (active.go). cmu guards active, pendGen and
+	// pendDone; rmu serialises reloads. pendGen is the generation a commit
+	// of this store is about to publish, pendDone closes once it did.
+	cmu      sync.RWMutex
+	rmu      sync.Mutex
+	active   *activeSet
+	pendGen  int64
+	pendDone chan struct{}
 }
+
+// maxOpenConns bounds the connection pool: one writer (the group-commit
+// leader) plus a few readers. Credential reads come from memory; the pool
+// serves Generation polls, the cache, usage history, disabled rows and
+// active-set reloads.
+const maxOpenConns = 4
 
 const (
 	metaGeneration = "generation"
@@ -151,7 +188,8 @@ func Open(ctx context.Context, path string, kr *seal.Keyring, opts Options) (*St
 	if err != nil {
 		return nil, fmt.Errorf("open vault: %w", err)
 	}
-	db.SetMaxIdleConns(4)
+	db.SetMaxOpenConns(maxOpenConns)
+	db.SetMaxIdleConns(maxOpenConns)
 	s.db = db
 	if err := s.init(ctx); err != nil {
 		s.Close()
@@ -160,11 +198,16 @@ func Open(ctx context.Context, path string, kr *seal.Keyring, opts Options) (*St
 	return s, nil
 }
 
+// busyTimeoutMs is how long a statement waits for a lock another
+// connection holds before it fails with SQLITE_BUSY. Write transactions
+// wait longer, see beginImmediate.
+const busyTimeoutMs = 5000
+
 // dsn builds the modernc.org/sqlite data source name for path.
 func dsn(abs string, readOnly bool) string {
 	u := url.URL{Scheme: "file", OmitHost: true, Path: abs}
 	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(5000)")
+	q.Add("_pragma", "busy_timeout("+strconv.Itoa(busyTimeoutMs)+")")
 	if readOnly {
 		q.Set("mode", "ro")
 	} else {
@@ -193,7 +236,7 @@ func (s *Store) init(ctx context.Context) error {
 	if s.stmtGet, err = s.db.PrepareContext(ctx, "SELECT "+credCols+" FROM auth_credentials WHERE id = ?"); err != nil {
 		return err
 	}
-	_, err = s.update(ctx, false, func(ctx context.Context, tx *sql.Tx) (bool, error) {
+	_, err = s.write(ctx, false, true, true, func(ctx context.Context, tx *wtx) (bool, error) {
 		kr := s.keyring()
 		canary, err := getMeta[[]byte](ctx, tx, metaCanary)
 		switch {
@@ -296,62 +339,35 @@ func setMeta(ctx context.Context, q querier, key string, value any) error {
 	return nil
 }
 
-// txFunc does the work of one write transaction and reports whether it
-// changed anything (no change → rolled back, no generation bump).
-type txFunc func(ctx context.Context, tx *sql.Tx) (changed bool, err error)
+// txFunc does the work of one write and reports whether it changed
+// anything (no change → its savepoint is rolled back, no generation bump).
+type txFunc = opFunc
 
-// update runs fn in one write transaction. When fn reports a change and
-// bump is set, the generation advances in the same transaction and OnChange
-// runs after commit.
+// update runs fn as one op of a group-committed write transaction (see
+// batch.go) and returns once that transaction committed. When fn reports a
+// change and bump is set, the generation advances in the same transaction
+// and OnChange runs after commit. Storage failures come back as
+// EUNAVAILABLE (storage.go).
 //
-// Once started, the transaction is not cancelled with ctx: a refresh
-// write-back must land even if the HTTP client that triggered it went away
-// (the provider has already invalidated the old refresh token).
+// Once queued, the op is not cancelled with ctx: a refresh write-back must
+// land even if the HTTP client that triggered it went away (the provider
+// has already invalidated the old refresh token).
 func (s *Store) update(ctx context.Context, bump bool, fn txFunc) (changed bool, err error) {
-	return s.write(ctx, bump, true, fn)
+	return s.write(ctx, bump, true, false, fn)
 }
 
 // write is update; sync=false skips the keyring check (SetKeyring, which
-// sets the active key id itself).
+// sets the active key id itself); solo runs fn in a transaction of its own.
 //
-// The connection begins with BEGIN IMMEDIATE (dsn _txlock), so the write
-// lock is held from the first statement: the active key id read by
-// syncKeyring cannot change before this transaction commits, and nothing is
-// sealed under a key the vault no longer considers active.
-func (s *Store) write(ctx context.Context, bump, sync bool, fn txFunc) (changed bool, err error) {
+// The transaction begins with BEGIN IMMEDIATE, so the write lock is held
+// from the first statement: the active key id read by syncKeyring cannot
+// change before this transaction commits, and nothing is sealed under a key
+// the vault no longer considers active.
+func (s *Store) write(ctx context.Context, bump, sync, solo bool, fn txFunc) (changed bool, err error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	ctx = context.WithoutCancel(ctx)
-	changed, err = func() (bool, error) {
-		s.wmu.Lock()
-		defer s.wmu.Unlock()
-		tx, err := s.db.BeginTx(ctx, nil)
-		if err != nil {
-			return false, fmt.Errorf("begin: %w", err)
-		}
-		defer tx.Rollback() // no-op after Commit
-		if sync {
-			if err := s.syncKeyring(ctx, tx); err != nil {
-				return false, err
-			}
-		}
-		changed, err := fn(ctx, tx)
-		if err != nil || !changed {
-			return false, err
-		}
-		if bump {
-			if _, err := tx.ExecContext(ctx, "UPDATE meta SET value = value + 1 WHERE key = ?", metaGeneration); err != nil {
-				return false, fmt.Errorf("advance generation: %w", err)
-			}
-		}
-		if err := tx.Commit(); err != nil {
-			return false, fmt.Errorf("commit: %w", err)
-		}
-		return true, nil
-	}()
-	if changed && bump && s.onChange != nil {
-		s.onChange()
-	}
-	return changed, err
+	o := &op{fn: fn, bump: bump, sync: sync, solo: solo || !sync}
+	s.do(o)
+	return o.changed, o.err
 }

@@ -190,6 +190,7 @@ func TestBlobMovedToAnotherRowFailsToOpen(t *testing.T) {
 	db := rawDB(t, e.path)
 	execSQL(t, db, "UPDATE auth_credentials SET refresh = (SELECT refresh FROM auth_credentials WHERE id = 1) WHERE id = 2")
 	execSQL(t, db, "UPDATE auth_credentials SET access = (SELECT refresh FROM auth_credentials WHERE id = 1) WHERE id = 1")
+	bumpGeneration(t, db)
 
 	for id, col := range map[int64]string{2: "refresh", 1: "access"} {
 		_, err := st.Get(ctx, id)
@@ -214,7 +215,9 @@ func TestUnparsableRowIsSkippedWithWarning(t *testing.T) {
 	ctx := context.Background()
 	must[[]vault.Record](t)(st.Upsert(ctx, "anthropic", oauth("a@x.io", "r1")))
 	must[[]vault.Record](t)(st.Upsert(ctx, "anthropic", oauth("b@x.io", "r2")))
-	execSQL(t, rawDB(t, e.path), "UPDATE auth_credentials SET credential_type = 'bogus' WHERE id = 1")
+	db := rawDB(t, e.path)
+	execSQL(t, db, "UPDATE auth_credentials SET credential_type = 'bogus' WHERE id = 1")
+	bumpGeneration(t, db)
 
 	recs, err := st.List(ctx, "")
 	if err != nil || !slicesEqual(ids(recs), []int64{2}) {

@@ -34,19 +34,21 @@ func (s *Store) Upsert(ctx context.Context, provider string, cred vault.Credenti
 	if err := validate(provider, cred); err != nil {
 		return nil, err
 	}
-	var out []vault.Record
-	_, err := s.update(ctx, true, func(ctx context.Context, tx *sql.Tx) (bool, error) {
+	var out []*entry
+	_, err := s.update(ctx, true, func(ctx context.Context, tx *wtx) (bool, error) {
 		if err := s.upsertTx(ctx, tx, provider, cred); err != nil {
 			return false, err
 		}
-		var err error
-		out, err = s.activeOf(ctx, tx, provider)
+		es, err := tx.v.provider(ctx, provider)
+		if err == nil {
+			out, err = tx.v.checked(ctx, es)
+		}
 		return true, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("upsert %s credential: %w", provider, err)
 	}
-	return out, nil
+	return copyOut(out), nil
 }
 
 func validate(provider string, cred vault.Credential) error {
@@ -56,35 +58,29 @@ func validate(provider string, cred vault.Credential) error {
 	return cred.Validate()
 }
 
-func (s *Store) upsertTx(ctx context.Context, tx *sql.Tx, provider string, cred vault.Credential) error {
-	existing, err := s.activeOf(ctx, tx, provider)
+func (s *Store) upsertTx(ctx context.Context, tx *wtx, provider string, cred vault.Credential) error {
+	ident := vault.IdentityKey(provider, cred)
+	found, err := tx.v.matching(ctx, provider, cred, ident)
 	if err != nil {
 		return err
 	}
 	now := s.nowMs()
-	ident := vault.IdentityKey(provider, cred)
-	var target int64
-	for _, r := range existing {
-		if !matches(r, cred, ident) {
-			continue
+	for i, e := range found {
+		if i == 0 {
+			err = s.writeDataTx(ctx, tx, e.rec.ID, cred, ident, now)
+		} else {
+			_, err = disableTx(ctx, tx, e.rec.ID, vault.CauseReplaced, now)
 		}
-		if target == 0 {
-			target = r.ID
-			if err := s.writeDataTx(ctx, tx, r.ID, cred, ident, now); err != nil {
-				return err
-			}
-			continue
-		}
-		if _, err := disableTx(ctx, tx, r.ID, vault.CauseReplaced, now); err != nil {
+		if err != nil {
 			return err
 		}
 	}
-	if target == 0 {
+	if len(found) == 0 {
 		if _, err := s.insertTx(ctx, tx, 0, provider, cred, ident, "", now, now); err != nil {
 			return err
 		}
 	}
-	s.purgeSupersededTx(ctx, tx, provider)
+	s.purgeSupersededTx(ctx, tx, provider, cred.Type, ident)
 	return nil
 }
 
@@ -100,9 +96,13 @@ func (s *Store) ReplaceAll(ctx context.Context, provider string, creds []vault.C
 			return nil, err
 		}
 	}
-	var out []vault.Record
-	_, err := s.update(ctx, true, func(ctx context.Context, tx *sql.Tx) (bool, error) {
-		existing, err := s.activeOf(ctx, tx, provider)
+	var out []*entry
+	_, err := s.update(ctx, true, func(ctx context.Context, tx *wtx) (bool, error) {
+		es, err := tx.v.provider(ctx, provider)
+		if err != nil {
+			return false, err
+		}
+		existing, err := s.resolveAll(ctx, es)
 		if err != nil {
 			return false, err
 		}
@@ -111,6 +111,7 @@ func (s *Store) ReplaceAll(ctx context.Context, provider string, creds []vault.C
 		}
 		now := s.nowMs()
 		matched := make(map[int64]bool, len(existing))
+		var written []any // type, identity pairs to purge superseded rows of
 		for _, c := range creds {
 			ident := vault.IdentityKey(provider, c)
 			target := int64(0)
@@ -129,6 +130,7 @@ func (s *Store) ReplaceAll(ctx context.Context, provider string, creds []vault.C
 			if err != nil {
 				return false, err
 			}
+			written = append(written, c.Type, ident)
 		}
 		for _, r := range existing {
 			if !matched[r.ID] {
@@ -137,14 +139,18 @@ func (s *Store) ReplaceAll(ctx context.Context, provider string, creds []vault.C
 				}
 			}
 		}
-		s.purgeSupersededTx(ctx, tx, provider)
-		out, err = s.activeOf(ctx, tx, provider)
+		for i := 0; i < len(written); i += 2 {
+			s.purgeSupersededTx(ctx, tx, provider, written[i].(vault.CredentialType), written[i+1].(string))
+		}
+		if es, err = tx.v.provider(ctx, provider); err == nil {
+			out, err = tx.v.checked(ctx, es)
+		}
 		return true, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("replace %s credentials: %w", provider, err)
 	}
-	return out, nil
+	return copyOut(out), nil
 }
 
 // UpdateCredential is the refresh write-back: it replaces the data of active
@@ -156,21 +162,38 @@ func (s *Store) UpdateCredential(ctx context.Context, id int64, cred vault.Crede
 		return vault.Record{}, err
 	}
 	var out vault.Record
-	_, err := s.update(ctx, true, func(ctx context.Context, tx *sql.Tx) (bool, error) {
-		var provider string
-		var cause sql.NullString
-		err := tx.QueryRowContext(ctx, "SELECT provider, disabled_cause FROM auth_credentials WHERE id = ?", id).Scan(&provider, &cause)
-		if errors.Is(err, sql.ErrNoRows) || (err == nil && cause.Valid) {
-			return false, vault.NotFoundID(id)
-		}
+	_, err := s.update(ctx, true, func(ctx context.Context, tx *wtx) (bool, error) {
+		e, err := tx.v.get(ctx, id)
 		if err != nil {
 			return false, err
 		}
-		if err := s.writeDataTx(ctx, tx, id, cred, vault.IdentityKey(provider, cred), s.nowMs()); err != nil {
+		var provider string
+		if e != nil {
+			provider = e.rec.Provider
+		} else {
+			// Not in the active set: missing, disabled, or an active row
+			// that does not parse (which this write repairs).
+			var cause sql.NullString
+			err := tx.QueryRowContext(ctx, "SELECT provider, disabled_cause FROM auth_credentials WHERE id = ?", id).Scan(&provider, &cause)
+			if errors.Is(err, sql.ErrNoRows) || (err == nil && cause.Valid) {
+				return false, vault.NotFoundID(id)
+			}
+			if err != nil {
+				return false, err
+			}
+		}
+		ident := vault.IdentityKey(provider, cred)
+		if err := s.writeDataTx(ctx, tx, id, cred, ident, s.nowMs()); err != nil {
 			return false, err
 		}
-		s.purgeSupersededTx(ctx, tx, provider)
-		out, err = s.get(ctx, tx, id)
+		s.purgeSupersededTx(ctx, tx, provider, cred.Type, ident)
+		if e, err = tx.v.get(ctx, id); err != nil {
+			return false, err
+		}
+		if e == nil {
+			return false, vault.NotFoundID(id)
+		}
+		out, err = s.resolve(ctx, e)
 		return true, err
 	})
 	if err != nil {
@@ -179,53 +202,31 @@ func (s *Store) UpdateCredential(ctx context.Context, id int64, cred vault.Crede
 	return out, nil
 }
 
-// purgeSupersededTx hard-deletes disabled rows of provider whose identity key
-// equals an active row's identity key. It is best effort (broker.md §5.4):
-// it runs under a savepoint and a failure only undoes the purge.
-func (s *Store) purgeSupersededTx(ctx context.Context, tx *sql.Tx, provider string) {
+// purgeSupersededTx hard-deletes the disabled OAuth rows of provider whose
+// identity key is ident, the identity an active row was just written with
+// (broker.md §5.4). Each write purges what it supersedes, so the vault
+// never needs a scan of all identities for it (rows an older program left
+// with a NULL identity key are not purged). It is best effort: it runs
+// under a savepoint and a failure only undoes the purge.
+func (s *Store) purgeSupersededTx(ctx context.Context, tx *wtx, provider string, typ vault.CredentialType, ident string) {
+	if typ != vault.TypeOAuth || ident == "" {
+		return
+	}
 	if _, err := tx.ExecContext(ctx, "SAVEPOINT purge"); err != nil {
 		s.log.Warn("vault: purge superseded rows skipped", slog.String("provider", provider), slog.Any("err", err))
 		return
 	}
-	n, err := s.purge(ctx, tx, provider)
+	res, err := tx.ExecContext(ctx, `DELETE FROM auth_credentials WHERE provider = ? AND identity_key = ?
+		AND credential_type = 'oauth' AND disabled_cause IS NOT NULL`, provider, ident)
 	if err != nil {
 		s.log.Warn("vault: purge superseded rows failed", slog.String("provider", provider), slog.Any("err", err))
 		if _, err := tx.ExecContext(ctx, "ROLLBACK TO purge"); err != nil {
 			s.log.Warn("vault: rollback of purge failed", slog.Any("err", err))
 		}
-	} else if n > 0 {
-		s.log.Debug("vault: purged superseded rows", slog.String("provider", provider), slog.Int("n", n))
+	} else if n, _ := res.RowsAffected(); n > 0 {
+		s.log.Debug("vault: purged superseded rows", slog.String("provider", provider), slog.Int64("n", n))
 	}
 	tx.ExecContext(ctx, "RELEASE purge")
-}
-
-func (s *Store) purge(ctx context.Context, tx *sql.Tx, provider string) (int, error) {
-	active, err := s.identities(ctx, tx, provider, true)
-	if err != nil {
-		return 0, err
-	}
-	keys := make(map[string]bool, len(active))
-	for _, a := range active {
-		keys[a.ident] = true
-	}
-	if len(keys) == 0 {
-		return 0, nil
-	}
-	disabled, err := s.identities(ctx, tx, provider, false)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, d := range disabled {
-		if !keys[d.ident] {
-			continue
-		}
-		if _, err := tx.ExecContext(ctx, "DELETE FROM auth_credentials WHERE id = ?", d.id); err != nil {
-			return n, err
-		}
-		n++
-	}
-	return n, nil
 }
 
 type identRow struct {
@@ -283,7 +284,7 @@ func (s *Store) identities(ctx context.Context, q querier, provider string, acti
 // returns how many it disabled. API keys and identity-less rows are kept.
 func (s *Store) Dedupe(ctx context.Context) (int, error) {
 	n := 0
-	_, err := s.update(ctx, true, func(ctx context.Context, tx *sql.Tx) (bool, error) {
+	_, err := s.update(ctx, true, func(ctx context.Context, tx *wtx) (bool, error) {
 		n = 0
 		rows, err := s.identities(ctx, tx, "", true)
 		if err != nil {

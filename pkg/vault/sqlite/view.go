@@ -1,0 +1,219 @@
+package sqlite
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"slices"
+
+	"github.com/ompgo/omp/pkg/vault"
+)
+
+// view is one write batch's picture of the active set: the committed set
+// plus the changes of the batch's ops so far (nil entry = no longer
+// active). An op's changes stay in op until its savepoint is released, so
+// a failed op leaves no trace; the batch's changes reach the shared set only
+// after the commit (applyView).
+type view struct {
+	s     *Store
+	q     querier
+	gen0  int64 // the generation the batch's transaction started at
+	base  *activeSet
+	batch map[int64]*entry
+	op    map[int64]*entry
+	// reload: the batch made a change the view does not follow; drop the
+	// shared set after commit.
+	reload bool
+}
+
+// ensure loads base: the shared set when it is at gen0, else a reload
+// inside the write transaction (another process wrote since).
+func (v *view) ensure(ctx context.Context) error {
+	if v.base != nil {
+		return nil
+	}
+	v.s.cmu.RLock()
+	a := v.s.active
+	v.s.cmu.RUnlock()
+	if a == nil || a.gen != v.gen0 {
+		var err error
+		if a, err = v.s.loadActive(ctx, v.q); err != nil {
+			return err
+		}
+		v.s.cmu.Lock()
+		v.s.active = a
+		v.s.cmu.Unlock()
+	}
+	v.base = a
+	return nil
+}
+
+// override returns the batch's own version of id, if it has one.
+func (v *view) override(id int64) (*entry, bool) {
+	if e, ok := v.op[id]; ok {
+		return e, true
+	}
+	e, ok := v.batch[id]
+	return e, ok
+}
+
+// get returns the active entry id or nil.
+func (v *view) get(ctx context.Context, id int64) (*entry, error) {
+	if e, ok := v.override(id); ok {
+		return e, nil
+	}
+	if err := v.ensure(ctx); err != nil {
+		return nil, err
+	}
+	return v.base.byID[id], nil
+}
+
+// set records the running op's change of id (nil: no longer active).
+func (v *view) set(id int64, e *entry) {
+	if v.op == nil {
+		v.op = map[int64]*entry{}
+	}
+	v.op[id] = e
+}
+
+// release keeps the running op's changes; rollback drops them.
+func (v *view) release() {
+	if v.batch == nil {
+		v.batch = map[int64]*entry{}
+	}
+	for id, e := range v.op {
+		v.batch[id] = e
+	}
+	clear(v.op)
+}
+
+func (v *view) rollback() { clear(v.op) }
+
+// collect returns the active entries among base ids and the batch's
+// changes that satisfy keep, by id.
+func (v *view) collect(baseIDs []int64, keep func(*entry) bool) []*entry {
+	var out []*entry
+	for _, id := range baseIDs {
+		e, ok := v.override(id)
+		if !ok {
+			e = v.base.byID[id]
+		}
+		if e != nil && keep(e) {
+			out = append(out, e)
+		}
+	}
+	seen := func(id int64) bool { _, ok := slices.BinarySearch(baseIDs, id); return ok }
+	add := func(m map[int64]*entry, shadow map[int64]*entry) {
+		for id, e := range m {
+			if _, ok := shadow[id]; ok || e == nil || seen(id) || !keep(e) {
+				continue
+			}
+			out = append(out, e)
+		}
+	}
+	add(v.op, nil)
+	add(v.batch, v.op)
+	slices.SortFunc(out, func(a, b *entry) int { return cmp.Compare(a.rec.ID, b.rec.ID) })
+	return out
+}
+
+// provider returns provider's active entries by id.
+func (v *view) provider(ctx context.Context, provider string) ([]*entry, error) {
+	if err := v.ensure(ctx); err != nil {
+		return nil, err
+	}
+	return v.collect(v.base.byProv[provider], func(e *entry) bool { return e.rec.Provider == provider }), nil
+}
+
+// matching returns provider's active entries that are the same credential
+// as c (matches), by id, through the identity and key indexes.
+func (v *view) matching(ctx context.Context, provider string, c vault.Credential, ident string) ([]*entry, error) {
+	if err := v.ensure(ctx); err != nil {
+		return nil, err
+	}
+	switch c.Type {
+	case vault.TypeOAuth:
+		if ident == "" {
+			return nil, nil
+		}
+		return v.collect(v.base.byIdnt[identKey{provider, ident}], func(e *entry) bool {
+			return e.err == nil && e.rec.Provider == provider && matchEntry(e, c, ident)
+		}), nil
+	case vault.TypeAPIKey:
+		h := sha256.Sum256([]byte(c.Key))
+		return v.collect(v.base.byKey[apiKeyKey{provider, h}], func(e *entry) bool {
+			return e.err == nil && e.rec.Provider == provider && matchEntry(e, c, ident)
+		}), nil
+	}
+	return nil, nil
+}
+
+// matchEntry is matches on an entry: API keys byte-identical (constant
+// time), OAuth by equal non-empty identity keys, never across types.
+func matchEntry(e *entry, c vault.Credential, ident string) bool {
+	r := e.rec.Credential
+	if r.Type != c.Type {
+		return false
+	}
+	if c.Type == vault.TypeAPIKey {
+		return len(r.Key) == len(c.Key) && subtle.ConstantTimeCompare([]byte(r.Key), []byte(c.Key)) == 1
+	}
+	return ident != "" && ident == e.ident
+}
+
+// checked makes sure, inside the transaction, that every entry of es opens
+// (a row that does not fails the op, as reading the provider's rows always
+// has) and returns the entries for copyOut. The copy happens after the
+// commit in the caller's goroutine, not in the leader under the write lock:
+// entries are immutable, so it still shows the set right after the op.
+func (v *view) checked(ctx context.Context, es []*entry) ([]*entry, error) {
+	out := es[:0]
+	for _, e := range es {
+		if e.err != nil {
+			rec, err := v.s.resolve(ctx, e)
+			if errors.Is(err, errUnparsable) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			e = newEntry(rec)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// copyOut copies checked entries out as records.
+func copyOut(es []*entry) []vault.Record {
+	if len(es) == 0 {
+		return nil
+	}
+	out := make([]vault.Record, len(es))
+	for i, e := range es {
+		out[i] = copyRecord(e.rec)
+	}
+	return out
+}
+
+// applyView publishes a committed batch's changes to the shared set, which
+// is then at gen1. When the shared set is not the one the batch started
+// from (a reload since), it is left alone: the reload read the database
+// after this commit or will be replaced by a newer one.
+func (s *Store) applyView(v *view, gen1 int64) {
+	s.cmu.Lock()
+	defer s.cmu.Unlock()
+	a := s.active
+	switch {
+	case v.reload:
+		s.active = nil
+	case a == nil || a.gen != v.gen0:
+	default:
+		for id, e := range v.batch {
+			a.put(id, e)
+		}
+		a.gen = gen1
+	}
+}
