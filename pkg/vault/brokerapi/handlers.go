@@ -252,13 +252,17 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.Notify()
+	// The reply reuses the published snapshot's encoding of every credential
+	// that did not change since, so it costs one encoding, not one per
+	// stored credential.
+	sh := s.hub.current()
 	s.log.Info("auth-broker credential upserted", "provider", provider, "type", string(cred.Type),
 		"identity", cred.Identity(), "peer", peer, "providerTotal", len(records))
 	buf := getBuf()
 	defer putBuf(buf)
 	b := append(*buf, `{"entries":[`...)
 	for i, rec := range records {
-		e, err := encodeEntry(vault.NewEntry(rec))
+		e, err := encodeRecord(rec, sh)
 		if err != nil {
 			return err
 		}

@@ -98,7 +98,9 @@ func (h *hub) build(gen int64, records []vault.Record, prev *shared) *shared {
 		done:      make(chan struct{}),
 	}
 	for _, r := range records {
-		e, err := encodeEntry(vault.NewEntry(r))
+		// Most rows are unchanged since prev: reuse their encoding, so a
+		// write costs one encoding, not one per stored credential.
+		e, err := encodeRecord(r, prev)
 		if err != nil {
 			h.log.Warn("auth-broker snapshot skipped credential", "id", r.ID, "provider", r.Provider, "error", err.Error())
 			continue

@@ -24,6 +24,35 @@ type encodedEntry struct {
 	// time; valid when rotates.
 	target  int64
 	rotates bool
+	// src is what prefix was encoded from (redacted), so a record that did
+	// not change reuses prefix instead of being encoded again.
+	src vault.Entry
+}
+
+// encodes reports whether e's prefix is the encoding of record r: the
+// same id, provider, identity key and wire credential fields.
+func (e *encodedEntry) encodes(r vault.Record) bool {
+	return e.src.ID == r.ID && e.src.Provider == r.Provider && e.src.IdentityKey == r.IdentityKey &&
+		sameWire(e.src.Credential, r.Credential.Redacted())
+}
+
+// sameWire reports whether two redacted credentials encode to the same
+// JSON: it compares exactly the fields of vault.Credential.MarshalJSON
+// (TestSameWireCoversEveryField keeps the two in step).
+func sameWire(a, b vault.Credential) bool {
+	return a.Type == b.Type && a.Access == b.Access && a.Refresh == b.Refresh && a.Expires == b.Expires &&
+		a.EnterpriseURL == b.EnterpriseURL && a.ProjectID == b.ProjectID && a.Email == b.Email &&
+		a.AccountID == b.AccountID && a.Key == b.Key
+}
+
+// encodeRecord encodes r, reusing prev's encoding of it when r is unchanged.
+func encodeRecord(r vault.Record, prev *shared) (encodedEntry, error) {
+	if prev != nil {
+		if j, ok := prev.index[r.ID]; ok && prev.entries[j].encodes(r) {
+			return prev.entries[j], nil
+		}
+	}
+	return encodeEntry(vault.NewEntry(r))
 }
 
 // encodeEntry redacts nothing itself: e.Credential must already be redacted
@@ -43,7 +72,7 @@ func encodeEntry(e vault.Entry) (encodedEntry, error) {
 	b = append(b, cred...)
 	b = append(b, `,"identityKey":`...)
 	b = appendNullableString(b, e.IdentityKey)
-	return encodedEntry{id: e.ID, provider: e.Provider, oauth: e.Credential.IsOAuth(), expires: e.Credential.Expires, prefix: b}, nil
+	return encodedEntry{id: e.ID, provider: e.Provider, oauth: e.Credential.IsOAuth(), expires: e.Credential.Expires, prefix: b, src: e}, nil
 }
 
 func appendNullableString(b []byte, s string) []byte {
