@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/sse"
+	"github.com/ompgo/omp/internal/sse"
 )
 
 // DefaultBaseURL is the Anthropic API origin.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
-	"github.com/ompgo/omp/pkg/llm/sse"
+	"github.com/ompgo/omp/internal/sse"
 )
 
 // streamState parses one upstream SSE response into canonical events.

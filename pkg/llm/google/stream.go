@@ -8,7 +8,7 @@ import (
 	"io"
 
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/sse"
+	"github.com/ompgo/omp/internal/sse"
 )
 
 // safetyReasons are the finish / block reasons of the safety class

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/sse"
+	"github.com/ompgo/omp/internal/sse"
 )
 
 // maxErrorBody bounds how much of a non-2xx body is read.
