@@ -59,6 +59,22 @@ func Header(retryAfter string, now time.Time) time.Duration {
 	return min(t.Sub(now), Max) // Sub saturates at the Duration range
 }
 
+// Seconds converts a delay in seconds read from a response body (OpenAI's
+// resets_in_seconds) to a Duration in [0, Max]: NaN and values ≤ 0 give 0.
+func Seconds(s float64) time.Duration {
+	switch {
+	case !(s > 0): // also NaN
+		return 0
+	case s >= float64(Max/time.Second):
+		return Max
+	}
+	return time.Duration(s * float64(time.Second))
+}
+
+// Clamp bounds a delay read in some other form (a google.rpc.RetryInfo
+// duration) to [0, Max].
+func Clamp(d time.Duration) time.Duration { return min(max(d, 0), Max) }
+
 // number parses a non-negative decimal count of unit ("7", "1.5", "1e3"),
 // saturating at Max. It reports false for anything else: signs, hex,
 // "Inf", "NaN", dates.

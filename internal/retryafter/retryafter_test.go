@@ -1,6 +1,7 @@
 package retryafter
 
 import (
+	"math"
 	"net/http"
 	"testing"
 	"time"
@@ -61,6 +62,17 @@ func TestParse(t *testing.T) {
 func TestHeader(t *testing.T) {
 	if got := Header("120", now); got != 2*time.Minute {
 		t.Fatal(got)
+	}
+}
+
+func TestSecondsAndClamp(t *testing.T) {
+	for in, want := range map[float64]time.Duration{0: 0, -1: 0, 1.5: 1500 * time.Millisecond, 1e300: Max, 86400: Max} {
+		if got := Seconds(in); got != want {
+			t.Errorf("Seconds(%v) = %v, want %v", in, got, want)
+		}
+	}
+	if Seconds(math.NaN()) != 0 || Seconds(math.Inf(1)) != Max || Clamp(-time.Second) != 0 || Clamp(time.Duration(math.MaxInt64)) != Max || Clamp(time.Second) != time.Second {
+		t.Fatal("Seconds(NaN/Inf) or Clamp")
 	}
 }
 

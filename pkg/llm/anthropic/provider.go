@@ -11,8 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/internal/retryafter"
 	"github.com/ompgo/omp/internal/sse"
+	"github.com/ompgo/omp/pkg/llm"
 )
 
 // DefaultBaseURL is the Anthropic API origin.
@@ -169,7 +170,7 @@ func (p *Provider) responseError(resp *http.Response, model llm.Model) error {
 		Provider:   providerID(model),
 		Status:     resp.StatusCode,
 		RequestID:  resp.Header.Get("request-id"),
-		RetryAfter: llm.ParseRetryAfter(resp.Header.Get("retry-after"), resp.Header.Get("retry-after-ms"), p.now()),
+		RetryAfter: retryafter.Parse(resp.Header.Get("retry-after"), resp.Header.Get("retry-after-ms"), p.now()),
 	}
 	var env struct {
 		Error json.RawMessage `json:"error"`
