@@ -7,15 +7,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ompgo/omp/internal/provider"
 	"github.com/ompgo/omp/internal/retryafter"
 	"github.com/ompgo/omp/pkg/vault"
 )
 
 // Anthropic usage constants (usage.md §2.2).
 const (
-	AnthropicDefaultBase = "https://api.anthropic.com/api/oauth"
-	anthropicBeta        = "claude-code-20250219,oauth-2025-04-20,interleaved-thinking-2025-05-14,redact-thinking-2026-02-12,context-management-2025-06-27,prompt-caching-scope-2026-01-05,mid-conversation-system-2026-04-07,advanced-tool-use-2025-11-20,effort-2025-11-24,extended-cache-ttl-2025-04-11"
-	anthropicUserAgent   = "claude-cli/2.1.165 (external, cli)"
+	AnthropicDefaultBase = provider.AnthropicUsageBaseURL
+	anthropicBeta        = provider.AnthropicBetasUsage
+	anthropicUserAgent   = provider.ClaudeCodeUserAgent
 	anthropicAttempts    = 3
 	anthropicBaseDelay   = 500 * time.Millisecond
 	hourMs               = int64(3_600_000)
