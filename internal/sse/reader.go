@@ -158,8 +158,10 @@ func isDigits(b []byte) bool {
 }
 
 // indexEOL returns the index of the first \r or \n in b, or -1. Two
-// IndexByte scans (vectorised) beat bytes.IndexAny's byte loop on the long
-// data lines of provider streams (BenchmarkReaderLongLines).
+// vectorised IndexByte scans beat bytes.IndexAny's byte loop: with
+// IndexAny instead, BenchmarkReader (1000 Anthropic delta frames) drops
+// from ~1960 to ~900 MB/s and BenchmarkReaderLongLines (16 KiB lines) from
+// ~11800 to ~1700 MB/s.
 func indexEOL(b []byte) int {
 	i := bytes.IndexByte(b, '\n')
 	if i < 0 {
