@@ -65,8 +65,8 @@ func TestAdaptersDoNotImportSiblings(t *testing.T) {
 						ok = true
 					}
 				}
-				// Shared helper sub-packages of pkg/llm (sse, catalog, internal/json*) serve every adapter.
-				if strings.HasPrefix(imp, m+"pkg/llm/sse") || strings.HasPrefix(imp, m+"pkg/llm/catalog") || strings.HasPrefix(imp, m+"pkg/llm/internal/") {
+				// Shared helper sub-packages of pkg/llm (catalog, internal/json*) serve every adapter.
+				if strings.HasPrefix(imp, m+"pkg/llm/catalog") || strings.HasPrefix(imp, m+"pkg/llm/internal/") {
 					ok = true
 				}
 				if !ok {
@@ -89,6 +89,50 @@ func TestTestHelpersNotImported(t *testing.T) {
 		for _, imp := range p.Imports {
 			if strings.HasPrefix(imp, m) && strings.HasSuffix(imp, "test") && imp != m+"internal/deptest" {
 				t.Errorf("%s (non-test code) imports test helper %s", p.ImportPath, imp)
+			}
+		}
+	}
+}
+
+// TestAdaptersInternalImports: an adapter under pkg/vault/* or pkg/llm/*
+// imports from the module's internal/ only the shared pieces: httpx, the
+// one SSE reader/writer, the one Retry-After parser, the one provider
+// identity table, and buildinfo (version strings). The domains themselves
+// import nothing in-module (TestImportRules).
+func TestAdaptersInternalImports(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the go tool")
+	}
+	allowed := map[string]bool{
+		m + "internal/httpx": true, m + "internal/sse": true, m + "internal/retryafter": true,
+		m + "internal/provider": true, m + "internal/buildinfo": true,
+	}
+	for _, domain := range []string{"pkg/vault", "pkg/llm"} {
+		for _, p := range List(t, "./../../"+domain+"/...") {
+			for _, imp := range p.Imports {
+				if strings.HasPrefix(imp, m+"internal/") && !allowed[imp] {
+					t.Errorf("%s imports %s", p.ImportPath, imp)
+				}
+			}
+		}
+	}
+}
+
+// TestOnlyJSONRImportsUnsafe: byte views (string↔[]byte without a copy)
+// live in pkg/llm/internal/jsonr alone, with their invariants in its
+// package doc. Test files may import unsafe (List reports non-test
+// imports only).
+func TestOnlyJSONRImportsUnsafe(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the go tool")
+	}
+	for _, p := range List(t, "./../../pkg/llm/...") {
+		if p.ImportPath == m+"pkg/llm/internal/jsonr" {
+			continue
+		}
+		for _, imp := range p.Imports {
+			if imp == "unsafe" {
+				t.Errorf("%s imports unsafe; use jsonr.StringView / jsonr.BytesView", p.ImportPath)
 			}
 		}
 	}

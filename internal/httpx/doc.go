@@ -1,7 +1,7 @@
 // Package httpx holds the HTTP plumbing shared by the broker and the gateway:
 // error-returning handlers (Adapter), constant-time bearer authentication,
-// size-limited JSON body reading, a flushing SSE writer with per-write
-// deadlines, and Serve with graceful shutdown.
+// size-limited JSON body reading, and Serve with graceful shutdown. The SSE
+// writer with per-write deadlines is in internal/sse.
 //
 // It knows no domain: it imports nothing under pkg/ (internal/deptest
 // enforces it). A service tells the Adapter what its errors mean through

@@ -1,11 +1,9 @@
 package httpx_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -204,39 +202,6 @@ func TestPeer(t *testing.T) {
 		if got := httpx.Peer(r); got != tt.want {
 			t.Errorf("Peer(%q, %q) = %q, want %q", tt.xff, tt.real, got, tt.want)
 		}
-	}
-}
-
-// The SSE writer flushes every frame: the client reads each one while the
-// handler is still running.
-func TestSSEFlushesEachFrame(t *testing.T) {
-	next := make(chan struct{})
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		httpx.SetSSEHeaders(w.Header())
-		s := httpx.NewSSE(httpx.Wrap(w), time.Second)
-		_ = s.Event("snapshot", []byte(`{"a":1}`))
-		<-next
-		_ = s.Comment("keepalive")
-		_ = s.Event("", []byte("l1\nl2"))
-	}))
-	defer ts.Close()
-	resp, err := ts.Client().Get(ts.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.Header.Get("Content-Type") != "text/event-stream; charset=utf-8" || resp.Header.Get("X-Accel-Buffering") != "no" {
-		t.Fatalf("headers %v", resp.Header)
-	}
-	br := bufio.NewReader(resp.Body)
-	first := make([]byte, len("event: snapshot\ndata: {\"a\":1}\n\n"))
-	if _, err := io.ReadFull(br, first); err != nil || string(first) != "event: snapshot\ndata: {\"a\":1}\n\n" {
-		t.Fatalf("first frame %q %v", first, err)
-	}
-	close(next)
-	rest, _ := io.ReadAll(br)
-	if string(rest) != ": keepalive\n\ndata: l1\ndata: l2\n\n" {
-		t.Fatalf("rest %q", rest)
 	}
 }
 

@@ -3,7 +3,8 @@ package llm
 import (
 	"context"
 	"errors"
-	"unsafe"
+
+	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
 )
 
 // Builder assembles a canonical event stream that obeys the invariants of
@@ -123,10 +124,7 @@ func (b *Builder) StartBlock(c Content) bool {
 // of the whole buffer. Safe because bytes once viewed are never rewritten.
 func (b *Builder) grow(delta string) string {
 	b.buf = append(b.buf, delta...)
-	if len(b.buf) == 0 {
-		return ""
-	}
-	return unsafe.String(&b.buf[0], len(b.buf))
+	return jsonr.StringView(b.buf)
 }
 
 // tail returns the end of full that grow just appended delta to: the

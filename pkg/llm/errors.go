@@ -72,22 +72,6 @@ func (e *UpstreamError) Error() string {
 // Unwrap returns the underlying cause.
 func (e *UpstreamError) Unwrap() error { return e.Err }
 
-// ParseRetryAfter reads the Retry-After / retry-after-ms header values:
-// milliseconds first, then seconds or an HTTP date relative to now. It
-// returns 0 when neither is usable.
-func ParseRetryAfter(retryAfter, retryAfterMS string, now time.Time) time.Duration {
-	if ms, err := strconv.ParseFloat(retryAfterMS, 64); err == nil && ms > 0 {
-		return time.Duration(ms * float64(time.Millisecond))
-	}
-	if s, err := strconv.ParseFloat(retryAfter, 64); err == nil && s > 0 {
-		return time.Duration(s * float64(time.Second))
-	}
-	if t, err := time.Parse(time.RFC1123, retryAfter); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
-}
-
 // ErrorClass is the coarse kind of a failure, used for credential failover
 // and for the gateway's status mapping (gateway.md §6.1).
 type ErrorClass uint8

@@ -46,27 +46,6 @@ func TestClassify(t *testing.T) {
 	}
 }
 
-func TestParseRetryAfter(t *testing.T) {
-	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	tests := []struct {
-		name   string
-		ra, ms string
-		want   time.Duration
-	}{
-		{"milliseconds win", "10", "1500", 1500 * time.Millisecond},
-		{"seconds", "7", "", 7 * time.Second},
-		{"http date", now.Add(30 * time.Second).Format(time.RFC1123), "", 30 * time.Second},
-		{"garbage is zero", "soon", "", 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := ParseRetryAfter(tt.ra, tt.ms, now); got != tt.want {
-				t.Fatalf("got %v, want %v", got, tt.want)
-			}
-		})
-	}
-}
-
 func TestUpstreamErrorMessageCarriesRetryHint(t *testing.T) {
 	e := &UpstreamError{Provider: "anthropic", Status: 429, Type: "rate_limit_error", Message: "slow down", RetryAfter: 3 * time.Second}
 	if got, want := e.Error(), "anthropic HTTP 429 rate_limit_error: slow down (retry after 3s)"; got != want {

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ompgo/omp/internal/sse"
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/llm/llmtest"
-	"github.com/ompgo/omp/pkg/llm/sse"
 )
 
 func TestDecodeClaudeCodeRequest(t *testing.T) {

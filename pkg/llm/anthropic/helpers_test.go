@@ -4,7 +4,7 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/ompgo/omp/pkg/llm/sse"
+	"github.com/ompgo/omp/internal/sse"
 )
 
 func asError[T error](err error, target *T) bool { return errors.As(err, target) }

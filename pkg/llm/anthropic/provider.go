@@ -11,12 +11,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ompgo/omp/internal/provider"
+	"github.com/ompgo/omp/internal/retryafter"
+	"github.com/ompgo/omp/internal/sse"
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/sse"
 )
 
 // DefaultBaseURL is the Anthropic API origin.
-const DefaultBaseURL = "https://api.anthropic.com"
+const DefaultBaseURL = provider.AnthropicBaseURL
 
 // APIVersion is the anthropic-version header value.
 const APIVersion = "2023-06-01"
@@ -24,8 +26,8 @@ const APIVersion = "2023-06-01"
 // Claude Code fingerprint sent with OAuth tokens (from the reference's
 // claude-code-fingerprint.ts and buildAnthropicHeaders).
 const (
-	ClaudeCodeUserAgent = "claude-cli/2.1.257 (external, cli)"
-	oauthBetas          = "claude-code-20250219,oauth-2025-04-20,interleaved-thinking-2025-05-14,fine-grained-tool-streaming-2025-05-14"
+	ClaudeCodeUserAgent = provider.ClaudeCodeUserAgent
+	oauthBetas          = provider.AnthropicBetasMessagesOAuth
 )
 
 // maxErrorBody bounds how much of a non-2xx body is read.
@@ -169,7 +171,7 @@ func (p *Provider) responseError(resp *http.Response, model llm.Model) error {
 		Provider:   providerID(model),
 		Status:     resp.StatusCode,
 		RequestID:  resp.Header.Get("request-id"),
-		RetryAfter: llm.ParseRetryAfter(resp.Header.Get("retry-after"), resp.Header.Get("retry-after-ms"), p.now()),
+		RetryAfter: retryafter.Parse(resp.Header.Get("retry-after"), resp.Header.Get("retry-after-ms"), p.now()),
 	}
 	var env struct {
 		Error json.RawMessage `json:"error"`

@@ -6,9 +6,9 @@ import (
 	"errors"
 	"io"
 
+	"github.com/ompgo/omp/internal/sse"
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
-	"github.com/ompgo/omp/pkg/llm/sse"
 )
 
 // streamState parses one upstream SSE response into canonical events.

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ompgo/omp/internal/provider"
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/llm/internal/jsonw"
 )
@@ -20,19 +21,18 @@ import (
 // Code Assist endpoints (reference google-gemini-cli.ts).
 const (
 	// DefaultCodeAssistURL is the Gemini-CLI Code Assist root.
-	DefaultCodeAssistURL = "https://cloudcode-pa.googleapis.com"
+	DefaultCodeAssistURL = provider.CodeAssistURL
 	// AntigravityURL is the Antigravity root tried first.
-	AntigravityURL = "https://daily-cloudcode-pa.googleapis.com"
+	AntigravityURL = provider.AntigravityURL
 	// AntigravitySandboxURL is the Antigravity fallback root.
-	AntigravitySandboxURL = "https://daily-cloudcode-pa.sandbox.googleapis.com"
+	AntigravitySandboxURL = provider.AntigravitySandboxURL
 )
 
 // Client identities sent by the reference.
 const (
-	DefaultGeminiCLIVersion   = "0.46.0"
-	DefaultAntigravityVersion = "2.8.0"
-	antigravityChangelist     = "963137146"
-	claudeThinkingBeta        = "interleaved-thinking-2025-05-14"
+	DefaultGeminiCLIVersion   = provider.GeminiCLIVersion
+	DefaultAntigravityVersion = provider.AntigravityVersion
+	claudeThinkingBeta        = provider.AnthropicBetasAntigravityThinking
 )
 
 // CodeAssist is the upstream Provider of the Cloud Code Assist endpoint
@@ -160,7 +160,7 @@ func (p *CodeAssist) geminiCLIUA(modelID string) string {
 // captured; the backend gates models on the version only.
 func (p *CodeAssist) antigravityUA() string {
 	v := firstNonEmpty(p.AntigravityVersion, DefaultAntigravityVersion)
-	return "antigravity/hub/" + v + " (aidev_client; os_type=darwin; arch=arm64; cl=" + antigravityChangelist + ")"
+	return provider.AntigravityUserAgentVersion(v)
 }
 
 // antigravityEnvelope fills the request identity the Antigravity client

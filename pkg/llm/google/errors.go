@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ompgo/omp/internal/retryafter"
 	"github.com/ompgo/omp/pkg/llm"
 )
 
@@ -19,7 +20,7 @@ const maxErrorBody = 64 << 10
 func upstreamError(provider string, status int, h http.Header, body []byte, now time.Time) *llm.UpstreamError {
 	e := &llm.UpstreamError{Provider: provider, Status: status}
 	if h != nil {
-		e.RetryAfter = llm.ParseRetryAfter(h.Get("Retry-After"), h.Get("Retry-After-Ms"), now)
+		e.RetryAfter = retryafter.Parse(h.Get("Retry-After"), h.Get("Retry-After-Ms"), now)
 		e.RequestID = h.Get("X-Request-Id")
 	}
 	var env struct {
@@ -73,7 +74,7 @@ func applyAPIError(e *llm.UpstreamError, a *apiError) {
 		case strings.HasSuffix(d.Type, "google.rpc.RetryInfo"):
 			if e.RetryAfter == 0 {
 				if dur, err := time.ParseDuration(d.RetryDelay); err == nil && dur > 0 {
-					e.RetryAfter = dur
+					e.RetryAfter = retryafter.Clamp(dur)
 				}
 			}
 		}

@@ -14,11 +14,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ompgo/omp/internal/provider"
 	"github.com/ompgo/omp/pkg/llm"
 )
 
 // DefaultBaseURL is the Gemini Developer API root, version included.
-const DefaultBaseURL = "https://generativelanguage.googleapis.com/v1beta"
+const DefaultBaseURL = provider.GeminiBaseURL
 
 // Gemini is the upstream Provider of the Gemini Developer API
 // (API key in x-goog-api-key; an OAuth credential is sent as a Bearer token).

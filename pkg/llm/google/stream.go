@@ -7,8 +7,8 @@ import (
 	"errors"
 	"io"
 
+	"github.com/ompgo/omp/internal/sse"
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/sse"
 )
 
 // safetyReasons are the finish / block reasons of the safety class

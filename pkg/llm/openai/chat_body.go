@@ -3,9 +3,9 @@ package openai
 import (
 	"encoding/json"
 	"slices"
-	"unsafe"
 
 	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
 	"github.com/ompgo/omp/pkg/llm/internal/jsonw"
 )
 
@@ -194,7 +194,7 @@ func argumentsText(c *llm.Content) string {
 	}
 	if len(c.Arguments) > 0 {
 		// A view, not a copy: callers encode it at once and keep nothing.
-		return unsafe.String(unsafe.SliceData(c.Arguments), len(c.Arguments))
+		return jsonr.StringView(c.Arguments)
 	}
 	return "{}"
 }

@@ -5,11 +5,12 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/ompgo/omp/internal/provider"
 	"github.com/ompgo/omp/pkg/llm"
 )
 
 // DefaultBaseURL is the OpenAI API base URL.
-const DefaultBaseURL = "https://api.openai.com/v1"
+const DefaultBaseURL = provider.OpenAIBaseURL
 
 // ChatProvider calls a Chat Completions endpoint: OpenAI itself or any
 // OpenAI-compatible server (wire-formats.md §4, §12). It always streams

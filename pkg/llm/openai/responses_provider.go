@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ompgo/omp/internal/provider"
 	"github.com/ompgo/omp/pkg/llm"
 )
 
@@ -40,13 +41,13 @@ func (p *ResponsesProvider) Stream(ctx context.Context, req *llm.Request, model 
 // Codex backend constants (reference pi-catalog wire/codex.ts).
 const (
 	// DefaultCodexBaseURL is the ChatGPT backend base URL.
-	DefaultCodexBaseURL = "https://chatgpt.com/backend-api"
+	DefaultCodexBaseURL = provider.CodexBaseURL
 	// DefaultCodexOriginator is the originator header value.
-	DefaultCodexOriginator = "omp"
+	DefaultCodexOriginator = provider.CodexOriginator
 	// DefaultCodexClientVersion is the Codex client version sent in the
 	// version header (the backend gates models on it).
-	DefaultCodexClientVersion = "0.153.0"
-	codexJWTClaim             = "https://api.openai.com/auth"
+	DefaultCodexClientVersion = provider.CodexClientVersion
+	codexJWTClaim             = provider.OpenAIAuthClaim
 )
 
 // CodexProvider calls the ChatGPT-Codex responses backend with a ChatGPT

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ompgo/omp/internal/httpx"
+	"github.com/ompgo/omp/internal/sse"
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -52,13 +53,13 @@ func codecServer(t *testing.T, s script, gotReq **llm.Request) *httptest.Server 
 		if !req.Stream {
 			t.Errorf("client did not ask for a stream")
 		}
-		httpx.SetSSEHeaders(w.Header())
-		sw := httpx.NewSSE(w, 0)
+		sse.SetHeaders(w.Header())
+		sw := sse.NewHTTPWriter(w, 0)
 		var frames []byte
 		s.play(llm.APIAnthropic, func(ev *llm.Event) {
 			frames = enc.Append(frames[:0], ev)
 			if len(frames) > 0 {
-				if err := sw.Write(frames); err != nil {
+				if err := sw.WriteFrames(frames); err != nil {
 					t.Errorf("write: %v", err)
 				}
 			}

@@ -12,8 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ompgo/omp/internal/retryafter"
+	"github.com/ompgo/omp/internal/sse"
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/sse"
 )
 
 // maxErrorBody bounds how much of a non-2xx body is read.
@@ -71,7 +72,7 @@ func (t transport) httpError(resp *http.Response) *llm.UpstreamError {
 	ue.Provider = t.provider
 	ue.Status = resp.StatusCode
 	ue.RequestID = resp.Header.Get("x-request-id")
-	ra := llm.ParseRetryAfter(resp.Header.Get("Retry-After"), resp.Header.Get("Retry-After-Ms"), t.clock())
+	ra := retryafter.Parse(resp.Header.Get("Retry-After"), resp.Header.Get("Retry-After-Ms"), t.clock())
 	if ra > 0 {
 		ue.RetryAfter = ra
 	}
@@ -127,7 +128,7 @@ func parseErrorBody(b []byte) *llm.UpstreamError {
 		ue.Message = truncate(strings.TrimSpace(string(b)), 2000)
 	}
 	if eo.ResetsInSeconds > 0 {
-		ue.RetryAfter = time.Duration(eo.ResetsInSeconds * float64(time.Second))
+		ue.RetryAfter = retryafter.Seconds(eo.ResetsInSeconds)
 	}
 	return ue
 }

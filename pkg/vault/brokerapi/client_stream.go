@@ -8,6 +8,8 @@ import (
 	"iter"
 	"net/http"
 	"strings"
+
+	"github.com/ompgo/omp/internal/sse"
 )
 
 // Stream is an open GET /v1/snapshot/stream connection. Next returns its
@@ -17,7 +19,7 @@ type Stream struct {
 	ctx    context.Context
 	body   io.ReadCloser
 	status int
-	r      *sseReader
+	r      *sse.Reader
 	seen   bool
 	err    error
 }
@@ -59,7 +61,7 @@ func (c *Client) Stream(ctx context.Context) (*Stream, error) {
 		resp.Body.Close()
 		return nil, &Error{Status: resp.StatusCode, Body: ct, Message: "Auth broker stream returned non-SSE response"}
 	}
-	return &Stream{ctx: ctx, body: resp.Body, status: resp.StatusCode, r: newSSEReader(resp.Body)}, nil
+	return &Stream{ctx: ctx, body: resp.Body, status: resp.StatusCode, r: newStreamReader(resp.Body)}, nil
 }
 
 // Next returns the next event. Comment frames are skipped. Errors (all
@@ -81,12 +83,15 @@ func (s *Stream) Next() (Event, error) {
 
 func (s *Stream) next() (Event, error) {
 	for {
-		raw, err := s.r.next()
+		raw, err := s.r.Next()
+		if err == nil && raw.Unterminated {
+			err = io.EOF // the format drops an event without its blank line
+		}
 		if err != nil {
 			if s.ctx.Err() != nil {
 				return Event{}, aborted(s.ctx)
 			}
-			if errors.Is(err, errSSELineTooLong) {
+			if errors.Is(err, sse.ErrTooLong) {
 				return Event{}, &Error{Status: s.status, Message: "Auth broker stream returned malformed JSON", Err: err}
 			}
 			msg := "Auth broker stream ended unexpectedly"
@@ -98,14 +103,14 @@ func (s *Stream) next() (Event, error) {
 			}
 			return Event{}, &Error{Status: s.status, Message: msg, Err: err}
 		}
-		if raw.name == "" && len(raw.data) == 0 {
+		if raw.Name == "" && len(raw.Data) == 0 {
 			continue
 		}
-		if !json.Valid(raw.data) {
+		if !json.Valid(raw.Data) {
 			// The frame may hold credentials: it is not kept on the error.
 			return Event{}, &Error{Message: "Auth broker stream returned malformed JSON"}
 		}
-		ev, err := decodeEvent(raw.data)
+		ev, err := decodeEvent(raw.Data) // copies: raw.Data is reused by the next read
 		if err != nil {
 			return Event{}, &Error{Body: err.Error(), Message: "Auth broker stream event failed schema validation", Err: err}
 		}
@@ -137,4 +142,14 @@ func (s *Stream) Close() error {
 		s.err = &Error{Message: "Auth broker request aborted", Err: context.Canceled}
 	}
 	return s.body.Close()
+}
+
+// maxStreamEvent bounds one line and one event of the snapshot stream (a
+// snapshot frame is one data line; 64 MiB is far above any realistic vault).
+const maxStreamEvent = 64 << 20
+
+func newStreamReader(r io.Reader) *sse.Reader {
+	rd := sse.NewReader(r)
+	rd.SetMaxSize(maxStreamEvent)
+	return rd
 }

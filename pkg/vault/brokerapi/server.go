@@ -70,7 +70,7 @@ type Server struct {
 	// by other processes; default DefaultPollInterval (1 s).
 	PollInterval time.Duration
 	// WriteTimeout bounds one SSE frame write; a subscriber that cannot take
-	// a frame in time is dropped. Default httpx.DefaultSSEWriteTimeout.
+	// a frame in time is dropped. Default sse.DefaultWriteTimeout.
 	WriteTimeout time.Duration
 	Metrics      *Metrics // optional; served at GET /metrics
 	// WriteBack, if set, adds pendingWrites and vault detail to

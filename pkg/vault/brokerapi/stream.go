@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ompgo/omp/internal/httpx"
+	"github.com/ompgo/omp/internal/sse"
 )
 
 // stream serves GET /v1/snapshot/stream (broker.md §2.9): one `snapshot`
@@ -26,15 +27,15 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) error {
 	}
 	peer := httpx.Peer(r)
 	opened := s.Now()
-	httpx.SetSSEHeaders(w.Header())
+	sse.SetHeaders(w.Header())
 	w.WriteHeader(http.StatusOK)
-	sse := httpx.NewSSE(w, s.WriteTimeout)
+	sw := sse.NewHTTPWriter(w, s.WriteTimeout)
 
 	buf := getBuf()
 	b := append(*buf, "event: snapshot\ndata: "...)
 	b = appendSnapshot(b, sh, s.schedule(), opened.UnixMilli(), true)
 	*buf = append(b, "\n\n"...)
-	err = sse.Write(*buf)
+	err = sw.WriteFrames(*buf)
 	putBuf(buf)
 	if err != nil {
 		return nil // the client is gone before the first frame
@@ -56,14 +57,14 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) error {
 		case <-ctx.Done():
 			return nil
 		case <-keepalive.C:
-			if sse.Comment("keepalive") != nil {
+			if sw.Comment("keepalive") != nil {
 				return nil
 			}
 		case <-last.done:
 			latest := s.hub.current()
 			frames := framesSince(last, latest)
 			last = latest
-			if len(frames) > 0 && sse.Write(frames) != nil {
+			if len(frames) > 0 && sw.WriteFrames(frames) != nil {
 				return nil
 			}
 		}

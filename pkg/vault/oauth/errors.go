@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/ompgo/omp/internal/retryafter"
 	"github.com/ompgo/omp/pkg/vault"
 )
 
@@ -50,7 +51,7 @@ func (p *Provider) newError(err error, cred vault.Credential) *RefreshError {
 		e.Status = re.Response.StatusCode
 		e.Code = re.ErrorCode
 		e.Description = re.ErrorDescription
-		e.RetryAfter = retryAfter(re.Response.Header.Get("Retry-After"), time.Now())
+		e.RetryAfter = retryafter.Header(re.Response.Header.Get("Retry-After"), time.Now())
 		e.detail = FormatEndpointError(e.Status, string(re.Body))
 	} else {
 		e.detail = err.Error()
@@ -66,19 +67,6 @@ func redact(s string, secrets ...string) string {
 		}
 	}
 	return s
-}
-
-func retryAfter(h string, now time.Time) time.Duration {
-	if h == "" {
-		return 0
-	}
-	if s, err := strconv.Atoi(strings.TrimSpace(h)); err == nil && s >= 0 {
-		return time.Duration(s) * time.Second
-	}
-	if t, err := http.ParseTime(h); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
 }
 
 // maxExcerpt bounds how much of a non-JSON error body goes into a message.

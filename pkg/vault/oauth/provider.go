@@ -11,13 +11,14 @@
 package oauth
 
 import (
-	"encoding/base64"
 	"maps"
 	"slices"
 	"strconv"
 	"time"
 
 	"golang.org/x/oauth2"
+
+	"github.com/ompgo/omp/internal/provider"
 )
 
 // Override kinds passed to the resolver given to NewRegistry.
@@ -134,46 +135,30 @@ func (r *Registry) now() time.Time {
 	return time.Now()
 }
 
-// b64 decodes a public client credential stored base64-encoded, as the
-// reference does so that secret scanners do not flag public installed-app ids.
-func b64(s string) string {
-	b, _ := base64.StdEncoding.DecodeString(s) // constants below; tests check the decoded values
-	return string(b)
-}
-
 func loopback(host string, port int, path string) string {
 	return "http://" + host + ":" + strconv.Itoa(port) + path
 }
 
-const googleTokenURL = "https://oauth2.googleapis.com/token"
-
-// anthropicSDKUserAgent is the User-Agent Claude Code sends on refresh
-// (broker.md Appendix A pins the SDK version 0.94.0).
-const anthropicSDKUserAgent = "anthropic-sdk-typescript/0.94.0 userOAuthProvider"
-
+// builtins returns the registry's providers; identities (client ids,
+// endpoints, scopes, refresh headers) come from internal/provider.
 func builtins() []*Provider {
-	googleScopes := []string{
-		"https://www.googleapis.com/auth/cloud-platform",
-		"https://www.googleapis.com/auth/userinfo.email",
-		"https://www.googleapis.com/auth/userinfo.profile",
-	}
 	googleParams := map[string]string{"access_type": "offline", "prompt": "consent"}
 	return []*Provider{
 		{
 			ID: "openai-codex", Name: "ChatGPT Plus/Pro (Codex Subscription)",
 			CallbackPort: 1455, CallbackPath: "/auth/callback", CallbackHost: "localhost",
 			Config: oauth2.Config{
-				ClientID:    "app_EMoamEEZ73f0CkXaXp7hrann",
-				Scopes:      []string{"openid", "profile", "email", "offline_access", "api.connectors.read", "api.connectors.invoke"},
+				ClientID:    provider.CodexClientID,
+				Scopes:      provider.CodexScopes(),
 				RedirectURL: "http://localhost:1455/auth/callback", // the only URI OpenAI allowlists
 				Endpoint: oauth2.Endpoint{
-					AuthURL:   "https://auth.openai.com/oauth/authorize",
-					TokenURL:  "https://auth.openai.com/oauth/token",
+					AuthURL:   provider.CodexAuthorizeURL,
+					TokenURL:  provider.CodexTokenURL,
 					AuthStyle: oauth2.AuthStyleInParams,
 				},
 			},
 			PKCE:       true,
-			AuthParams: map[string]string{"id_token_add_organizations": "true", "codex_cli_simplified_flow": "true", "originator": "omp"},
+			AuthParams: map[string]string{"id_token_add_organizations": "true", "codex_cli_simplified_flow": "true", "originator": provider.CodexOriginator},
 			ErrorLabel: "OpenAI Codex",
 			identity:   codexIdentity,
 		},
@@ -181,13 +166,12 @@ func builtins() []*Provider {
 			ID: "anthropic", Name: "Anthropic (Claude Pro/Max)",
 			CallbackPort: 54545, CallbackPath: "/callback", CallbackHost: "localhost",
 			Config: oauth2.Config{
-				ClientID: b64("OWQxYzI1MGEtZTYxYi00NGQ5LTg4ZWQtNTk0NGQxOTYyZjVl"),
-				Scopes: []string{"org:create_api_key", "user:profile", "user:inference", "user:sessions:claude_code",
-					"user:mcp_servers", "user:file_upload"},
+				ClientID:    provider.AnthropicClientID,
+				Scopes:      provider.AnthropicScopes(),
 				RedirectURL: loopback("localhost", 54545, "/callback"),
 				Endpoint: oauth2.Endpoint{
-					AuthURL:   "https://claude.ai/oauth/authorize",
-					TokenURL:  "https://api.anthropic.com/v1/oauth/token",
+					AuthURL:   provider.AnthropicAuthorizeURL,
+					TokenURL:  provider.AnthropicTokenURL,
 					AuthStyle: oauth2.AuthStyleInParams,
 				},
 			},
@@ -196,8 +180,8 @@ func builtins() []*Provider {
 			JSONBody:      true,
 			ExchangeState: true,
 			RefreshHeaders: map[string]string{
-				"anthropic-beta": "oauth-2025-04-20",
-				"User-Agent":     anthropicSDKUserAgent,
+				"anthropic-beta": provider.AnthropicBetasRefresh,
+				"User-Agent":     provider.AnthropicRefreshUserAgent,
 			},
 			ExpirySkew: 5 * time.Minute,
 			ErrorLabel: "Anthropic",
@@ -207,14 +191,13 @@ func builtins() []*Provider {
 			ID: "google-antigravity", Name: "Antigravity (Gemini 3, Claude, GPT-OSS)",
 			CallbackPort: 51121, CallbackPath: "/oauth-callback", CallbackHost: "127.0.0.1",
 			Config: oauth2.Config{
-				ClientID:     b64("MTA3MTAwNjA2MDU5MS10bWhzc2luMmgyMWxjcmUyMzV2dG9sb2poNGc0MDNlcC5hcHBzLmdvb2dsZXVzZXJjb250ZW50LmNvbQ=="),
-				ClientSecret: b64("R09DU1BYLUs1OEZXUjQ4NkxkTEoxbUxCOHNYQzR6NnFEQWY="),
-				Scopes: append(slices.Clone(googleScopes), "https://www.googleapis.com/auth/cclog",
-					"https://www.googleapis.com/auth/experimentsandconfigs"),
-				RedirectURL: loopback("127.0.0.1", 51121, "/oauth-callback"),
+				ClientID:     provider.AntigravityClientID,
+				ClientSecret: provider.AntigravityClientSecret,
+				Scopes:       provider.AntigravityScopes(),
+				RedirectURL:  loopback("127.0.0.1", 51121, "/oauth-callback"),
 				Endpoint: oauth2.Endpoint{
-					AuthURL:   "https://accounts.google.com/o/oauth2/v2/auth",
-					TokenURL:  googleTokenURL,
+					AuthURL:   provider.GoogleAuthorizeURL,
+					TokenURL:  provider.GoogleTokenURL,
 					AuthStyle: oauth2.AuthStyleInParams,
 				},
 			},
@@ -227,13 +210,13 @@ func builtins() []*Provider {
 			ID: "google-gemini-cli", Name: "Google Cloud Code Assist (Gemini CLI)",
 			CallbackPort: 8085, CallbackPath: "/oauth2callback", CallbackHost: "127.0.0.1",
 			Config: oauth2.Config{
-				ClientID:     b64("NjgxMjU1ODA5Mzk1LW9vOGZ0Mm9wcmRybnA5ZTNhcWY2YXYzaG1kaWIxMzVqLmFwcHMuZ29vZ2xldXNlcmNvbnRlbnQuY29t"),
-				ClientSecret: b64("R09DU1BYLTR1SGdNUG0tMW83U2stZ2VWNkN1NWNsWEZzeGw="),
-				Scopes:       googleScopes,
+				ClientID:     provider.GeminiCLIClientID,
+				ClientSecret: provider.GeminiCLIClientSecret,
+				Scopes:       provider.GoogleScopes(),
 				RedirectURL:  loopback("127.0.0.1", 8085, "/oauth2callback"),
 				Endpoint: oauth2.Endpoint{
-					AuthURL:   "https://accounts.google.com/o/oauth2/v2/auth",
-					TokenURL:  googleTokenURL,
+					AuthURL:   provider.GoogleAuthorizeURL,
+					TokenURL:  provider.GoogleTokenURL,
 					AuthStyle: oauth2.AuthStyleInParams,
 				},
 			},
@@ -246,12 +229,12 @@ func builtins() []*Provider {
 			ID: "gitlab-duo", Name: "GitLab Duo",
 			CallbackPort: 8080, CallbackPath: "/callback", CallbackHost: "localhost",
 			Config: oauth2.Config{
-				ClientID:    "da4edff2e6ebd2bc3208611e2768bc1c1dd7be791dc5ff26ca34ca9ee44f7d4b",
-				Scopes:      []string{"api"},
+				ClientID:    provider.GitLabClientID,
+				Scopes:      provider.GitLabScopes(),
 				RedirectURL: loopback("localhost", 8080, "/callback"),
 				Endpoint: oauth2.Endpoint{
-					AuthURL:   "https://gitlab.com/oauth/authorize",
-					TokenURL:  "https://gitlab.com/oauth/token",
+					AuthURL:   provider.GitLabAuthorizeURL,
+					TokenURL:  provider.GitLabTokenURL,
 					AuthStyle: oauth2.AuthStyleInParams,
 				},
 			},

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/ompgo/omp/internal/provider"
 	"github.com/ompgo/omp/pkg/vault"
 )
 
@@ -139,7 +140,7 @@ func anthropicIdentity(tok *oauth2.Token) (string, string) {
 // codexIdentity reads the ChatGPT account id and email from the access
 // token's claims, then from the id_token's (reference getTokenProfile).
 func codexIdentity(tok *oauth2.Token) (string, string) {
-	const authClaim, profileClaim = "https://api.openai.com/auth", "https://api.openai.com/profile"
+	const authClaim, profileClaim = provider.OpenAIAuthClaim, provider.OpenAIProfileClaim
 	idToken, _ := tok.Extra("id_token").(string)
 	var acct, email string
 	for _, t := range []string{tok.AccessToken, idToken} {

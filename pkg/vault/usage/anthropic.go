@@ -3,20 +3,20 @@ package usage
 import (
 	"context"
 	"errors"
-	"math"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/ompgo/omp/internal/provider"
+	"github.com/ompgo/omp/internal/retryafter"
 	"github.com/ompgo/omp/pkg/vault"
 )
 
 // Anthropic usage constants (usage.md §2.2).
 const (
-	AnthropicDefaultBase = "https://api.anthropic.com/api/oauth"
-	anthropicBeta        = "claude-code-20250219,oauth-2025-04-20,interleaved-thinking-2025-05-14,redact-thinking-2026-02-12,context-management-2025-06-27,prompt-caching-scope-2026-01-05,mid-conversation-system-2026-04-07,advanced-tool-use-2025-11-20,effort-2025-11-24,extended-cache-ttl-2025-04-11"
-	anthropicUserAgent   = "claude-cli/2.1.165 (external, cli)"
+	AnthropicDefaultBase = provider.AnthropicUsageBaseURL
+	anthropicBeta        = provider.AnthropicBetasUsage
+	anthropicUserAgent   = provider.ClaudeCodeUserAgent
 	anthropicAttempts    = 3
 	anthropicBaseDelay   = 500 * time.Millisecond
 	hourMs               = int64(3_600_000)
@@ -161,27 +161,14 @@ func anthropicUsage(ctx context.Context, r Request, url string, headers map[stri
 }
 
 // retryDelay is 500 ms × 2^attempt, raised to Retry-After (seconds or an
-// HTTP date) when larger.
+// HTTP date) when larger, and at most maxAnthropicRetryAfter.
 func retryDelay(attempt int, retryAfter string, now time.Time) time.Duration {
-	d := anthropicBaseDelay << attempt
-	ra := strings.TrimSpace(retryAfter)
-	if ra == "" {
-		return d
-	}
-	if s, err := strconv.ParseFloat(ra, 64); err == nil && !math.IsNaN(s) && !math.IsInf(s, 0) {
-		if s > 0 {
-			// Cap absurd values so the duration cannot overflow; the 10 s
-			// request timeout bounds the wait anyway.
-			ra := time.Duration(math.Min(s, 3600) * float64(time.Second))
-			return max(d, ra)
-		}
-		return d
-	}
-	if t, err := http.ParseTime(ra); err == nil {
-		return max(d, min(t.Sub(now), time.Hour))
-	}
-	return d
+	return max(anthropicBaseDelay<<attempt, min(retryafter.Header(retryAfter, now), maxAnthropicRetryAfter))
 }
+
+// maxAnthropicRetryAfter caps the wait between usage attempts (the caller's
+// context bounds it too).
+const maxAnthropicRetryAfter = time.Hour
 
 type anthropicBucket struct {
 	id, label, tier string

@@ -10,14 +10,15 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ompgo/omp/internal/provider"
 	"github.com/ompgo/omp/pkg/vault"
 )
 
 // Antigravity endpoints (usage.md §2.3).
 const (
-	AntigravityDefaultBase = "https://daily-cloudcode-pa.googleapis.com"
-	antigravitySandbox     = "https://daily-cloudcode-pa.sandbox.googleapis.com"
-	antigravityUserAgent   = "antigravity/hub/2.8.0 (aidev_client; os_type=darwin; arch=arm64; cl=963137146)"
+	AntigravityDefaultBase = provider.AntigravityURL
+	antigravitySandbox     = provider.AntigravitySandboxURL
+	antigravityUserAgent   = provider.AntigravityUserAgent
 )
 
 // Antigravity probes fetchAvailableModels for google-antigravity

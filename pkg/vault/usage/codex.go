@@ -8,13 +8,14 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ompgo/omp/internal/provider"
 	"github.com/ompgo/omp/pkg/vault"
 )
 
 // Codex usage constants (usage.md §2.1).
 const (
-	CodexDefaultBase = "https://chatgpt.com/backend-api"
-	codexUserAgent   = "OpenCode-Status-Plugin/1.0"
+	CodexDefaultBase = provider.CodexBaseURL
+	codexUserAgent   = provider.CodexUsageUserAgent
 )
 
 // Codex probes the ChatGPT backend's /wham/usage for openai-codex OAuth
@@ -74,10 +75,10 @@ func codexIdentity(c vault.Credential) (accountID, email string) {
 	if accountID == "" || email == "" {
 		claims := vault.JWTClaims(c.Access)
 		if accountID == "" {
-			accountID = str(object(claims["https://api.openai.com/auth"])["chatgpt_account_id"])
+			accountID = str(object(claims[provider.OpenAIAuthClaim])["chatgpt_account_id"])
 		}
 		if email == "" {
-			email = str(object(claims["https://api.openai.com/profile"])["email"])
+			email = str(object(claims[provider.OpenAIProfileClaim])["email"])
 		}
 	}
 	return accountID, strings.ToLower(strings.TrimSpace(email))

@@ -8,13 +8,14 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/ompgo/omp/internal/provider"
 	"github.com/ompgo/omp/pkg/vault"
 )
 
 // GitHub Copilot usage constants.
 const (
-	CopilotDefaultAPI = "https://api.github.com"
-	copilotUserAgent  = "copilot/1.0.82"
+	CopilotDefaultAPI = provider.CopilotAPIURL
+	copilotUserAgent  = provider.CopilotUserAgent
 )
 
 // Copilot probes GitHub's Copilot quota (OAuth) or premium-request billing

@@ -6,15 +6,16 @@ import (
 	"math"
 	"net/http"
 
+	"github.com/ompgo/omp/internal/provider"
 	"github.com/ompgo/omp/pkg/vault"
 )
 
 // GeminiDefaultBase is the Cloud Code Assist base of google-gemini-cli.
-const GeminiDefaultBase = "https://cloudcode-pa.googleapis.com"
+const GeminiDefaultBase = provider.CodeAssistURL
 
 // geminiHeaders are the Gemini CLI identity headers sent with every call.
 var geminiHeaders = map[string]string{
-	"User-Agent":      "GeminiCLI/0.46.0/gemini-3.1-pro-preview (linux; x64; terminal)",
+	"User-Agent":      provider.GeminiCLIUsageUserAgent,
 	"Client-Metadata": "ideType=IDE_UNSPECIFIED,platform=PLATFORM_UNSPECIFIED,pluginType=GEMINI",
 }
 

@@ -11,14 +11,15 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ompgo/omp/internal/provider"
 	"github.com/ompgo/omp/pkg/vault"
 )
 
 // KimiDefaultBase is the Kimi Code API base (KIMI_CODE_BASE_URL overrides it
 // through Service.URLs).
-const KimiDefaultBase = "https://api.kimi.com/coding/v1"
+const KimiDefaultBase = provider.KimiBaseURL
 
-const kimiVersion = "15.11.7"
+const kimiVersion = provider.KimiVersion
 
 // Kimi probes GET <base>/usages for kimi-code OAuth credentials.
 type Kimi struct{}

@@ -10,11 +10,12 @@ import (
 	"time"
 
 	"github.com/ompgo/omp/internal/buildinfo"
+	"github.com/ompgo/omp/internal/provider"
 	"github.com/ompgo/omp/pkg/vault"
 )
 
 // ZaiDefaultBase is the Z.ai API origin.
-const ZaiDefaultBase = "https://api.z.ai"
+const ZaiDefaultBase = provider.ZaiBaseURL
 
 // Zai probes the Z.ai coding-plan quota for API-key credentials.
 type Zai struct{}

@@ -13,6 +13,22 @@
 // same loops, and Object / Array are callback forms for decoders that
 // return errors. The first error sticks: later calls return zero values,
 // and Err reports it.
+//
+// # Byte views
+//
+// This package holds the module's only string↔[]byte conversions without a
+// copy (StringView, BytesView, and the results of a Reader); no other
+// package under pkg/llm imports unsafe (internal/deptest checks). Their
+// invariant: bytes that a view shares are never written again while the
+// view is in use, since a Go string is immutable for every holder.
+//
+// The aliasing rule: a value a Reader returns (String, Bytes, Key, Number,
+// Raw, Since) may alias the input or the reader's arena until the caller
+// modifies the input or calls ResetReuse. NewReader and Reset start a
+// fresh arena, so earlier values survive them while the input is
+// unchanged. Escape-free strings, numbers and Raw alias the input; strings
+// with escapes live in the arena (TestAliasingRule). A caller keeping a
+// value past that point copies it (strings.Clone, bytes.Clone).
 package jsonr
 
 import (

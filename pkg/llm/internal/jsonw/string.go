@@ -21,7 +21,8 @@ import (
 	"math/bits"
 	"slices"
 	"unicode/utf8"
-	"unsafe"
+
+	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
 )
 
 const (
@@ -77,7 +78,7 @@ func PlainBody(dst []byte, s string) []byte { return appendBody(dst, s, false) }
 
 // Bytes appends b as String does.
 func Bytes(dst []byte, b []byte) []byte {
-	return String(dst, unsafe.String(unsafe.SliceData(b), len(b)))
+	return String(dst, jsonr.StringView(b))
 }
 
 func appendBody(dst []byte, s string, html bool) []byte {
@@ -86,7 +87,7 @@ func appendBody(dst []byte, s string, html bool) []byte {
 		safe = &htmlSafe
 	}
 	// A read-only byte view of s, so the word loads compile to one load.
-	src := unsafe.Slice(unsafe.StringData(s), len(s))
+	src := jsonr.BytesView(s)
 	if cap(dst)-len(dst) < len(src) {
 		dst = slices.Grow(dst, len(src)+len(src)>>3+64)
 	}

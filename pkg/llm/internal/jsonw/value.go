@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
-	"unsafe"
+
+	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
 )
 
 // Int appends n.
@@ -71,7 +72,7 @@ func Compact(dst []byte, raw []byte, fallback string) []byte {
 
 // CompactString is Compact for JSON text held in a string (no copy).
 func CompactString(dst []byte, s, fallback string) []byte {
-	return Compact(dst, unsafe.Slice(unsafe.StringData(s), len(s)), fallback)
+	return Compact(dst, jsonr.BytesView(s), fallback)
 }
 
 // isCompact reports whether raw has no whitespace outside strings (the

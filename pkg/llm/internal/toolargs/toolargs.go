@@ -8,7 +8,6 @@ package toolargs
 import (
 	"encoding/json"
 	"strings"
-	"unsafe"
 
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
@@ -20,7 +19,7 @@ import (
 func Finalize(text string) json.RawMessage {
 	t := strings.TrimSpace(text)
 	if t != "" && t[0] == '{' && jsonr.ValidString(t) {
-		return unsafe.Slice(unsafe.StringData(t), len(t))
+		return jsonr.BytesView(t)
 	}
 	return llm.FinalizeArguments(text)
 }
@@ -30,7 +29,7 @@ func Finalize(text string) json.RawMessage {
 // copy), under Finalize's rules.
 func Normalize(raw []byte) (json.RawMessage, string) {
 	if len(raw) > 0 && raw[0] == '{' {
-		return raw, unsafe.String(unsafe.SliceData(raw), len(raw))
+		return raw, jsonr.StringView(raw)
 	}
 	return llm.NormalizeArguments(raw)
 }

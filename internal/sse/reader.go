@@ -1,9 +1,3 @@
-// Package sse reads and writes Server-Sent Events for the provider layer.
-//
-// The Reader follows the WHATWG parsing rules with the tolerances of
-// wire-formats.md §2.4: \n, \r\n and lone \r line endings, lines up to
-// 32 MiB, comments, multi-line data, a leading BOM, and a final event that
-// lacks its blank line. The writer helpers produce frames that obey §2.2.
 package sse
 
 import (
@@ -14,30 +8,33 @@ import (
 	"strconv"
 )
 
-// MaxLineSize is the longest line the Reader accepts (the Go SDKs' limit).
-const MaxLineSize = 32 << 20
+// DefaultMaxSize is the Reader's default limit on one line and on one
+// event's joined data: 32 MiB, the Go SDKs' line limit.
+const DefaultMaxSize = 32 << 20
 
-// ErrLineTooLong reports a line longer than the Reader's limit.
-var ErrLineTooLong = errors.New("sse: line too long")
+// ErrTooLong reports a line, or an event's joined data, over the Reader's
+// limit.
+var ErrTooLong = errors.New("sse: line or event too long")
 
-// Event is one dispatched SSE event. Data (and the strings) stay valid
-// until the next call to Next; copy Data to keep it.
+// Event is one dispatched event. Data and the strings stay valid until the
+// next call to Next (Data is overwritten then); copy Data to keep it.
 type Event struct {
-	// Name is the value of the last event: field, or "" when absent.
+	// Name is the value of the event's last event: field, or "" when absent.
 	Name string
-	// Data is the data: lines joined with \n.
+	// Data is the event's data: lines joined with \n.
 	Data []byte
-	// ID is the last event id seen so far on the stream.
+	// ID is the last event id seen so far on the stream (the id is sticky
+	// across events, as for Last-Event-ID).
 	ID string
 	// Retry is the last valid retry: value in milliseconds, or -1.
 	Retry int
 	// Unterminated is set on a final event that the stream ended before
-	// its blank line. Callers should use it only if Data is complete
-	// (for example, valid JSON).
+	// its blank line. The format says to drop it; a caller may use it only
+	// if Data is known complete (for example, valid JSON).
 	Unterminated bool
 }
 
-// Reader parses an SSE stream.
+// Reader parses an event stream. It is used by one goroutine.
 type Reader struct {
 	r       io.Reader
 	max     int
@@ -56,22 +53,23 @@ type Reader struct {
 	retry    int
 }
 
-// NewReader returns a Reader of r with the default 32 MiB line limit.
+// NewReader returns a Reader of r with the DefaultMaxSize limit.
 func NewReader(r io.Reader) *Reader {
-	return &Reader{r: r, max: MaxLineSize, buf: make([]byte, 32<<10), retry: -1}
+	return &Reader{r: r, max: DefaultMaxSize, buf: make([]byte, 32<<10), retry: -1}
 }
 
-// SetMaxLineSize changes the line limit (for tests); n ≤ 0 restores the
-// default.
-func (r *Reader) SetMaxLineSize(n int) {
+// SetMaxSize sets the limit on one line and on one event's joined data;
+// n ≤ 0 restores DefaultMaxSize.
+func (r *Reader) SetMaxSize(n int) {
 	if n <= 0 {
-		n = MaxLineSize
+		n = DefaultMaxSize
 	}
 	r.max = n
 }
 
-// Next returns the next event. It returns io.EOF after the last event, or
-// the underlying read error, or ErrLineTooLong.
+// Next returns the next event. It returns io.EOF after the last event, the
+// underlying read error, or an error matching ErrTooLong. Comments and
+// events without data are skipped.
 func (r *Reader) Next() (Event, error) {
 	r.data = r.data[:0]
 	r.hasData = false
@@ -88,17 +86,19 @@ func (r *Reader) Next() (Event, error) {
 			if r.hasData {
 				return r.event(false), nil
 			}
-			r.name = r.name[:0] // WHATWG: an event with no data is dropped
+			r.name = r.name[:0] // an event with no data is dropped
 			continue
 		}
-		r.field(line)
+		if err := r.field(line); err != nil {
+			return Event{}, err
+		}
 	}
 }
 
 func (r *Reader) event(unterminated bool) Event {
 	var name string
 	if len(r.name) > 0 {
-		if string(r.name) != r.lastName { // no allocation for the comparison
+		if string(r.name) != r.lastName { // the comparison does not allocate
 			r.lastName = string(r.name)
 		}
 		name = r.lastName
@@ -109,9 +109,9 @@ func (r *Reader) event(unterminated bool) Event {
 }
 
 // field applies one non-empty line.
-func (r *Reader) field(line []byte) {
+func (r *Reader) field(line []byte) error {
 	if line[0] == ':' {
-		return // comment
+		return nil // comment
 	}
 	name, value := line, []byte(nil)
 	if i := bytes.IndexByte(line, ':'); i >= 0 {
@@ -123,6 +123,9 @@ func (r *Reader) field(line []byte) {
 	switch string(name) {
 	case "data":
 		if r.hasData {
+			if len(r.data)+1+len(value) > r.max {
+				return r.tooLong()
+			}
 			r.data = append(r.data, '\n')
 		}
 		r.data = append(r.data, value...)
@@ -134,11 +137,16 @@ func (r *Reader) field(line []byte) {
 			r.id = string(value)
 		}
 	case "retry":
-		if n, err := strconv.Atoi(string(value)); err == nil && n >= 0 && isDigits(value) {
-			r.retry = n
+		if isDigits(value) {
+			if n, err := strconv.Atoi(string(value)); err == nil {
+				r.retry = n
+			}
 		}
 	}
+	return nil
 }
+
+func (r *Reader) tooLong() error { return fmt.Errorf("%w (over %d bytes)", ErrTooLong, r.max) }
 
 func isDigits(b []byte) bool {
 	for _, c := range b {
@@ -147,6 +155,22 @@ func isDigits(b []byte) bool {
 		}
 	}
 	return len(b) > 0
+}
+
+// indexEOL returns the index of the first \r or \n in b, or -1. Two
+// vectorised IndexByte scans beat bytes.IndexAny's byte loop: with
+// IndexAny instead, BenchmarkReader (1000 Anthropic delta frames) drops
+// from ~1960 to ~900 MB/s and BenchmarkReaderLongLines (16 KiB lines) from
+// ~11800 to ~1700 MB/s.
+func indexEOL(b []byte) int {
+	i := bytes.IndexByte(b, '\n')
+	if i < 0 {
+		return bytes.IndexByte(b, '\r')
+	}
+	if j := bytes.IndexByte(b[:i], '\r'); j >= 0 {
+		return j
+	}
+	return i
 }
 
 // line returns the next line without its terminator. The slice is valid
@@ -168,7 +192,7 @@ func (r *Reader) line() ([]byte, error) {
 				scanFrom = r.pos
 			}
 		}
-		if i := bytes.IndexAny(r.buf[scanFrom:r.end], "\r\n"); i >= 0 {
+		if i := indexEOL(r.buf[scanFrom:r.end]); i >= 0 {
 			j := scanFrom + i
 			line := r.buf[r.pos:j]
 			r.pos = j + 1
@@ -176,7 +200,7 @@ func (r *Reader) line() ([]byte, error) {
 				r.skipLF = true
 			}
 			if len(line) > r.max {
-				return nil, fmt.Errorf("%w (over %d bytes)", ErrLineTooLong, r.max)
+				return nil, r.tooLong()
 			}
 			return line, nil
 		}
@@ -185,12 +209,15 @@ func (r *Reader) line() ([]byte, error) {
 			if r.pos < r.end { // a last line without terminator
 				line := r.buf[r.pos:r.end]
 				r.pos = r.end
+				if len(line) > r.max {
+					return nil, r.tooLong()
+				}
 				return line, nil
 			}
 			return nil, r.err
 		}
 		if r.end-r.pos > r.max {
-			return nil, fmt.Errorf("%w (over %d bytes)", ErrLineTooLong, r.max)
+			return nil, r.tooLong()
 		}
 		scanFrom -= r.fill()
 	}

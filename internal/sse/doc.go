@@ -1,0 +1,59 @@
+// Package sse is the one Server-Sent Events reader and writer of the
+// module (STYLE.md item 17). The provider adapters under pkg/llm read
+// upstream streams with it, the broker serves GET /v1/snapshot/stream with
+// it (pkg/vault/brokerapi Server) and the broker client reads that stream
+// with it (pkg/vault/brokerapi Client.Stream).
+//
+// # Reader
+//
+// Reader follows the WHATWG parsing rules with the tolerances of
+// wire-formats.md §2.4: \n, \r\n and lone \r line endings (also split
+// across reads), comments, multi-line data joined with \n, one optional
+// space after the colon, a leading UTF-8 BOM, sticky id: (ignored when it
+// holds NUL) and retry: (digits only), events without data dropped, and a
+// final event that lacks its blank line returned with Unterminated set
+// (provider adapters accept it when its data is complete JSON; the broker
+// client drops it, as the format says). One limit (SetMaxSize, default
+// DefaultMaxSize = 32 MiB) bounds both a line and an event's joined data;
+// going over it is ErrTooLong, never unbounded growth. The reader owns one
+// growable read buffer and one data buffer: an event costs no allocation
+// once they have grown (BenchmarkReader), and Event.Data is only valid
+// until the next Next.
+//
+// # Writer
+//
+// AppendEvent and AppendComment build frames into a caller's buffer;
+// Writer writes and flushes one frame at a time. NewHTTPWriter adds a
+// per-write deadline through http.ResponseController (DefaultWriteTimeout
+// 10 s) so that a stalled subscriber is cut off without a server-wide
+// WriteTimeout that would end healthy long streams; SetHeaders sets the
+// event-stream response headers.
+//
+// # Why not github.com/r3labs/sse/v2
+//
+// ARCHITECTURE.md picks r3labs/sse/v2 for the future remote store's
+// subscription, where its reconnect loop and Last-Event-ID replay are the
+// point. For provider streams and the broker stream it does not fit (read
+// from its v2.10.0 source, event.go and client.go):
+//
+//   - its client frames whole events with a bufio.Scanner whose buffer is
+//     capped (Client default 64 KiB, ClientMaxBufferSize): a broker snapshot
+//     frame or a large tool-call delta over the cap fails the stream, and the
+//     split function re-runs five bytes.Index scans over the whole buffered
+//     input each time more bytes arrive, quadratic on a large event that
+//     arrives in small reads; this Reader resumes its line scan where the
+//     previous read ended and allows 32 MiB (TestReaderLargeEventSmallReads
+//     reads a 1 MiB event delivered 512 bytes at a time);
+//   - it allocates per event (the Event, a [][]byte from bytes.FieldsFunc,
+//     copies of every field) and hands each event to the caller through a
+//     goroutine and an unbuffered channel; this Reader returns events in
+//     the caller's goroutine without allocating per event (BenchmarkReader:
+//     4 allocations per stream of 1000 events, all one-time: NewReader,
+//     buffer growth and the first event name);
+//   - it does not tell a final unterminated event from a complete one,
+//     which the provider adapters need (wire-formats.md §2.4);
+//   - its Server is a publish/subscribe hub with per-stream event logs and
+//     a goroutine per subscriber writing through http.Flusher without write
+//     deadlines; the broker stream instead writes pre-encoded frames from
+//     the handler goroutine with a per-write deadline (broker.md §2.9).
+package sse
