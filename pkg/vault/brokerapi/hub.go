@@ -81,7 +81,7 @@ func (h *hub) sync(ctx context.Context) (*shared, error) {
 	}
 	if h.metrics != nil {
 		h.metrics.setGeneration(gen)
-		h.metrics.setExpiries(records)
+		h.metrics.setSnapshot(next)
 	}
 	return next, nil
 }

@@ -40,7 +40,7 @@ type Metrics struct {
 	// expiry holds the OAuth expiries of the last published snapshot (set by
 	// the hub on every generation change), so a scrape never reads — let
 	// alone decrypts — the vault.
-	expiry    atomic.Pointer[[]expiryPoint]
+	expiry    atomic.Pointer[shared]
 	writeBack atomic.Pointer[WriteBackStatus]
 	usage     atomic.Pointer[func() []vault.UsageReport]
 }
@@ -110,28 +110,10 @@ func (m *Metrics) AttachWriteBack(wb WriteBackStatus) {
 // credential.
 func (m *Metrics) ObserveWriteFailure() { m.writeFails.Inc() }
 
-// expiryPoint is one OAuth credential's expiry series.
-type expiryPoint struct {
-	labels  []string // id, provider[, email]
-	expires int64    // epoch ms
-}
-
-// setExpiries replaces the expiry series with those of records (the active
-// rows of a freshly published snapshot).
-func (m *Metrics) setExpiries(records []vault.Record) {
-	pts := make([]expiryPoint, 0, len(records))
-	for _, r := range records {
-		if !r.Credential.IsOAuth() {
-			continue
-		}
-		labels := []string{strconv.FormatInt(r.ID, 10), r.Provider}
-		if m.identity {
-			labels = append(labels, r.Credential.Email)
-		}
-		pts = append(pts, expiryPoint{labels: labels, expires: r.Credential.Expires})
-	}
-	m.expiry.Store(&pts)
-}
+// setSnapshot publishes the hub's latest shared snapshot to the expiry
+// gauges: a pointer store, so a write does not pay for the gauges; a scrape
+// reads the snapshot's entries (memory only, never the vault).
+func (m *Metrics) setSnapshot(sh *shared) { m.expiry.Store(sh) }
 
 // ObserveRefresh counts one refresh outcome (e.g. "ok", "transient",
 // "definitive") for provider.
@@ -202,14 +184,27 @@ func (c expiryCollector) Describe(ch chan<- *prometheus.Desc) { ch <- expiryDesc
 // Collect reads only the in-memory series of the last snapshot; the
 // seconds are computed at scrape time.
 func (c expiryCollector) Collect(ch chan<- prometheus.Metric) {
-	p := c.m.expiry.Load()
-	if p == nil {
+	sh := c.m.expiry.Load()
+	if sh == nil {
 		return
 	}
 	desc := expiryDesc(c.m.identity)
 	now := c.m.now().UnixMilli()
-	for _, pt := range *p {
-		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, float64(pt.expires-now)/1000, pt.labels...)
+	labels := make([]string, 0, 3)
+	for i := range sh.entries {
+		e := &sh.entries[i]
+		if !e.oauth {
+			continue
+		}
+		labels = append(labels[:0], strconv.FormatInt(e.id, 10), e.provider)
+		if c.m.identity {
+			email := ""
+			if e.src != nil {
+				email = e.src.Credential.Email
+			}
+			labels = append(labels, email)
+		}
+		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, float64(e.expires-now)/1000, labels...)
 	}
 }
 

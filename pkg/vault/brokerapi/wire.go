@@ -25,14 +25,15 @@ type encodedEntry struct {
 	target  int64
 	rotates bool
 	// src is what prefix was encoded from (redacted), so a record that did
-	// not change reuses prefix instead of being encoded again.
-	src vault.Entry
+	// not change reuses prefix instead of being encoded again. A pointer
+	// keeps encodedEntry small: snapshots copy it once per credential.
+	src *vault.Entry
 }
 
 // encodes reports whether e's prefix is the encoding of record r: the
 // same id, provider, identity key and wire credential fields.
 func (e *encodedEntry) encodes(r vault.Record) bool {
-	return e.src.ID == r.ID && e.src.Provider == r.Provider && e.src.IdentityKey == r.IdentityKey &&
+	return e.src != nil && e.src.ID == r.ID && e.src.Provider == r.Provider && e.src.IdentityKey == r.IdentityKey &&
 		sameWire(e.src.Credential, r.Credential.Redacted())
 }
 
@@ -72,7 +73,7 @@ func encodeEntry(e vault.Entry) (encodedEntry, error) {
 	b = append(b, cred...)
 	b = append(b, `,"identityKey":`...)
 	b = appendNullableString(b, e.IdentityKey)
-	return encodedEntry{id: e.ID, provider: e.Provider, oauth: e.Credential.IsOAuth(), expires: e.Credential.Expires, prefix: b, src: e}, nil
+	return encodedEntry{id: e.ID, provider: e.Provider, oauth: e.Credential.IsOAuth(), expires: e.Credential.Expires, prefix: b, src: &e}, nil
 }
 
 func appendNullableString(b []byte, s string) []byte {
