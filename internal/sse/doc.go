@@ -31,10 +31,15 @@
 //
 // # Why not github.com/r3labs/sse/v2
 //
-// ARCHITECTURE.md picks r3labs/sse/v2 for the future remote store's
-// subscription, where its reconnect loop and Last-Event-ID replay are the
-// point. For provider streams and the broker stream it does not fit (read
-// from its v2.10.0 source, event.go and client.go):
+// The design card named r3labs/sse/v2 as the project's SSE library, for the
+// remote store's subscription in particular (its reconnect loop and
+// Last-Event-ID replay). It does not fit there either:
+// pkg/vault/remote/r3labs_test.go shows its client failing on a real-size
+// broker snapshot, not reconnecting after a clean end of stream and
+// retrying for 15 minutes after its context is cancelled; the remote store
+// reads the stream through brokerapi.Client.Stream (this Reader) with its
+// own reconnect loop (docs/architecture.md). For provider streams and the
+// broker stream (read from its v2.10.0 source, event.go and client.go):
 //
 //   - its client frames whole events with a bufio.Scanner whose buffer is
 //     capped (Client default 64 KiB, ClientMaxBufferSize): a broker snapshot
