@@ -254,6 +254,8 @@ func Serve(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer m.Close()
+	stop := announceShutdown(ctx, func(s string) { fmt.Fprint(m.Config.Out, s) })
+	defer stop()
 	return m.Run(ctx)
 }
 
