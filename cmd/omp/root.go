@@ -63,7 +63,7 @@ func newRootCmd(a *app) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newAuthBrokerCmd(a))
+	root.AddCommand(newAuthBrokerCmd(a), newAuthGatewayCmd(a))
 	markUsageErrors(root)
 	return root
 }
