@@ -254,9 +254,16 @@ func Serve(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer m.Close()
-	stop := announceShutdown(ctx, func(s string) { fmt.Fprint(m.Config.Out, s) })
-	defer stop()
-	return m.Run(ctx)
+	runDone := make(chan struct{})
+	announced := make(chan struct{})
+	go func() {
+		defer close(announced)
+		announceShutdown(ctx, runDone, m.Config.Out)
+	}()
+	err := m.Run(ctx)
+	close(runDone)
+	<-announced
+	return err
 }
 
 // SnapshotError is Open's error when the broker did not answer the initial

@@ -3,6 +3,7 @@ package gatewayd
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -47,12 +48,15 @@ func signalName(s os.Signal) string {
 	return s.String()
 }
 
-// announceShutdown prints the reference's shutdown line on out when ctx is
-// cancelled by a signal.
-func announceShutdown(ctx context.Context, out func(string)) (stop func() bool) {
-	return context.AfterFunc(ctx, func() {
-		if se, ok := context.Cause(ctx).(*SignalError); ok {
-			out(fmt.Sprintf("\nReceived %s, shutting down...\n", se))
-		}
-	})
+// announceShutdown prints the reference's shutdown line on out as soon as
+// ctx is cancelled by a signal (while the server drains), or at the latest
+// once runDone is closed.
+func announceShutdown(ctx context.Context, runDone <-chan struct{}, out io.Writer) {
+	select {
+	case <-ctx.Done():
+	case <-runDone:
+	}
+	if se, ok := context.Cause(ctx).(*SignalError); ok {
+		fmt.Fprintf(out, "\nReceived %s, shutting down...\n", se)
+	}
 }
