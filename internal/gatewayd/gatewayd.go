@@ -123,7 +123,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		c.ShutdownGrace = DefaultShutdownGrace
 	}
 	if c.BrokerURL == "" {
-		return errors.New(MsgNoBroker)
+		return ErrNoBroker
 	}
 	bind := c.Bind
 	if bind == "" {
@@ -265,6 +265,16 @@ func Serve(ctx context.Context, cfg Config) error {
 	<-announced
 	return err
 }
+
+// ErrNoBroker is Open's error when no broker is configured; its text is
+// the reference's MsgNoBroker.
+var ErrNoBroker error = exactError(MsgNoBroker)
+
+// exactError is an error whose text is a reference message, punctuation
+// included.
+type exactError string
+
+func (e exactError) Error() string { return string(e) }
 
 // SnapshotError is Open's error when the broker did not answer the initial
 // snapshot; Error is the exact reference text, Err the cause.
