@@ -270,6 +270,9 @@ func TestOpenNeedsBroker(t *testing.T) {
 	if !errors.As(err, &se) || err.Error() != "Auth broker returned no initial snapshot" {
 		t.Fatalf("broker down: %v", err)
 	}
+	if _, err := os.Stat(cfg.TokenPath); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a gateway that did not start created its token file: %v", err)
+	}
 
 	b := startBroker(t)
 	cfg.BrokerURL, cfg.BrokerToken = b.url, "not-the-token"

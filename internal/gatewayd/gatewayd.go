@@ -102,9 +102,10 @@ type Main struct {
 // URL is the base URL the gateway listens on (valid after Open).
 func (m *Main) URL() string { return m.url }
 
-// Open checks the configuration, resolves the bearer token, checks that the
-// broker answers an initial snapshot, builds the store and the proxy and
-// binds the listener. Nothing is served until Run.
+// Open checks the configuration, checks that the broker answers an
+// initial snapshot, resolves the bearer token (creating the file unless
+// NoAuth), builds the store and the proxy, binds the listener and prints
+// the startup lines. Nothing is served until Run.
 func (m *Main) Open(ctx context.Context) (err error) {
 	c := &m.Config
 	if c.Out == nil {
@@ -125,6 +126,9 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if c.BrokerURL == "" {
 		return ErrNoBroker
 	}
+	if c.TokenPath == "" && !c.NoAuth {
+		return errors.New("gatewayd: TokenPath is required unless NoAuth")
+	}
 	bind := c.Bind
 	if bind == "" {
 		bind = DefaultBind
@@ -136,11 +140,15 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if c.NoAuth && !IsLoopback(host) && !c.AllowNonLoopbackNoAuth {
 		return fmt.Errorf("refusing --no-auth on non-loopback bind %s: any client that can reach it could use every credential of the broker; bind 127.0.0.1, drop --no-auth, or add %s", bind, AllowNonLoopbackNoAuthFlag)
 	}
+	m.Broker = brokerapi.NewClient(c.BrokerURL, c.BrokerToken, c.BrokerHTTPClient)
+	if res, err := m.Broker.Snapshot(ctx, nil, 0); err != nil || res.Snapshot == nil {
+		if err != nil {
+			c.Logger.Error("auth-gateway initial snapshot failed", "broker", c.BrokerURL, "error", err.Error())
+		}
+		return &SnapshotError{Err: err}
+	}
 	var tokens []string
 	if !c.NoAuth {
-		if c.TokenPath == "" {
-			return errors.New("gatewayd: TokenPath is required unless NoAuth")
-		}
 		token, created, err := config.EnsureToken(c.TokenPath)
 		if err != nil {
 			return fmt.Errorf("bearer token: %w", err)
@@ -154,13 +162,6 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		tokens = []string{token}
 	}
 
-	m.Broker = brokerapi.NewClient(c.BrokerURL, c.BrokerToken, c.BrokerHTTPClient)
-	if res, err := m.Broker.Snapshot(ctx, nil, 0); err != nil || res.Snapshot == nil {
-		if err != nil {
-			c.Logger.Error("auth-gateway initial snapshot failed", "broker", c.BrokerURL, "error", err.Error())
-		}
-		return &SnapshotError{Err: err}
-	}
 	m.Store = remote.New(remote.Options{Client: m.Broker, Logger: c.Logger})
 	m.Proxy, err = proxy.New(proxy.Options{
 		Source:     m.Store,

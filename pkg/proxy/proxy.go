@@ -5,6 +5,7 @@
 package proxy
 
 import (
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -65,6 +66,7 @@ func (s *Server) Handler() http.Handler {
 			return
 		}
 		w.WriteHeader(http.StatusNotFound)
-		_, _ = w.Write([]byte(`{"error":"No route: ` + r.Method + " " + r.URL.Path + `"}`))
+		body, _ := json.Marshal(map[string]string{"error": "No route: " + r.Method + " " + r.URL.Path})
+		_, _ = w.Write(body)
 	})
 }
