@@ -58,7 +58,7 @@ func (a *app) warnLogger() *slog.Logger {
 func newRootCmd(a *app) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "omp",
-		Short:         "oh-my-pi: auth broker client and broker",
+		Short:         "oh-my-pi: auth broker client, broker and gateway",
 		Version:       buildinfo.String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
