@@ -26,7 +26,7 @@ build: ## build bin/omp, bin/broker, bin/gateway
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/broker ./cmd/broker
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/gateway ./cmd/gateway
 
-run: build ## start the broker (and gateway) on loopback with a local default vault
+run: build ## start the broker (127.0.0.1:8765) and the gateway (127.0.0.1:4000) on loopback with a throwaway vault
 	@scripts/run.sh "$(RUN_HOME)" "$(BIN)"
 
 vet: ## go vet

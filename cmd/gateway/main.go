@@ -1,20 +1,55 @@
-// Command gateway is the standalone auth gateway daemon. The gateway itself
-// (internal/gatewayd, pkg/proxy) is not built yet: this binary only reports
-// that, so `make build` produces every binary the layout names.
+// Command gateway is the standalone auth gateway daemon: the same server as
+// `omp auth-gateway serve`. It is a broker client (OMP_AUTH_BROKER_URL and
+// OMP_AUTH_BROKER_TOKEN, or auth.broker.* in config.yml) and never links
+// SQLite or the refresher.
 package main
 
 import (
+	"context"
+	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 
 	"github.com/ompgo/omp/internal/buildinfo"
+	"github.com/ompgo/omp/internal/config"
+	"github.com/ompgo/omp/internal/gatewayd"
 )
 
 func main() {
-	if len(os.Args) > 1 && (os.Args[1] == "--version" || os.Args[1] == "version") {
+	fs := flag.NewFlagSet("gateway", flag.ExitOnError)
+	var bind string
+	fs.StringVar(&bind, "bind", gatewayd.DefaultBind, "listen address, host:port or port")
+	fs.StringVar(&bind, "b", gatewayd.DefaultBind, "shorthand for --bind")
+	noAuth := fs.Bool("no-auth", false, "disable the bearer check (loopback-only use)")
+	optIn := fs.Bool(gatewayd.AllowNonLoopbackNoAuthFlag[2:], false, "allow --no-auth on a non-loopback bind")
+	version := fs.Bool("version", false, "print the version and exit")
+	fs.Parse(os.Args[1:])
+	if *version {
 		fmt.Println(buildinfo.String())
 		return
 	}
-	fmt.Fprintln(os.Stderr, "gateway: not implemented yet in omp-go; run the broker with `omp auth-broker serve`")
-	os.Exit(2)
+	if err := run(bind, *noAuth, *optIn); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}
+
+func run(bind string, noAuth, optIn bool) error {
+	ctx, stop := gatewayd.NotifyContext(context.Background())
+	defer stop()
+	proc := config.ProcessEnv(os.Environ())
+	dirs, err := config.ResolveDirs(*proc)
+	if err != nil {
+		return err
+	}
+	cwd, _ := os.Getwd()
+	env := config.LoadEnv(cwd, dirs, os.Environ())
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	cfg, err := gatewayd.FromEnv(ctx, env, dirs, log, log)
+	if err != nil {
+		return err
+	}
+	cfg.Bind, cfg.NoAuth, cfg.AllowNonLoopbackNoAuth = bind, noAuth, optIn
+	return gatewayd.Serve(ctx, cfg)
 }

@@ -1,6 +1,7 @@
 // Command omp is the oh-my-pi CLI: a thin client of the auth broker
-// (`omp auth-broker …`) and, on the broker host, the broker itself
-// (`omp auth-broker serve`).
+// (`omp auth-broker …`), on the broker host the broker itself
+// (`omp auth-broker serve`), and the auth gateway (`omp auth-gateway
+// serve|token|status`).
 package main
 
 import (
@@ -9,12 +10,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
+
+	"github.com/ompgo/omp/internal/gatewayd"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The cancellation cause names the signal (`omp auth-gateway serve`
+	// prints it).
+	ctx, stop := gatewayd.NotifyContext(context.Background())
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ())
 	stop()
 	os.Exit(code)

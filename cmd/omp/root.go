@@ -58,12 +58,12 @@ func (a *app) warnLogger() *slog.Logger {
 func newRootCmd(a *app) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "omp",
-		Short:         "oh-my-pi: auth broker client and broker",
+		Short:         "oh-my-pi: auth broker client, broker and gateway",
 		Version:       buildinfo.String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newAuthBrokerCmd(a))
+	root.AddCommand(newAuthBrokerCmd(a), newAuthGatewayCmd(a))
 	markUsageErrors(root)
 	return root
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -249,5 +250,50 @@ func TestServeShutsDownGracefully(t *testing.T) {
 	}
 	if _, err := http.Get(url + "/"); err == nil {
 		t.Fatal("listener still open after shutdown")
+	}
+}
+
+// A stream that ends on its own within DrainGrace is delivered whole: its
+// context is not cancelled by the shutdown (the gateway's ShutdownGrace).
+func TestServeLetsStreamsFinishWithinDrainGrace(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(200)
+		_, _ = w.Write([]byte("first\n"))
+		http.NewResponseController(w).Flush()
+		close(started)
+		select {
+		case <-time.After(300 * time.Millisecond):
+			_, _ = w.Write([]byte("last\n"))
+		case <-r.Context().Done():
+			_, _ = w.Write([]byte("cancelled\n"))
+		}
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- httpx.Serve(ctx, ln, h, httpx.ServeOptions{DrainGrace: 5 * time.Second, ShutdownTimeout: 6 * time.Second, Logger: slog.New(slog.DiscardHandler)})
+	}()
+	resp, err := http.Get("http://" + ln.Addr().String() + "/stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	<-started
+	start := time.Now()
+	cancel()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || string(body) != "first\nlast\n" {
+		t.Fatalf("stream body %q, %v; want it to finish on its own", body, err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Serve = %v", err)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Fatalf("shutdown took %v; it should end once the stream did", took)
 	}
 }

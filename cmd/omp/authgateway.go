@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ompgo/omp/internal/config"
+	"github.com/ompgo/omp/internal/gatewayd"
+	"github.com/ompgo/omp/pkg/vault/brokerapi"
+)
+
+// gatewayFlags are the flags of `omp auth-gateway`, shared by its actions.
+type gatewayFlags struct {
+	json       bool
+	bind       string
+	regenerate bool
+	noAuth     bool
+	optIn      bool
+	strict     bool
+}
+
+func newAuthGatewayCmd(a *app) *cobra.Command {
+	f := &gatewayFlags{}
+	actions := []*cobra.Command{
+		newGatewayServeCmd(a, f),
+		newGatewayTokenCmd(a, f),
+		newGatewayStatusCmd(a, f),
+		newGatewayCheckCmd(a, f),
+	}
+	cmd := &cobra.Command{
+		Use:   "auth-gateway",
+		Short: "Run or inspect the auth gateway (a broker client serving model APIs)",
+		// No action prints the help (exit 0); an unknown one is a usage
+		// error, as for auth-broker (gateway.md §1).
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return nil
+			}
+			names := make([]string, len(actions))
+			for i, c := range actions {
+				names[i] = c.Name()
+			}
+			return fmt.Errorf("Expected action to be one of: %s; got %q", strings.Join(names, ", "), args[0])
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.PersistentFlags().BoolVar(&f.json, "json", false, "print JSON")
+	cmd.AddCommand(actions...)
+	return cmd
+}
+
+func newGatewayServeCmd(a *app, f *gatewayFlags) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the gateway (needs OMP_AUTH_BROKER_URL)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			env, dirs, err := a.setup()
+			if err != nil {
+				return err
+			}
+			// stdout carries exactly the reference's startup lines; logs go
+			// to stderr.
+			log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+			cfg, err := gatewayd.FromEnv(cmd.Context(), env, dirs, log, a.warnLogger())
+			if err != nil {
+				return err
+			}
+			cfg.Bind, cfg.NoAuth, cfg.AllowNonLoopbackNoAuth = f.bind, f.noAuth, f.optIn
+			cfg.Out = a.stdout
+			return gatewayd.Serve(cmd.Context(), cfg)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.bind, "bind", "b", gatewayd.DefaultBind, "listen address, host:port or port")
+	fl.BoolVar(&f.noAuth, "no-auth", false, "disable the bearer check (loopback-only use)")
+	fl.BoolVar(&f.optIn, gatewayd.AllowNonLoopbackNoAuthFlag[2:], false, "allow --no-auth on a non-loopback bind (any client that reaches it can use every credential)")
+	return cmd
+}
+
+func newGatewayTokenCmd(a *app, f *gatewayFlags) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "token",
+		Short: "Print (or --regenerate) the gateway bearer token",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, dirs, err := a.setup()
+			if err != nil {
+				return err
+			}
+			return runToken(a.stdout, dirs.GatewayTokenPath(), f.regenerate, f.json)
+		},
+	}
+	cmd.Flags().BoolVar(&f.regenerate, "regenerate", false, "write a fresh token")
+	return cmd
+}
+
+func newGatewayStatusCmd(a *app, f *gatewayFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "status",
+		Short: "Check the gateway token and the upstream broker",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runGatewayStatus(cmd.Context(), f.json)
+		},
+	}
+}
+
+// gatewayStatus is the `status --json` line (gateway.md §1.3); the field
+// order is the reference's.
+type gatewayStatus struct {
+	Ready               bool    `json:"ready"`
+	Reason              *string `json:"reason"`
+	TokenFile           string  `json:"tokenFile"`
+	TokenPresent        bool    `json:"tokenPresent"`
+	Broker              *string `json:"broker"`
+	BrokerConfigured    bool    `json:"brokerConfigured"`
+	BrokerAuthenticated bool    `json:"brokerAuthenticated"`
+	CredentialCount     *int    `json:"credentialCount,omitempty"`
+	Error               *string `json:"error,omitempty"`
+}
+
+// runGatewayStatus implements `status` (gateway.md §1.3): it reads the
+// gateway token file (never creates it), resolves the broker and fetches a
+// full snapshot. Exit 1 unless ready.
+func (a *app) runGatewayStatus(ctx context.Context, asJSON bool) error {
+	_, dirs, err := a.setup()
+	if err != nil {
+		return err
+	}
+	st := gatewayStatus{TokenFile: dirs.GatewayTokenPath()}
+	if tok, _ := config.ReadToken(st.TokenFile); tok != "" {
+		st.TokenPresent = true
+	}
+	bc, err := a.brokerConfig(ctx)
+	var missing *config.MissingTokenError
+	switch {
+	case errors.As(err, &missing):
+		// A URL without a token is a broker that cannot authenticate.
+		bc = &config.Broker{URL: missing.URL}
+	case err != nil:
+		return err
+	}
+	var text []string
+	switch {
+	case bc == nil:
+		st.Reason = ptr("not_configured")
+		text = append(text, "No broker configured. Set OMP_AUTH_BROKER_URL.")
+	default:
+		st.Broker, st.BrokerConfigured = ptr(bc.URL), true
+		n, ferr := brokerCredentialCount(ctx, bc, err)
+		if ferr != nil {
+			st.Reason, st.Error = ptr("broker_unavailable"), ptr(ferr.Error())
+			text = append(text, fmt.Sprintf("FAILED upstream broker: %s: %s", bc.URL, ferr))
+			break
+		}
+		st.Ready, st.BrokerAuthenticated, st.CredentialCount = st.TokenPresent, true, &n
+		if !st.TokenPresent {
+			st.Reason = ptr("token_missing")
+		}
+		state := "ready"
+		if !st.Ready {
+			state = "not ready"
+		}
+		text = append(text, fmt.Sprintf("%s upstream broker: %s (%d credential%s)", state, bc.URL, n, plural(n)))
+	}
+	if asJSON {
+		if err := writeJSONLine(a.stdout, st); err != nil {
+			return err
+		}
+	} else {
+		presence := "missing"
+		if st.TokenPresent {
+			presence = "present"
+		}
+		text = append(text, fmt.Sprintf("token: %s at %s", presence, st.TokenFile))
+		if !st.TokenPresent && st.BrokerAuthenticated {
+			text = append(text, "Run `omp auth-gateway token` or `omp auth-gateway serve` to create a bearer token.")
+		}
+		fmt.Fprintln(a.stdout, strings.Join(text, "\n"))
+	}
+	if !st.Ready {
+		return &exitError{code: 1}
+	}
+	return nil
+}
+
+// brokerCredentialCount fetches a full snapshot and counts its
+// credentials; resolveErr (a missing broker token) is returned as is.
+func brokerCredentialCount(ctx context.Context, bc *config.Broker, resolveErr error) (int, error) {
+	if resolveErr != nil {
+		return 0, resolveErr
+	}
+	res, err := brokerapi.NewClient(bc.URL, bc.Token, nil).Snapshot(ctx, nil, 0)
+	if err != nil {
+		return 0, err
+	}
+	if res.Snapshot == nil {
+		return 0, errors.New("auth broker answered without a snapshot")
+	}
+	return len(res.Snapshot.Credentials), nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func newGatewayCheckCmd(a *app, f *gatewayFlags) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "check",
+		Short: "Probe the broker's credentials as the gateway would serve them (not implemented yet)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			bc, err := a.brokerConfig(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if bc == nil {
+				return &exitError{code: 1, msg: "`omp auth-gateway check` requires OMP_AUTH_BROKER_URL (or `auth.broker.url`/`auth.broker.token` in config.yml). It probes the same credentials the gateway would serve."}
+			}
+			return &exitError{code: 1, msg: "`omp auth-gateway check` is not implemented yet in omp-go; `omp auth-gateway status` checks the broker connection"}
+		},
+	}
+	cmd.Flags().BoolVar(&f.strict, "strict", false, "also send a tiny chat completion per credential (uses quota)")
+	return cmd
+}

@@ -1,0 +1,315 @@
+package gatewayd_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ompgo/omp/internal/brokerd"
+	"github.com/ompgo/omp/internal/gatewayd"
+	"github.com/ompgo/omp/pkg/vault"
+	"github.com/ompgo/omp/pkg/vault/brokerapi"
+)
+
+const waitLong = 5 * time.Second
+
+// lockedBuffer collects output written from many goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// broker is the real broker wiring on 127.0.0.1:0 in a temp dir.
+type broker struct {
+	url, token string
+	client     *brokerapi.Client
+}
+
+func startBroker(t *testing.T) *broker {
+	t.Helper()
+	dir := t.TempDir()
+	m := &brokerd.Main{Config: brokerd.Config{
+		Bind:         "127.0.0.1:0",
+		DBPath:       filepath.Join(dir, "agent.db"),
+		TokenPath:    filepath.Join(dir, "auth-broker.token"),
+		KeyPath:      filepath.Join(dir, "vault.key"),
+		Version:      "gateway-e2e",
+		Logger:       slog.New(slog.DiscardHandler),
+		PollInterval: 50 * time.Millisecond,
+		KeepAlive:    200 * time.Millisecond,
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*waitLong)
+	defer cancel()
+	if err := m.Open(ctx); err != nil {
+		t.Fatalf("broker Open: %v", err)
+	}
+	raw, err := os.ReadFile(m.Config.TokenPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(runCtx) }()
+	t.Cleanup(func() {
+		stop()
+		<-done
+		m.Close()
+	})
+	tok := strings.TrimSpace(string(raw))
+	return &broker{url: m.URL(), token: tok, client: brokerapi.NewClient(m.URL(), tok, nil)}
+}
+
+// gateway is one running gatewayd.Main.
+type gateway struct {
+	m    *gatewayd.Main
+	out  *lockedBuffer
+	stop func() time.Duration // cancel Run and wait; returns how long Run took to return
+}
+
+func gatewayConfig(t *testing.T, b *broker) gatewayd.Config {
+	return gatewayd.Config{
+		Bind:        "127.0.0.1:0",
+		TokenPath:   filepath.Join(t.TempDir(), "omp", "auth-gateway.token"),
+		BrokerURL:   b.url,
+		BrokerToken: b.token,
+		Logger:      slog.New(slog.DiscardHandler),
+		Version:     "gateway-e2e",
+	}
+}
+
+func startGateway(t *testing.T, cfg gatewayd.Config) *gateway {
+	t.Helper()
+	out := &lockedBuffer{}
+	cfg.Out = out
+	m := &gatewayd.Main{Config: cfg}
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	if err := m.Open(ctx); err != nil {
+		t.Fatalf("gateway Open: %v", err)
+	}
+	runCtx, stopRun := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(runCtx) }()
+	g := &gateway{m: m, out: out}
+	var took time.Duration
+	g.stop = sync.OnceValue(func() time.Duration {
+		start := time.Now()
+		stopRun()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("gateway Run: %v", err)
+			}
+		case <-time.After(m.Config.ShutdownGrace + 5*time.Second):
+			t.Errorf("gateway Run did not return within its grace period + 5s")
+		}
+		took = time.Since(start)
+		m.Close()
+		return took
+	})
+	t.Cleanup(func() { g.stop() })
+	return g
+}
+
+func get(t *testing.T, url, token string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+func TestGatewayServesAndFollowsBroker(t *testing.T) {
+	b := startBroker(t)
+	cfg := gatewayConfig(t, b)
+	g := startGateway(t, cfg)
+
+	want := "auth-gateway listening on " + g.m.URL() + "\n" +
+		"bearer token: " + cfg.TokenPath + " (chmod 0600)\n" +
+		"upstream broker: " + b.url + "\n"
+	if got := g.out.String(); got != want {
+		t.Fatalf("stdout:\n%q\nwant\n%q", got, want)
+	}
+	if code, body := get(t, g.m.URL()+"/healthz", ""); code != 200 || body != `{"ok":true}` {
+		t.Fatalf("/healthz: %d %s", code, body)
+	}
+	for path, mode := range map[string]os.FileMode{cfg.TokenPath: 0o600, filepath.Dir(cfg.TokenPath): 0o700} {
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm() != mode {
+			t.Errorf("%s mode %o, want %o", path, st.Mode().Perm(), mode)
+		}
+	}
+	raw, _ := os.ReadFile(cfg.TokenPath)
+	token := strings.TrimSpace(string(raw))
+	if code, _ := get(t, g.m.URL()+"/v1/models", ""); code != http.StatusUnauthorized {
+		t.Fatalf("no bearer: %d, want 401", code)
+	}
+	if code, _ := get(t, g.m.URL()+"/v1/models", "wrong"); code != http.StatusUnauthorized {
+		t.Fatalf("wrong bearer: %d, want 401", code)
+	}
+	if code, _ := get(t, g.m.URL()+"/v1/models", token); code == http.StatusUnauthorized {
+		t.Fatalf("gateway token refused")
+	}
+
+	// The store follows a credential uploaded to the broker.
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	if _, err := b.client.Upload(ctx, "openai", vault.Credential{Type: vault.TypeAPIKey, Key: "sk-gateway-e2e"}); err != nil {
+		t.Fatalf("upload: %v", err)
+	}
+	for {
+		es, err := g.m.Store.List(ctx, "openai")
+		if err != nil {
+			t.Fatalf("List: %v", err)
+		}
+		if len(es) == 1 && es[0].Credential.Key == "sk-gateway-e2e" {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the gateway's store did not see the upload: %+v", es)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	if st := g.m.Store.Status(); st.Entries != 1 || st.Mode == "connecting" {
+		t.Fatalf("store status %+v", st)
+	}
+}
+
+func TestNoAuthNeedsOptInOffLoopback(t *testing.T) {
+	b := startBroker(t)
+	cfg := gatewayConfig(t, b)
+	cfg.Bind, cfg.NoAuth = "0.0.0.0:0", true
+	m := &gatewayd.Main{Config: cfg}
+	err := m.Open(context.Background())
+	if err == nil || !strings.Contains(err.Error(), gatewayd.AllowNonLoopbackNoAuthFlag) {
+		m.Close()
+		t.Fatalf("Open(--no-auth on 0.0.0.0) = %v, want a refusal naming %s", err, gatewayd.AllowNonLoopbackNoAuthFlag)
+	}
+	if _, err := os.Stat(cfg.TokenPath); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("token file touched by a refused --no-auth: %v", err)
+	}
+
+	cfg.AllowNonLoopbackNoAuth = true
+	g := startGateway(t, cfg)
+	if !strings.Contains(g.out.String(), "auth: disabled (--no-auth) — any client can call this gateway\n") {
+		t.Fatalf("stdout lacks the no-auth warning: %q", g.out.String())
+	}
+	url := "http://127.0.0.1:" + g.m.URL()[strings.LastIndexByte(g.m.URL(), ':')+1:]
+	if code, _ := get(t, url+"/v1/models", ""); code == http.StatusUnauthorized {
+		t.Fatalf("--no-auth still asks for a bearer")
+	}
+	if _, err := os.Stat(cfg.TokenPath); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("--no-auth created a token file: %v", err)
+	}
+
+	// Loopback --no-auth needs no opt-in.
+	cfg = gatewayConfig(t, b)
+	cfg.NoAuth = true
+	startGateway(t, cfg)
+}
+
+func TestIsLoopback(t *testing.T) {
+	for host, want := range map[string]bool{
+		"127.0.0.1": true, "127.3.4.5": true, "localhost": true, "LOCALHOST": true, "::1": true, "[::1]": true,
+		"0.0.0.0": false, "::": false, "[::]": false, "10.0.0.1": false, "example.com": false,
+	} {
+		if got := gatewayd.IsLoopback(host); got != want {
+			t.Errorf("IsLoopback(%q) = %v, want %v", host, got, want)
+		}
+	}
+}
+
+func TestOpenNeedsBroker(t *testing.T) {
+	cfg := gatewayd.Config{Bind: "127.0.0.1:0", TokenPath: filepath.Join(t.TempDir(), "t"), Out: io.Discard}
+	err := (&gatewayd.Main{Config: cfg}).Open(context.Background())
+	if err == nil || err.Error() != gatewayd.MsgNoBroker {
+		t.Fatalf("no broker: %v", err)
+	}
+
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	down := "http://" + ln.Addr().String()
+	ln.Close()
+	cfg.BrokerURL, cfg.BrokerToken = down, "tok"
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	err = (&gatewayd.Main{Config: cfg}).Open(context.Background())
+	var se *gatewayd.SnapshotError
+	if !errors.As(err, &se) || err.Error() != "Auth broker returned no initial snapshot" {
+		t.Fatalf("broker down: %v", err)
+	}
+	if _, err := os.Stat(cfg.TokenPath); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a gateway that did not start created its token file: %v", err)
+	}
+
+	b := startBroker(t)
+	cfg.BrokerURL, cfg.BrokerToken = b.url, "not-the-token"
+	if err := (&gatewayd.Main{Config: cfg}).Open(context.Background()); !errors.As(err, &se) {
+		t.Fatalf("wrong broker token: %v", err)
+	}
+}
+
+func TestShutdownWithinGrace(t *testing.T) {
+	b := startBroker(t)
+	cfg := gatewayConfig(t, b)
+	cfg.ShutdownGrace = 300 * time.Millisecond
+	g := startGateway(t, cfg)
+
+	// A request whose headers never finish keeps its connection active, so
+	// the shutdown can only end by the grace bound.
+	conn, err := net.Dial("tcp", strings.TrimPrefix(g.m.URL(), "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte("GET /healthz HTTP/1.1\r\nHost: x\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	// An idle keep-alive connection must not hold it up either.
+	idle, err := net.Dial("tcp", strings.TrimPrefix(g.m.URL(), "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	idle.Write([]byte("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"))
+	if line, err := bufio.NewReader(idle).ReadString('\n'); err != nil || !strings.HasPrefix(line, "HTTP/1.1 200") {
+		t.Fatalf("keep-alive request: %q %v", line, err)
+	}
+	time.Sleep(50 * time.Millisecond) // let the server see the first bytes
+
+	if took := g.stop(); took > cfg.ShutdownGrace+2*time.Second {
+		t.Fatalf("shutdown took %v with a %v grace", took, cfg.ShutdownGrace)
+	}
+}

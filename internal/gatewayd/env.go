@@ -1,0 +1,29 @@
+package gatewayd
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/ompgo/omp/internal/config"
+)
+
+// FromEnv builds the standard Config of a gateway host: the token path
+// from dirs, the broker connection resolved as every broker client does
+// (client.md §1: OMP_AUTH_BROKER_URL/TOKEN, config.yml, the broker token
+// file) and upstream URL overrides from the environment and config.yml.
+// No broker configured leaves BrokerURL empty (Open then refuses with
+// MsgNoBroker); a URL without a token is *config.MissingTokenError.
+// Resolution warnings go to warn.
+func FromEnv(ctx context.Context, env *config.Env, dirs config.Dirs, log, warn *slog.Logger) (Config, error) {
+	settings := config.LoadSettings(dirs.AgentDir, warn)
+	urls := config.URLs{Env: env, Settings: settings}
+	cfg := Config{TokenPath: dirs.GatewayTokenPath(), Logger: log, URLs: urls.URL}
+	b, err := config.ResolveBroker(ctx, env, dirs, settings, &config.Resolver{Env: env, Logger: warn})
+	if err != nil {
+		return cfg, err
+	}
+	if b != nil {
+		cfg.BrokerURL, cfg.BrokerToken = b.URL, b.Token
+	}
+	return cfg, nil
+}

@@ -1,0 +1,52 @@
+package gatewayd_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ompgo/omp/internal/config"
+	"github.com/ompgo/omp/internal/gatewayd"
+)
+
+func TestFromEnvResolvesBrokerLikeEveryClient(t *testing.T) {
+	home := t.TempDir()
+	env := config.NewEnv(map[string]string{"HOME": home})
+	dirs, err := config.ResolveDirs(*env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	ctx := context.Background()
+
+	cfg, err := gatewayd.FromEnv(ctx, env, dirs, log, log)
+	if err != nil || cfg.BrokerURL != "" || cfg.TokenPath != filepath.Join(home, ".omp", "auth-gateway.token") {
+		t.Fatalf("no broker: %+v %v", cfg, err)
+	}
+
+	env = config.NewEnv(map[string]string{"HOME": home, "OMP_AUTH_BROKER_URL": "http://broker:8765"})
+	_, err = gatewayd.FromEnv(ctx, env, dirs, log, log)
+	var missing *config.MissingTokenError
+	if !errors.As(err, &missing) {
+		t.Fatalf("URL without token: %v", err)
+	}
+
+	// The broker token file of the same home is the last fallback.
+	if err := os.MkdirAll(dirs.ConfigDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dirs.BrokerTokenPath(), []byte("broker-tok\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err = gatewayd.FromEnv(ctx, env, dirs, log, log)
+	if err != nil || cfg.BrokerURL != "http://broker:8765" || cfg.BrokerToken != "broker-tok" {
+		t.Fatalf("token file: %+v %v", cfg.BrokerURL, err)
+	}
+	env = config.NewEnv(map[string]string{"HOME": home, "OMP_AUTH_BROKER_URL": "http://broker:8765", "OMP_AUTH_BROKER_TOKEN": "env-tok"})
+	if cfg, err = gatewayd.FromEnv(ctx, env, dirs, log, log); err != nil || cfg.BrokerToken != "env-tok" {
+		t.Fatalf("env token wins: %v", err)
+	}
+}

@@ -1,0 +1,328 @@
+// Package gatewayd wires the auth gateway: a broker client (the remote
+// credential store of pkg/vault/remote over a brokerapi.Client) and the
+// gateway's HTTP core (pkg/proxy). cmd/gateway and `omp auth-gateway serve`
+// are thin mains over Main; end-to-end tests run the same wiring on
+// 127.0.0.1:0 next to a real broker.
+//
+// The gateway holds no refresh token and never links SQLite or the
+// refresher (internal/deptest checks it).
+//
+// Readiness: Open refuses to start unless the broker answers an initial
+// GET /v1/snapshot (gateway.md §1.1), so a gateway that is listening has a
+// reachable broker. The remote store then fetches its own first snapshot
+// when Run starts; a request that arrives in that window (one broker round
+// trip) waits for it, bounded by the request's context, rather than being
+// answered 503: the broker was just seen to answer, so waiting is the
+// answer a client wants. Run logs `auth-gateway snapshot loaded` when the
+// store is ready and warns if it is not within SnapshotWarnAfter.
+package gatewayd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/ompgo/omp/internal/buildinfo"
+	"github.com/ompgo/omp/internal/config"
+	"github.com/ompgo/omp/internal/httpx"
+	"github.com/ompgo/omp/pkg/proxy"
+	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	"github.com/ompgo/omp/pkg/vault/remote"
+)
+
+// Defaults.
+const (
+	DefaultBind          = "127.0.0.1:4000" // gateway.md §1.1
+	DefaultShutdownGrace = 30 * time.Second
+	// SnapshotWarnAfter is how long Run waits for the remote store's first
+	// snapshot before it logs a warning (requests keep waiting).
+	SnapshotWarnAfter = 10 * time.Second
+	// AllowNonLoopbackNoAuthFlag is the opt-in flag that lets --no-auth run
+	// on a non-loopback bind (discrepancies.md A9).
+	AllowNonLoopbackNoAuthFlag = "--allow-non-loopback-no-auth"
+)
+
+// Exact texts (gateway.md §1.1).
+const (
+	MsgNoBroker        = "`omp auth-gateway serve` requires OMP_AUTH_BROKER_URL (or `auth.broker.url`/`auth.broker.token` in config.yml). The gateway is itself a broker client."
+	MsgNoSnapshot      = "Auth broker returned no initial snapshot"
+	msgNoAuthListening = "auth: disabled (--no-auth) — any client can call this gateway"
+)
+
+// Config is everything the gateway needs, parsed in one place by the caller.
+type Config struct {
+	Bind      string // host:port or port; default DefaultBind
+	TokenPath string // bearer token file (<config-dir>/auth-gateway.token); created when absent; required unless NoAuth
+	// NoAuth disables the bearer check (loopback-only use).
+	NoAuth bool
+	// AllowNonLoopbackNoAuth is the operator's explicit opt-in
+	// (AllowNonLoopbackNoAuthFlag) to run NoAuth on a non-loopback bind;
+	// without it Open refuses.
+	AllowNonLoopbackNoAuth bool
+	BrokerURL              string // required: the gateway is a broker client
+	BrokerToken            string // bearer for the broker; secret, never logged
+	// URLs returns an upstream base URL override ("" = the provider
+	// default); may be nil.
+	URLs       func(provider, kind string) string
+	Logger     *slog.Logger // default: text to Out
+	Out        io.Writer    // the startup lines of gateway.md §1.1; default os.Stdout
+	Version    string       // default buildinfo.String()
+	HTTPClient *http.Client // upstream provider calls; default a client without an overall timeout (streams)
+	// BrokerHTTPClient talks to the broker; it must have no overall
+	// timeout (the snapshot stream is long-lived). Default: a plain client.
+	BrokerHTTPClient *http.Client
+	// ShutdownGrace is how long running requests (streams) get to finish
+	// once shutdown starts; then their contexts are cancelled. Default
+	// DefaultShutdownGrace.
+	ShutdownGrace time.Duration
+}
+
+// Main is a running gateway.
+type Main struct {
+	Config Config
+
+	Broker *brokerapi.Client
+	Store  *remote.Store // the broker's credentials, followed live
+	Proxy  *proxy.Server
+
+	ln  net.Listener
+	url string
+}
+
+// URL is the base URL the gateway listens on (valid after Open).
+func (m *Main) URL() string { return m.url }
+
+// Open checks the configuration, checks that the broker answers an
+// initial snapshot, resolves the bearer token (creating the file unless
+// NoAuth), builds the store and the proxy, binds the listener and prints
+// the startup lines. Nothing is served until Run.
+func (m *Main) Open(ctx context.Context) (err error) {
+	c := &m.Config
+	if c.Out == nil {
+		c.Out = os.Stdout
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(c.Out, nil))
+	}
+	if c.Version == "" {
+		c.Version = buildinfo.String()
+	}
+	if c.HTTPClient == nil {
+		c.HTTPClient = &http.Client{}
+	}
+	if c.ShutdownGrace <= 0 {
+		c.ShutdownGrace = DefaultShutdownGrace
+	}
+	if c.BrokerURL == "" {
+		return ErrNoBroker
+	}
+	if c.TokenPath == "" && !c.NoAuth {
+		return errors.New("gatewayd: TokenPath is required unless NoAuth")
+	}
+	bind := c.Bind
+	if bind == "" {
+		bind = DefaultBind
+	}
+	host, port, err := config.ParseBind(bind)
+	if err != nil {
+		return err
+	}
+	if c.NoAuth && !IsLoopback(host) && !c.AllowNonLoopbackNoAuth {
+		return fmt.Errorf("refusing --no-auth on non-loopback bind %s: any client that can reach it could use every credential of the broker; bind 127.0.0.1, drop --no-auth, or add %s", bind, AllowNonLoopbackNoAuthFlag)
+	}
+	m.Broker = brokerapi.NewClient(c.BrokerURL, c.BrokerToken, c.BrokerHTTPClient)
+	if res, err := m.Broker.Snapshot(ctx, nil, 0); err != nil || res.Snapshot == nil {
+		if err != nil {
+			c.Logger.Error("auth-gateway initial snapshot failed", "broker", c.BrokerURL, "error", err.Error())
+		}
+		return &SnapshotError{Err: err}
+	}
+	var tokens []string
+	if !c.NoAuth {
+		token, created, err := config.EnsureToken(c.TokenPath)
+		if err != nil {
+			return fmt.Errorf("bearer token: %w", err)
+		}
+		for _, w := range config.CheckPerms(c.TokenPath) {
+			c.Logger.Warn(w)
+		}
+		if created {
+			c.Logger.Info("auth-gateway bearer token created", "path", c.TokenPath) // never the token
+		}
+		tokens = []string{token}
+	}
+
+	m.Store = remote.New(remote.Options{Client: m.Broker, Logger: c.Logger})
+	m.Proxy, err = proxy.New(proxy.Options{
+		Source:     m.Store,
+		Tokens:     tokens,
+		NoAuth:     c.NoAuth,
+		Logger:     c.Logger,
+		Version:    c.Version,
+		URLs:       c.URLs,
+		HTTPClient: c.HTTPClient,
+		Status:     func() any { return syncStatus(m.Store.Status()) },
+	})
+	if err != nil {
+		return err
+	}
+
+	m.ln, err = net.Listen("tcp", net.JoinHostPort(trimBrackets(host), strconv.Itoa(port)))
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", bind, err)
+	}
+	_, actual, _ := net.SplitHostPort(m.ln.Addr().String())
+	m.url = "http://" + hostForURL(host) + ":" + actual
+	fmt.Fprintf(c.Out, "auth-gateway listening on %s\n", m.url)
+	if c.NoAuth {
+		fmt.Fprintln(c.Out, msgNoAuthListening)
+	} else {
+		fmt.Fprintf(c.Out, "bearer token: %s (chmod 0600)\n", c.TokenPath)
+	}
+	fmt.Fprintf(c.Out, "upstream broker: %s\n", c.BrokerURL)
+	return nil
+}
+
+// Run serves until ctx is cancelled, then shuts down gracefully: the
+// listener closes at once, running requests get ShutdownGrace to finish,
+// and the remote store keeps following the broker until the server is
+// done (a draining stream may still need a refresh).
+func (m *Main) Run(ctx context.Context) error {
+	c := &m.Config
+	g, gctx := errgroup.WithContext(ctx)
+	storeCtx, stopStore := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopStore()
+	g.Go(func() error { return m.Store.Run(storeCtx) })
+	g.Go(func() error { m.watchReady(storeCtx); return nil })
+	g.Go(func() error {
+		defer stopStore()
+		return httpx.Serve(gctx, m.ln, m.Proxy.Handler(), httpx.ServeOptions{
+			Logger:          c.Logger,
+			IdleTimeout:     httpx.DefaultIdleTimeout, // 255 s: long thinking calls survive
+			DrainGrace:      c.ShutdownGrace,
+			ShutdownTimeout: c.ShutdownGrace + time.Second,
+		})
+	})
+	err := g.Wait()
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return err
+}
+
+// watchReady logs the store's first snapshot, or warns while it is late.
+func (m *Main) watchReady(ctx context.Context) {
+	t := time.NewTimer(SnapshotWarnAfter)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.Store.Ready():
+			st := m.Store.Status()
+			m.Config.Logger.Info("auth-gateway snapshot loaded", "generation", st.Generation, "credentials", st.Entries)
+			return
+		case <-t.C:
+			m.Config.Logger.Warn("auth-gateway still waiting for the broker snapshot; requests wait", "broker", m.Config.BrokerURL, "error", m.Store.Status().LastError)
+			t.Reset(SnapshotWarnAfter)
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// Close releases the listener (when Run never ran). Safe to call twice.
+func (m *Main) Close() error {
+	if m.ln != nil {
+		m.ln.Close()
+	}
+	return nil
+}
+
+// Serve opens a gateway with cfg, runs it until ctx is cancelled and closes
+// it: the whole life of `omp auth-gateway serve` and cmd/gateway.
+func Serve(ctx context.Context, cfg Config) error {
+	m := &Main{Config: cfg}
+	if err := m.Open(ctx); err != nil {
+		return err
+	}
+	defer m.Close()
+	runDone := make(chan struct{})
+	announced := make(chan struct{})
+	go func() {
+		defer close(announced)
+		announceShutdown(ctx, runDone, m.Config.Out)
+	}()
+	err := m.Run(ctx)
+	close(runDone)
+	<-announced
+	return err
+}
+
+// ErrNoBroker is Open's error when no broker is configured; its text is
+// the reference's MsgNoBroker.
+var ErrNoBroker error = exactError(MsgNoBroker)
+
+// exactError is an error whose text is a reference message, punctuation
+// included.
+type exactError string
+
+func (e exactError) Error() string { return string(e) }
+
+// SnapshotError is Open's error when the broker did not answer the initial
+// snapshot; Error is the exact reference text, Err the cause.
+type SnapshotError struct{ Err error }
+
+func (e *SnapshotError) Error() string { return MsgNoSnapshot }
+func (e *SnapshotError) Unwrap() error { return e.Err }
+
+// IsLoopback reports whether a bind host is loopback: 127.0.0.0/8, ::1 or
+// localhost (discrepancies.md A9).
+func IsLoopback(host string) bool {
+	h := trimBrackets(host)
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// status is the remote store's sync state as /healthz detail.
+type status struct {
+	Mode       string `json:"mode"`
+	Generation int64  `json:"generation"`
+	LastSync   string `json:"lastSync,omitempty"`
+	LastError  string `json:"lastError,omitempty"`
+	Entries    int    `json:"credentials"`
+}
+
+func syncStatus(s remote.Status) status {
+	out := status{Mode: s.Mode, Generation: s.Generation, LastError: s.LastError, Entries: s.Entries}
+	if !s.LastSync.IsZero() {
+		out.LastSync = s.LastSync.UTC().Format(time.RFC3339Nano)
+	}
+	return out
+}
+
+func trimBrackets(h string) string {
+	if len(h) > 1 && h[0] == '[' && h[len(h)-1] == ']' {
+		return h[1 : len(h)-1]
+	}
+	return h
+}
+
+// hostForURL brackets a bare IPv6 host.
+func hostForURL(h string) string {
+	if strings.Contains(h, ":") && !strings.HasPrefix(h, "[") {
+		return "[" + h + "]"
+	}
+	return h
+}
