@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/ompgo/omp/internal/httpx"
-	"github.com/ompgo/omp/internal/sse"
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/llm/anthropic"
 	"github.com/ompgo/omp/pkg/llm/google"
@@ -59,7 +58,7 @@ func (s *Server) inference(f *format) httpx.HandlerFunc {
 		}
 		defer stream.Close()
 		if req.Stream {
-			s.writeStream(w, f, req, stream)
+			s.writeStream(ctx, w, f, req, stream)
 			return nil
 		}
 		return s.writeFinal(w, f, req, stream)
@@ -180,30 +179,6 @@ func (s *Server) provider(m llm.Model) (llm.Provider, error) {
 		return &google.CodeAssist{BaseURL: base, Client: s.client, Now: s.now}, nil
 	}
 	return nil, errorf(http.StatusBadRequest, "Model "+m.Provider+"/"+m.ID+" uses api "+m.API+", which the gateway does not serve")
-}
-
-// writeStream sends the stream as the format's SSE, one flush per event
-// (never buffered). A failure after the 200 is the format's error event
-// (the encoder writes it from the error event); a client gone ends the
-// loop, and the request context has already cancelled the upstream call.
-func (s *Server) writeStream(w http.ResponseWriter, f *format, req *llm.Request, st *llm.Stream) {
-	sse.SetHeaders(w.Header())
-	w.WriteHeader(http.StatusOK)
-	out := sse.NewHTTPWriter(w, 0)
-	enc := f.newEncoder(req, s.now())
-	var buf []byte
-	for ev := range st.Events() {
-		buf = enc(buf[:0], &ev)
-		if len(buf) > 0 {
-			if err := out.WriteFrames(buf); err != nil {
-				s.log.Info("auth-gateway stream write failed", "format", f.name, "error", err)
-				return
-			}
-		}
-		if ev.Type.IsTerminal() {
-			return
-		}
-	}
 }
 
 // writeFinal awaits the terminal event of a non-streamed request and

@@ -191,7 +191,7 @@ const gatewayToken = "gw-test-token"
 
 // gateway serves a proxy.Server over src on a real listener; urls maps a
 // provider to its upstream base URL.
-func gateway(t *testing.T, src vault.Source, urls map[string]string, catalog *llm.Catalog) *httptest.Server {
+func gateway(t *testing.T, src vault.Source, urls map[string]string, catalog *llm.Catalog, tune ...func(*proxy.Server)) *httptest.Server {
 	t.Helper()
 	s, err := proxy.New(proxy.Options{
 		Source:  src,
@@ -205,6 +205,9 @@ func gateway(t *testing.T, src vault.Source, urls map[string]string, catalog *ll
 	}
 	if catalog != nil {
 		proxy.SetCatalog(s, catalog)
+	}
+	for _, f := range tune {
+		f(s)
 	}
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(srv.Close)

@@ -20,7 +20,7 @@ type format struct {
 	// decode parses a body; model is the model id the client asked for.
 	decode func(body []byte) (req *llm.Request, err error)
 	// newEncoder returns the SSE encoder of one streamed response.
-	newEncoder func(req *llm.Request, now time.Time) func(dst []byte, ev *llm.Event) []byte
+	newEncoder func(req *llm.Request, now time.Time) encoder
 	// final encodes a successful non-streamed message; ok false means the
 	// message cannot be encoded as a success.
 	final func(req *llm.Request, m *llm.Message, now time.Time) (body []byte, ok bool)
@@ -33,11 +33,19 @@ type format struct {
 	piNative bool
 }
 
+// encoder is the SSE encoder of one streamed response: encode appends the
+// frames of one canonical event; ping, when the format has one, appends a
+// keepalive frame (Anthropic's ping every 15 s, gateway.md §6.3).
+type encoder struct {
+	encode func(dst []byte, ev *llm.Event) []byte
+	ping   func(dst []byte) []byte
+}
+
 var chatFormat = &format{
 	name:   "openai-chat",
 	decode: openai.DecodeChatRequest,
-	newEncoder: func(req *llm.Request, now time.Time) func([]byte, *llm.Event) []byte {
-		return openai.NewChatStream(openai.ChatOptions{ID: openai.NewChatID(), Model: req.Model, Created: now.Unix(), IncludeUsage: req.IncludeStreamingUsage}).Append
+	newEncoder: func(req *llm.Request, now time.Time) encoder {
+		return encoder{encode: openai.NewChatStream(openai.ChatOptions{ID: openai.NewChatID(), Model: req.Model, Created: now.Unix(), IncludeUsage: req.IncludeStreamingUsage}).Append}
 	},
 	final: func(req *llm.Request, m *llm.Message, now time.Time) ([]byte, bool) {
 		return openai.AppendChatCompletion(nil, m, openai.ChatOptions{ID: openai.NewChatID(), Model: req.Model, Created: now.Unix()}), true
@@ -49,8 +57,9 @@ var chatFormat = &format{
 var messagesFormat = &format{
 	name:   "anthropic-messages",
 	decode: anthropic.DecodeRequest,
-	newEncoder: func(req *llm.Request, _ time.Time) func([]byte, *llm.Event) []byte {
-		return anthropic.NewStreamEncoder(req.Model, newMessageID()).Encode
+	newEncoder: func(req *llm.Request, _ time.Time) encoder {
+		e := anthropic.NewStreamEncoder(req.Model, newMessageID())
+		return encoder{encode: e.Encode, ping: e.Ping}
 	},
 	final: func(req *llm.Request, m *llm.Message, _ time.Time) ([]byte, bool) {
 		b, err := anthropic.EncodeMessage(nil, m, req.Model, newMessageID())
@@ -63,8 +72,8 @@ var messagesFormat = &format{
 var responsesFormat = &format{
 	name:   "openai-responses",
 	decode: openai.DecodeResponsesRequest,
-	newEncoder: func(req *llm.Request, now time.Time) func([]byte, *llm.Event) []byte {
-		return openai.NewResponsesStream(openai.ResponsesOptions{ID: openai.NewResponseID(), Model: req.Model, Created: now.Unix()}).Append
+	newEncoder: func(req *llm.Request, now time.Time) encoder {
+		return encoder{encode: openai.NewResponsesStream(openai.ResponsesOptions{ID: openai.NewResponseID(), Model: req.Model, Created: now.Unix()}).Append}
 	},
 	final: func(req *llm.Request, m *llm.Message, now time.Time) ([]byte, bool) {
 		return openai.AppendResponse(nil, m, openai.ResponsesOptions{ID: openai.NewResponseID(), Model: req.Model, Created: now.Unix()}), true
@@ -84,14 +93,14 @@ var piFormat = &format{
 		req.Model, req.Stream = r.ModelID, r.Stream
 		return &req, nil
 	},
-	newEncoder: func(*llm.Request, time.Time) func([]byte, *llm.Event) []byte {
-		return func(dst []byte, ev *llm.Event) []byte {
+	newEncoder: func(*llm.Request, time.Time) encoder {
+		return encoder{encode: func(dst []byte, ev *llm.Event) []byte {
 			dst = pinative.AppendFrame(dst, ev)
 			if ev.Type.IsTerminal() {
 				dst = pinative.AppendDone(dst)
 			}
 			return dst
-		}
+		}}
 	},
 	final: func(_ *llm.Request, m *llm.Message, _ time.Time) ([]byte, bool) {
 		return pinative.AppendResponse(nil, m), true

@@ -62,6 +62,8 @@ type Server struct {
 	picker  *pick.Picker
 	models  *models
 	router  http.Handler
+	// pingInterval is PingInterval (tests shorten it).
+	pingInterval time.Duration
 }
 
 // New builds a Server. It fails when Source is nil, or when there is no
@@ -93,6 +95,7 @@ func New(o Options) (*Server, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.pingInterval = PingInterval
 	s.picker = &pick.Picker{Source: o.Source, Now: s.now, Log: s.log}
 	s.models = &models{catalog: llm.Builtin()}
 	s.router = s.routes()
