@@ -22,6 +22,7 @@ import (
 func (s *Server) inference(f *format) httpx.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		ctx := r.Context()
+		start := s.now()
 		id := newRequestID()
 		w.Header().Set("x-request-id", id)
 		w.Header().Set("request-id", id)
@@ -57,11 +58,16 @@ func (s *Server) inference(f *format) httpx.HandlerFunc {
 			return err
 		}
 		defer stream.Close()
+		h := w.Header()
+		h.Set("x-litellm-model-id", model.ID)
+		if model.BaseURL != "" {
+			h.Set("x-litellm-model-api-base", model.BaseURL)
+		}
 		if req.Stream {
 			s.writeStream(ctx, w, f, req, stream)
 			return nil
 		}
-		return s.writeFinal(w, f, req, stream)
+		return s.writeFinal(w, f, req, stream, start)
 	}
 }
 
@@ -183,7 +189,7 @@ func (s *Server) provider(m llm.Model) (llm.Provider, error) {
 
 // writeFinal awaits the terminal event of a non-streamed request and
 // answers 200 with the format's JSON, or the error envelope (§5 step 11).
-func (s *Server) writeFinal(w http.ResponseWriter, f *format, req *llm.Request, st *llm.Stream) error {
+func (s *Server) writeFinal(w http.ResponseWriter, f *format, req *llm.Request, st *llm.Stream, start time.Time) error {
 	var final *llm.Message
 	var cause error
 	var done bool
@@ -202,11 +208,19 @@ func (s *Server) writeFinal(w http.ResponseWriter, f *format, req *llm.Request, 
 			h.Set("Content-Type", f.jsonType)
 			h.Set("X-Content-Type-Options", "nosniff")
 			h.Set("Content-Length", strconv.Itoa(len(body)))
+			// The reference's LiteLLM-style response headers (§12.2).
+			h.Set("x-litellm-response-cost", strconv.FormatFloat(final.Usage.Cost.Total, 'f', -1, 64))
+			ms := strconv.FormatInt(s.now().Sub(start).Milliseconds(), 10)
+			h.Set("x-litellm-response-duration-ms", ms)
+			h.Set("openai-processing-ms", ms)
 			w.WriteHeader(http.StatusOK)
 			_, _ = w.Write(body)
 			return nil
 		}
 	}
+	// Error envelopes carry none of the success headers (§12.2).
+	w.Header().Del("x-litellm-model-id")
+	w.Header().Del("x-litellm-model-api-base")
 	if final.StopReason == llm.StopAborted || errors.Is(cause, context.Canceled) {
 		msg := final.ErrorMessage
 		if msg == "" {

@@ -63,6 +63,11 @@ func TestPiNativeToAnthropic(t *testing.T) {
 	if got := readAll(t, resp); resp.StatusCode != 200 || !strings.HasPrefix(got, `{"message":{`) || !strings.Contains(got, "Hello world") {
 		t.Errorf("%d %s", resp.StatusCode, got)
 	}
+	h := resp.Header
+	if h.Get("x-litellm-model-id") != "claude-sonnet-4-5" || h.Get("x-request-id") == "" || h.Get("x-request-id") != h.Get("request-id") ||
+		h.Get("openai-processing-ms") == "" || h.Get("x-litellm-response-cost") == "" {
+		t.Errorf("response headers %v", h)
+	}
 }
 
 func TestMidStreamErrorIsTheFormatsErrorEvent(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	ooption "github.com/openai/openai-go/v3/option"
 
 	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/pkg/proxy"
 	"github.com/ompgo/omp/pkg/vault"
 )
 
@@ -359,5 +361,40 @@ func TestUnauthenticatedRoutes(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 204 || resp.Header.Get("Access-Control-Allow-Methods") != "GET, POST, OPTIONS" {
 		t.Errorf("preflight %d %v", resp.StatusCode, resp.Header)
+	}
+}
+
+func TestNew(t *testing.T) {
+	src := &memSource{}
+	if _, err := proxy.New(proxy.Options{Tokens: []string{"t"}}); err == nil {
+		t.Error("New without a Source succeeded")
+	}
+	if _, err := proxy.New(proxy.Options{Source: src}); err == nil {
+		t.Error("New without tokens and without NoAuth succeeded")
+	}
+	s, err := proxy.New(proxy.Options{Source: src, NoAuth: true, Version: "v1", Status: func() any { return map[string]any{"generation": 3} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := readAll(t, resp); body != `{"ok":true,"version":"v1","broker":{"generation":3}}` || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("healthz %s %v", body, resp.Header)
+	}
+	// NoAuth: no token needed; an empty Source has no models.
+	resp, err = http.Get(srv.URL + "/v1/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := readAll(t, resp); resp.StatusCode != 200 || body != `{"object":"list","data":[]}` {
+		t.Errorf("models %d %s", resp.StatusCode, body)
+	}
+	resp = post(t, srv.URL+"/v1/chat/completions", "", `{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"hi"}]}`)
+	if body := readAll(t, resp); resp.StatusCode != 404 {
+		t.Errorf("chat without credentials %d %s", resp.StatusCode, body)
 	}
 }

@@ -63,7 +63,7 @@ type sessionBody struct {
 // head, so one conversation keeps its credential and its prompt cache.
 //
 // The derived id hashes the requested model id, the system prompt, the
-// tools as sent and the first message as sent; the reference hashes its
+// tools as sent and the first non-system message as sent; the reference hashes its
 // parsed context instead, so the ids differ from the reference's (they are
 // stable across Go replicas, which is what stickiness needs).
 func sessionID(f *format, req *llm.Request, body []byte, h http.Header) string {
@@ -88,13 +88,28 @@ func sessionID(f *format, req *llm.Request, body []byte, h http.Header) string {
 			return v
 		}
 	}
-	var first json.RawMessage
-	if len(sb.Messages) > 0 {
-		first = sb.Messages[0]
-	} else if len(sb.Input) > 0 {
-		first = sb.Input
+	msgs := sb.Messages
+	if len(msgs) == 0 && len(sb.Input) > 0 {
+		if json.Unmarshal(sb.Input, &msgs) != nil {
+			msgs = []json.RawMessage{sb.Input} // a string input is one user message
+		}
 	}
-	return derivedSessionID(req, sb.Tools, first)
+	return derivedSessionID(req, sb.Tools, firstMessage(msgs))
+}
+
+// firstMessage returns the first message that is not a system message
+// (system messages are part of the system prompt, hashed on their own).
+func firstMessage(msgs []json.RawMessage) json.RawMessage {
+	for _, m := range msgs {
+		var r struct {
+			Role string `json:"role"`
+		}
+		if json.Unmarshal(m, &r) == nil && r.Role == "system" {
+			continue
+		}
+		return m
+	}
+	return nil
 }
 
 // derivedSessionID is SHA-256 over the parts joined with NUL, its first 32
