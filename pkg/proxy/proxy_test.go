@@ -353,7 +353,16 @@ func TestUnauthenticatedRoutes(t *testing.T) {
 	if body := readAll(t, resp); resp.StatusCode != 200 || body != `{"ok":true,"version":"test"}` {
 		t.Errorf("healthz %d %s", resp.StatusCode, body)
 	}
-	req, _ := http.NewRequest(http.MethodOptions, gw.URL+"/v1/chat/completions", nil)
+	req, _ := http.NewRequest(http.MethodGet, gw.URL+"/v1/chat/completions", nil)
+	req.Header.Set("Authorization", "Bearer "+gatewayToken)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := readAll(t, resp); resp.StatusCode != 404 || body != `{"error":"No route: GET /v1/chat/completions"}` {
+		t.Errorf("GET on a POST route: %d %s", resp.StatusCode, body)
+	}
+	req, _ = http.NewRequest(http.MethodOptions, gw.URL+"/v1/chat/completions", nil)
 	resp, err = http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
