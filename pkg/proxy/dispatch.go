@@ -1,0 +1,241 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/ompgo/omp/internal/httpx"
+	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/pkg/llm/anthropic"
+	"github.com/ompgo/omp/pkg/llm/google"
+	"github.com/ompgo/omp/pkg/llm/openai"
+	"github.com/ompgo/omp/pkg/vault"
+	"github.com/ompgo/omp/pkg/vault/pick"
+)
+
+// inference returns the handler of one format route: the request flow of
+// gateway.md §5 (see the package doc).
+func (s *Server) inference(f *format) httpx.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		ctx := r.Context()
+		start := s.now()
+		id := newRequestID()
+		w.Header().Set("x-request-id", id)
+		w.Header().Set("request-id", id)
+
+		body, err := readBody(w, r)
+		if err != nil {
+			return err
+		}
+		req, err := f.decode(body)
+		if err != nil {
+			return err
+		}
+		model, err := s.models.resolve(ctx, s, req.Model)
+		if err != nil {
+			return err
+		}
+		mergePassthrough(req, r.Header)
+		sid := sessionID(f, req, body, r.Header)
+		req.SessionID = sid
+		if req.PromptCacheKey == "" {
+			req.PromptCacheKey = sid
+		}
+		if model.API == llm.APICodex {
+			// The Codex backend rejects sampling controls (§12.6).
+			req.Temperature, req.TopP, req.TopK, req.StopSequences = nil, nil, nil, nil
+		}
+		s.log.Info("auth-gateway request", "format", f.name, "model", req.Model,
+			"resolvedProvider", model.Provider, "resolvedModel", model.ID,
+			"stream", req.Stream, "peer", httpx.Peer(r), "requestId", id)
+
+		stream, err := s.open(ctx, req, model, sid)
+		if err != nil {
+			return err
+		}
+		defer stream.Close()
+		h := w.Header()
+		h.Set("x-litellm-model-id", model.ID)
+		if model.BaseURL != "" {
+			h.Set("x-litellm-model-api-base", model.BaseURL)
+		}
+		if req.Stream {
+			s.writeStream(ctx, w, f, req, stream)
+			return nil
+		}
+		return s.writeFinal(w, f, req, stream, start)
+	}
+}
+
+// readBody reads at most BodyLimit bytes of the request body.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	if r.Body == nil {
+		return nil, nil
+	}
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, BodyLimit))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, &apiError{Status: http.StatusRequestEntityTooLarge, Message: msgBodyTooLarge, Err: err}
+		}
+		if ctxErr := r.Context().Err(); ctxErr != nil {
+			return nil, &apiError{Status: 499, Message: "client closed request", Err: err}
+		}
+		return nil, &apiError{Status: http.StatusBadRequest, Message: "Invalid request body: " + err.Error(), Err: err}
+	}
+	return b, nil
+}
+
+// open picks a credential and opens the upstream stream, walking the
+// retry ladder (gateway.md §5 step 10, §12.8) while nothing has been sent
+// to the client: a Provider fails before the first byte only by returning
+// an error, so every retry here is invisible to the client.
+func (s *Server) open(ctx context.Context, req *llm.Request, model llm.Model, sid string) (*llm.Stream, error) {
+	prov, err := s.provider(model)
+	if err != nil {
+		return nil, err
+	}
+	lad := s.picker.Ladder(model.Provider, sid, model.ID)
+	e, err := lad.First(ctx)
+	if err != nil {
+		if !errors.Is(err, pick.ErrNoCredential) {
+			s.log.Warn("auth-gateway getApiKey threw", "provider", model.Provider, "error", err)
+		}
+		return nil, err
+	}
+	for {
+		st, err := prov.Stream(ctx, req, model, credential(e))
+		if err == nil {
+			return st, nil
+		}
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		fail, retryAfter := ladderFailure(err)
+		next, ok, lerr := lad.Next(ctx, e, fail, retryAfter)
+		if lerr != nil {
+			s.log.Warn("auth-gateway getApiKey threw", "provider", model.Provider, "error", lerr)
+			return nil, err
+		}
+		if !ok {
+			return nil, err
+		}
+		s.log.Info("auth-gateway credential retry", "provider", model.Provider,
+			"failed", e.ID, "next", next.ID, "status", llm.Classify(err).Status)
+		e = next
+	}
+}
+
+// ladderFailure classifies an upstream failure for the ladder (§12.8):
+// usage limits (and a 402 billing cap) rotate after marking the account,
+// a 401 re-mints the same account once, a 403 rotates; the rest stops.
+func ladderFailure(err error) (pick.Failure, time.Duration) {
+	c := llm.Classify(err)
+	var ue *llm.UpstreamError
+	status, retryAfter := c.Status, time.Duration(0)
+	if errors.As(err, &ue) {
+		retryAfter = ue.RetryAfter
+		if ue.Status != 0 {
+			status = ue.Status
+		}
+	}
+	switch {
+	case c.UsageLimit || status == http.StatusPaymentRequired:
+		return pick.UsageLimit, retryAfter
+	case status == http.StatusUnauthorized:
+		return pick.AuthFailure, 0
+	case status == http.StatusForbidden:
+		return pick.Rotate, 0
+	}
+	return pick.NotRetryable, 0
+}
+
+// credential maps a vault entry to what a provider takes: the API key, or
+// the OAuth access token with the account and project it belongs to.
+func credential(e vault.Entry) llm.Credential {
+	c := e.Credential
+	if !c.IsOAuth() {
+		return llm.APIKey(pick.Secret(e))
+	}
+	out := llm.OAuthToken(c.Access)
+	out.AccountID, out.ProjectID, out.EnterpriseURL = c.AccountID, c.ProjectID, c.EnterpriseURL
+	return out
+}
+
+// provider returns the upstream Provider of a model's wire API, pointed at
+// the base URL override when there is one.
+func (s *Server) provider(m llm.Model) (llm.Provider, error) {
+	base := s.urls(m.Provider, "baseUrl")
+	switch m.API {
+	case llm.APIAnthropic:
+		return &anthropic.Provider{BaseURL: base, Client: s.client, Now: s.now}, nil
+	case llm.APIOpenAIChat:
+		return &openai.ChatProvider{ProviderID: m.Provider, BaseURL: base, HTTPClient: s.client, Now: s.now}, nil
+	case llm.APIOpenAIResponses:
+		return &openai.ResponsesProvider{ProviderID: m.Provider, BaseURL: base, HTTPClient: s.client, Now: s.now}, nil
+	case llm.APICodex:
+		return &openai.CodexProvider{BaseURL: base, HTTPClient: s.client, Now: s.now}, nil
+	case llm.APIGoogle:
+		return &google.Gemini{BaseURL: base, Client: s.client, Now: s.now}, nil
+	case llm.APIGeminiCLI:
+		return &google.CodeAssist{BaseURL: base, Client: s.client, Now: s.now}, nil
+	}
+	return nil, errorf(http.StatusBadRequest, "Model "+m.Provider+"/"+m.ID+" uses api "+m.API+", which the gateway does not serve")
+}
+
+// writeFinal awaits the terminal event of a non-streamed request and
+// answers 200 with the format's JSON, or the error envelope (§5 step 11).
+func (s *Server) writeFinal(w http.ResponseWriter, f *format, req *llm.Request, st *llm.Stream, start time.Time) error {
+	var final *llm.Message
+	var cause error
+	var done bool
+	for ev := range st.Events() {
+		if ev.Type.IsTerminal() {
+			final, cause, done = ev.Partial, ev.Err, ev.Type == llm.EventDone
+			break
+		}
+	}
+	if final == nil {
+		return &apiError{Status: http.StatusBadGateway, Message: msgUpstream, Err: llm.ErrTruncated}
+	}
+	if done {
+		if body, ok := f.final(req, final, s.now()); ok {
+			h := w.Header()
+			h.Set("Content-Type", f.jsonType)
+			h.Set("X-Content-Type-Options", "nosniff")
+			h.Set("Content-Length", strconv.Itoa(len(body)))
+			// The reference's LiteLLM-style response headers (§12.2).
+			h.Set("x-litellm-response-cost", strconv.FormatFloat(final.Usage.Cost.Total, 'f', -1, 64))
+			ms := strconv.FormatInt(s.now().Sub(start).Milliseconds(), 10)
+			h.Set("x-litellm-response-duration-ms", ms)
+			h.Set("openai-processing-ms", ms)
+			w.WriteHeader(http.StatusOK)
+			_, _ = w.Write(body)
+			return nil
+		}
+	}
+	// Error envelopes carry none of the success headers (§12.2).
+	w.Header().Del("x-litellm-model-id")
+	w.Header().Del("x-litellm-model-api-base")
+	if final.StopReason == llm.StopAborted || errors.Is(cause, context.Canceled) {
+		msg := final.ErrorMessage
+		if msg == "" {
+			msg = msgAborted
+		}
+		s.log.Info("auth-gateway non-streaming aborted", "format", f.name)
+		return &apiError{Status: 499, Message: msg, Err: cause}
+	}
+	if cause == nil {
+		msg := final.ErrorMessage
+		if msg == "" {
+			msg = msgUpstream
+		}
+		cause = errors.New(msg)
+	}
+	s.log.Warn("auth-gateway non-streaming failed", "format", f.name, "error", cause)
+	return cause
+}

@@ -1,0 +1,35 @@
+// Package proxy is the gateway's HTTP core (gateway.md): it accepts OpenAI
+// Chat Completions (POST /v1/chat/completions), Anthropic Messages (POST
+// /v1/messages), OpenAI Responses (POST /v1/responses) and pi-native (POST
+// /v1/pi/stream) requests, and answers each in its own wire format with a
+// broker-backed credential the client never sees. There is no raw
+// passthrough: every request is decoded into the canonical llm.Request and
+// re-encoded by an upstream llm.Provider.
+//
+// Request flow (gateway.md §5), in dispatch.go:
+//
+//  1. CORS headers on every response; OPTIONS → 204 and GET /healthz
+//     without auth; everything else needs the gateway token (Bearer or
+//     x-api-key, constant time) before routing.
+//  2. Read the body (BodyLimit, else 413) and decode it with the format's
+//     codec (400 with the codec's exact text).
+//  3. Resolve the model (models.go): "<provider>/<id>" or a bare id, among
+//     the providers that have credentials in the Source now; 404 unknown.
+//  4. Passthrough headers and the session id (session.go): the client's
+//     cache key, else an id derived from the conversation head.
+//  5. Pick a credential (pkg/vault/pick) and open the upstream stream.
+//     While nothing has been sent, a failed attempt walks the retry ladder:
+//     a 401 re-mints the same account through the Source once, then tries
+//     a sibling; a usage limit marks the account and switches; a 403
+//     rotates. The last failure is answered in the format's envelope
+//     (errors.go), a 429 with the provider's Retry-After.
+//  6. Stream: 200 text/event-stream, one flush per canonical event; a
+//     failure after that is the format's error event. Non-stream: await
+//     the terminal event and answer the format's JSON, or the envelope.
+//     The request context is the upstream call's context, so a client that
+//     goes away cancels the upstream request.
+//
+// Not implemented yet: /metrics, /v1/usage, /v1/credentials/check, the
+// x-omp-* attribution and x-litellm-* headers, fleet blocks, and the
+// Anthropic 15 s ping frames.
+package proxy

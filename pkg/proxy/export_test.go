@@ -1,0 +1,14 @@
+package proxy
+
+import (
+	"time"
+
+	"github.com/ompgo/omp/pkg/llm"
+)
+
+// SetCatalog replaces the model catalog (tests add an OpenAI Chat
+// Completions model, which the bundled catalog does not have).
+func SetCatalog(s *Server, c *llm.Catalog) { s.models = &models{catalog: c} }
+
+// SetPingInterval shortens the Anthropic ping interval.
+func SetPingInterval(s *Server, d time.Duration) { s.pingInterval = d }

@@ -1,0 +1,138 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/ompgo/omp/pkg/llm"
+)
+
+// modelTable maps the ids a client may send to models (gateway.md §4):
+// "<provider>/<id>" for every model of a provider that has credentials,
+// and the bare "<id>" of the first such model in catalog order (first write
+// wins). Lookup is exact; nothing is fuzzy.
+type modelTable struct {
+	byKey  map[string]llm.Model
+	models []llm.Model // distinct, catalog order (the /v1/models rows)
+}
+
+func buildTable(c *llm.Catalog, providers map[string]bool) *modelTable {
+	t := &modelTable{byKey: map[string]llm.Model{}}
+	for _, m := range c.Models() {
+		if !providers[m.Provider] {
+			continue
+		}
+		t.byKey[m.Provider+"/"+m.ID] = m
+		if _, taken := t.byKey[m.ID]; !taken {
+			t.byKey[m.ID] = m
+		}
+		t.models = append(t.models, m)
+	}
+	return t
+}
+
+// models keeps the model table of the current credential provider set.
+// The reference builds it once at boot; the Go gateway rebuilds it when
+// the set of providers with credentials changes (discrepancies.md B18,
+// decision G4), so a provider added at the broker becomes routable
+// without a restart.
+type models struct {
+	catalog *llm.Catalog
+
+	mu    sync.Mutex
+	key   string      // guarded by mu: the sorted provider set of table
+	table *modelTable // guarded by mu
+}
+
+// current returns the table for the providers that have credentials now.
+func (m *models) current(ctx context.Context, s *Server) (*modelTable, error) {
+	entries, err := s.source.List(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	set := map[string]bool{}
+	var names []string
+	for _, e := range entries {
+		if !set[e.Provider] {
+			set[e.Provider] = true
+			names = append(names, e.Provider)
+		}
+	}
+	slices.Sort(names)
+	key := strings.Join(names, "\x00")
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.table == nil || m.key != key {
+		m.table, m.key = buildTable(m.catalog, set), key
+	}
+	return m.table, nil
+}
+
+// resolve finds the model of id (gateway.md §4): 400 when missing, 404
+// when no provider with credentials serves it.
+func (m *models) resolve(ctx context.Context, s *Server, id string) (llm.Model, error) {
+	if id == "" {
+		return llm.Model{}, errorf(http.StatusBadRequest, "Missing top-level `model` field")
+	}
+	t, err := m.current(ctx, s)
+	if err != nil {
+		return llm.Model{}, err
+	}
+	mod, ok := t.byKey[id]
+	if !ok {
+		return llm.Model{}, errorf(http.StatusNotFound, "Unknown model: "+id)
+	}
+	return mod, nil
+}
+
+// modelRow is one /v1/models row (gateway.md §12.3, decision G3); the
+// field order is the wire order.
+type modelRow struct {
+	ID              string   `json:"id"`
+	Object          string   `json:"object"`
+	OwnedBy         string   `json:"owned_by"`
+	API             string   `json:"api"`
+	DisplayName     string   `json:"display_name"`
+	InputModalities []string `json:"input_modalities"`
+	ContextLength   int      `json:"context_length,omitempty"`
+	MaxOutputTokens int      `json:"max_output_tokens,omitempty"`
+}
+
+type modelList struct {
+	Object string     `json:"object"`
+	Data   []modelRow `json:"data"`
+}
+
+// listModels answers GET /v1/models: each resolvable model once, with its
+// provider-qualified id, in catalog order.
+func (s *Server) listModels(w http.ResponseWriter, r *http.Request) error {
+	t, err := s.models.current(r.Context(), s)
+	if err != nil {
+		return err
+	}
+	out := modelList{Object: "list", Data: make([]modelRow, 0, len(t.models))}
+	for _, m := range t.models {
+		in := []string{"text"}
+		if m.AcceptsImages() {
+			in = append(in, "image")
+		}
+		name := m.Name
+		if name == "" {
+			name = m.ID
+		}
+		out.Data = append(out.Data, modelRow{
+			ID: m.Provider + "/" + m.ID, Object: "model", OwnedBy: m.Provider, API: m.API,
+			DisplayName: name, InputModalities: in, ContextLength: m.ContextWindow, MaxOutputTokens: m.MaxTokens,
+		})
+	}
+	body, err := json.Marshal(out)
+	if err != nil {
+		return err
+	}
+	writeGeneric(w, http.StatusOK, body)
+	return nil
+}

@@ -1,0 +1,207 @@
+package proxy
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/ompgo/omp/internal/httpx"
+	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/pkg/vault"
+	"github.com/ompgo/omp/pkg/vault/pick"
+)
+
+// BodyLimit is the largest request body the gateway reads (32 MiB); a
+// larger one is answered 413 in the route's envelope.
+const BodyLimit = 32 << 20
+
+// Options configure a Server.
+type Options struct {
+	// Source is where credentials come from (the remote store in
+	// production); required. When it also has Prepare(ctx, id) the
+	// picker brings a credential up to date through it before use.
+	Source vault.Source
+	// Tokens is the bearer allow-list, checked in constant time against
+	// Authorization: Bearer and x-api-key (discrepancies.md B19).
+	Tokens []string
+	// NoAuth serves without a token (the caller decides when that is
+	// allowed).
+	NoAuth bool
+	// Logger receives the request lines; default slog.Default(). A token
+	// is never logged.
+	Logger *slog.Logger
+	// Version is surfaced by /healthz.
+	Version string
+	// URLs returns an upstream base URL override for a provider (kind
+	// "baseUrl"; "" = the provider default). May be nil.
+	URLs func(provider, kind string) string
+	// HTTPClient makes the upstream calls; default a client without an
+	// overall timeout (streams can be long).
+	HTTPClient *http.Client
+	// Status returns extra /healthz detail (the remote store's sync
+	// state) under "broker"; may be nil.
+	Status func() any
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// Server is the gateway's HTTP core. Build it with New.
+type Server struct {
+	source  vault.Source
+	bearer  *httpx.Bearer // nil when NoAuth
+	log     *slog.Logger
+	version string
+	urls    func(provider, kind string) string
+	client  *http.Client
+	status  func() any
+	now     func() time.Time
+	picker  *pick.Picker
+	models  *models
+	router  http.Handler
+	// pingInterval is PingInterval (tests shorten it).
+	pingInterval time.Duration
+}
+
+// New builds a Server. It fails when Source is nil, or when there is no
+// token and NoAuth is false.
+func New(o Options) (*Server, error) {
+	if o.Source == nil {
+		return nil, errors.New("proxy: Options.Source is required")
+	}
+	s := &Server{
+		source: o.Source, log: o.Logger, version: o.Version, urls: o.URLs,
+		client: o.HTTPClient, status: o.Status, now: o.Now,
+	}
+	if !o.NoAuth || len(o.Tokens) > 0 {
+		b, err := httpx.NewBearer(o.Tokens)
+		if err != nil {
+			return nil, errors.New("proxy: a bearer token is required unless NoAuth is set")
+		}
+		s.bearer = b
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.urls == nil {
+		s.urls = func(string, string) string { return "" }
+	}
+	if s.client == nil {
+		s.client = &http.Client{}
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	s.pingInterval = PingInterval
+	s.picker = &pick.Picker{Source: o.Source, Now: s.now, Log: s.log}
+	s.models = &models{catalog: llm.Builtin()}
+	s.router = s.routes()
+	return s, nil
+}
+
+// Handler returns the gateway's http.Handler.
+func (s *Server) Handler() http.Handler { return s.router }
+
+// routes registers the routes in the order of gateway.md §2.3: OPTIONS
+// and /healthz before auth, then the inference routes, /v1/models, and
+// the generic 404.
+func (s *Server) routes() http.Handler {
+	r := chi.NewRouter()
+	r.Use(cors, s.authenticate)
+	generic := httpx.Adapter{Logger: s.log, CrashMessage: "auth-gateway handler crashed"}
+	r.Method(http.MethodGet, "/healthz", generic.Handler(s.healthz))
+	r.Method(http.MethodGet, "/v1/models", generic.Handler(s.listModels))
+	for path, f := range map[string]*format{
+		"/v1/chat/completions": chatFormat,
+		"/v1/messages":         messagesFormat,
+		"/v1/responses":        responsesFormat,
+		"/v1/pi/stream":        piFormat,
+	} {
+		a := httpx.Adapter{Logger: s.log, CrashMessage: "auth-gateway handler crashed", Classify: problem, Render: f.render}
+		r.Method(http.MethodPost, path, a.Handler(s.inference(f)))
+	}
+	r.NotFound(noRoute)
+	r.MethodNotAllowed(noRoute)
+	return r
+}
+
+// CORS headers of every response (gateway.md §2.1, §12.2).
+const (
+	corsAllowHeaders  = "authorization, content-type, anthropic-version, anthropic-beta, openai-organization, openai-project, x-stainless-*, x-api-key"
+	corsExposeHeaders = "x-request-id, request-id, x-litellm-model-id, x-litellm-model-api-base, x-litellm-response-cost, x-litellm-response-duration-ms, openai-processing-ms"
+)
+
+// cors sets the CORS headers on every response and answers any OPTIONS
+// request 204 without auth.
+func cors(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Access-Control-Allow-Origin", "*")
+		h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+		h.Set("Access-Control-Allow-Headers", corsAllowHeaders)
+		h.Set("Access-Control-Max-Age", "86400")
+		h.Set("Access-Control-Expose-Headers", corsExposeHeaders)
+		if r.Method == http.MethodOptions {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// authenticate lets GET /healthz through and requires the gateway token
+// everywhere else, before routing, so an unknown route is 401 without it.
+func (s *Server) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.bearer == nil || (r.Method == http.MethodGet && r.URL.Path == "/healthz") || s.authorized(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		s.log.Info("auth-gateway request unauthorized", "method", r.Method, "path", r.URL.EscapedPath(), "peer", httpx.Peer(r))
+		writeGeneric(w, http.StatusUnauthorized, []byte(`{"error":"unauthorized"}`))
+	})
+}
+
+// authorized checks Authorization: Bearer, then x-api-key (the Anthropic
+// SDK's default, B19), both in constant time.
+func (s *Server) authorized(r *http.Request) bool {
+	if s.bearer.Authorized(r) {
+		return true
+	}
+	k := r.Header.Get("x-api-key")
+	return k != "" && s.bearer.Allow(k)
+}
+
+// noRoute answers every unknown method/path (gateway.md §2.3).
+func noRoute(w http.ResponseWriter, r *http.Request) {
+	body, _ := json.Marshal(map[string]string{"error": "No route: " + r.Method + " " + r.URL.EscapedPath()})
+	writeGeneric(w, http.StatusNotFound, body)
+}
+
+// healthz answers GET /healthz: {"ok":true,"version":…} plus the
+// Source's sync state under "broker" when Options.Status is set.
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) error {
+	v := struct {
+		OK      bool   `json:"ok"`
+		Version string `json:"version"`
+		Broker  any    `json:"broker,omitempty"`
+	}{OK: true, Version: s.version}
+	if s.status != nil {
+		v.Broker = s.status()
+	}
+	body, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	writeGeneric(w, http.StatusOK, body)
+	return nil
+}
+
+// writeGeneric writes a generic JSON response (gateway.md §2.3).
+func writeGeneric(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	_ = httpx.WriteJSONBytes(w, status, body)
+}

@@ -1,0 +1,165 @@
+package proxy
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/ompgo/omp/pkg/llm"
+)
+
+// passthroughHeaders are the inbound headers forwarded to the provider
+// layer (gateway.md §5 step 5), besides every x-stainless-*. The provider
+// decides which of them reach the upstream.
+var passthroughHeaders = []string{
+	"anthropic-beta", "anthropic-version", "openai-organization", "openai-project",
+	"openai-beta", "chatgpt-account-id", "originator", "session_id", "conversation_id",
+	"x-prompt-cache-key", "x-session-id", "x-conversation-id",
+}
+
+// mergePassthrough adds the allow-listed inbound headers (lowercased,
+// empty values dropped) to req.Headers; values the codec already set win.
+func mergePassthrough(req *llm.Request, h http.Header) {
+	add := func(name, value string) {
+		if value == "" {
+			return
+		}
+		if req.Headers == nil {
+			req.Headers = map[string]string{}
+		}
+		if _, ok := req.Headers[name]; !ok {
+			req.Headers[name] = value
+		}
+	}
+	for _, name := range passthroughHeaders {
+		add(name, h.Get(name))
+	}
+	for k, v := range h {
+		if lk := strings.ToLower(k); strings.HasPrefix(lk, "x-stainless-") && len(v) > 0 {
+			add(lk, v[0])
+		}
+	}
+}
+
+// sessionHeaders are the headers that carry a client session key, in
+// priority order (gateway.md §5 step 6).
+var sessionHeaders = []string{"x-prompt-cache-key", "session_id", "conversation_id", "x-session-id", "x-conversation-id"}
+
+// sessionBody is the part of a foreign-format body the session id reads.
+type sessionBody struct {
+	PromptCacheKey string            `json:"prompt_cache_key"`
+	Metadata       map[string]any    `json:"metadata"`
+	Tools          json.RawMessage   `json:"tools"`
+	Messages       []json.RawMessage `json:"messages"`
+	Input          json.RawMessage   `json:"input"`
+}
+
+// sessionID returns the session id of a request (gateway.md §5 step 6):
+// the first client-supplied key, else an id derived from the conversation
+// head, so one conversation keeps its credential and its prompt cache.
+//
+// The derived id hashes the requested model id, the system prompt, the
+// tools as sent and the first non-system message as sent; the reference hashes its
+// parsed context instead, so the ids differ from the reference's (they are
+// stable across Go replicas, which is what stickiness needs).
+func sessionID(f *format, req *llm.Request, body []byte, h http.Header) string {
+	if f.piNative {
+		if req.SessionID != "" {
+			return req.SessionID
+		}
+		return derivedSessionID(req, nil, nil)
+	}
+	var sb sessionBody
+	_ = json.Unmarshal(body, &sb) // the codec has accepted the body already
+	if sb.PromptCacheKey != "" {
+		return sb.PromptCacheKey
+	}
+	for _, k := range []string{"prompt_cache_key", "session_id", "conversation_id"} {
+		if s, ok := sb.Metadata[k].(string); ok && s != "" {
+			return s
+		}
+	}
+	for _, k := range sessionHeaders {
+		if v := h.Get(k); v != "" {
+			return v
+		}
+	}
+	msgs := sb.Messages
+	if len(msgs) == 0 && len(sb.Input) > 0 {
+		if json.Unmarshal(sb.Input, &msgs) != nil {
+			msgs = []json.RawMessage{sb.Input} // a string input is one user message
+		}
+	}
+	return derivedSessionID(req, sb.Tools, firstMessage(msgs))
+}
+
+// firstMessage returns the first message that is not a system message
+// (system messages are part of the system prompt, hashed on their own).
+func firstMessage(msgs []json.RawMessage) json.RawMessage {
+	for _, m := range msgs {
+		var r struct {
+			Role string `json:"role"`
+		}
+		if json.Unmarshal(m, &r) == nil && r.Role == "system" {
+			continue
+		}
+		return m
+	}
+	return nil
+}
+
+// derivedSessionID is SHA-256 over the parts joined with NUL, its first 32
+// hex digits shaped 8-4-4-4-12.
+func derivedSessionID(req *llm.Request, tools, first json.RawMessage) string {
+	h := sha256.New()
+	h.Write([]byte(req.Model))
+	var sys []string
+	for _, b := range req.System {
+		sys = append(sys, b.Text)
+	}
+	if len(sys) > 0 {
+		h.Write([]byte{0})
+		h.Write([]byte(strings.Join(sys, "\n\n")))
+	}
+	if t := compact(tools); len(t) > 0 && !bytes.Equal(t, []byte("null")) && !bytes.Equal(t, []byte("[]")) {
+		h.Write([]byte{0})
+		h.Write(t)
+	}
+	if m := compact(first); len(m) > 0 {
+		h.Write([]byte{0})
+		h.Write(m)
+	}
+	x := hex.EncodeToString(h.Sum(nil))[:32]
+	return x[:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:]
+}
+
+func compact(raw json.RawMessage) []byte {
+	if len(raw) == 0 {
+		return nil
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
+}
+
+// newMessageID returns an Anthropic message id: "msg_" + 24 hex digits.
+func newMessageID() string { return "msg_" + randomHex(12) }
+
+// newRequestID returns the x-request-id of an inference response (a
+// random UUID, decision G2).
+func newRequestID() string {
+	x := randomHex(16)
+	return x[:8] + "-" + x[8:12] + "-4" + x[13:16] + "-" + x[16:20] + "-" + x[20:]
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
