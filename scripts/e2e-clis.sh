@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# `make e2e-clis`: the real Claude Code and Codex CLIs (from npm, cached in
+# the given dir) complete a one-shot prompt through our gateway against a
+# fake upstream (internal/e2eclis/fakeupstream). Everything runs on
+# loopback under a throwaway home; no provider is contacted.
+#   broker  ← POST /v1/credential: an anthropic and an openai API key
+#   gateway → OMP_PROVIDER_{ANTHROPIC,OPENAI}_BASE_URL = the fake
+#   claude -p / codex exec → the gateway with the gateway token
+# It asserts each CLI exits 0 printing the fake's answer, and that the fake
+# saw the broker-held keys and never the gateway token.
+# Usage: scripts/e2e-clis.sh [cli-dir] [bin-dir]; E2E_CLIS=claude|codex
+# runs one only; E2E_KEEP=1 keeps the work dir (logs) for inspection.
+set -euo pipefail
+clis=${1:-.e2e-clis}; bin=${2:-bin}
+clis=$(cd "$clis" && pwd); bin=$(cd "$bin" && pwd)
+claude="$clis/node_modules/@anthropic-ai/claude-code-linux-x64/claude"
+[ -x "$claude" ] || claude="$clis/node_modules/.bin/claude"
+codex="$clis/node_modules/.bin/codex"
+which=${E2E_CLIS:-claude codex}
+answer="pong from fake upstream"
+anthropic_key=sk-ant-api03-e2e-broker-held
+openai_key=sk-proj-e2e-broker-held
+claude_model=${E2E_CLAUDE_MODEL:-claude-sonnet-4-5}
+codex_model=${E2E_CODEX_MODEL:-gpt-5}
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/omp-e2e-clis.XXXXXX")
+pids=()
+cleanup() {
+  local rc=$?
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  if [ "$rc" -ne 0 ] || [ -n "${E2E_KEEP:-}" ]; then
+    echo "e2e-clis: logs kept in $work" >&2
+  else
+    rm -rf "$work"
+  fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+wait_for() { # url pid name
+  for _ in $(seq 100); do
+    curl -fs "$1" >/dev/null 2>&1 && return 0
+    kill -0 "$2" 2>/dev/null || { echo "e2e-clis: $3 exited" >&2; cat "$work/$3.log" >&2; exit 1; }
+    sleep 0.1
+  done
+  echo "e2e-clis: $3 did not come up" >&2; exit 1
+}
+
+# The fake upstream.
+"$bin/fakeupstream" -log "$work/upstream.jsonl" -addr-file "$work/upstream.addr" >"$work/upstream.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do [ -s "$work/upstream.addr" ] && break; sleep 0.05; done
+upstream="http://$(cat "$work/upstream.addr")"
+
+# The broker, with one API key per provider.
+export HOME="$work/home"
+mkdir -p "$HOME"
+unset PI_CONFIG_DIR PI_CODING_AGENT_DIR XDG_DATA_HOME XDG_CACHE_HOME OMP_AUTH_BROKER_URL OMP_AUTH_BROKER_TOKEN
+bport=$(free_port); gport=$(free_port)
+"$bin/omp" auth-broker serve --bind "127.0.0.1:$bport" >"$work/broker.log" 2>&1 &
+pids+=($!)
+wait_for "http://127.0.0.1:$bport/v1/healthz" "${pids[-1]}" broker
+btoken=$(cat "$HOME/.omp/auth-broker.token")
+up() { curl -fsS -H "Authorization: Bearer $btoken" -H 'Content-Type: application/json' -d "$1" "http://127.0.0.1:$bport/v1/credential" >/dev/null; }
+up '{"provider":"anthropic","credential":{"type":"api_key","key":"'"$anthropic_key"'"}}'
+up '{"provider":"openai","credential":{"type":"api_key","key":"'"$openai_key"'"}}'
+
+# The gateway, its upstreams pointed at the fake.
+gtoken=$("$bin/omp" auth-gateway token)
+OMP_AUTH_BROKER_URL="http://127.0.0.1:$bport" \
+OMP_PROVIDER_ANTHROPIC_BASE_URL="$upstream" \
+OMP_PROVIDER_OPENAI_BASE_URL="$upstream/v1" \
+  "$bin/gateway" --bind "127.0.0.1:$gport" >"$work/gateway.log" 2>&1 &
+pids+=($!)
+gateway="http://127.0.0.1:$gport"
+wait_for "$gateway/healthz" "${pids[-1]}" gateway
+echo "e2e-clis: upstream $upstream, broker 127.0.0.1:$bport, gateway $gateway (work dir $work)"
+
+fail=0
+check() { # name outfile rc
+  if [ "$3" -eq 0 ] && grep -qF "$answer" "$2"; then
+    echo "== $1: OK (exit 0, printed \"$answer\")"
+  else
+    echo "== $1: FAILED (exit $3)"; sed 's/^/   | /' "$2" | tail -40
+    fail=1
+  fi
+}
+
+# Off-network environment shared by both CLIs.
+export NO_PROXY='*' no_proxy='*'
+
+if [[ " $which " == *" claude "* ]]; then
+  chome="$work/claude-home"; mkdir -p "$chome/.claude"
+  # Skip onboarding and the API-key approval prompt (last 20 chars of the key).
+  python3 - "$chome/.claude.json" "$gtoken" <<'PY'
+import json, sys
+path, key = sys.argv[1], sys.argv[2]
+json.dump({"hasCompletedOnboarding": True, "numStartups": 1, "theme": "dark",
+           "customApiKeyResponses": {"approved": [key[-20:]], "rejected": []},
+           "bypassPermissionsModeAccepted": True}, open(path, "w"))
+PY
+  set +e
+  (cd "$work" && HOME="$chome" CLAUDE_CONFIG_DIR="$chome/.claude" \
+    ANTHROPIC_BASE_URL="$gateway" ANTHROPIC_API_KEY="$gtoken" \
+    DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1 DISABLE_AUTOUPDATER=1 \
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_NON_ESSENTIAL_MODEL_CALLS=1 \
+    CLAUDE_CODE_SKIP_FAST_MODE_NETWORK_ERRORS=1 \
+    timeout 120 "$claude" -p "say pong" --model "$claude_model" </dev/null >"$work/claude.out" 2>&1)
+  rc=$?; set -e
+  check "claude -p (Claude Code $("$claude" --version 2>/dev/null | head -1))" "$work/claude.out" "$rc"
+fi
+
+if [[ " $which " == *" codex "* ]]; then
+  cx="$work/codex-home"; mkdir -p "$cx"
+  cat >"$cx/config.toml" <<TOML
+model = "$codex_model"
+model_provider = "omp"
+
+[model_providers.omp]
+name = "omp gateway"
+base_url = "$gateway/v1"
+env_key = "OMP_GATEWAY_TOKEN"
+wire_api = "responses"
+TOML
+  set +e
+  (cd "$work" && HOME="$cx" CODEX_HOME="$cx" OMP_GATEWAY_TOKEN="$gtoken" \
+    timeout 120 "$codex" exec --skip-git-repo-check "say pong" </dev/null >"$work/codex.out" 2>&1)
+  rc=$?; set -e
+  check "codex exec ($("$codex" --version 2>/dev/null | head -1))" "$work/codex.out" "$rc"
+fi
+
+# What reached the upstream: the broker's keys, never the gateway token.
+echo "== upstream requests"
+python3 - "$work/upstream.jsonl" "$gtoken" "$anthropic_key" "$openai_key" <<'PY' || fail=1
+import json, sys
+path, gtoken, akey, okey = sys.argv[1:5]
+rows = [json.loads(l) for l in open(path)] if open(path).read().strip() else []
+ok = True
+for r in rows:
+    print(f"   {r['method']} {r['path']} model={r.get('model','')} stream={r['stream']} -> {r['status']}"
+          f"  x-api-key={r.get('x_api_key','')[:16]}… auth={r.get('authorization','')[:23]}…")
+    cred = r.get("x_api_key", "") + " " + r.get("authorization", "")
+    if gtoken in cred:
+        print("   !! the gateway token reached the upstream"); ok = False
+    want = akey if r["path"].startswith("/v1/messages") else okey
+    if want not in cred:
+        print(f"   !! expected the broker-held key {want}"); ok = False
+if not rows:
+    print("   !! the upstream saw no request"); ok = False
+sys.exit(0 if ok else 1)
+PY
+[ "$fail" -eq 0 ] && echo "e2e-clis OK" || { echo "e2e-clis FAILED"; exit 1; }
