@@ -10,6 +10,11 @@
 # saw the broker-held keys and never the gateway token.
 # Usage: scripts/e2e-clis.sh [cli-dir] [bin-dir]; E2E_CLIS=claude|codex
 # runs one only; E2E_KEEP=1 keeps the work dir (logs) for inspection.
+# The fake saves each upstream body under <work>/upstream-bodies.
+# Claude is pinned to claude-sonnet-4-5: for claude-sonnet-5 and
+# claude-opus-4-8 (Claude Code 2.1.197's default) it sends a role "system"
+# entry inside messages[], which the gateway's Anthropic codec refuses
+# (400 "messages[1].role must be user or assistant, got \"system\"").
 set -euo pipefail
 clis=${1:-.e2e-clis}; bin=${2:-bin}
 clis=$(cd "$clis" && pwd); bin=$(cd "$bin" && pwd)
@@ -20,7 +25,8 @@ which=${E2E_CLIS:-claude codex}
 answer="pong from fake upstream"
 anthropic_key=sk-ant-api03-e2e-broker-held
 openai_key=sk-proj-e2e-broker-held
-claude_model=${E2E_CLAUDE_MODEL:-claude-sonnet-4-5}
+# E2E_CLAUDE_MODEL= (set, empty) runs claude without --model (its default).
+claude_model=${E2E_CLAUDE_MODEL-claude-sonnet-4-5}
 codex_model=${E2E_CODEX_MODEL:-gpt-5}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/omp-e2e-clis.XXXXXX")
@@ -48,7 +54,8 @@ wait_for() { # url pid name
 }
 
 # The fake upstream.
-"$bin/fakeupstream" -log "$work/upstream.jsonl" -addr-file "$work/upstream.addr" >"$work/upstream.log" 2>&1 &
+mkdir -p "$work/upstream-bodies"
+"$bin/fakeupstream" -log "$work/upstream.jsonl" -dump-dir "$work/upstream-bodies" -addr-file "$work/upstream.addr" >"$work/upstream.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do [ -s "$work/upstream.addr" ] && break; sleep 0.05; done
 upstream="http://$(cat "$work/upstream.addr")"
@@ -106,7 +113,7 @@ PY
     DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1 DISABLE_AUTOUPDATER=1 \
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_NON_ESSENTIAL_MODEL_CALLS=1 \
     CLAUDE_CODE_SKIP_FAST_MODE_NETWORK_ERRORS=1 \
-    timeout 120 "$claude" -p "say pong" --model "$claude_model" </dev/null >"$work/claude.out" 2>&1)
+    timeout 120 "$claude" -p "say pong" ${claude_model:+--model "$claude_model"} </dev/null >"$work/claude.out" 2>&1)
   rc=$?; set -e
   check "claude -p (Claude Code $("$claude" --version 2>/dev/null | head -1))" "$work/claude.out" "$rc"
 fi

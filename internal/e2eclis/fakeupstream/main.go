@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -35,7 +36,11 @@ type entry struct {
 	Status        int    `json:"status"`
 }
 
+// dumpDir, when set, receives every request body.
+var dumpDir string
+
 type server struct {
+	n   int // guarded by mu
 	mu  sync.Mutex
 	out io.Writer
 }
@@ -51,6 +56,7 @@ func main() {
 	bind := flag.String("bind", "127.0.0.1:0", "listen address")
 	logPath := flag.String("log", "", "request log (JSON lines; default stderr)")
 	addrFile := flag.String("addr-file", "", "write the bound address here once listening")
+	flag.StringVar(&dumpDir, "dump-dir", "", "also save each request body here (NNN-<path>.json)")
 	flag.Parse()
 	var out io.Writer = os.Stderr
 	if *logPath != "" {
@@ -81,6 +87,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Stream bool   `json:"stream"`
 	}
 	_ = json.Unmarshal(body, &req)
+	s.dump(r, body)
 	e := entry{
 		Time: time.Now().UTC().Format(time.RFC3339Nano), Method: r.Method, Path: r.URL.Path,
 		XAPIKey: r.Header.Get("x-api-key"), Authorization: r.Header.Get("Authorization"),
@@ -103,6 +110,18 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotFound)
 		fmt.Fprintf(w, `{"type":"error","error":{"type":"not_found_error","message":"fake upstream: no route %s %s"}}`, r.Method, r.URL.Path)
 	}
+}
+
+func (s *server) dump(r *http.Request, body []byte) {
+	if dumpDir == "" {
+		return
+	}
+	s.mu.Lock()
+	s.n++
+	n := s.n
+	s.mu.Unlock()
+	name := fmt.Sprintf("%03d-%s%s.json", n, r.Method, strings.ReplaceAll(r.URL.Path, "/", "_"))
+	_ = os.WriteFile(filepath.Join(dumpDir, name), body, 0o600)
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
