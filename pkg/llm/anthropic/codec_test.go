@@ -273,3 +273,30 @@ func FuzzDecodeRequest(f *testing.F) {
 		}
 	})
 }
+
+// Claude Code sends mid-conversation system entries in messages[] for its
+// newest models; they decode to developer messages, which the Anthropic
+// upstream hoists into top-level system blocks in order.
+func TestDecodeMidConversationSystem(t *testing.T) {
+	body := `{"model":"claude-opus-4-8","max_tokens":5,"system":"top","messages":[` +
+		`{"role":"user","content":"hi"},` +
+		`{"role":"system","content":[{"type":"text","text":"agent types: a, b","cache_control":{"type":"ephemeral"}}]}]}`
+	req, err := DecodeRequest([]byte(body))
+	if err != nil {
+		t.Fatalf("DecodeRequest: %v", err)
+	}
+	if len(req.Messages) != 2 || req.Messages[1].Role != llm.RoleDeveloper || req.Messages[1].Content[0].Text != "agent types: a, b" {
+		t.Fatalf("messages = %+v, want user then a developer message", req.Messages)
+	}
+	out := string(EncodeRequest(nil, req, llm.Model{ID: "claude-opus-4-8", Provider: "anthropic"}, false, true))
+	if !strings.Contains(out, `"system":[{"type":"text","text":"top"},{"type":"text","text":"agent types: a, b","cache_control":{"type":"ephemeral"}}]`) {
+		t.Errorf("encoded request does not hoist the system entry after the top-level system:\n%s", out)
+	}
+	if strings.Contains(out, `"role":"system"`) {
+		t.Errorf("encoded request still has a system role in messages:\n%s", out)
+	}
+	_, err = DecodeRequest([]byte(`{"model":"m","max_tokens":5,"messages":[{"role":"system","content":[{"type":"image","source":{"type":"url","url":"http://x"}}]}]}`))
+	if err == nil || !strings.Contains(err.Error(), "a system message may hold only text blocks") {
+		t.Errorf("image in a system message: err = %v", err)
+	}
+}

@@ -447,8 +447,24 @@ func (d *decoder) messages(req *llm.Request) {
 				am.Content[k] = d.scratch[k].assistantContent()
 			}
 			d.msgs = append(d.msgs, am)
+		case "system":
+			// Claude Code puts mid-conversation system entries in messages[]
+			// for its newest models. Canonically they are developer
+			// messages: this wire hoists them into top-level system blocks
+			// in order, the OpenAI wires keep them in place
+			// (wire-formats.md §9, case 45).
+			dm := llm.Message{Role: llm.RoleDeveloper, Content: d.slab.Take(len(d.scratch))[:0]}
+			for k := range d.scratch {
+				b := &d.scratch[k]
+				if b.typ != "text" {
+					d.fail("messages[%d]: a system message may hold only text blocks, got %q", i, b.typ)
+					return
+				}
+				dm.Content = append(dm.Content, b.userContent())
+			}
+			d.msgs = append(d.msgs, dm)
 		default:
-			d.fail("messages[%d].role must be user or assistant, got %q", i, role)
+			d.fail("messages[%d].role must be user, assistant or system, got %q", i, role)
 			return
 		}
 	}
