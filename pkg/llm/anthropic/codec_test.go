@@ -59,7 +59,7 @@ func TestDecodeRejects(t *testing.T) {
 		{"invalid json", `{"model":`, "Invalid JSON body: "},
 		{"missing model", `{"max_tokens":1,"messages":[]}`, "Missing top-level `model` field"},
 		{"missing max_tokens", `{"model":"m","messages":[]}`, "anthropic-messages: `max_tokens` is required"},
-		{"bad role", `{"model":"m","max_tokens":1,"messages":[{"role":"system","content":"x"}]}`, "anthropic-messages: messages[0].role"},
+		{"bad role", `{"model":"m","max_tokens":1,"messages":[{"role":"tool","content":"x"}]}`, "anthropic-messages: messages[0].role"},
 		{"wrong type", `{"model":"m","max_tokens":"many","messages":[]}`, "anthropic-messages: invalid `max_tokens`: expected number, got string"},
 		{"bad tool choice", `{"model":"m","max_tokens":1,"messages":[],"tool_choice":{"type":"sometimes"}}`, "anthropic-messages: unknown tool_choice.type"},
 		{"not an object", `[1]`, "anthropic-messages: "},
