@@ -11,10 +11,9 @@
 # Usage: scripts/e2e-clis.sh [cli-dir] [bin-dir]; E2E_CLIS=claude|codex
 # runs one only; E2E_KEEP=1 keeps the work dir (logs) for inspection.
 # The fake saves each upstream body under <work>/upstream-bodies.
-# Claude is pinned to claude-sonnet-4-5: for claude-sonnet-5 and
-# claude-opus-4-8 (Claude Code 2.1.197's default) it sends a role "system"
-# entry inside messages[], which the gateway's Anthropic codec refuses
-# (400 "messages[1].role must be user or assistant, got \"system\"").
+# Claude runs with its own default model (claude-opus-4-8 for Claude Code
+# 2.1.197, which puts a role "system" entry inside messages[]);
+# E2E_CLAUDE_MODEL=<id> pins another.
 set -euo pipefail
 clis=${1:-.e2e-clis}; bin=${2:-bin}
 clis=$(cd "$clis" && pwd); bin=$(cd "$bin" && pwd)
@@ -25,8 +24,7 @@ which=${E2E_CLIS:-claude codex}
 answer="pong from fake upstream"
 anthropic_key=sk-ant-api03-e2e-broker-held
 openai_key=sk-proj-e2e-broker-held
-# E2E_CLAUDE_MODEL= (set, empty) runs claude without --model (its default).
-claude_model=${E2E_CLAUDE_MODEL-claude-sonnet-4-5}
+claude_model=${E2E_CLAUDE_MODEL:-}
 codex_model=${E2E_CODEX_MODEL:-gpt-5}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/omp-e2e-clis.XXXXXX")
