@@ -39,6 +39,11 @@ func TestOperationalRoutesAgainstBroker(t *testing.T) {
 		t.Errorf("check without a token: %d", code)
 	}
 
+	if code, body := get(t, g.m.URL()+"/metrics", tok); code != 200 || !strings.Contains(body, "omp_gateway_broker_sync_mode{mode=") ||
+		!strings.Contains(body, `omp_gateway_http_requests_total{format="",provider="",route="/v1/usage",status="200"} 1`) {
+		t.Errorf("/metrics: %d %s", code, body)
+	}
+
 	rows, err := gatewayd.Check(ctx, cfg, false)
 	if err != nil || len(rows) != 1 || rows[0].Provider != "openai" || rows[0].OK != nil {
 		t.Errorf("Check: %+v %v", rows, err)
