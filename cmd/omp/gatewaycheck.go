@@ -145,15 +145,24 @@ func checkText(broker string, strict bool, rows []proxy.CredentialHealth) (strin
 	return b.String(), failed > 0 || chatFailed > 0
 }
 
-// checkIdentity is email ?? accountId ?? a placeholder by type.
+// checkIdentity is email ?? accountId ?? a placeholder by type, then
+// " (<orgName ?? orgId>)" when that differs (18.1.21, gateway.md §12.9).
 func checkIdentity(r proxy.CredentialHealth) string {
+	id := "(no identity on credential)"
 	switch {
 	case r.Email != "":
-		return r.Email
+		id = r.Email
 	case r.AccountID != "":
-		return r.AccountID
+		id = r.AccountID
 	case r.Type == "api_key":
-		return "(api key)"
+		id = "(api key)"
 	}
-	return "(no identity on credential)"
+	org := r.OrgName
+	if org == "" {
+		org = r.OrgID
+	}
+	if org != "" && org != id {
+		id += " (" + org + ")"
+	}
+	return id
 }

@@ -42,6 +42,8 @@ type CredentialHealth struct {
 	OK            *bool              `json:"ok"`
 	Email         string             `json:"email,omitempty"`
 	AccountID     string             `json:"accountId,omitempty"`
+	OrgID         string             `json:"orgId,omitempty"`   // from the usage report (18.1.21)
+	OrgName       string             `json:"orgName,omitempty"` // from the usage report (18.1.21)
 	RemoteRefresh bool               `json:"remoteRefresh,omitempty"`
 	Reason        string             `json:"reason,omitempty"`
 	Report        *vault.UsageReport `json:"report,omitempty"`
@@ -97,6 +99,8 @@ func (s *Server) checkOne(ctx context.Context, e vault.Entry, strict bool) Crede
 		if h.AccountID == "" {
 			h.AccountID, _ = h.Report.Metadata["accountId"].(string)
 		}
+		h.OrgID, _ = h.Report.Metadata["orgId"].(string)
+		h.OrgName, _ = h.Report.Metadata["orgName"].(string)
 	}
 	if strict {
 		h.Completion = s.chatProbe(ctx, e)

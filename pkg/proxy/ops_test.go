@@ -90,7 +90,7 @@ func checkServer(t *testing.T, src vault.Source, urls map[string]string) *proxy.
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		URLs:   func(p, kind string) string { return urls[p] },
 		Probers: []usage.Prober{&fakeProber{id: "anthropic", oauth: true, answers: map[string]any{
-			"tok-ok":      &vault.UsageReport{Provider: "anthropic", Limits: []vault.UsageLimit{}, Metadata: map[string]any{"accountId": "acct-9"}},
+			"tok-ok":      &vault.UsageReport{Provider: "anthropic", Limits: []vault.UsageLimit{}, Metadata: map[string]any{"accountId": "acct-9", "orgId": "org-1"}},
 			"tok-bad":     errors.New("usage probe rejected: 401"),
 			"tok-old~r1":  &vault.UsageReport{Provider: "anthropic", Limits: []vault.UsageLimit{}},
 			"tok-nothing": nil,
@@ -122,7 +122,7 @@ func TestCredentialsCheck(t *testing.T) {
 		t.Fatalf("%v %s", err, body)
 	}
 	want := []string{
-		`{"id":1,"provider":"anthropic","type":"oauth","ok":true,"accountId":"acct-9","remoteRefresh":true,"report":{"provider":"anthropic","fetchedAt":0,"limits":[],"metadata":{"accountId":"acct-9"}}}`,
+		`{"id":1,"provider":"anthropic","type":"oauth","ok":true,"accountId":"acct-9","orgId":"org-1","remoteRefresh":true,"report":{"provider":"anthropic","fetchedAt":0,"limits":[],"metadata":{"accountId":"acct-9","orgId":"org-1"}}}`,
 		`{"id":2,"provider":"anthropic","type":"oauth","ok":false,"email":"tok-bad@x","remoteRefresh":true,"reason":"usage probe rejected: 401"}`,
 		`{"id":3,"provider":"anthropic","type":"oauth","ok":true,"email":"tok-old@x","remoteRefresh":true,"report":{"provider":"anthropic","fetchedAt":0,"limits":[]}}`,
 		`{"id":4,"provider":"anthropic","type":"oauth","ok":null,"email":"tok-nothing@x","remoteRefresh":true,"reason":"usage probe returned no data for this credential"}`,
