@@ -25,6 +25,12 @@ func TestGatewayCheckNoBroker(t *testing.T) {
 	if r.code != 1 || r.stderr != gatewayd.MsgCheckNoBroker+"\n" || r.stdout != "" {
 		t.Fatalf("exit %d %q %q", r.code, r.stdout, r.stderr)
 	}
+	c.env["OMP_AUTH_BROKER_URL"], c.env["OMP_AUTH_BROKER_TOKEN"] = "http://"+closedAddr(t), "tok-never-shown-456"
+	r = c.run("", "auth-gateway", "check", "--json")
+	if r.code != 1 || r.stderr != "error: "+gatewayd.MsgNoSnapshot+"\n" || r.stdout != "" {
+		t.Fatalf("broker down: exit %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	assertNoSecrets(t, r, "tok-never-shown-456")
 }
 
 func TestGatewayCheckAgainstBroker(t *testing.T) {
