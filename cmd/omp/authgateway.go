@@ -207,23 +207,3 @@ func brokerCredentialCount(ctx context.Context, bc *config.Broker, resolveErr er
 }
 
 func ptr[T any](v T) *T { return &v }
-
-func newGatewayCheckCmd(a *app, f *gatewayFlags) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "check",
-		Short: "Probe the broker's credentials as the gateway would serve them (not implemented yet)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			bc, err := a.brokerConfig(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if bc == nil {
-				return &exitError{code: 1, msg: "`omp auth-gateway check` requires OMP_AUTH_BROKER_URL (or `auth.broker.url`/`auth.broker.token` in config.yml). It probes the same credentials the gateway would serve."}
-			}
-			return &exitError{code: 1, msg: "`omp auth-gateway check` is not implemented yet in omp-go; `omp auth-gateway status` checks the broker connection"}
-		},
-	}
-	cmd.Flags().BoolVar(&f.strict, "strict", false, "also send a tiny chat completion per credential (uses quota)")
-	return cmd
-}

@@ -1,7 +1,7 @@
 // Command omp is the oh-my-pi CLI: a thin client of the auth broker
 // (`omp auth-broker …`), on the broker host the broker itself
 // (`omp auth-broker serve`), and the auth gateway (`omp auth-gateway
-// serve|token|status`).
+// serve|token|status|check`).
 package main
 
 import (

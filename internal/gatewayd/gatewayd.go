@@ -172,6 +172,10 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		URLs:       c.URLs,
 		HTTPClient: c.HTTPClient,
 		Status:     func() any { return syncStatus(m.Store.Status()) },
+		Sync: func() proxy.SyncState {
+			st := m.Store.Status()
+			return proxy.SyncState{Mode: st.Mode, LastSync: st.LastSync}
+		},
 	})
 	if err != nil {
 		return err

@@ -23,6 +23,8 @@ func (s *Server) inference(f *format) httpx.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		ctx := r.Context()
 		start := s.now()
+		ri := info(ctx)
+		ri.format = f.name
 		id := newRequestID()
 		w.Header().Set("x-request-id", id)
 		w.Header().Set("request-id", id)
@@ -39,6 +41,7 @@ func (s *Server) inference(f *format) httpx.HandlerFunc {
 		if err != nil {
 			return err
 		}
+		ri.provider, ri.stream = model.Provider, req.Stream
 		mergePassthrough(req, r.Header)
 		sid := sessionID(f, req, body, r.Header)
 		req.SessionID = sid
@@ -53,10 +56,12 @@ func (s *Server) inference(f *format) httpx.HandlerFunc {
 			"resolvedProvider", model.Provider, "resolvedModel", model.ID,
 			"stream", req.Stream, "peer", httpx.Peer(r), "requestId", id)
 
+		opened := time.Now()
 		stream, err := s.open(ctx, req, model, sid)
 		if err != nil {
 			return err
 		}
+		s.metrics.ttfb.WithLabelValues(model.Provider).Observe(time.Since(opened).Seconds())
 		defer stream.Close()
 		h := w.Header()
 		h.Set("x-litellm-model-id", model.ID)
@@ -64,6 +69,8 @@ func (s *Server) inference(f *format) httpx.HandlerFunc {
 			h.Set("x-litellm-model-api-base", model.BaseURL)
 		}
 		if req.Stream {
+			s.metrics.streams.Inc()
+			defer s.metrics.streams.Dec()
 			s.writeStream(ctx, w, f, req, stream)
 			return nil
 		}

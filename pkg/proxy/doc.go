@@ -29,7 +29,28 @@
 //     The request context is the upstream call's context, so a client that
 //     goes away cancels the upstream request.
 //
-// Not implemented yet: /metrics, /v1/usage, /v1/credentials/check, the
-// x-omp-* attribution and x-litellm-* headers, fleet blocks, and the
-// Anthropic 15 s ping frames.
+// Operational routes (ops.go, check.go, metrics.go), all behind the token:
+//
+//   - GET /v1/usage: the Source's usage reports (the remote store's 15 s
+//     single-flight cache over the broker), {"generatedAt","reports"}; a
+//     failure is an empty list with 200 (gateway.md §8).
+//   - GET /v1/credentials/check: CheckCredentials without the completion
+//     probe (§7). Credentials are probed one after another: an expired
+//     OAuth token is refreshed through the Source, then the provider's
+//     usage probe (pkg/vault/usage, Options.Probers) runs from this host,
+//     10 s per credential. `omp auth-gateway check --strict` adds the
+//     completion probe (§1.5): "ping" with max 32 tokens to the cheapest
+//     servable bundled models of the provider, walking to the next model
+//     only on a missing/retired-model failure.
+//   - GET /metrics: Prometheus, on the Server's own registry (always on, no
+//     option needed): requests by route/format/provider/status, latency,
+//     upstream time to first byte, open streams, broker sync lag and mode
+//     (Options.Sync), credential blocks in force (pick.Blocks.Counts).
+//     Labels carry no token, email or credential id. The reference gateway
+//     answers 404 here (gateway.md §12.1); this is a Go addition, as the
+//     broker's (discrepancies.md B27).
+//
+// The contract is api/gateway.yaml (a test keeps it equal to the router).
+//
+// Not implemented yet: the x-omp-* attribution headers, fleet blocks.
 package proxy

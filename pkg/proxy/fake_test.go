@@ -24,6 +24,8 @@ type memSource struct {
 	mu        sync.Mutex
 	entries   []vault.Entry
 	refreshes []int64
+	reports   []vault.UsageReport // Usage's answer
+	usageErr  error               // Usage's failure
 }
 
 var _ vault.Source = (*memSource)(nil)
@@ -75,7 +77,15 @@ func (m *memSource) Refresh(_ context.Context, id int64) (vault.Entry, error) {
 }
 
 func (m *memSource) Usage(context.Context) ([]vault.UsageReport, error) {
-	return []vault.UsageReport{}, nil
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.usageErr != nil {
+		return nil, m.usageErr
+	}
+	if m.reports == nil {
+		return []vault.UsageReport{}, nil
+	}
+	return m.reports, nil
 }
 
 func (m *memSource) refreshed() []int64 {

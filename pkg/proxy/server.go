@@ -13,6 +13,7 @@ import (
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/pick"
+	"github.com/ompgo/omp/pkg/vault/usage"
 )
 
 // BodyLimit is the largest request body the gateway reads (32 MiB); a
@@ -47,6 +48,13 @@ type Options struct {
 	Status func() any
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// Probers are the usage probes of GET /v1/credentials/check and
+	// CheckCredentials; default usage.DefaultProbers(). Their base URLs
+	// come from URLs(provider, usage.KindUsageURL).
+	Probers []usage.Prober
+	// Sync reports the broker sync state for GET /metrics (sync lag and
+	// mode); may be nil.
+	Sync func() SyncState
 }
 
 // Server is the gateway's HTTP core. Build it with New.
@@ -60,6 +68,8 @@ type Server struct {
 	status  func() any
 	now     func() time.Time
 	picker  *pick.Picker
+	probers []usage.Prober
+	metrics *metrics
 	models  *models
 	router  http.Handler
 	// pingInterval is PingInterval (tests shorten it).
@@ -96,8 +106,13 @@ func New(o Options) (*Server, error) {
 		s.now = time.Now
 	}
 	s.pingInterval = PingInterval
+	s.probers = o.Probers
+	if s.probers == nil {
+		s.probers = usage.DefaultProbers()
+	}
 	s.picker = &pick.Picker{Source: o.Source, Now: s.now, Log: s.log}
 	s.models = &models{catalog: llm.Builtin()}
+	s.metrics = newMetrics(s, o.Sync)
 	s.router = s.routes()
 	return s, nil
 }
@@ -110,10 +125,13 @@ func (s *Server) Handler() http.Handler { return s.router }
 // the generic 404.
 func (s *Server) routes() http.Handler {
 	r := chi.NewRouter()
-	r.Use(cors, s.authenticate)
+	r.Use(s.metrics.middleware, cors, s.authenticate)
 	generic := httpx.Adapter{Logger: s.log, CrashMessage: "auth-gateway handler crashed"}
 	r.Method(http.MethodGet, "/healthz", generic.Handler(s.healthz))
+	r.Method(http.MethodGet, "/v1/usage", generic.Handler(s.usage))
+	r.Method(http.MethodGet, "/v1/credentials/check", generic.Handler(s.credentialsCheck))
 	r.Method(http.MethodGet, "/v1/models", generic.Handler(s.listModels))
+	r.Method(http.MethodGet, "/metrics", s.metrics.handler())
 	for path, f := range map[string]*format{
 		"/v1/chat/completions": chatFormat,
 		"/v1/messages":         messagesFormat,

@@ -128,3 +128,22 @@ func (b *Blocks) ClearProvider(provider string) {
 		}
 	}
 }
+
+// Counts returns how many blocks are in force now per provider key
+// ("<provider>:<type>", scoped blocks counted under their provider key),
+// for metrics. It never returns credential ids.
+func (b *Blocks) Counts() map[string]int {
+	now := b.now()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := map[string]int{}
+	for k, ids := range b.m {
+		pk, _, _ := strings.Cut(k, "\x00")
+		for _, u := range ids {
+			if u > now {
+				out[pk]++
+			}
+		}
+	}
+	return out
+}
