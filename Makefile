@@ -62,7 +62,7 @@ clean: ## remove build output and make-run state
 
 REFERENCE_VERSION ?= 18.1.21
 REFERENCE_DIR := .interop
-.PHONY: interop interop-install bench-vault
+.PHONY: interop interop-install bench-vault bench-gateway
 interop-install: ## install the reference TypeScript omp (+ bun) from npm into .interop/ unless present
 	@mkdir -p $(REFERENCE_DIR) && cd $(REFERENCE_DIR) && \
 	  { [ -x node_modules/@oven/bun-linux-x64/bin/bun ] && [ -f node_modules/@oh-my-pi/pi-coding-agent/dist/cli.js ]; } || \
@@ -78,3 +78,9 @@ bench-vault: build ## upload write path: our broker vs the reference broker, int
 	@$(MAKE) --no-print-directory interop-install || \
 	  echo "bench-vault: could not install the reference broker (npm missing or offline); measuring ours only"
 	$(BIN)/benchvault -ours $(BIN)/omp -ref $(REFERENCE_DIR) $(BENCH_VAULT_FLAGS)
+
+# Flags for the bench-gateway tool, e.g. BENCH_GATEWAY_FLAGS='-json' or '-rounds 5 -strict'.
+BENCH_GATEWAY_FLAGS ?=
+bench-gateway: build ## the gateway's cost vs a bare reverse proxy, against a local fake Anthropic API, interleaved rounds
+	$(GO) build -o $(BIN)/benchgateway ./internal/benchgateway
+	$(BIN)/benchgateway -gateway $(BIN)/gateway $(BENCH_GATEWAY_FLAGS)
