@@ -62,7 +62,7 @@ clean: ## remove build output and make-run state
 
 REFERENCE_VERSION ?= 18.1.21
 REFERENCE_DIR := .interop
-.PHONY: interop interop-install bench-vault
+.PHONY: interop interop-install bench-vault bench-gateway
 interop-install: ## install the reference TypeScript omp (+ bun) from npm into .interop/ unless present
 	@mkdir -p $(REFERENCE_DIR) && cd $(REFERENCE_DIR) && \
 	  { [ -x node_modules/@oven/bun-linux-x64/bin/bun ] && [ -f node_modules/@oh-my-pi/pi-coding-agent/dist/cli.js ]; } || \
@@ -91,3 +91,9 @@ e2e-clis-install: ## install @anthropic-ai/claude-code and @openai/codex from np
 e2e-clis: build e2e-clis-install ## claude -p and codex exec complete a prompt through our gateway (fake upstream; installs the CLIs into .e2e-clis/)
 	$(GO) build -o $(BIN)/fakeupstream ./internal/e2eclis/fakeupstream
 	scripts/e2e-clis.sh $(E2E_CLIS_DIR) $(BIN)
+
+# Flags for the bench-gateway tool, e.g. BENCH_GATEWAY_FLAGS='-json' or '-rounds 5 -strict'.
+BENCH_GATEWAY_FLAGS ?=
+bench-gateway: build ## the gateway's cost vs a bare reverse proxy, against a local fake Anthropic API, interleaved rounds
+	$(GO) build -o $(BIN)/benchgateway ./internal/benchgateway
+	$(BIN)/benchgateway -gateway $(BIN)/gateway $(BENCH_GATEWAY_FLAGS)

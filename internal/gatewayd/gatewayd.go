@@ -118,7 +118,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		c.Version = buildinfo.String()
 	}
 	if c.HTTPClient == nil {
-		c.HTTPClient = &http.Client{}
+		c.HTTPClient = &http.Client{Transport: upstreamTransport()}
 	}
 	if c.ShutdownGrace <= 0 {
 		c.ShutdownGrace = DefaultShutdownGrace
@@ -222,6 +222,23 @@ func (m *Main) Run(ctx context.Context) error {
 		err = nil
 	}
 	return err
+}
+
+// UpstreamIdlePerHost is how many idle keep-alive connections the default
+// upstream client keeps per provider host. net/http's default (2) makes a
+// gateway serving more than two concurrent requests to one provider open
+// and close a connection (a TLS handshake, in production) per request.
+const UpstreamIdlePerHost = 64
+
+// upstreamTransport is http.DefaultTransport's configuration with
+// UpstreamIdlePerHost idle connections per host.
+func upstreamTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = UpstreamIdlePerHost
+	if t.MaxIdleConns < 4*UpstreamIdlePerHost {
+		t.MaxIdleConns = 4 * UpstreamIdlePerHost
+	}
+	return t
 }
 
 // watchReady logs the store's first snapshot, or warns while it is late.

@@ -83,7 +83,7 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if r.Body == nil {
 		return nil, nil
 	}
-	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, BodyLimit))
+	b, err := readAllSized(http.MaxBytesReader(w, r.Body, BodyLimit), r.ContentLength)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -95,6 +95,29 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 		return nil, &apiError{Status: http.StatusBadRequest, Message: "Invalid request body: " + err.Error(), Err: err}
 	}
 	return b, nil
+}
+
+// readAllSized is io.ReadAll with the buffer sized from the declared
+// Content-Length (capped at BodyLimit): a large body is read into one
+// allocation instead of a doubling series of copies.
+func readAllSized(r io.Reader, n int64) ([]byte, error) {
+	if n <= 0 {
+		return io.ReadAll(r)
+	}
+	b := make([]byte, 0, min(n, BodyLimit)+1) // +1: EOF is seen without growing
+	for {
+		m, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+m]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // longer than declared: grow as ReadAll does
+		}
+	}
 }
 
 // open picks a credential and opens the upstream stream, walking the

@@ -51,11 +51,14 @@ var sessionHeaders = []string{"x-prompt-cache-key", "session_id", "conversation_
 
 // sessionBody is the part of a foreign-format body the session id reads.
 type sessionBody struct {
-	PromptCacheKey string            `json:"prompt_cache_key"`
-	Metadata       map[string]any    `json:"metadata"`
-	Tools          json.RawMessage   `json:"tools"`
-	Messages       []json.RawMessage `json:"messages"`
-	Input          json.RawMessage   `json:"input"`
+	PromptCacheKey string          `json:"prompt_cache_key"`
+	Metadata       map[string]any  `json:"metadata"`
+	Tools          json.RawMessage `json:"tools"`
+	// Messages stays one raw value: only its first non-system element is
+	// read (firstMessage), so a long conversation costs one scan, not one
+	// allocation and decode per message.
+	Messages json.RawMessage `json:"messages"`
+	Input    json.RawMessage `json:"input"`
 }
 
 // sessionID returns the session id of a request (gateway.md §5 step 6):
@@ -74,7 +77,10 @@ func sessionID(f *format, req *llm.Request, body []byte, h http.Header) string {
 		return derivedSessionID(req, nil, nil)
 	}
 	var sb sessionBody
-	_ = json.Unmarshal(body, &sb) // the codec has accepted the body already
+	if !scanSessionBody(body, &sb) {
+		sb = sessionBody{}
+		_ = json.Unmarshal(body, &sb) // the codec has accepted the body already
+	}
 	if sb.PromptCacheKey != "" {
 		return sb.PromptCacheKey
 	}
@@ -88,28 +94,31 @@ func sessionID(f *format, req *llm.Request, body []byte, h http.Header) string {
 			return v
 		}
 	}
-	msgs := sb.Messages
-	if len(msgs) == 0 && len(sb.Input) > 0 {
-		if json.Unmarshal(sb.Input, &msgs) != nil {
-			msgs = []json.RawMessage{sb.Input} // a string input is one user message
+	first, isArray := firstMessage(sb.Messages)
+	if !isArray && len(sb.Input) > 0 {
+		if first, isArray = firstMessage(sb.Input); !isArray {
+			first = sb.Input // a string input is one user message
 		}
 	}
-	return derivedSessionID(req, sb.Tools, firstMessage(msgs))
+	return derivedSessionID(req, sb.Tools, first)
 }
 
-// firstMessage returns the first message that is not a system message
-// (system messages are part of the system prompt, hashed on their own).
-func firstMessage(msgs []json.RawMessage) json.RawMessage {
-	for _, m := range msgs {
+// firstMessage returns the first element of the JSON array raw that is
+// not a system message (system messages are part of the system prompt,
+// hashed on their own); isArray reports whether raw is an array. It stops
+// reading at that element.
+func firstMessage(raw json.RawMessage) (first json.RawMessage, isArray bool) {
+	isArray = eachElement(raw, func(m []byte) bool {
 		var r struct {
 			Role string `json:"role"`
 		}
 		if json.Unmarshal(m, &r) == nil && r.Role == "system" {
-			continue
+			return true
 		}
-		return m
-	}
-	return nil
+		first = m
+		return false
+	})
+	return first, isArray
 }
 
 // derivedSessionID is SHA-256 over the parts joined with NUL, its first 32

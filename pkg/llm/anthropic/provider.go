@@ -75,7 +75,7 @@ func (p *Provider) endpoint(model llm.Model) string {
 // status.
 func (p *Provider) Stream(ctx context.Context, req *llm.Request, model llm.Model, cred llm.Credential) (*llm.Stream, error) {
 	oauth := cred.Kind == llm.CredentialOAuth
-	body := EncodeRequest(make([]byte, 0, 4096), req, model, oauth, true)
+	body := EncodeRequest(make([]byte, 0, encodedSizeHint(req)), req, model, oauth, true)
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, p.endpoint(model), bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("anthropic: build request: %w", err)
@@ -194,3 +194,21 @@ func (p *Provider) responseError(resp *http.Response, model llm.Model) error {
 
 // errTruncated reports an upstream stream that ended before message_stop.
 var errTruncated = errors.New("anthropic stream ended before message_stop")
+
+// encodedSizeHint is a capacity for the encoded request: the text the
+// request carries plus room for the JSON around it, so a long conversation
+// is encoded into one allocation instead of a series of growing copies.
+func encodedSizeHint(req *llm.Request) int {
+	n := 4096
+	for i := range req.System {
+		n += len(req.System[i].Text) + 64
+	}
+	for i := range req.Messages {
+		n += 64
+		for j := range req.Messages[i].Content {
+			c := &req.Messages[i].Content[j]
+			n += len(c.Text) + len(c.Thinking) + len(c.ThinkingSignature) + len(c.Data) + 64
+		}
+	}
+	return n + n>>4
+}

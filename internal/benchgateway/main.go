@@ -1,0 +1,237 @@
+// Command benchgateway measures what the gateway costs over a bare reverse
+// proxy, in one run (`make bench-gateway`).
+//
+// Everything talks plain HTTP on loopback. This process runs a fake
+// Anthropic Messages API (a JSON reply for a non-streaming request, an SSE
+// stream with one flush per event otherwise: 2 deltas for the small reply,
+// 50 for the streamed one), and the real broker wiring (internal/brokerd,
+// in process, temp dir) holding one anthropic API-key credential. Every
+// round starts two fresh processes:
+//
+//   - ours: the real bin/gateway, following the broker over its HTTP API,
+//     with OMP_PROVIDER_ANTHROPIC_BASE_URL pointed at the fake, translating
+//     Chat Completions requests to Anthropic Messages (it always streams
+//     upstream, so its small non-streaming request is answered by a 2-delta
+//     stream where the others get the JSON body);
+//   - bare: this program re-executed as an httputil.ReverseProxy in front
+//     of the fake (FlushInterval -1, full duplex enabled per request through
+//     http.ResponseController), passing Anthropic requests through;
+//
+// and "direct" is the client talking to the fake itself. Within a round the
+// three are measured in turn, in an order that rotates between rounds so
+// machine-load drift hits all alike; each figure is the median over rounds.
+//
+// Rows: "added" figures are p50(through a proxy) − p50(direct) of the same
+// round; throughput is completions per second with 16 concurrent clients
+// for -duration; memory per open stream is the growth of the process's
+// VmRSS with -streams streams open at once (each has delivered its first
+// token and is held open by the fake), divided by -streams; idle RSS is
+// VmRSS 500 ms after the process answered its first completion; start →
+// first completion is from exec to the first 200 (the broker is up).
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+type options struct {
+	gateway  string
+	rounds   int
+	n        int
+	nStream  int
+	nBig     int
+	duration time.Duration
+	streams  int
+	jsonOut  bool
+	strict   bool
+}
+
+func main() {
+	if len(os.Args) > 2 && os.Args[1] == "-serve-bare" {
+		if err := serveBare(os.Args[2], os.Args[3:]); err != nil {
+			fmt.Fprintln(os.Stderr, "bare proxy:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	var o options
+	flag.StringVar(&o.gateway, "gateway", "bin/gateway", "the gateway binary (make build)")
+	flag.IntVar(&o.rounds, "rounds", 3, "interleaved rounds")
+	flag.IntVar(&o.n, "n", 2000, "small non-streaming requests per target per round (concurrency 1)")
+	flag.IntVar(&o.nStream, "n-stream", 500, "streamed requests per target per round (time to first token)")
+	flag.IntVar(&o.nBig, "n-big", 200, "300 KB requests per target per round")
+	flag.DurationVar(&o.duration, "duration", time.Second, "throughput run per target per round")
+	flag.IntVar(&o.streams, "streams", 1000, "concurrent open streams for the memory figure")
+	flag.BoolVar(&o.jsonOut, "json", false, "print the report as JSON")
+	flag.BoolVar(&o.strict, "strict", false, "exit 1 when a target is missed")
+	flag.Parse()
+	rep, err := run(o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchgateway:", err)
+		os.Exit(1)
+	}
+	if o.jsonOut {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(rep)
+	} else {
+		rep.print(os.Stdout)
+	}
+	if o.strict && !rep.allMet() {
+		os.Exit(1)
+	}
+}
+
+func run(o options) (*report, error) {
+	gw, err := filepath.Abs(o.gateway)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(gw); err != nil {
+		return nil, fmt.Errorf("gateway binary: %w (run make build)", err)
+	}
+	f, err := startFake()
+	if err != nil {
+		return nil, err
+	}
+	defer f.srv.Close()
+	b, err := startBroker()
+	if err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	defer b.stop()
+	raiseFDLimit()
+
+	rep := &report{Config: map[string]any{"rounds": o.rounds, "n": o.n, "nStream": o.nStream, "nBig": o.nBig,
+		"duration": o.duration.String(), "streams": o.streams, "bigBytes": len(chatBig.body), "deltas": deltas},
+		LoadBefore: loadAvg()}
+	var r rounds
+	t0 := time.Now()
+	for i := range o.rounds {
+		if err := oneRound(o, f, b, gw, i, &r); err != nil {
+			return nil, fmt.Errorf("round %d: %w", i+1, err)
+		}
+		fmt.Fprintf(os.Stderr, "benchgateway: round %d/%d done (%.1fs)\n", i+1, o.rounds, time.Since(t0).Seconds())
+	}
+	rep.LoadAfter = loadAvg()
+	rep.fill(&r)
+	return rep, nil
+}
+
+// rounds collects one value per round per figure.
+type rounds struct {
+	direct, directStream, directBig        []float64 // µs p50
+	addSmall, addTTFT, addBig, rps, perStr [2][]float64
+	idleRSS, start                         [2][]float64
+}
+
+const ours, bare = 0, 1
+
+func oneRound(o options, f *fake, b *broker, gwBin string, i int, r *rounds) (err error) {
+	procs := make([]*proc, 2)
+	defer func() {
+		for _, p := range procs {
+			if p != nil {
+				p.stop()
+			}
+		}
+	}()
+	// Start order alternates too.
+	starts := []func() (*proc, error){
+		func() (*proc, error) { return startGateway(gwBin, b, f.url) },
+		func() (*proc, error) { return startBare(f.url) },
+	}
+	for k := range 2 {
+		j := (k + i) % 2
+		if procs[j], err = starts[j](); err != nil {
+			return err
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	for j, p := range procs {
+		rss, err := rssKiB(p.pid)
+		if err != nil {
+			return err
+		}
+		r.idleRSS[j] = append(r.idleRSS[j], float64(rss)/1024)
+		r.start[j] = append(r.start[j], float64(p.startToFirst.Microseconds())/1000)
+	}
+	eps := []*endpoint{
+		{name: "gateway", url: procs[ours].url, token: procs[ours].token, small: chatSmall, stream: chatStream, big: chatBig, hold: chatHold, pid: procs[ours].pid},
+		{name: "bare", url: procs[bare].url, small: anthropicSmall, stream: anthropicStream, big: anthropicBig, hold: anthropicHold, pid: procs[bare].pid},
+		{name: "direct", url: f.url, small: anthropicSmall, stream: anthropicStream, big: anthropicBig},
+	}
+	order := []int{(0 + i) % 3, (1 + i) % 3, (2 + i) % 3}
+	small, stream, big := make([]time.Duration, 3), make([]time.Duration, 3), make([]time.Duration, 3)
+	// Warm-up: connections, code paths.
+	for _, e := range eps {
+		if _, err := latency(e, e.small, 50); err != nil {
+			return err
+		}
+		if _, err := ttft(e, e.stream, 20); err != nil {
+			return err
+		}
+	}
+	for _, k := range order {
+		e := eps[k]
+		ds, err := latency(e, e.small, o.n)
+		if err != nil {
+			return err
+		}
+		small[k] = p50(ds)
+	}
+	for _, k := range order {
+		e := eps[k]
+		ds, err := ttft(e, e.stream, o.nStream)
+		if err != nil {
+			return err
+		}
+		stream[k] = p50(ds)
+	}
+	for _, k := range order {
+		e := eps[k]
+		ds, err := latency(e, e.big, o.nBig)
+		if err != nil {
+			return err
+		}
+		big[k] = p50(ds)
+	}
+	for _, k := range order {
+		if k == 2 {
+			continue
+		}
+		rps, err := throughput(eps[k], eps[k].small, 16, o.duration)
+		if err != nil {
+			return err
+		}
+		r.rps[k] = append(r.rps[k], rps)
+	}
+	for _, k := range order {
+		if k == 2 {
+			continue
+		}
+		per, err := openStreams(eps[k], f, o.streams)
+		if err != nil {
+			return err
+		}
+		r.perStr[k] = append(r.perStr[k], per)
+	}
+	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1000 }
+	r.direct = append(r.direct, us(small[2]))
+	r.directStream = append(r.directStream, us(stream[2]))
+	r.directBig = append(r.directBig, us(big[2]))
+	for _, k := range []int{ours, bare} {
+		r.addSmall[k] = append(r.addSmall[k], us(small[k]-small[2]))
+		r.addTTFT[k] = append(r.addTTFT[k], us(stream[k]-stream[2]))
+		r.addBig[k] = append(r.addBig[k], us(big[k]-big[2]))
+	}
+	return nil
+}
+
+var errNoFD = errors.New("could not raise the open-file limit")

@@ -1,0 +1,247 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// request is one request shape: its path and body.
+type request struct {
+	path string
+	body []byte
+}
+
+var (
+	anthropicSmall  = request{"/v1/messages", []byte(`{"model":"claude-sonnet-4-5","max_tokens":64,"messages":[{"role":"user","content":"Say hello"}]}`)}
+	anthropicStream = request{"/v1/messages", []byte(`{"model":"claude-sonnet-4-5","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"` + longMarker + `"}]}`)}
+	anthropicHold   = request{"/v1/messages", []byte(`{"model":"claude-sonnet-4-5","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"` + holdMarker + `"}]}`)}
+	chatSmall       = request{"/v1/chat/completions", []byte(`{"model":"anthropic/claude-sonnet-4-5","messages":[{"role":"user","content":"Say hello"}]}`)}
+	chatStream      = request{"/v1/chat/completions", []byte(`{"model":"anthropic/claude-sonnet-4-5","stream":true,"messages":[{"role":"user","content":"` + longMarker + `"}]}`)}
+	chatHold        = request{"/v1/chat/completions", []byte(`{"model":"anthropic/claude-sonnet-4-5","stream":true,"messages":[{"role":"user","content":"` + holdMarker + `"}]}`)}
+	anthropicBig    = bigRequest(false)
+	chatBig         = bigRequest(true)
+)
+
+// bigRequest is a ~300 KB conversation of 300 messages (~1 KB each),
+// alternating user and assistant, in the chat or the Messages format.
+func bigRequest(chat bool) request {
+	var b bytes.Buffer
+	if chat {
+		b.WriteString(`{"model":"anthropic/claude-sonnet-4-5","messages":[`)
+	} else {
+		b.WriteString(`{"model":"claude-sonnet-4-5","max_tokens":64,"messages":[`)
+	}
+	for i := range 300 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		role := "user"
+		if i%2 == 1 {
+			role = "assistant"
+		}
+		text := fmt.Sprintf("message %d: %s", i, strings.Repeat("lorem ipsum dolor sit amet ", 37))
+		fmt.Fprintf(&b, `{"role":%q,"content":%q}`, role, text)
+	}
+	b.WriteString(`]}`)
+	if chat {
+		return request{"/v1/chat/completions", b.Bytes()}
+	}
+	return request{"/v1/messages", b.Bytes()}
+}
+
+var client = &http.Client{Transport: &http.Transport{
+	MaxIdleConns: 4096, MaxIdleConnsPerHost: 2048, DisableCompression: true, IdleConnTimeout: time.Minute,
+}}
+
+func send(ctx context.Context, base, token string, r request) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+r.path, bytes.NewReader(r.body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("anthropic-version", "2023-06-01")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	} else {
+		req.Header.Set("x-api-key", "sk-ant-api03-benchgateway")
+	}
+	return client.Do(req)
+}
+
+// endpoint is one way to reach the fake: direct, through the bare proxy,
+// through the gateway; each has its own request shapes.
+type endpoint struct {
+	name                     string
+	url, token               string
+	small, stream, big, hold request
+	pid                      int
+}
+
+// latency sends r n times one after another and returns each duration
+// (request sent → body fully read).
+func latency(e *endpoint, r request, n int) ([]time.Duration, error) {
+	out := make([]time.Duration, 0, n)
+	for range n {
+		t0 := time.Now()
+		resp, err := send(context.Background(), e.url, e.token, r)
+		if err != nil {
+			return nil, err
+		}
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 {
+			return nil, fmt.Errorf("%s %s: %d %v", e.name, r.path, resp.StatusCode, err)
+		}
+		out = append(out, time.Since(t0))
+	}
+	return out, nil
+}
+
+var firstToken = []byte("Tok0 ")
+
+// ttft streams r n times and returns the time to the first text delta.
+func ttft(e *endpoint, r request, n int) ([]time.Duration, error) {
+	out := make([]time.Duration, 0, n)
+	for range n {
+		t0 := time.Now()
+		resp, err := send(context.Background(), e.url, e.token, r)
+		if err != nil {
+			return nil, err
+		}
+		d, err := untilFirstToken(resp.Body)
+		if err == nil {
+			d = time.Since(t0)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 {
+			return nil, fmt.Errorf("%s stream: %d %v", e.name, resp.StatusCode, err)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+func untilFirstToken(body io.Reader) (time.Duration, error) {
+	br := bufio.NewReaderSize(body, 4096)
+	for {
+		line, err := br.ReadSlice('\n')
+		if bytes.Contains(line, firstToken) {
+			return 0, nil
+		}
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+			return 0, fmt.Errorf("stream ended before the first token: %w", err)
+		}
+	}
+}
+
+// throughput runs conc workers sending r for d; completions per second.
+func throughput(e *endpoint, r request, conc int, d time.Duration) (float64, error) {
+	var n atomic.Int64
+	var firstErr atomic.Value
+	stop := time.Now().Add(d)
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	for range conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(stop) {
+				resp, err := send(context.Background(), e.url, e.token, r)
+				if err != nil {
+					firstErr.CompareAndSwap(nil, err)
+					return
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					firstErr.CompareAndSwap(nil, fmt.Errorf("%s: status %d", e.name, resp.StatusCode))
+					return
+				}
+				n.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if err, _ := firstErr.Load().(error); err != nil {
+		return 0, err
+	}
+	return float64(n.Load()) / time.Since(t0).Seconds(), nil
+}
+
+// openStreams opens n held streams through e at once, waits until every
+// one delivered its first token, reads the process's RSS, then releases
+// them. It returns the RSS growth per open stream in KiB.
+func openStreams(e *endpoint, f *fake, n int) (float64, error) {
+	time.Sleep(300 * time.Millisecond)
+	before, err := rssKiB(e.pid)
+	if err != nil {
+		return 0, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var ready, done sync.WaitGroup
+	errs := make(chan error, n)
+	for range n {
+		ready.Add(1)
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			resp, err := send(ctx, e.url, e.token, e.hold)
+			if err != nil {
+				errs <- err
+				ready.Done()
+				return
+			}
+			defer resp.Body.Close()
+			_, err = untilFirstToken(resp.Body)
+			ready.Done()
+			if err != nil {
+				errs <- err
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+		}()
+	}
+	ready.Wait()
+	time.Sleep(300 * time.Millisecond) // let the process settle with all streams open
+	open, rerr := rssKiB(e.pid)
+	f.release()
+	done.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return 0, fmt.Errorf("%s open streams: %w", e.name, err)
+	}
+	if rerr != nil {
+		return 0, rerr
+	}
+	return float64(open-before) / float64(n), nil
+}
+
+func p50(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func median(fs []float64) float64 {
+	if len(fs) == 0 {
+		return 0
+	}
+	s := slices.Clone(fs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}

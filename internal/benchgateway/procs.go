@@ -1,0 +1,267 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ompgo/omp/internal/brokerd"
+	"github.com/ompgo/omp/pkg/vault"
+	"github.com/ompgo/omp/pkg/vault/brokerapi"
+)
+
+// broker is the real broker wiring, in this process, with one anthropic
+// API-key credential.
+type broker struct {
+	url, token string
+	stop       func()
+}
+
+func startBroker() (*broker, error) {
+	dir, err := os.MkdirTemp("", "benchgateway-broker-")
+	if err != nil {
+		return nil, err
+	}
+	m := &brokerd.Main{Config: brokerd.Config{
+		Bind:      "127.0.0.1:0",
+		DBPath:    filepath.Join(dir, "agent.db"),
+		TokenPath: filepath.Join(dir, "auth-broker.token"),
+		KeyPath:   filepath.Join(dir, "vault.key"),
+		Version:   "benchgateway",
+		Logger:    slog.New(slog.DiscardHandler),
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := m.Open(ctx); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	raw, err := os.ReadFile(m.Config.TokenPath)
+	if err != nil {
+		return nil, err
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(runCtx) }()
+	b := &broker{url: m.URL(), token: strings.TrimSpace(string(raw)), stop: func() {
+		stop()
+		<-done
+		m.Close()
+		os.RemoveAll(dir)
+	}}
+	c := brokerapi.NewClient(b.url, b.token, nil)
+	if _, err := c.Upload(ctx, "anthropic", vault.Credential{Type: vault.TypeAPIKey, Key: "sk-ant-api03-benchgateway"}); err != nil {
+		b.stop()
+		return nil, err
+	}
+	return b, nil
+}
+
+// proc is one proxy process under test.
+type proc struct {
+	name       string
+	pid        int
+	url, token string
+	// startToFirst is the time from exec to the first 200 completion.
+	startToFirst time.Duration
+	stop         func()
+}
+
+// startGateway runs a real bin/gateway process with a throwaway HOME,
+// following the broker, with the anthropic base URL pointed at the fake.
+func startGateway(bin string, b *broker, upstream string) (*proc, error) {
+	home, err := os.MkdirTemp("", "benchgateway-gw-")
+	if err != nil {
+		return nil, err
+	}
+	token := fmt.Sprintf("benchgateway-%d", time.Now().UnixNano())
+	if err := os.MkdirAll(filepath.Join(home, ".omp"), 0o700); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(home, ".omp", "auth-gateway.token"), []byte(token+"\n"), 0o600); err != nil {
+		return nil, err
+	}
+	env := append(cleanEnv(), "HOME="+home, "OMP_AUTH_BROKER_URL="+b.url, "OMP_AUTH_BROKER_TOKEN="+b.token,
+		"OMP_PROVIDER_ANTHROPIC_BASE_URL="+upstream)
+	p, err := startProc("gateway", home, bin, nil, env, token, chatSmall)
+	if err != nil {
+		os.RemoveAll(home)
+	}
+	return p, err
+}
+
+// startBare runs this program as the bare reverse proxy in front of the
+// fake.
+func startBare(upstream string) (*proc, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	home, err := os.MkdirTemp("", "benchgateway-bare-")
+	if err != nil {
+		return nil, err
+	}
+	p, err := startProc("bare", home, self, []string{"-serve-bare", upstream}, cleanEnv(), "", anthropicSmall)
+	if err != nil {
+		os.RemoveAll(home)
+	}
+	return p, err
+}
+
+func startProc(name, home, bin string, args, env []string, token string, first request) (*proc, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	logf, err := os.Create(filepath.Join(home, name+".log"))
+	if err != nil {
+		return nil, err
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	cmd := exec.Command(bin, append(args, "--bind", addr)...)
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = home, env, logf, logf
+	p := &proc{name: name, url: "http://" + addr, token: token}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, err
+	}
+	p.pid = cmd.Process.Pid
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	p.stop = func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		logf.Close()
+		os.RemoveAll(home)
+	}
+	// Start → first completion: retry the first request until it is
+	// answered 200 (connection refused is immediate while it starts).
+	deadline := start.Add(30 * time.Second)
+	for {
+		select {
+		case <-done:
+			log, _ := os.ReadFile(logf.Name())
+			p.stop()
+			return nil, fmt.Errorf("%s exited at startup:\n%s", name, log)
+		default:
+		}
+		if status, err := once(p, first); err == nil && status == 200 {
+			p.startToFirst = time.Since(start)
+			return p, nil
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(logf.Name())
+			p.stop()
+			return nil, fmt.Errorf("%s gave no completion within 30s:\n%s", name, log)
+		}
+		time.Sleep(500 * time.Microsecond)
+	}
+}
+
+func once(p *proc, r request) (int, error) {
+	resp, err := send(context.Background(), p.url, p.token, r)
+	if err != nil {
+		return 0, err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+// serveBare is the bare reverse proxy: httputil.ReverseProxy with
+// FlushInterval -1 and full duplex enabled per request.
+func serveBare(upstream string, args []string) error {
+	fs := flag.NewFlagSet("bare", flag.ContinueOnError)
+	bind := fs.String("bind", "127.0.0.1:0", "listen address")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	u, err := url.Parse(upstream)
+	if err != nil {
+		return err
+	}
+	rp := &httputil.ReverseProxy{
+		Rewrite:       func(pr *httputil.ProxyRequest) { pr.SetURL(u); pr.Out.Host = u.Host },
+		FlushInterval: -1,
+	}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = http.NewResponseController(w).EnableFullDuplex()
+		rp.ServeHTTP(w, r)
+	})
+	ln, err := net.Listen("tcp", *bind)
+	if err != nil {
+		return err
+	}
+	err = (&http.Server{Handler: h}).Serve(ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// rssKiB is VmRSS of pid from /proc/<pid>/status.
+func rssKiB(pid int) (int64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			f := strings.Fields(v)
+			if len(f) > 0 {
+				return strconv.ParseInt(f[0], 10, 64)
+			}
+		}
+	}
+	return 0, errors.New("no VmRSS in /proc/" + strconv.Itoa(pid) + "/status")
+}
+
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+func cleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if k == "HOME" || strings.HasPrefix(k, "OMP_") || strings.HasPrefix(k, "PI_") || strings.HasPrefix(k, "XDG_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+func loadAvg() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f, _ := strconv.ParseFloat(strings.Fields(string(b) + " 0")[0], 64)
+	return f
+}

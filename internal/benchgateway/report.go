@@ -1,0 +1,113 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+)
+
+// row is one line of the table: ours, bare, their ratio, the target and
+// whether ours meets it.
+type row struct {
+	Name   string   `json:"name"`
+	Unit   string   `json:"unit"`
+	Ours   float64  `json:"ours"`
+	Bare   float64  `json:"bare"`
+	Ratio  *float64 `json:"ratio"` // ours ÷ bare; nil when bare is ≤ 0
+	Target string   `json:"target"`
+	Met    bool     `json:"met"`
+}
+
+type report struct {
+	Config     map[string]any       `json:"config"`
+	Rows       []row                `json:"rows"`
+	Direct     map[string]float64   `json:"directP50us"` // the fake reached directly, µs
+	Rounds     map[string][]float64 `json:"perRound"`
+	LoadBefore float64              `json:"loadBefore"`
+	LoadAfter  float64              `json:"loadAfter"`
+	Notes      []string             `json:"notes"`
+}
+
+func (rep *report) add(name, unit string, ours, bare float64, target string, met bool) {
+	r := row{Name: name, Unit: unit, Ours: ours, Bare: bare, Target: target, Met: met}
+	if bare > 0 {
+		v := ours / bare
+		r.Ratio = &v
+	}
+	rep.Rows = append(rep.Rows, r)
+}
+
+func (rep *report) fill(r *rounds) {
+	m := func(k int, v [2][]float64) float64 { return median(v[k]) }
+	s, b := m(ours, r.addSmall), m(bare, r.addSmall)
+	rep.add("added latency p50, small non-streaming, c=1", "µs", s, b, "≤ 1.3×bare + 50 µs", s <= 1.3*b+50)
+	s, b = m(ours, r.addTTFT), m(bare, r.addTTFT)
+	rep.add(fmt.Sprintf("added time to first token p50, %d-delta stream", deltas), "µs", s, b, "≤ bare + 200 µs", s <= b+200)
+	s, b = m(ours, r.rps), m(bare, r.rps)
+	rep.add("throughput, small non-streaming, c=16", "req/s", s, b, "≥ 80 % of bare", s >= 0.8*b)
+	s, b = m(ours, r.addBig), m(bare, r.addBig)
+	rep.add("added latency p50, 300 KB / 300 messages", "µs", s, b, "≤ 1 000 µs", s <= 1000)
+	s, b = m(ours, r.perStr), m(bare, r.perStr)
+	rep.add(fmt.Sprintf("memory per open stream (%v open)", rep.Config["streams"]), "KiB", s, b, "≤ 64 KiB", s <= 64)
+	s, b = m(ours, r.idleRSS), m(bare, r.idleRSS)
+	rep.add("idle RSS of the process", "MiB", s, b, "≤ 30 MiB", s <= 30)
+	s, b = m(ours, r.start), m(bare, r.start)
+	rep.add("start → first completion (broker up)", "ms", s, b, "≤ 100 ms", s <= 100)
+	rep.Direct = map[string]float64{"small": median(r.direct), "ttft": median(r.directStream), "big": median(r.directBig)}
+	rep.Rounds = map[string][]float64{
+		"addSmallOurs": r.addSmall[ours], "addSmallBare": r.addSmall[bare],
+		"addTTFTOurs": r.addTTFT[ours], "addTTFTBare": r.addTTFT[bare],
+		"rpsOurs": r.rps[ours], "rpsBare": r.rps[bare],
+		"addBigOurs": r.addBig[ours], "addBigBare": r.addBig[bare],
+		"perStreamKiBOurs": r.perStr[ours], "perStreamKiBBare": r.perStr[bare],
+		"idleRSSMiBOurs": r.idleRSS[ours], "idleRSSMiBBare": r.idleRSS[bare],
+		"startMsOurs": r.start[ours], "startMsBare": r.start[bare],
+	}
+	rep.Notes = append(rep.Notes,
+		"ours = a real bin/gateway process following a real broker (in the bench process) with one anthropic API-key credential; it translates chat completions → Anthropic Messages",
+		"bare = this program re-executed as an httputil.ReverseProxy process (its binary links the broker, so its idle RSS is not a minimal proxy's) (FlushInterval -1, EnableFullDuplex), Anthropic requests passed through",
+		"the gateway always streams upstream: its small non-streaming request is answered by a 2-delta SSE stream, the others by the JSON body",
+		"added = p50 through the proxy − p50 direct to the fake, same round; figures are medians over rounds")
+}
+
+func (rep *report) allMet() bool {
+	for _, r := range rep.Rows {
+		if !r.Met {
+			return false
+		}
+	}
+	return true
+}
+
+func (rep *report) print(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "figure\tunit\tours\tbare\tratio\ttarget\tmet\t")
+	for _, r := range rep.Rows {
+		ratio := "n/a"
+		if r.Ratio != nil {
+			ratio = fmt.Sprintf("%.2f", *r.Ratio)
+		}
+		met := "no"
+		if r.Met {
+			met = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Name, r.Unit, num(r.Ours), num(r.Bare), ratio, r.Target, met)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\ndirect to the fake (p50): small %s µs, first token %s µs, 300 KB %s µs\n",
+		num(rep.Direct["small"]), num(rep.Direct["ttft"]), num(rep.Direct["big"]))
+	fmt.Fprintf(w, "load average: %.2f before, %.2f after; config %v\n", rep.LoadBefore, rep.LoadAfter, rep.Config)
+	for _, n := range rep.Notes {
+		fmt.Fprintln(w, "- "+n)
+	}
+}
+
+func num(v float64) string {
+	switch {
+	case v >= 100 || v <= -100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10 || v <= -10:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}

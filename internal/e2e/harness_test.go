@@ -1,0 +1,318 @@
+package e2e_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ompgo/omp/internal/brokerd"
+	"github.com/ompgo/omp/internal/gatewayd"
+	"github.com/ompgo/omp/internal/httpx"
+	"github.com/ompgo/omp/pkg/vault"
+	"github.com/ompgo/omp/pkg/vault/brokerapi"
+)
+
+const waitLong = 5 * time.Second
+
+// upReq is one Messages request the fake Anthropic API received.
+type upReq struct {
+	key    string // the credential: Bearer token or x-api-key
+	header http.Header
+	body   string
+}
+
+// fakeAnthropic is the Anthropic API on one httptest.Server: the Messages
+// endpoint (answered by handle), the OAuth token endpoint the broker
+// refreshes against, and the OAuth usage endpoint the broker probes.
+type fakeAnthropic struct {
+	srv *httptest.Server
+
+	mu       sync.Mutex
+	reqs     []upReq  // guarded by mu
+	refresh  []string // guarded by mu: refresh tokens presented at the token endpoint
+	handle   func(w http.ResponseWriter, r *http.Request, n int, key string)
+	problems []string
+}
+
+func newFake(t *testing.T, handle func(w http.ResponseWriter, r *http.Request, n int, key string)) *fakeAnthropic {
+	t.Helper()
+	f := &fakeAnthropic{handle: handle}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/messages", func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body)) // the handler may read it too
+		key := r.Header.Get("x-api-key")
+		if tok, ok := httpx.BearerToken(r.Header.Get("Authorization")); ok {
+			key = tok
+		}
+		f.mu.Lock()
+		n := len(f.reqs)
+		f.reqs = append(f.reqs, upReq{key: key, header: r.Header.Clone(), body: string(body)})
+		h := f.handle
+		f.mu.Unlock()
+		h(w, r, n, key)
+	})
+	mux.HandleFunc("POST /v1/oauth/token", func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]string
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		f.mu.Lock()
+		f.refresh = append(f.refresh, body["refresh_token"])
+		n := len(f.refresh)
+		f.mu.Unlock()
+		if body["grant_type"] != "refresh_token" {
+			f.problem("token grant_type %q", body["grant_type"])
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"token_type": "Bearer", "access_token": fmt.Sprintf("sk-ant-oat01-e2e-minted-%d", n),
+			"refresh_token": fmt.Sprintf("sk-ant-ort01-e2e-rotated-%d", n), "expires_in": 28800,
+			"scope":   "user:inference user:profile",
+			"account": map[string]any{"uuid": "acct-e2e", "email_address": "alice@example.com"},
+		})
+	})
+	mux.HandleFunc("GET /api/oauth/usage", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"five_hour":{"utilization":10,"resets_at":"2030-01-01T05:00:00Z"},"seven_day":{"utilization":20,"resets_at":"2030-01-07T00:00:00Z"}}`)
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		f.problem("unexpected upstream request %s %s", r.Method, r.URL.Path)
+		http.NotFound(w, r)
+	})
+	f.srv = httptest.NewServer(mux)
+	t.Cleanup(f.srv.Close)
+	t.Cleanup(func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		for _, p := range f.problems {
+			t.Errorf("fake upstream: %s", p)
+		}
+	})
+	return f
+}
+
+func (f *fakeAnthropic) problem(format string, args ...any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.problems = append(f.problems, fmt.Sprintf(format, args...))
+}
+
+func (f *fakeAnthropic) setHandler(h func(w http.ResponseWriter, r *http.Request, n int, key string)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.handle = h
+}
+
+func (f *fakeAnthropic) requests() []upReq {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]upReq(nil), f.reqs...)
+}
+
+func (f *fakeAnthropic) keys() []string {
+	var out []string
+	for _, r := range f.requests() {
+		out = append(out, r.key)
+	}
+	return out
+}
+
+func (f *fakeAnthropic) refreshes() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.refresh...)
+}
+
+// urls points every anthropic URL of both programs at the fake.
+func (f *fakeAnthropic) urls(provider, kind string) string {
+	if provider != "anthropic" {
+		return ""
+	}
+	switch kind {
+	case "tokenUrl":
+		return f.srv.URL + "/v1/oauth/token"
+	case "usageUrl", "baseUrl":
+		return f.srv.URL
+	}
+	return ""
+}
+
+// stack is a running broker and a gateway following it.
+type stack struct {
+	fake         *fakeAnthropic
+	broker       *brokerapi.Client
+	gw           *gatewayd.Main
+	gwURL, token string // the gateway's URL and bearer token
+}
+
+func startStack(t *testing.T, f *fakeAnthropic) *stack {
+	t.Helper()
+	dir := t.TempDir()
+	bm := &brokerd.Main{Config: brokerd.Config{
+		Bind:         "127.0.0.1:0",
+		DBPath:       filepath.Join(dir, "agent.db"),
+		TokenPath:    filepath.Join(dir, "auth-broker.token"),
+		KeyPath:      filepath.Join(dir, "vault.key"),
+		Version:      "e2e",
+		Logger:       slog.New(slog.DiscardHandler),
+		HTTPClient:   &http.Client{Timeout: waitLong},
+		URLs:         f.urls,
+		PollInterval: 50 * time.Millisecond,
+		KeepAlive:    200 * time.Millisecond,
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*waitLong)
+	defer cancel()
+	if err := bm.Open(ctx); err != nil {
+		t.Fatalf("broker Open: %v", err)
+	}
+	raw, err := os.ReadFile(bm.Config.TokenPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	btok := strings.TrimSpace(string(raw))
+	bctx, bstop := context.WithCancel(context.Background())
+	bdone := make(chan error, 1)
+	go func() { bdone <- bm.Run(bctx) }()
+	t.Cleanup(func() {
+		bstop()
+		if err := <-bdone; err != nil {
+			t.Errorf("broker Run: %v", err)
+		}
+		bm.Close()
+	})
+
+	gm := &gatewayd.Main{Config: gatewayd.Config{
+		Bind:          "127.0.0.1:0",
+		TokenPath:     filepath.Join(dir, "gw", "auth-gateway.token"),
+		BrokerURL:     bm.URL(),
+		BrokerToken:   btok,
+		URLs:          f.urls,
+		Logger:        slog.New(slog.DiscardHandler),
+		Out:           io.Discard,
+		Version:       "e2e",
+		ShutdownGrace: time.Second,
+	}}
+	if err := gm.Open(ctx); err != nil {
+		t.Fatalf("gateway Open: %v", err)
+	}
+	gctx, gstop := context.WithCancel(context.Background())
+	gdone := make(chan error, 1)
+	go func() { gdone <- gm.Run(gctx) }()
+	t.Cleanup(func() { // registered last: runs before the broker stops
+		gstop()
+		if err := <-gdone; err != nil {
+			t.Errorf("gateway Run: %v", err)
+		}
+		gm.Close()
+	})
+	raw, err = os.ReadFile(gm.Config.TokenPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &stack{fake: f, broker: brokerapi.NewClient(bm.URL(), btok, nil), gw: gm, gwURL: gm.URL(), token: strings.TrimSpace(string(raw))}
+}
+
+// upload stores cred at the broker and waits until the gateway's store
+// holds n credentials of provider; it returns the uploaded entry's id.
+func (s *stack) upload(t *testing.T, provider string, cred vault.Credential, n int) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	es, err := s.broker.Upload(ctx, provider, cred)
+	if err != nil {
+		t.Fatalf("upload: %v", err)
+	}
+	var id int64
+	for _, e := range es {
+		if (cred.Key != "" && e.Credential.Key == cred.Key) || (cred.Access != "" && e.Credential.Access == cred.Access) {
+			id = e.ID
+		}
+	}
+	if id == 0 {
+		t.Fatalf("upload did not return the credential: %+v", es)
+	}
+	s.waitStore(t, provider, n)
+	return id
+}
+
+func (s *stack) waitStore(t *testing.T, provider string, n int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	for {
+		es, err := s.gw.Store.List(ctx, provider)
+		if err == nil && len(es) == n {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the gateway's store holds %d %s credentials, want %d (%v)", len(es), provider, n, err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+func writeSSE(w http.ResponseWriter, body string) {
+	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	_, _ = io.WriteString(w, body)
+}
+
+func writeJSON(w http.ResponseWriter, status int, header map[string]string, body string) {
+	w.Header().Set("Content-Type", "application/json")
+	for k, v := range header {
+		w.Header().Set(k, v)
+	}
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, body)
+}
+
+func replay(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "pkg", "llm", "anthropic", "testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// anthropicText is an Anthropic Messages stream answering "Hello world".
+const anthropicText = `event: message_start
+data: {"type":"message_start","message":{"id":"msg_up1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":1}}}
+
+event: content_block_start
+data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}
+
+event: ping
+data: {"type": "ping"}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello "}}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"world"}}
+
+event: content_block_stop
+data: {"type":"content_block_stop","index":0}
+
+event: message_delta
+data: {"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":5}}
+
+event: message_stop
+data: {"type":"message_stop"}
+
+`
+
+const usageLimit429 = `{"type":"error","error":{"type":"rate_limit_error","message":"You have reached your usage limit for this account"}}`
+
+const expired401 = `{"type":"error","error":{"type":"authentication_error","message":"OAuth token has expired"}}`
