@@ -107,12 +107,6 @@ func (f *fakeAnthropic) problem(format string, args ...any) {
 	f.problems = append(f.problems, fmt.Sprintf(format, args...))
 }
 
-func (f *fakeAnthropic) setHandler(h func(w http.ResponseWriter, r *http.Request, n int, key string)) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.handle = h
-}
-
 func (f *fakeAnthropic) requests() []upReq {
 	f.mu.Lock()
 	defer f.mu.Unlock()
