@@ -25,18 +25,36 @@ import (
 
 const waitLong = 5 * time.Second
 
-// upReq is one Messages request the fake Anthropic API received.
+// upReq is one inference request a fake upstream received.
 type upReq struct {
-	key    string // the credential: Bearer token or x-api-key
+	key    string // the credential: Bearer token, x-api-key or x-goog-api-key
+	uri    string // path and query
 	header http.Header
 	body   string
 }
 
-// fakeAnthropic is the Anthropic API on one httptest.Server: the Messages
-// endpoint (answered by handle), the OAuth token endpoint the broker
-// refreshes against, and the OAuth usage endpoint the broker probes.
-type fakeAnthropic struct {
-	srv *httptest.Server
+// wire is where one upstream API takes inference requests.
+type wire struct {
+	provider string // the vault provider whose URLs point at the fake
+	base     string // the path of the provider's baseUrl on the fake
+	route    string // the inference endpoint, a ServeMux pattern
+}
+
+var (
+	anthropicWire  = wire{"anthropic", "", "POST /v1/messages"}
+	responsesWire  = wire{"openai", "/v1", "POST /v1/responses"}
+	codexWire      = wire{"openai-codex", "/backend-api", "POST /backend-api/codex/responses"}
+	geminiWire     = wire{"google", "/v1beta", "POST /v1beta/models/{call}"}
+	codeAssistWire = wire{"google-gemini-cli", "", "POST /v1internal:streamGenerateContent"}
+)
+
+// fakeUpstream is one provider's API on one httptest.Server: the
+// inference endpoint of its wire (answered by handle), the OAuth token
+// endpoint the broker refreshes against, and the OAuth usage endpoint the
+// broker probes (both Anthropic-shaped).
+type fakeUpstream struct {
+	srv  *httptest.Server
+	wire wire
 
 	mu       sync.Mutex
 	reqs     []upReq  // guarded by mu
@@ -45,20 +63,29 @@ type fakeAnthropic struct {
 	problems []string
 }
 
-func newFake(t *testing.T, handle func(w http.ResponseWriter, r *http.Request, n int, key string)) *fakeAnthropic {
+// newFake is the fake Anthropic API.
+func newFake(t *testing.T, handle func(w http.ResponseWriter, r *http.Request, n int, key string)) *fakeUpstream {
 	t.Helper()
-	f := &fakeAnthropic{handle: handle}
+	return newUpstream(t, anthropicWire, handle)
+}
+
+func newUpstream(t *testing.T, wr wire, handle func(w http.ResponseWriter, r *http.Request, n int, key string)) *fakeUpstream {
+	t.Helper()
+	f := &fakeUpstream{wire: wr, handle: handle}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/messages", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc(wr.route, func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body)) // the handler may read it too
 		key := r.Header.Get("x-api-key")
+		if key == "" {
+			key = r.Header.Get("x-goog-api-key")
+		}
 		if tok, ok := httpx.BearerToken(r.Header.Get("Authorization")); ok {
 			key = tok
 		}
 		f.mu.Lock()
 		n := len(f.reqs)
-		f.reqs = append(f.reqs, upReq{key: key, header: r.Header.Clone(), body: string(body)})
+		f.reqs = append(f.reqs, upReq{key: key, uri: r.URL.RequestURI(), header: r.Header.Clone(), body: string(body)})
 		h := f.handle
 		f.mu.Unlock()
 		h(w, r, n, key)
@@ -101,19 +128,19 @@ func newFake(t *testing.T, handle func(w http.ResponseWriter, r *http.Request, n
 	return f
 }
 
-func (f *fakeAnthropic) problem(format string, args ...any) {
+func (f *fakeUpstream) problem(format string, args ...any) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.problems = append(f.problems, fmt.Sprintf(format, args...))
 }
 
-func (f *fakeAnthropic) requests() []upReq {
+func (f *fakeUpstream) requests() []upReq {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]upReq(nil), f.reqs...)
 }
 
-func (f *fakeAnthropic) keys() []string {
+func (f *fakeUpstream) keys() []string {
 	var out []string
 	for _, r := range f.requests() {
 		out = append(out, r.key)
@@ -121,35 +148,38 @@ func (f *fakeAnthropic) keys() []string {
 	return out
 }
 
-func (f *fakeAnthropic) refreshes() []string {
+func (f *fakeUpstream) refreshes() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]string(nil), f.refresh...)
 }
 
-// urls points every anthropic URL of both programs at the fake.
-func (f *fakeAnthropic) urls(provider, kind string) string {
-	if provider != "anthropic" {
+// urls points every URL of the fake's provider, in both programs, at the
+// fake.
+func (f *fakeUpstream) urls(provider, kind string) string {
+	if provider != f.wire.provider {
 		return ""
 	}
 	switch kind {
 	case "tokenUrl":
 		return f.srv.URL + "/v1/oauth/token"
-	case "usageUrl", "baseUrl":
+	case "usageUrl":
 		return f.srv.URL
+	case "baseUrl":
+		return f.srv.URL + f.wire.base
 	}
 	return ""
 }
 
 // stack is a running broker and a gateway following it.
 type stack struct {
-	fake         *fakeAnthropic
+	fake         *fakeUpstream
 	broker       *brokerapi.Client
 	gw           *gatewayd.Main
 	gwURL, token string // the gateway's URL and bearer token
 }
 
-func startStack(t *testing.T, f *fakeAnthropic) *stack {
+func startStack(t *testing.T, f *fakeUpstream) *stack {
 	t.Helper()
 	dir := t.TempDir()
 	bm := &brokerd.Main{Config: brokerd.Config{
@@ -256,6 +286,25 @@ func (s *stack) waitStore(t *testing.T, provider string, n int) {
 	}
 }
 
+// checkNoLeak fails the test when upstream request i carries the
+// gateway's token, the remote refresh sentinel or one of the refresh
+// tokens, in its headers or body.
+func (s *stack) checkNoLeak(t *testing.T, i int, r upReq, refresh ...string) {
+	t.Helper()
+	all := r.uri + "\n" + r.body
+	for k, vs := range r.header {
+		all += "\n" + k + ": " + strings.Join(vs, ",")
+	}
+	if strings.Contains(all, s.token) {
+		t.Errorf("request %d carries the gateway token", i)
+	}
+	for _, tok := range append(refresh, vault.RemoteRefreshSentinel) {
+		if strings.Contains(all, tok) {
+			t.Errorf("request %d carries a refresh token", i)
+		}
+	}
+}
+
 func writeSSE(w http.ResponseWriter, body string) {
 	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
 	w.WriteHeader(http.StatusOK)
@@ -271,9 +320,11 @@ func writeJSON(w http.ResponseWriter, status int, header map[string]string, body
 	_, _ = io.WriteString(w, body)
 }
 
-func replay(t *testing.T, name string) string {
+// replay reads a recorded upstream stream: path is under pkg/llm, e.g.
+// "anthropic/testdata/upstream_truncated.sse".
+func replay(t *testing.T, path string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "pkg", "llm", "anthropic", "testdata", name))
+	b, err := os.ReadFile(filepath.Join("..", "..", "pkg", "llm", filepath.FromSlash(path)))
 	if err != nil {
 		t.Fatal(err)
 	}
