@@ -42,7 +42,12 @@ func chatParams() openaisdk.ChatCompletionNewParams {
 
 func chatStream(t *testing.T, ctx context.Context, c openaisdk.Client) string {
 	t.Helper()
-	s := c.Chat.Completions.NewStreaming(ctx, chatParams())
+	return chatStreamOf(t, ctx, c, chatParams())
+}
+
+func chatStreamOf(t *testing.T, ctx context.Context, c openaisdk.Client, p openaisdk.ChatCompletionNewParams) string {
+	t.Helper()
+	s := c.Chat.Completions.NewStreaming(ctx, p)
 	var acc openaisdk.ChatCompletionAccumulator
 	for s.Next() {
 		acc.AddChunk(s.Current())

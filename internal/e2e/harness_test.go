@@ -299,7 +299,7 @@ func (s *stack) checkNoLeak(t *testing.T, i int, r upReq, refresh ...string) {
 		t.Errorf("request %d carries the gateway token", i)
 	}
 	for _, tok := range append(refresh, vault.RemoteRefreshSentinel) {
-		if strings.Contains(all, tok) {
+		if tok != "" && strings.Contains(all, tok) {
 			t.Errorf("request %d carries a refresh token", i)
 		}
 	}
