@@ -7,12 +7,44 @@ import (
 	"testing"
 	"time"
 
+	openaisdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/responses"
+
 	"github.com/ompgo/omp/pkg/vault"
 )
 
+// responsesStream streams one Responses API request through the gateway
+// and returns the output text, failing unless response.completed arrives.
+func responsesStream(t *testing.T, ctx context.Context, c openaisdk.Client, model string) string {
+	t.Helper()
+	st := c.Responses.NewStreaming(ctx, responses.ResponseNewParams{
+		Model:        model,
+		Instructions: openaisdk.String("Be brief."),
+		Input:        responses.ResponseNewParamsInputUnion{OfString: openaisdk.String("Say hello")},
+	})
+	var text strings.Builder
+	completed := false
+	for st.Next() {
+		switch ev := st.Current(); ev.Type {
+		case "response.output_text.delta":
+			text.WriteString(ev.Delta)
+		case "response.completed":
+			completed = true
+		}
+	}
+	if err := st.Err(); err != nil {
+		t.Fatalf("responses stream: %v", err)
+	}
+	if !completed {
+		t.Error("responses stream: no response.completed")
+	}
+	return text.String()
+}
+
 // Every upstream wire the gateway serves gets the credential held by the
-// broker, in that wire's header, on that wire's path, and the client gets
-// the recorded stream's text. The bundled catalog has no model on the
+// broker, in that wire's header, on that wire's path, and a client of
+// either OpenAI SDK surface (Chat Completions and Responses streaming)
+// gets the recorded stream's text. The bundled catalog has no model on the
 // OpenAI Chat Completions wire and the gateway reads no models.yml, so
 // that wire is not reachable through gatewayd.
 func TestEveryUpstreamGetsTheBrokerCredential(t *testing.T) {
@@ -88,28 +120,33 @@ func TestEveryUpstreamGetsTheBrokerCredential(t *testing.T) {
 			f := newUpstream(t, tc.wire, func(w http.ResponseWriter, _ *http.Request, _ int, _ string) { writeSSE(w, sse) })
 			s := startStack(t, f)
 			s.upload(t, tc.wire.provider, tc.cred, 1)
+			c := openaiClient(s)
 			p := chatParams()
 			p.Model = tc.model
-			if got := chatStreamOf(t, context.Background(), openaiClient(s), p); got != tc.text {
-				t.Errorf("client got %q, want %q", got, tc.text)
+			if got := chatStreamOf(t, context.Background(), c, p); got != tc.text {
+				t.Errorf("chat client got %q, want %q", got, tc.text)
+			}
+			if got := responsesStream(t, context.Background(), c, tc.model); got != tc.text {
+				t.Errorf("responses client got %q, want %q", got, tc.text)
 			}
 			reqs := f.requests()
-			if len(reqs) != 1 {
-				t.Fatalf("upstream saw %d requests, want 1", len(reqs))
+			if len(reqs) != 2 {
+				t.Fatalf("upstream saw %d requests, want 2", len(reqs))
 			}
-			r := reqs[0]
-			if r.uri != tc.uri {
-				t.Errorf("upstream path %q, want %q", r.uri, tc.uri)
-			}
-			for k, want := range tc.header {
-				if got := r.header.Get(k); got != want {
-					t.Errorf("upstream header %s: %q, want %q", k, got, want)
+			for i, r := range reqs {
+				if r.uri != tc.uri {
+					t.Errorf("request %d: upstream path %q, want %q", i, r.uri, tc.uri)
 				}
+				for k, want := range tc.header {
+					if got := r.header.Get(k); got != want {
+						t.Errorf("request %d: upstream header %s: %q, want %q", i, k, got, want)
+					}
+				}
+				if !strings.Contains(r.body, tc.body) {
+					t.Errorf("request %d: upstream body lacks %s: %s", i, tc.body, r.body)
+				}
+				s.checkNoLeak(t, i, r, tc.cred.Refresh)
 			}
-			if !strings.Contains(r.body, tc.body) {
-				t.Errorf("upstream body lacks %s: %s", tc.body, r.body)
-			}
-			s.checkNoLeak(t, 0, r, tc.cred.Refresh)
 			if n := len(f.refreshes()); n != 0 {
 				t.Errorf("token endpoint called %d times, want 0", n)
 			}
