@@ -1,7 +1,10 @@
 // Package e2e holds the end-to-end tests of the whole credential path: the
 // real broker wiring (internal/brokerd.Main) with a fake OAuth token
 // endpoint, the real gateway wiring (internal/gatewayd.Main) following it,
-// and a fake Anthropic API reproducing the recorded wire shapes
-// (pkg/llm/anthropic/testdata), driven by the official OpenAI and Anthropic
-// Go SDKs. It has no non-test code.
+// and fake upstream APIs (one httptest type parametrised by wire: Anthropic
+// Messages, OpenAI Responses, ChatGPT-Codex, Gemini, Gemini CLI Code
+// Assist) replaying the recorded streams of pkg/llm/*/testdata, driven by
+// the official OpenAI and Anthropic Go SDKs. The OpenAI Chat Completions
+// wire is not covered: the bundled catalog has no model on it and the
+// gateway reads no models.yml. It has no non-test code.
 package e2e

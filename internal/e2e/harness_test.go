@@ -91,8 +91,14 @@ func newUpstream(t *testing.T, wr wire, handle func(w http.ResponseWriter, r *ht
 		h(w, r, n, key)
 	})
 	mux.HandleFunc("POST /v1/oauth/token", func(w http.ResponseWriter, r *http.Request) {
-		var body map[string]string
-		_ = json.NewDecoder(r.Body).Decode(&body)
+		body := map[string]string{} // Anthropic's endpoint takes JSON, the others a form
+		if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+			_ = json.NewDecoder(r.Body).Decode(&body)
+		} else if r.ParseForm() == nil {
+			for k := range r.PostForm {
+				body[k] = r.PostForm.Get(k)
+			}
+		}
 		f.mu.Lock()
 		f.refresh = append(f.refresh, body["refresh_token"])
 		n := len(f.refresh)
