@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/ompgo/omp/pkg/proxy"
@@ -142,6 +143,32 @@ func TestCredentialsCheck(t *testing.T) {
 	}
 	if strings.Contains(body, "completion") {
 		t.Error("the HTTP check ran the completion probe")
+	}
+}
+
+// With the real Anthropic usage prober, a refused usage probe reads as the
+// reference's null ("no data"), not ok=false: pi-ai's Claude usage fetch
+// swallows HTTP and transport failures (make interop compares both).
+func TestCheckAnthropicProbeRefused(t *testing.T) {
+	var calls atomic.Int32
+	usageSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = io.WriteString(w, `{"error":{"type":"authentication_error"}}`)
+	}))
+	t.Cleanup(usageSrv.Close)
+	s, err := proxy.New(proxy.Options{Source: &memSource{entries: []vault.Entry{oauthEntry(1, "anthropic", "tok-revoked")}},
+		Tokens: []string{gatewayToken}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		URLs:    func(p, kind string) string { return usageSrv.URL + "/api/oauth" },
+		Probers: []usage.Prober{usage.Anthropic{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body := get(t, serve(t, s)+"/v1/credentials/check", gatewayToken)
+	want := `{"id":1,"provider":"anthropic","type":"oauth","ok":null,"email":"tok-revoked@x","remoteRefresh":true,"reason":"usage probe returned no data for this credential"}`
+	if !strings.Contains(body, want) || calls.Load() != 1 {
+		t.Errorf("calls=%d body %s\nwant row %s", calls.Load(), body, want)
 	}
 }
 

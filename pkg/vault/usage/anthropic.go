@@ -61,6 +61,10 @@ func anthropicHeaders(access string) map[string]string {
 
 // Fetch calls GET <base>/usage with up to three attempts, then resolves the
 // account identity (payload, organization header, credential, /profile).
+// Like the reference (pi-ai usage/claude.ts fetchUsagePayload), a failed
+// probe — refused credential, exhausted retries, transport error — is no
+// report rather than an error (logged as warnings), so `auth-gateway check`
+// reads ok=null "usage probe returned no data for this credential" there.
 func (p Anthropic) Fetch(ctx context.Context, r Request) (*vault.UsageReport, error) {
 	c := r.Credential
 	if c.Type != vault.TypeOAuth || c.Access == "" {
@@ -69,9 +73,9 @@ func (p Anthropic) Fetch(ctx context.Context, r Request) (*vault.UsageReport, er
 	base := AnthropicBase(r.BaseURL)
 	url := base + "/usage"
 	headers := anthropicHeaders(c.Access)
-	payload, hdr, err := anthropicUsage(ctx, r, url, headers)
+	payload, hdr, _ := anthropicUsage(ctx, r, url, headers)
 	if payload == nil {
-		return nil, err
+		return nil, nil
 	}
 	rep := AnthropicReport(payload, r.nowMs())
 	if len(rep.Limits) == 0 {

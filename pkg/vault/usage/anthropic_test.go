@@ -118,9 +118,9 @@ func TestAnthropicNoReport(t *testing.T) {
 				calls.Add(1)
 				writeJSON(w, tt.status, tt.body)
 			})
-			rep, _ := Anthropic{}.Fetch(context.Background(), probeRequest("anthropic", srv.URL, anthropicCred()))
-			if rep != nil {
-				t.Errorf("report = %+v, want nil", rep)
+			rep, err := Anthropic{}.Fetch(context.Background(), probeRequest("anthropic", srv.URL, anthropicCred()))
+			if rep != nil || err != nil {
+				t.Errorf("report = %+v, err = %v; want nil, nil (the reference's null)", rep, err)
 			}
 			if calls.Load() != tt.wantCalls {
 				t.Errorf("calls = %d, want %d", calls.Load(), tt.wantCalls)
