@@ -7,7 +7,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	neturl "net/url"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -125,4 +129,108 @@ func BenchmarkStreamTTFT(b *testing.B) {
 		resp.Body.Close()
 	}
 	b.ReportMetric(float64(ttft.Nanoseconds())/float64(b.N), "ttft-ns/op")
+}
+
+// BenchmarkOpenStreams holds 200 streams open at once, through the
+// gateway (chat format, Anthropic upstream) and through a bare
+// httputil.ReverseProxy, and reports the heap+stack in use per open
+// stream. Both figures include the client and the fake upstream (same
+// for both); the difference is the gateway's own share.
+func BenchmarkOpenStreams(b *testing.B) {
+	const n = 200
+	events := strings.SplitAfter(anthropicText, "\n\n")
+	var mu sync.Mutex
+	release := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		rel := release
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+		w.WriteHeader(http.StatusOK)
+		fl := w.(http.Flusher)
+		for i, ev := range events {
+			if i == 3 {
+				select {
+				case <-rel:
+				case <-r.Context().Done():
+					return
+				}
+			}
+			_, _ = io.WriteString(w, ev)
+			fl.Flush()
+		}
+	}))
+	b.Cleanup(up.Close)
+	src := &memSource{entries: []vault.Entry{apiKeyEntry(1, "anthropic", "sk-ant-vault")}}
+	gw := gateway(b, src, map[string]string{"anthropic": up.URL}, nil)
+	target, _ := neturl.Parse(up.URL)
+	bare := httptest.NewServer(&httputil.ReverseProxy{
+		Rewrite:       func(r *httputil.ProxyRequest) { r.SetURL(target) },
+		FlushInterval: -1,
+	})
+	b.Cleanup(bare.Close)
+
+	for _, tc := range []struct{ name, url, path, body, first string }{
+		{"gateway", gw.URL, "/v1/chat/completions", `{"model":"anthropic/claude-sonnet-4-5","stream":true,"messages":[{"role":"user","content":"hi"}]}`, `"content":"Hello `},
+		{"bare", bare.URL, "/v1/messages", `{"model":"claude-sonnet-4-5","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"hi"}]}`, `"text":"Hello `},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			var perStream float64
+			for b.Loop() {
+				c := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+				mu.Lock()
+				release = make(chan struct{})
+				rel := release
+				mu.Unlock()
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				var ready, done sync.WaitGroup
+				for range n {
+					ready.Add(1)
+					done.Add(1)
+					go func() {
+						defer done.Done()
+						req, _ := http.NewRequest(http.MethodPost, tc.url+tc.path, strings.NewReader(tc.body))
+						req.Header.Set("Authorization", "Bearer "+gatewayToken)
+						req.Header.Set("x-api-key", "sk-ant-bench")
+						req.Header.Set("Content-Type", "application/json")
+						resp, err := c.Do(req)
+						if err != nil {
+							b.Error(err)
+							ready.Done()
+							return
+						}
+						defer resp.Body.Close()
+						br := bufio.NewReader(resp.Body)
+						for {
+							line, err := br.ReadSlice('\n')
+							if err != nil {
+								b.Error("stream ended before the first token: ", err)
+								ready.Done()
+								return
+							}
+							if bytes.Contains(line, []byte(tc.first)) {
+								break
+							}
+						}
+						ready.Done()
+						<-rel
+						_, _ = io.Copy(io.Discard, br)
+					}()
+				}
+				ready.Wait()
+				time.Sleep(50 * time.Millisecond) // let every goroutine park
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				close(rel)
+				done.Wait()
+				c.CloseIdleConnections()
+				used := func(m *runtime.MemStats) float64 { return float64(m.HeapInuse + m.StackInuse) }
+				perStream = (used(&after) - used(&before)) / n
+			}
+			b.ReportMetric(perStream/1024, "KiB/stream")
+		})
+	}
 }
