@@ -176,7 +176,7 @@ func BenchmarkOpenStreams(b *testing.B) {
 		{"bare", bare.URL, "/v1/messages", `{"model":"claude-sonnet-4-5","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"hi"}]}`, `"text":"Hello `},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			var perStream float64
+			var perStream, stacks float64
 			for b.Loop() {
 				c := &http.Client{Transport: &http.Transport{DisableCompression: true}}
 				mu.Lock()
@@ -229,8 +229,10 @@ func BenchmarkOpenStreams(b *testing.B) {
 				c.CloseIdleConnections()
 				used := func(m *runtime.MemStats) float64 { return float64(m.HeapInuse + m.StackInuse) }
 				perStream = (used(&after) - used(&before)) / n
+				stacks = (float64(after.StackInuse) - float64(before.StackInuse)) / n
 			}
 			b.ReportMetric(perStream/1024, "KiB/stream")
+			b.ReportMetric(stacks/1024, "stack-KiB/stream")
 		})
 	}
 }
