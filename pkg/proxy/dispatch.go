@@ -71,7 +71,7 @@ func (s *Server) inference(f *format) httpx.HandlerFunc {
 		if req.Stream {
 			s.metrics.streams.Inc()
 			defer s.metrics.streams.Dec()
-			s.writeStream(ctx, w, f, req, stream)
+			s.writeStream(w, f, req, stream)
 			return nil
 		}
 		return s.writeFinal(w, f, req, stream, start)

@@ -117,7 +117,7 @@ type upstream struct {
 	handle func(w http.ResponseWriter, r *http.Request, n int, key string)
 }
 
-func newUpstream(t *testing.T, handle func(w http.ResponseWriter, r *http.Request, n int, key string)) *upstream {
+func newUpstream(t testing.TB, handle func(w http.ResponseWriter, r *http.Request, n int, key string)) *upstream {
 	t.Helper()
 	u := &upstream{handle: handle}
 	u.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -201,7 +201,7 @@ const gatewayToken = "gw-test-token"
 
 // gateway serves a proxy.Server over src on a real listener; urls maps a
 // provider to its upstream base URL.
-func gateway(t *testing.T, src vault.Source, urls map[string]string, catalog *llm.Catalog, tune ...func(*proxy.Server)) *httptest.Server {
+func gateway(t testing.TB, src vault.Source, urls map[string]string, catalog *llm.Catalog, tune ...func(*proxy.Server)) *httptest.Server {
 	t.Helper()
 	s, err := proxy.New(proxy.Options{
 		Source:  src,

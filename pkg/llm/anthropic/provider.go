@@ -198,8 +198,15 @@ var errTruncated = errors.New("anthropic stream ended before message_stop")
 // encodedSizeHint is a capacity for the encoded request: the text the
 // request carries plus room for the JSON around it, so a long conversation
 // is encoded into one allocation instead of a series of growing copies.
+// The base is small: a streamed request's body stays referenced (by the
+// HTTP client, for a replay on a stale connection) while the stream is
+// open, so its slack is memory per open stream.
 func encodedSizeHint(req *llm.Request) int {
-	n := 4096
+	n := 768
+	for i := range req.Tools {
+		t := &req.Tools[i]
+		n += len(t.Name) + len(t.Description) + len(t.Parameters) + 64
+	}
 	for i := range req.System {
 		n += len(req.System[i].Text) + 64
 	}

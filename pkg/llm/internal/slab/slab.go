@@ -57,7 +57,7 @@ func (s *Contents) next() int {
 			return max(est+est>>3+8, 16)
 		}
 	}
-	return max(2*s.last, 16)
+	return max(2*s.last, 4) // small first: a one-message request keeps its array while it streams
 }
 
 // Copy returns a slab copy of src (nil when src is empty).
