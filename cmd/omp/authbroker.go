@@ -65,19 +65,25 @@ func newAuthBrokerCmd(a *app) *cobra.Command {
 }
 
 func newTokenCmd(a *app, f *brokerFlags) *cobra.Command {
+	return newTokenFileCmd(a, "Print (or --regenerate) the broker bearer token", config.Dirs.BrokerTokenPath, &f.regenerate, &f.json)
+}
+
+// newTokenFileCmd is the `token` action of auth-broker and auth-gateway:
+// print (or regenerate) the bearer token in the file path(dirs) names.
+func newTokenFileCmd(a *app, short string, path func(config.Dirs) string, regenerate, asJSON *bool) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "token",
-		Short: "Print (or --regenerate) the broker bearer token",
+		Short: short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			_, dirs, err := a.setup()
 			if err != nil {
 				return err
 			}
-			return runToken(a.stdout, dirs.BrokerTokenPath(), f.regenerate, f.json)
+			return runToken(a.stdout, path(dirs), *regenerate, *asJSON)
 		},
 	}
-	cmd.Flags().BoolVar(&f.regenerate, "regenerate", false, "write a fresh token")
+	cmd.Flags().BoolVar(regenerate, "regenerate", false, "write a fresh token")
 	return cmd
 }
 

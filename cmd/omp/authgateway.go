@@ -84,20 +84,7 @@ func newGatewayServeCmd(a *app, f *gatewayFlags) *cobra.Command {
 }
 
 func newGatewayTokenCmd(a *app, f *gatewayFlags) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "token",
-		Short: "Print (or --regenerate) the gateway bearer token",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, dirs, err := a.setup()
-			if err != nil {
-				return err
-			}
-			return runToken(a.stdout, dirs.GatewayTokenPath(), f.regenerate, f.json)
-		},
-	}
-	cmd.Flags().BoolVar(&f.regenerate, "regenerate", false, "write a fresh token")
-	return cmd
+	return newTokenFileCmd(a, "Print (or --regenerate) the gateway bearer token", config.Dirs.GatewayTokenPath, &f.regenerate, &f.json)
 }
 
 func newGatewayStatusCmd(a *app, f *gatewayFlags) *cobra.Command {
