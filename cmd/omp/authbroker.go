@@ -39,11 +39,17 @@ func newAuthBrokerCmd(a *app) *cobra.Command {
 		newListCmd(a, f),
 		newRekeyCmd(a, f),
 	}
+	return newActionGroup("auth-broker", "Run or talk to the credential broker", &f.json, actions)
+}
+
+// newActionGroup is the parent of a set of actions (auth-broker,
+// auth-gateway): no action prints the help (exit 0); an unknown one is a
+// usage error with the reference's text (broker.md §1.1, gateway.md §1).
+// --json is shared by every action.
+func newActionGroup(use, short string, asJSON *bool, actions []*cobra.Command) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "auth-broker",
-		Short: "Run or talk to the credential broker",
-		// No action prints the help (exit 0); an unknown one is a usage
-		// error with the reference's text (broker.md §1.1).
+		Use:   use,
+		Short: short,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return nil
@@ -54,12 +60,9 @@ func newAuthBrokerCmd(a *app) *cobra.Command {
 			}
 			return fmt.Errorf("Expected action to be one of: %s; got %q", strings.Join(names, ", "), args[0])
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return cmd.Help()
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	pf := cmd.PersistentFlags()
-	pf.BoolVar(&f.json, "json", false, "print JSON")
+	cmd.PersistentFlags().BoolVar(asJSON, "json", false, "print JSON")
 	cmd.AddCommand(actions...)
 	return cmd
 }

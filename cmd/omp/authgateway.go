@@ -32,26 +32,7 @@ func newAuthGatewayCmd(a *app) *cobra.Command {
 		newGatewayStatusCmd(a, f),
 		newGatewayCheckCmd(a, f),
 	}
-	cmd := &cobra.Command{
-		Use:   "auth-gateway",
-		Short: "Run or inspect the auth gateway (a broker client serving model APIs)",
-		// No action prints the help (exit 0); an unknown one is a usage
-		// error, as for auth-broker (gateway.md §1).
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return nil
-			}
-			names := make([]string, len(actions))
-			for i, c := range actions {
-				names[i] = c.Name()
-			}
-			return fmt.Errorf("Expected action to be one of: %s; got %q", strings.Join(names, ", "), args[0])
-		},
-		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
-	}
-	cmd.PersistentFlags().BoolVar(&f.json, "json", false, "print JSON")
-	cmd.AddCommand(actions...)
-	return cmd
+	return newActionGroup("auth-gateway", "Run or inspect the auth gateway (a broker client serving model APIs)", &f.json, actions)
 }
 
 func newGatewayServeCmd(a *app, f *gatewayFlags) *cobra.Command {
