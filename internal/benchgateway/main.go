@@ -38,6 +38,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/ompgo/omp/internal/benchproc"
 )
 
 type options struct {
@@ -110,7 +112,7 @@ func run(o options) (*report, error) {
 
 	rep := &report{Config: map[string]any{"rounds": o.rounds, "n": o.n, "nStream": o.nStream, "nBig": o.nBig,
 		"duration": o.duration.String(), "streams": o.streams, "bigBytes": len(chatBig.body), "deltas": deltas},
-		LoadBefore: loadAvg()}
+		LoadBefore: benchproc.LoadAvg()}
 	var r rounds
 	t0 := time.Now()
 	for i := range o.rounds {
@@ -119,7 +121,7 @@ func run(o options) (*report, error) {
 		}
 		fmt.Fprintf(os.Stderr, "benchgateway: round %d/%d done (%.1fs)\n", i+1, o.rounds, time.Since(t0).Seconds())
 	}
-	rep.LoadAfter = loadAvg()
+	rep.LoadAfter = benchproc.LoadAvg()
 	rep.fill(&r)
 	return rep, nil
 }

@@ -233,15 +233,3 @@ func p50(ds []time.Duration) time.Duration {
 	slices.Sort(s)
 	return s[len(s)/2]
 }
-
-func median(fs []float64) float64 {
-	if len(fs) == 0 {
-		return 0
-	}
-	s := slices.Clone(fs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}

@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ompgo/omp/internal/benchproc"
 	"github.com/ompgo/omp/internal/brokerd"
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
@@ -95,7 +96,7 @@ func startGateway(bin string, b *broker, upstream string) (*proc, error) {
 	if err := os.WriteFile(filepath.Join(home, ".omp", "auth-gateway.token"), []byte(token+"\n"), 0o600); err != nil {
 		return nil, err
 	}
-	env := append(cleanEnv(), "HOME="+home, "OMP_AUTH_BROKER_URL="+b.url, "OMP_AUTH_BROKER_TOKEN="+b.token,
+	env := append(benchproc.CleanEnv(), "HOME="+home, "OMP_AUTH_BROKER_URL="+b.url, "OMP_AUTH_BROKER_TOKEN="+b.token,
 		"OMP_PROVIDER_ANTHROPIC_BASE_URL="+upstream)
 	p, err := startProc("gateway", home, bin, nil, env, token, chatSmall)
 	if err != nil {
@@ -115,7 +116,7 @@ func startBare(upstream string) (*proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := startProc("bare", home, self, []string{"-serve-bare", upstream}, cleanEnv(), "", anthropicSmall)
+	p, err := startProc("bare", home, self, []string{"-serve-bare", upstream}, benchproc.CleanEnv(), "", anthropicSmall)
 	if err != nil {
 		os.RemoveAll(home)
 	}
@@ -123,7 +124,7 @@ func startBare(upstream string) (*proc, error) {
 }
 
 func startProc(name, home, bin string, args, env []string, token string, first request) (*proc, error) {
-	port, err := freePort()
+	port, err := benchproc.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -234,34 +235,4 @@ func rssKiB(pid int) (int64, error) {
 		}
 	}
 	return 0, errors.New("no VmRSS in /proc/" + strconv.Itoa(pid) + "/status")
-}
-
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
-
-func cleanEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if k == "HOME" || strings.HasPrefix(k, "OMP_") || strings.HasPrefix(k, "PI_") || strings.HasPrefix(k, "XDG_") {
-			continue
-		}
-		env = append(env, kv)
-	}
-	return env
-}
-
-func loadAvg() float64 {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return 0
-	}
-	f, _ := strconv.ParseFloat(strings.Fields(string(b) + " 0")[0], 64)
-	return f
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
+
+	"github.com/ompgo/omp/internal/benchproc"
 )
 
 // row is one line of the table: ours, bare, their ratio, the target and
@@ -38,7 +40,7 @@ func (rep *report) add(name, unit string, ours, bare float64, target string, met
 }
 
 func (rep *report) fill(r *rounds) {
-	m := func(k int, v [2][]float64) float64 { return median(v[k]) }
+	m := func(k int, v [2][]float64) float64 { return benchproc.Median(v[k]) }
 	s, b := m(ours, r.addSmall), m(bare, r.addSmall)
 	rep.add("added latency p50, small non-streaming, c=1", "µs", s, b, "≤ 1.3×bare + 50 µs", s <= 1.3*b+50)
 	s, b = m(ours, r.addTTFT), m(bare, r.addTTFT)
@@ -53,7 +55,7 @@ func (rep *report) fill(r *rounds) {
 	rep.add("idle RSS of the process", "MiB", s, b, "≤ 30 MiB", s <= 30)
 	s, b = m(ours, r.start), m(bare, r.start)
 	rep.add("start → first completion (broker up)", "ms", s, b, "≤ 100 ms", s <= 100)
-	rep.Direct = map[string]float64{"small": median(r.direct), "ttft": median(r.directStream), "big": median(r.directBig)}
+	rep.Direct = map[string]float64{"small": benchproc.Median(r.direct), "ttft": benchproc.Median(r.directStream), "big": benchproc.Median(r.directBig)}
 	rep.Rounds = map[string][]float64{
 		"addSmallOurs": r.addSmall[ours], "addSmallBare": r.addSmall[bare],
 		"addTTFTOurs": r.addTTFT[ours], "addTTFTBare": r.addTTFT[bare],

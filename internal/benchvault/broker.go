@@ -4,17 +4,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/ompgo/omp/internal/benchproc"
 )
 
 type target struct {
@@ -71,7 +71,7 @@ func run(o options) (*report, error) {
 			}})
 		}
 	}
-	rep.LoadBefore = loadAvg()
+	rep.LoadBefore = benchproc.LoadAvg()
 	start := time.Now()
 	for r := 1; r <= o.rounds; r++ {
 		order := slices.Clone(targets)
@@ -89,21 +89,12 @@ func run(o options) (*report, error) {
 		}
 	}
 	rep.TotalS = time.Since(start).Seconds()
-	rep.LoadAfter = loadAvg()
+	rep.LoadAfter = benchproc.LoadAvg()
 	if n := float64(runtime.NumCPU()); rep.LoadBefore > n || rep.LoadAfter > n {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("machine busy (load average %.1f before, %.1f after, %d CPUs): absolute figures are inflated, compare the interleaved ratios", rep.LoadBefore, rep.LoadAfter, runtime.NumCPU()))
 	}
 	rep.summarise(targets)
 	return rep, nil
-}
-
-func loadAvg() float64 {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return 0
-	}
-	f, _ := strconv.ParseFloat(strings.Fields(string(b) + " 0")[0], 64)
-	return f
 }
 
 func isFile(p string) bool {
@@ -138,7 +129,7 @@ func startBroker(name string, argv []string) (*instance, error) {
 	if err := os.WriteFile(filepath.Join(home, ".omp", "auth-broker.token"), []byte(token), 0o600); err != nil {
 		return fail(err)
 	}
-	port, err := freePort()
+	port, err := benchproc.FreePort()
 	if err != nil {
 		return fail(err)
 	}
@@ -149,7 +140,7 @@ func startBroker(name string, argv []string) (*instance, error) {
 	cmd := exec.Command(argv[0], append(argv[1:], "--bind", fmt.Sprintf("127.0.0.1:%d", port))...)
 	cmd.Dir = home
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = append(cleanEnv(), "HOME="+home)
+	cmd.Env = append(benchproc.CleanEnv(), "HOME="+home)
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return fail(err)
@@ -194,32 +185,11 @@ func startBroker(name string, argv []string) (*instance, error) {
 	return &instance{url: url, token: token, stop: stop}, nil
 }
 
-func cleanEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if k == "HOME" || strings.HasPrefix(k, "OMP_") || strings.HasPrefix(k, "PI_") || strings.HasPrefix(k, "XDG_") {
-			continue
-		}
-		env = append(env, kv)
-	}
-	return env
-}
-
 func tail(b []byte, n int) string {
 	if len(b) > n {
 		b = b[len(b)-n:]
 	}
 	return string(b)
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // roundResult is one target's figures in one round.

@@ -4,22 +4,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"text/tabwriter"
 	"time"
-)
 
-func median[T int64 | float64 | time.Duration](xs []T) T {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
+	"github.com/ompgo/omp/internal/benchproc"
+)
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
@@ -67,7 +56,7 @@ func (r *report) summarise(targets []*target) {
 		if len(xs) == 0 {
 			return nil
 		}
-		m := median(xs)
+		m := benchproc.Median(xs)
 		return &m
 	}
 	sum := func(name string, f func(roundResult) int) *float64 {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/ompgo/omp/internal/benchproc"
 )
 
 type roundResult struct {
@@ -49,7 +51,7 @@ func runRound(o options, t *target, round int) (roundResult, error) {
 		}
 	}
 	res.SeqWallS = time.Since(begin).Seconds()
-	res.P50EmptyMs = ms(median(lat))
+	res.P50EmptyMs = ms(benchproc.Median(lat))
 	lat = lat[:0]
 	for i := range o.probe {
 		email := fmt.Sprintf("probe-%s-%d@bench.example", runID, i)
@@ -58,7 +60,7 @@ func runRound(o options, t *target, round int) (roundResult, error) {
 		emails = append(emails, email)
 		lat = append(lat, d)
 	}
-	res.P50FullMs = ms(median(lat))
+	res.P50FullMs = ms(benchproc.Median(lat))
 	res.Missing += c.missing(emails)
 	inst.stop()
 
