@@ -27,36 +27,13 @@ openai_key=sk-proj-e2e-broker-held
 claude_model=${E2E_CLAUDE_MODEL:-}
 codex_model=${E2E_CODEX_MODEL:-gpt-5}
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/omp-e2e-clis.XXXXXX")
-pids=()
-cleanup() {
-  local rc=$?
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  if [ "$rc" -ne 0 ] || [ -n "${E2E_KEEP:-}" ]; then
-    echo "e2e-clis: logs kept in $work" >&2
-  else
-    rm -rf "$work"
-  fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
-wait_for() { # url pid name
-  for _ in $(seq 100); do
-    curl -fs "$1" >/dev/null 2>&1 && return 0
-    kill -0 "$2" 2>/dev/null || { echo "e2e-clis: $3 exited" >&2; cat "$work/$3.log" >&2; exit 1; }
-    sleep 0.1
-  done
-  echo "e2e-clis: $3 did not come up" >&2; exit 1
-}
+name=e2e-clis keep_var=E2E_KEEP
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 # The fake upstream.
 mkdir -p "$work/upstream-bodies"
-"$bin/fakeupstream" -log "$work/upstream.jsonl" -dump-dir "$work/upstream-bodies" -addr-file "$work/upstream.addr" >"$work/upstream.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 100); do [ -s "$work/upstream.addr" ] && break; sleep 0.05; done
-upstream="http://$(cat "$work/upstream.addr")"
+start_fake_upstream -dump-dir "$work/upstream-bodies"
 
 # The broker, with one API key per provider.
 export HOME="$work/home"

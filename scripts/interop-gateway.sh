@@ -31,29 +31,9 @@ anthropic_key=sk-ant-api03-interop-broker-held
 openai_key=sk-proj-interop-broker-held
 oauth_access=sk-ant-oat01-interop-broker-held
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/omp-interop-gw.XXXXXX")
-pids=()
-cleanup() {
-  local rc=$?
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  if [ "$rc" -ne 0 ] || [ -n "${INTEROP_KEEP:-}" ]; then
-    echo "interop-gateway: logs kept in $work" >&2
-  else
-    rm -rf "$work"
-  fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
-wait_for() { # url pid name
-  for _ in $(seq 100); do
-    curl -fs "$1" >/dev/null 2>&1 && return 0
-    kill -0 "$2" 2>/dev/null || { echo "interop-gateway: $3 exited" >&2; cat "$work/$3.log" >&2; exit 1; }
-    sleep 0.1
-  done
-  echo "interop-gateway: $3 did not come up" >&2; exit 1
-}
+name=interop-gateway keep_var=INTEROP_KEEP
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 unset PI_CONFIG_DIR PI_CODING_AGENT_DIR XDG_DATA_HOME XDG_CACHE_HOME XDG_CONFIG_HOME \
   OMP_AUTH_BROKER_URL OMP_AUTH_BROKER_TOKEN ANTHROPIC_API_KEY OPENAI_API_KEY
@@ -61,11 +41,7 @@ export HTTP_PROXY=http://127.0.0.1:9 HTTPS_PROXY=http://127.0.0.1:9 http_proxy=h
   https_proxy=http://127.0.0.1:9 NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
 
 # The fake upstream.
-"$bin/fakeupstream" -log "$work/upstream.jsonl" -addr-file "$work/upstream.addr" >"$work/upstream.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 100); do [ -s "$work/upstream.addr" ] && break; sleep 0.05; done
-[ -s "$work/upstream.addr" ] || { echo "interop-gateway: fake upstream did not come up"; exit 1; }
-upstream="http://$(cat "$work/upstream.addr")"
+start_fake_upstream
 
 # Our broker: two API keys and an OAuth credential that does not expire soon
 # (so neither check refreshes it).
