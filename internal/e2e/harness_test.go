@@ -46,6 +46,7 @@ var (
 	codexWire      = wire{"openai-codex", "/backend-api", "POST /backend-api/codex/responses"}
 	geminiWire     = wire{"google", "/v1beta", "POST /v1beta/models/{call}"}
 	codeAssistWire = wire{"google-gemini-cli", "", "POST /v1internal:streamGenerateContent"}
+	chatWire       = wire{"groq", "/openai/v1", "POST /openai/v1/chat/completions"}
 )
 
 // fakeUpstream is one provider's API on one httptest.Server: the
