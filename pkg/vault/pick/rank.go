@@ -72,7 +72,7 @@ var strategies = map[string]strategy{
 		primary:        mostPressured,
 		secondary:      func([]vault.UsageLimit) *vault.UsageLimit { return nil },
 		primaryDefault: 24 * time.Hour, secDefault: 24 * time.Hour,
-		scope:          antigravityScope,
+		scope: antigravityScope,
 	},
 }
 
