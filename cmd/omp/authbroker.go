@@ -38,6 +38,7 @@ func newAuthBrokerCmd(a *app) *cobra.Command {
 		newStatusCmd(a, f),
 		newListCmd(a, f),
 		newRekeyCmd(a, f),
+		newBackupCmd(a, f), newRestoreCmd(a, f),
 	}
 	return newActionGroup("auth-broker", "Run or talk to the credential broker", &f.json, actions)
 }

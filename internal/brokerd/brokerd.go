@@ -65,8 +65,9 @@ type Main struct {
 	Usage     *usage.Service
 	API       *brokerapi.Server
 
-	ln  net.Listener
-	url string
+	ln      net.Listener
+	url     string
+	release func() // drops the hold on the vault (sqlite.HoldVault)
 }
 
 // URL is the base URL the broker listens on (valid after Open).
@@ -122,6 +123,12 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		}
 	}()
 
+	// Hold the vault while serving: `omp auth-broker restore` refuses to
+	// replace a vault a broker holds, and a broker does not start while a
+	// restore runs.
+	if m.release, err = sqlite.HoldVault(c.DBPath); err != nil {
+		return fmt.Errorf("open vault %s: %w", c.DBPath, err)
+	}
 	api := &brokerapi.Server{Version: c.Version, Logger: c.Logger, KeepAlive: c.KeepAlive, PollInterval: c.PollInterval}
 	m.Store, err = sqlite.Open(ctx, c.DBPath, kr, sqlite.Options{
 		Logger:        c.Logger,
@@ -281,6 +288,10 @@ func (m *Main) Close() error {
 	case m.Store != nil:
 		errs = append(errs, m.Store.Close())
 		m.Store = nil
+	}
+	if m.release != nil {
+		m.release()
+		m.release = nil
 	}
 	return errors.Join(errs...)
 }
