@@ -104,7 +104,14 @@ func Restore(ctx context.Context, src, dst string, kr *seal.Keyring) (RestoreInf
 		// Keep the replaced vault (whatever its WAL held) and fold its WAL
 		// into the file, so no stale -wal or -shm lies next to the new vault.
 		prev := abs + ".pre-restore-" + time.Now().UTC().Format("20060102T150405Z")
+		// An empty 0600 file first: VACUUM INTO would create it 0644.
+		f, err := os.OpenFile(prev, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return RestoreInfo{}, wrap(err)
+		}
+		f.Close()
 		if err := vacuumInto(ctx, abs, prev); err != nil {
+			os.Remove(prev)
 			return RestoreInfo{}, wrap(fmt.Errorf("keep the current vault as %s (move a damaged vault aside by hand, then restore): %w", prev, err))
 		}
 		if err := syncFile(prev); err != nil {
@@ -119,6 +126,13 @@ func Restore(ctx context.Context, src, dst string, kr *seal.Keyring) (RestoreInf
 	}
 	for _, suffix := range []string{"-wal", "-shm", "-journal"} {
 		if err := os.Remove(abs + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return RestoreInfo{}, wrap(err)
+		}
+	}
+	// Run as root on a service's state directory (systemd DynamicUser, a
+	// container volume), the new files must stay the service's.
+	for _, p := range []string{staged, res.Previous, abs + ".lock"} {
+		if err := chownLikeDir(p); err != nil {
 			return RestoreInfo{}, wrap(err)
 		}
 	}

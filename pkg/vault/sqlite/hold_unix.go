@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"syscall"
 )
 
@@ -37,4 +38,23 @@ func holdVault(abs string, exclusive bool) (release func(), err error) {
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
 	}, nil
+}
+
+// chownLikeDir gives path ("" = nothing) the owner of its directory when
+// this process is root: a restore run by root into a service's state
+// directory must leave files the service can open. Otherwise it does
+// nothing (the files are the caller's, as the directory should be).
+func chownLikeDir(path string) error {
+	if path == "" || os.Geteuid() != 0 {
+		return nil
+	}
+	fi, err := os.Stat(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	return os.Lchown(path, int(st.Uid), int(st.Gid))
 }
