@@ -99,3 +99,7 @@ BENCH_GATEWAY_FLAGS ?=
 bench-gateway: build ## the gateway's cost vs a bare reverse proxy, against a local fake Anthropic API, interleaved rounds
 	$(GO) build -o $(BIN)/benchgateway ./internal/benchgateway
 	$(BIN)/benchgateway -gateway $(BIN)/gateway $(BENCH_GATEWAY_FLAGS)
+
+.PHONY: systemd-tools
+systemd-tools: ## install systemd-analyze (Debian package systemd) unless present; deploy/systemd_test.go scores the units with it
+	@command -v systemd-analyze >/dev/null || { apt-get update -qq && apt-get install -y -qq systemd >/dev/null; }
