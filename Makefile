@@ -103,3 +103,16 @@ bench-gateway: build ## the gateway's cost vs a bare reverse proxy, against a lo
 .PHONY: systemd-tools
 systemd-tools: ## install systemd-analyze (Debian package systemd) unless present; deploy/systemd_test.go scores the units with it
 	@command -v systemd-analyze >/dev/null || { apt-get update -qq && apt-get install -y -qq systemd >/dev/null; }
+
+# The container image, built without a container engine (internal/ociimage).
+IMAGE_TAR ?= $(BIN)/omp-image.tar
+.PHONY: image image-test
+image: ## OCI image-layout tarball of static broker/gateway/omp binaries, non-root (bin/omp-image.tar; podman load -i / skopeo oci-archive:)
+	@mkdir -p $(BIN)/static
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/static/broker ./cmd/broker
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/static/gateway ./cmd/gateway
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/static/omp ./cmd/omp
+	$(GO) run ./internal/ociimage -bin $(BIN)/static -out $(IMAGE_TAR) -version $(VERSION) -revision "$$(git rev-parse HEAD 2>/dev/null)"
+
+image-test: image ## build the image and verify it (user, entrypoint, labels, size, static binaries)
+	OMP_IMAGE_TAR=$(abspath $(IMAGE_TAR)) $(GO) test -count=1 -run TestBuiltImage -v ./internal/ociimage
