@@ -16,7 +16,7 @@ import (
 // ours may have (issue 13).
 const maxExposure = 2.5
 
-var units = []string{"systemd/omp-broker.service", "systemd/omp-gateway.service"}
+var units = []string{"systemd/omp-broker.service", "systemd/omp-gateway.service", "systemd/omp-litestream.service"}
 
 // directives parses a unit file into name → values (in order), ignoring
 // comments and section headers.
@@ -97,6 +97,20 @@ func TestUnitsSystemdAnalyze(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// verify needs the ExecStart binaries to exist: point them at this
+	// test binary (the unit text is otherwise unchanged). The units go into
+	// one directory, where verify finds the ones they depend on.
+	dir := t.TempDir()
+	for _, u := range units {
+		text, err := os.ReadFile(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fixed := regexp.MustCompile(`/usr/local/bin/(omp-[a-z]+|litestream)`).ReplaceAll(text, []byte(self))
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(u)), fixed, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, u := range units {
 		t.Run(filepath.Base(u), func(t *testing.T) {
 			out, err := exec.Command(sa, "security", "--offline=true", "--no-pager", u).CombinedOutput()
@@ -116,18 +130,7 @@ func TestUnitsSystemdAnalyze(t *testing.T) {
 				t.Errorf("%s: exposure %.1f > %.1f:\n%s", u, score, maxExposure, out)
 			}
 
-			// verify needs the ExecStart binary to exist: point it at this
-			// test binary (the unit text is otherwise unchanged).
-			text, err := os.ReadFile(u)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fixed := regexp.MustCompile(`/usr/local/bin/omp-[a-z]+`).ReplaceAll(text, []byte(self))
-			tmp := filepath.Join(t.TempDir(), filepath.Base(u))
-			if err := os.WriteFile(tmp, fixed, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			out, err = exec.Command(sa, "verify", "--man=no", tmp).CombinedOutput()
+			out, err = exec.Command(sa, "verify", "--man=no", filepath.Join(dir, filepath.Base(u))).CombinedOutput()
 			if err != nil || len(strings.TrimSpace(string(out))) > 0 {
 				t.Errorf("systemd-analyze verify %s: %v\n%s", u, err, out)
 			}
