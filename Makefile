@@ -116,3 +116,14 @@ image: ## OCI image-layout tarball of static broker/gateway/omp binaries, non-ro
 
 image-test: image ## build the image and verify it (user, entrypoint, labels, size, static binaries)
 	OMP_IMAGE_TAR=$(abspath $(IMAGE_TAR)) $(GO) test -count=1 -run TestBuiltImage -v ./internal/ociimage
+
+# Litestream (continuous replication of the sealed vault), installed from the Go module proxy.
+LITESTREAM_VERSION ?= v0.3.13
+LITESTREAM := $(BIN)/litestream
+.PHONY: litestream-install litestream-test
+litestream-install: ## go install Litestream $(LITESTREAM_VERSION) into bin/ unless present (cgo: needs gcc)
+	@mkdir -p $(BIN)
+	@[ -x $(LITESTREAM) ] || GOBIN=$(abspath $(BIN)) $(GO) install github.com/benbjohnson/litestream/cmd/litestream@$(LITESTREAM_VERSION)
+
+litestream-test: litestream-install ## replicate a serving broker's vault to a file replica, destroy it, restore it, serve the same snapshot
+	OMP_LITESTREAM=$(abspath $(LITESTREAM)) $(GO) test -count=1 -run TestLitestreamReplicaRestoresVault -v ./deploy
