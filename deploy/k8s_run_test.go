@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -43,14 +44,7 @@ func TestKubernetesPodsRun(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(root) })
 	os.Chmod(root, 0o755)
-
-	bin := filepath.Join(root, "bin")
-	build := exec.Command("go", "build", "-o", bin+"/", "./cmd/broker", "./cmd/gateway")
-	build.Dir = ".."
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := daemons(t)
 
 	brokerPort, gatewayPort := freePort(t), freePort(t)
 	hosts := map[string]string{
@@ -108,6 +102,44 @@ func TestKubernetesPodsRun(t *testing.T) {
 	if code := get(brokerPort, "/metrics", string(secret.Data["broker-token"])); code != http.StatusOK {
 		t.Errorf("broker /metrics with the Secret's broker token: %d", code)
 	}
+}
+
+var (
+	buildOnce sync.Once
+	binDir    string
+	buildErr  error
+)
+
+// daemons builds cmd/broker and cmd/gateway (static, as in the image) once
+// per test binary into a world-readable directory (the pods run as 65532)
+// and returns it.
+func daemons(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		binDir, buildErr = os.MkdirTemp("", "omp-daemons-*")
+		if buildErr != nil {
+			return
+		}
+		os.Chmod(binDir, 0o755)
+		build := exec.Command("go", "build", "-o", binDir+"/", "./cmd/broker", "./cmd/gateway")
+		build.Dir = ".."
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binDir
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
 }
 
 type podProc struct {

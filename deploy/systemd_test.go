@@ -83,6 +83,29 @@ func TestUnitsDeclareHardening(t *testing.T) {
 	}
 }
 
+// Each unit's omp ExecStart parses: the real daemon, given the unit's
+// arguments (credential paths filled in) and --version, exits 0; an
+// unknown or misspelt flag would exit 2.
+func TestUnitsExecStartFlags(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the daemons")
+	}
+	bin := daemons(t)
+	for _, u := range units {
+		for _, line := range directives(t, u)["ExecStart"] {
+			fields := strings.Fields(strings.ReplaceAll(line, "${CREDENTIALS_DIRECTORY}", t.TempDir()))
+			name, ok := strings.CutPrefix(fields[0], "/usr/local/bin/omp-")
+			if !ok {
+				continue // not ours (litestream)
+			}
+			out, err := exec.Command(filepath.Join(bin, name), append(fields[1:], "--version")...).CombinedOutput()
+			if err != nil {
+				t.Errorf("%s: %s %v: %v\n%s", u, name, fields[1:], err, out)
+			}
+		}
+	}
+}
+
 var exposureRE = regexp.MustCompile(`Overall exposure level for \S+: ([0-9.]+)`)
 
 // systemd-analyze scores each unit at most maxExposure and verifies it
