@@ -230,10 +230,17 @@ func (m *Main) Run(ctx context.Context) error {
 // and close a connection (a TLS handshake, in production) per request.
 const UpstreamIdlePerHost = 64
 
+// upstreamWriteBuffer is the per-connection write buffer of the upstream
+// client: it holds request headers (about 1 KiB with OAuth betas) and
+// small bodies; large bodies bypass it. Each open stream holds its
+// connection, so the 4 KiB default cost 2 KiB per stream for nothing.
+const upstreamWriteBuffer = 2 << 10
+
 // upstreamTransport is http.DefaultTransport's configuration with
 // UpstreamIdlePerHost idle connections per host.
 func upstreamTransport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.WriteBufferSize = upstreamWriteBuffer
 	t.MaxIdleConnsPerHost = UpstreamIdlePerHost
 	if t.MaxIdleConns < 4*UpstreamIdlePerHost {
 		t.MaxIdleConns = 4 * UpstreamIdlePerHost
