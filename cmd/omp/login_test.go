@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -12,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -379,9 +382,8 @@ func TestLoginViaSSH(t *testing.T) {
 		t.Skip("builds the omp binary")
 	}
 	bin := t.TempDir()
-	build := exec.Command("go", "build", "-o", filepath.Join(bin, "omp"), ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	if err := os.Symlink(ompBinary(t), filepath.Join(bin, "omp")); err != nil {
+		t.Fatal(err)
 	}
 	argv := filepath.Join(t.TempDir(), "argv")
 	writeExec(t, filepath.Join(bin, "ssh"), "#!/bin/sh\nprintf '%s\\n' \"$@\" > \""+argv+"\"\nfor last; do :; done\nexec sh -c \"$last\"\n")
@@ -422,6 +424,97 @@ func TestLoginViaSSH(t *testing.T) {
 	writeExec(t, filepath.Join(bin, "ssh"), "#!/bin/sh\nexit 255\n")
 	if code := a.execute(ctx, []string{"auth-broker", "login", "anthropic", "--via=me@broker"}); code != 1 || stderr.String() != "error: ssh exited with code 255\n" {
 		t.Fatalf("exit %d stderr %q", code, stderr.String())
+	}
+}
+
+var (
+	ompBuild     sync.Once
+	ompBuildPath string
+	ompBuildErr  error
+)
+
+// TestMain removes the binary ompBinary built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if ompBuildPath != "" {
+		os.RemoveAll(filepath.Dir(ompBuildPath))
+	}
+	os.Exit(code)
+}
+
+// ompBinary builds this package's binary once per test run.
+func ompBinary(t *testing.T) string {
+	t.Helper()
+	ompBuild.Do(func() {
+		dir, err := os.MkdirTemp("", "omp-login-test-")
+		if err != nil {
+			ompBuildErr = err
+			return
+		}
+		ompBuildPath = filepath.Join(dir, "omp")
+		if out, err := exec.Command("go", "build", "-o", ompBuildPath, ".").CombinedOutput(); err != nil {
+			ompBuildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if ompBuildErr != nil {
+		t.Fatal(ompBuildErr)
+	}
+	return ompBuildPath
+}
+
+// TestLoginInterruptWritesNothing sends SIGINT to a real `omp auth-broker
+// login` waiting for its callback: it exits non-zero with "Login
+// cancelled", no token request was made and the vault has no row.
+func TestLoginInterruptWritesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the omp binary")
+	}
+	fake := oauthtest.New(t)
+	c := newCLI(t)
+	c.useFake(fake, "anthropic")
+	cmd := exec.Command(ompBinary(t), "auth-broker", "login", "anthropic")
+	cmd.Env = c.environ()
+	cmd.Dir = c.cwd
+	stdin, err := cmd.StdinPipe() // open: the login also waits for a paste
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	var stderr bytes.Buffer
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for the authorization URL, then interrupt.
+	buf := make([]byte, 64<<10)
+	var out []byte
+	deadline := time.Now().Add(testTimeout)
+	for !bytes.Contains(out, []byte(pastePrompt)) {
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("no prompt; stdout so far:\n%s", out)
+		}
+		n, err := stdout.Read(buf)
+		out = append(out, buf[:n]...)
+		if err != nil {
+			break
+		}
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, stdout)
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || stderr.String() != "error: Login cancelled\n" {
+		t.Fatalf("exit %v stderr %q", err, stderr.String())
+	}
+	if recs := c.localRecords(); len(recs) != 0 || len(fake.Exchanges()) != 0 {
+		t.Fatalf("vault = %+v, exchanges %d", recs, len(fake.Exchanges()))
 	}
 }
 

@@ -303,3 +303,71 @@ func TestKeyLogin(t *testing.T) {
 }
 
 func portOf(ln net.Listener) string { return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port) }
+
+// loginVia runs a login whose fake browser follows the authorize URL.
+func loginVia(t *testing.T, reg *oauth.Registry, id string, o oauth.LoginOptions) (vault.Credential, error) {
+	t.Helper()
+	o.RedirectURL = freeRedirect(t, reg, id)
+	o.Timeout = 10 * time.Second
+	o.Browser = func(u string) error {
+		go func() { _, _ = oauthtest.Visit(u) }()
+		return nil
+	}
+	return reg.Login(context.Background(), id, o)
+}
+
+// TestAnthropicBootstrapFallback: a token reply without identity is
+// completed from the Claude Code bootstrap endpoint; a failing bootstrap
+// is ignored (the login still succeeds, without identity).
+func TestAnthropicBootstrapFallback(t *testing.T) {
+	fake := oauthtest.New(t)
+	fake.Set(func(f *oauthtest.Server) {
+		f.Reply = map[string]any{"access_token": "at-b", "refresh_token": "rt-b", "expires_in": 3600}
+		f.Bootstrap = map[string]any{"account_uuid": "u-b", "account_email": "boot@example.com", "organization_uuid": "org-b", "organization_name": "Boot Org"}
+	})
+	reg := fakeRegistry(fake)
+	cred, err := loginVia(t, reg, "anthropic", oauth.LoginOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cred.AccountID != "u-b" || cred.Email != "boot@example.com" || string(cred.Extra["orgId"]) != `"org-b"` || string(cred.Extra["orgName"]) != `"Boot Org"` {
+		t.Fatalf("credential = %+v extra %s", cred, cred.Extra)
+	}
+	fake.Set(func(f *oauthtest.Server) { f.Bootstrap = nil })
+	cred, err = loginVia(t, reg, "anthropic", oauth.LoginOptions{})
+	if err != nil || cred.Email != "" || cred.Refresh != "rt-b" {
+		t.Fatalf("bootstrap 404: %+v, %v", cred, err)
+	}
+	if n := fake.Calls("/api/claude_cli/bootstrap"); n != 2 {
+		t.Fatalf("bootstrap called %d times", n)
+	}
+}
+
+// TestGeminiProjectNeedsEnvForWorkspace: a free-tier account gets the
+// project onboarding provisioned; an account that has a tier but no
+// project (Workspace) fails with the reference's GOOGLE_CLOUD_PROJECT hint
+// unless the variable names one.
+func TestGeminiProjectNeedsEnvForWorkspace(t *testing.T) {
+	fake := oauthtest.New(t)
+	fake.Set(func(f *oauthtest.Server) {
+		f.Reply = map[string]any{"access_token": "at-w", "refresh_token": "rt-w", "expires_in": 3600}
+		f.Email, f.Onboard = "w@example.com", true
+	})
+	reg := fakeRegistry(fake)
+	// The fake's default tier is free: no env needed, the onboarded project wins.
+	fake.Set(func(f *oauthtest.Server) { f.Project = "proj-free" })
+	cred, err := loginVia(t, reg, "google-gemini-cli", oauth.LoginOptions{PollInterval: time.Millisecond, GoogleProject: "proj-env"})
+	if err != nil || cred.ProjectID != "proj-free" {
+		t.Fatalf("free tier: %+v, %v", cred, err)
+	}
+	// An account with a tier but no project needs the env variable.
+	fake.Set(func(f *oauthtest.Server) { f.Project = "" })
+	_, err = loginVia(t, reg, "google-gemini-cli", oauth.LoginOptions{PollInterval: time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), "GOOGLE_CLOUD_PROJECT") {
+		t.Fatalf("no project: err = %v", err)
+	}
+	cred, err = loginVia(t, reg, "google-gemini-cli", oauth.LoginOptions{PollInterval: time.Millisecond, GoogleProject: "proj-env"})
+	if err != nil || cred.ProjectID != "proj-env" {
+		t.Fatalf("env project: %+v, %v", cred, err)
+	}
+}
