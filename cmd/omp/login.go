@@ -195,6 +195,9 @@ func (a *app) loginSink(ctx context.Context) (*loginSink, error) {
 	}
 	if bc != nil {
 		client := brokerapi.NewClient(bc.URL, bc.Token, a.httpClient)
+		if _, err := client.Healthz(ctx); err != nil {
+			return nil, fmt.Errorf("auth broker %s is not reachable, so the login could not be stored: %w", bc.URL, err)
+		}
 		return &loginSink{
 			store: func(ctx context.Context, provider string, cred vault.Credential) error {
 				if _, err := client.Upload(ctx, provider, cred); err != nil {

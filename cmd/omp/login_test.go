@@ -174,6 +174,14 @@ func TestLoginUploadsToTheConfiguredBroker(t *testing.T) {
 	if _, err := os.Stat(c.agentDB()); err == nil {
 		t.Error("a local vault was written beside the upload")
 	}
+
+	// A broker that does not answer fails the login before the user signs in.
+	c.env["OMP_AUTH_BROKER_URL"] = "http://" + closedAddr(t)
+	visited := false
+	r = c.login(context.Background(), "", func(string) error { visited = true; return nil }, "anthropic")
+	if r.code != 1 || !strings.Contains(r.stderr, "is not reachable, so the login could not be stored") || visited {
+		t.Fatalf("unreachable broker: exit %d visited %v stderr %q", r.code, visited, r.stderr)
+	}
 }
 
 // TestLoginOnTheBrokerHostIsSeenByTheRunningBroker: the local vault write

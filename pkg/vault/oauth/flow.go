@@ -143,7 +143,9 @@ func (r *Registry) Login(ctx context.Context, provider string, o LoginOptions) (
 		return vault.Credential{}, err
 	}
 	o.progress("Exchanging the authorization code...")
-	cred, tok, err := r.exchange(ctx, provider, code, state, verifier, redirect, o.HTTPClient)
+	xctx, cancel := context.WithTimeout(ctx, followUpTimeout)
+	cred, tok, err := r.exchange(xctx, provider, code, state, verifier, redirect, o.HTTPClient)
+	cancel()
 	if err != nil {
 		if ctx.Err() != nil {
 			return vault.Credential{}, ErrLoginCancelled
