@@ -116,7 +116,7 @@ func (r *Registry) Login(ctx context.Context, provider string, o LoginOptions) (
 		o.progress("The redirect URI " + redirect + " does not reach this machine: paste the redirect URL or code when the browser shows it.")
 	default:
 		if u, _ := url.Parse(redirect); u != nil && u.Port() == "0" {
-			u.Host = u.Hostname() + ":" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+			u.Host = net.JoinHostPort(u.Hostname(), strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
 			redirect = u.String()
 		}
 		srv := &http.Server{Handler: callbackHandler(path, state, results), ReadHeaderTimeout: 10 * time.Second}

@@ -274,6 +274,41 @@ func TestLoginEnds(t *testing.T) {
 	if n := len(fake.Exchanges()); n != 0 {
 		t.Fatalf("%d token requests, want none", n)
 	}
+
+	// A busy port with paste available: the user is told, and the pasted
+	// redirect URL completes the login.
+	t.Run("busy port with paste", func(t *testing.T) {
+		fake.Set(func(f *oauthtest.Server) {
+			f.Reply = map[string]any{"access_token": "at-busy", "refresh_token": "rt-busy", "expires_in": 60}
+		})
+		ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		paste := make(chan string, 1)
+		var told string
+		cred, err := reg.Login(context.Background(), "gitlab-duo", oauth.LoginOptions{
+			RedirectURL: "http://localhost:" + portOf(ln) + "/callback", Timeout: 10 * time.Second, Paste: paste,
+			Progress: func(m string) {
+				if told == "" {
+					told = m
+				}
+			},
+			Browser: func(u string) error {
+				c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+				resp, err := c.Get(u)
+				if err != nil {
+					return err
+				}
+				resp.Body.Close()
+				paste <- resp.Header.Get("Location")
+				return nil
+			}})
+		if err != nil || cred.Refresh != "rt-busy" || !strings.Contains(told, "cannot listen") {
+			t.Fatalf("cred %+v err %v told %q", cred, err, told)
+		}
+	})
 }
 
 func TestKeyLogin(t *testing.T) {
