@@ -98,6 +98,9 @@ func TestLoginPerProvider(t *testing.T) {
 				if want := int64(2000000000+7200)*1000 - 5*60*1000; c.Expires != want {
 					t.Errorf("expires = %d, want %d (from created_at)", c.Expires, want)
 				}
+				if !strings.HasPrefix(c.EnterpriseURL, "http://127.0.0.1:") {
+					t.Errorf("enterpriseUrl = %q, want the self-managed instance", c.EnterpriseURL)
+				}
 			}},
 	}
 	for _, tt := range tests {

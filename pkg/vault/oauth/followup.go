@@ -29,7 +29,9 @@ const followUpTimeout = 30 * time.Second
 //   - openai-codex: orgId = accountId and orgName = plan type from the token
 //     claims; a login without any identity fails;
 //   - google-gemini-cli / google-antigravity: the email from userinfo and the
-//     Cloud Code Assist project (discovered, or provisioned on the free tier).
+//     Cloud Code Assist project (discovered, or provisioned on the free tier);
+//   - gitlab-duo: a self-managed instance (authorize URL not on gitlab.com)
+//     is recorded as enterpriseUrl, the instance's origin.
 func (r *Registry) followUp(ctx context.Context, p *Provider, cred vault.Credential, tok *oauth2.Token, o *LoginOptions) (vault.Credential, error) {
 	hc := o.HTTPClient
 	if hc == nil {
@@ -74,6 +76,10 @@ func (r *Registry) followUp(ctx context.Context, p *Provider, cred vault.Credent
 			return cred, err
 		}
 		cred.ProjectID = project
+	case "gitlab-duo":
+		if u, err := url.Parse(p.Config.Endpoint.AuthURL); err == nil && u.Host != "" && u.Hostname() != "gitlab.com" {
+			cred.EnterpriseURL = u.Scheme + "://" + u.Host
+		}
 	}
 	return cred, nil
 }
