@@ -170,6 +170,9 @@ func (a *app) keyLogin(ctx context.Context, kl oauth.KeyLogin) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if kl.ModelsURL == "" {
+		return key, nil
+	}
 	fmt.Fprintln(a.stdout, "Validating API key...")
 	if err := kl.Validate(ctx, a.httpClient, key); err != nil {
 		if ctx.Err() != nil {
@@ -360,8 +363,8 @@ func (a *app) in() *bufio.Reader {
 	return a.inBuf
 }
 
-// lines delivers stdin lines (one reader goroutine per app, started on
-// first use); the channel closes at end of input.
+// lines delivers stdin lines, trimmed (one reader goroutine per app,
+// started on first use); the channel closes at end of input.
 func (a *app) lines(ctx context.Context) <-chan string {
 	a.linesOnce.Do(func() {
 		ch := make(chan string)
@@ -371,12 +374,13 @@ func (a *app) lines(ctx context.Context) <-chan string {
 			defer close(ch)
 			for {
 				line, err := r.ReadString('\n')
-				if line = strings.TrimSpace(line); line != "" {
-					select {
-					case ch <- line:
-					case <-ctx.Done():
-						return
-					}
+				if err != nil && line == "" {
+					return
+				}
+				select {
+				case ch <- strings.TrimSpace(line):
+				case <-ctx.Done():
+					return
 				}
 				if err != nil {
 					return

@@ -331,7 +331,7 @@ func TestLoginPickerAndErrors(t *testing.T) {
 	}{
 		{"99\n", nil, "error: Invalid selection: 99\n"},
 		{"", nil, "error: Login cancelled\n"},
-		{"", []string{"nope"}, "error: Unknown OAuth provider 'nope'. Known: anthropic, deepseek, gitlab-duo, google-antigravity, google-gemini-cli, moonshot, nanogpt, openai-codex, synthetic\n"},
+		{"", []string{"nope"}, "error: Unknown OAuth provider 'nope'. Known: anthropic, deepseek, fireworks, gitlab-duo, google-antigravity, google-gemini-cli, kagi, moonshot, nanogpt, ollama-cloud, openai-codex, opencode-go, opencode-zen, synthetic, tavily, together, vercel-ai-gateway, wafer-serverless, zenmux\n"},
 		{"", []string{"--via=me@host"}, "error: " + viaUsage + "\n"},
 		{"", []string{"deepseek", "--via=me@host"}, "error: No known OAuth callback port for 'deepseek'. Use device-code flow on the broker host directly.\n"},
 	} {
@@ -364,6 +364,19 @@ func TestLoginAPIKey(t *testing.T) {
 		"Validating API key...", "", "Credentials saved to "+c.agentDB())
 	// Replace-all: the old key is replaced, the new one is the only active key.
 	if got := c.localState(); !slices.Equal(got, []string{"deepseek key=sk-deepseek-good []", "deepseek key=sk-old [replaced by newer credential]"}) {
+		t.Fatalf("vault = %v", got)
+	}
+
+	// A flow without a validation endpoint stores what was pasted; an
+	// empty paste stores nothing.
+	if r := c.login(context.Background(), "\n", nil, "tavily"); r.code != 1 || r.stderr != "error: API key is required\n" {
+		t.Fatalf("empty key: exit %d stderr %q", r.code, r.stderr)
+	}
+	r = c.login(context.Background(), "tvly-123\n", nil, "tavily")
+	if r.code != 0 || strings.Contains(r.stdout, "Validating") {
+		t.Fatalf("tavily: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if got := c.localState(); !slices.Contains(got, "tavily key=tvly-123 []") || len(got) != 3 {
 		t.Fatalf("vault = %v", got)
 	}
 }

@@ -22,12 +22,14 @@ type KeyLogin struct {
 	Prompt       string // prompt text; shown as "<Prompt> (<Placeholder>): "
 	Placeholder  string
 	StripBearer  bool   // a pasted "Bearer <key>" loses its prefix
-	ModelsURL    string // GET with the key as bearer must answer 2xx
+	ModelsURL    string // GET with the key as bearer must answer 2xx; "" = no check
 }
 
-// keyLogins is the built-in API-key flows, in broker.md §1.7 order. Each
-// validates against a models endpoint whose root providers.<id>.baseUrl
-// (OMP_PROVIDER_<ID>_BASE_URL) overrides.
+// keyLogins is the built-in API-key flows, in broker.md §1.7 order (the
+// reference's flows that validate with a models listing or not at all;
+// flows validated by a chat completion are not built in). A flow with a
+// models endpoint validates there; providers.<id>.baseUrl
+// (OMP_PROVIDER_<ID>_BASE_URL) moves it to <base>/models.
 var keyLogins = []KeyLogin{
 	{ID: "deepseek", Name: "DeepSeek", AuthURL: "https://platform.deepseek.com/api_keys",
 		Instructions: "Create or copy your API key from the DeepSeek dashboard",
@@ -37,6 +39,14 @@ var keyLogins = []KeyLogin{
 		Instructions: "Copy your API key from the Moonshot dashboard",
 		Prompt:       "Paste your Moonshot API key", Placeholder: "sk-...",
 		ModelsURL: "https://api.moonshot.ai/v1/models"},
+	{ID: "fireworks", Name: "Fireworks", AuthURL: "https://app.fireworks.ai/settings/users/api-keys",
+		Instructions: "Create or copy your Fireworks API key",
+		Prompt:       "Paste your Fireworks API key", Placeholder: "fw_...",
+		ModelsURL: "https://api.fireworks.ai/v1/accounts/fireworks/models?filter=supports_serverless%3Dtrue&pageSize=1"},
+	{ID: "together", Name: "Together", AuthURL: "https://api.together.xyz/settings/api-keys",
+		Instructions: "Copy your API key from the Together dashboard",
+		Prompt:       "Paste your Together API key", Placeholder: "sk-...",
+		ModelsURL: "https://api.together.xyz/v1/models"},
 	{ID: "synthetic", Name: "Synthetic", AuthURL: "https://dev.synthetic.new/docs/api/overview",
 		Instructions: "Copy your API key from the Synthetic dashboard",
 		Prompt:       "Paste your Synthetic API key", Placeholder: "sk-...",
@@ -45,6 +55,32 @@ var keyLogins = []KeyLogin{
 		Instructions: "Create or copy your NanoGPT API key",
 		Prompt:       "Paste your NanoGPT API key", Placeholder: "sk-...",
 		ModelsURL: "https://nano-gpt.com/api/v1/models"},
+	{ID: "wafer-serverless", Name: "Wafer Serverless (pay-as-you-go)", AuthURL: "https://app.wafer.ai/usage",
+		Instructions: "Create or copy your Wafer Serverless API key from the Wafer dashboard",
+		Prompt:       "Paste your Wafer Serverless API key", Placeholder: "wfr_...",
+		ModelsURL: "https://pass.wafer.ai/v1/models"},
+	{ID: "vercel-ai-gateway", Name: "Vercel AI Gateway", AuthURL: "https://vercel.com/d?to=%2F%5Bteam%5D%2F%7E%2Fai-gateway%2Fapi-keys&title=AI+Gateway+API+Keys",
+		Instructions: "Copy your Vercel AI Gateway API key from the Vercel dashboard",
+		Prompt:       "Paste your Vercel AI Gateway API key", Placeholder: "vck_..."},
+	{ID: "zenmux", Name: "ZenMux", AuthURL: "https://zenmux.ai/settings/keys",
+		Instructions: "Create or copy your ZenMux API key",
+		Prompt:       "Paste your ZenMux API key", Placeholder: "sk-...",
+		ModelsURL: "https://zenmux.ai/api/v1/models"},
+	{ID: "opencode-zen", Name: "OpenCode Zen", AuthURL: "https://opencode.ai/auth",
+		Instructions: "Log in to the OpenCode Zen console and copy your OpenCode Zen API key",
+		Prompt:       "Paste your OpenCode Zen API key", Placeholder: "sk-..."},
+	{ID: "opencode-go", Name: "OpenCode Go", AuthURL: "https://opencode.ai/auth",
+		Instructions: "Log in to the OpenCode Zen console and copy your OpenCode Go API key",
+		Prompt:       "Paste your OpenCode Go API key", Placeholder: "sk-..."},
+	{ID: "tavily", Name: "Tavily", AuthURL: "https://app.tavily.com/home",
+		Instructions: "Copy your Tavily API key from the API Keys page.",
+		Prompt:       "Paste your Tavily API key", Placeholder: "tvly-..."},
+	{ID: "kagi", Name: "Kagi", AuthURL: "https://kagi.com/settings/api",
+		Instructions: "Copy your Kagi Search API key from Kagi API settings. Search API access is beta-only; if unavailable, email support@kagi.com.",
+		Prompt:       "Paste your Kagi API key", Placeholder: "KG_..."},
+	{ID: "ollama-cloud", Name: "Ollama Cloud", AuthURL: "https://ollama.com/settings/keys",
+		Instructions: "Create an Ollama Cloud API key, then paste it here.",
+		Prompt:       "Paste your Ollama Cloud API key", Placeholder: "ollama-cloud-api-key"},
 }
 
 // KeyLogins returns the API-key login flows with their models URL
@@ -52,7 +88,7 @@ var keyLogins = []KeyLogin{
 func (r *Registry) KeyLogins() []KeyLogin {
 	out := make([]KeyLogin, len(keyLogins))
 	for i, k := range keyLogins {
-		if base := strings.TrimRight(r.urls(k.ID, KindBaseURL), "/"); base != "" {
+		if base := strings.TrimRight(r.urls(k.ID, KindBaseURL), "/"); base != "" && k.ModelsURL != "" {
 			k.ModelsURL = base + "/models"
 		}
 		out[i] = k
@@ -91,8 +127,12 @@ func (k KeyLogin) Normalize(pasted string) (string, error) {
 }
 
 // Validate asks the provider's models endpoint whether key is accepted
-// (nil hc → http.DefaultClient). The error names the status, never the key.
+// (nil hc → http.DefaultClient); a flow without one accepts any key. The
+// error names the status, never the key.
 func (k KeyLogin) Validate(ctx context.Context, hc *http.Client, key string) error {
+	if k.ModelsURL == "" {
+		return nil
+	}
 	if hc == nil {
 		hc = http.DefaultClient
 	}

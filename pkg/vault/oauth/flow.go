@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ompgo/omp/pkg/vault"
@@ -186,6 +187,9 @@ func waitCode(ctx context.Context, state string, results <-chan callback, o Logi
 			if !ok {
 				paste = nil // stdin closed: the callback may still come
 				continue
+			}
+			if strings.TrimSpace(in) == "" {
+				continue // an empty line (Enter) is not an attempt
 			}
 			code, got := ParsePaste(in)
 			switch {
