@@ -222,6 +222,71 @@ func TestLoginOnTheBrokerHostIsSeenByTheRunningBroker(t *testing.T) {
 	}
 }
 
+// TestLoggedInCredentialsRefreshOnTheBroker: what each login stores is
+// what the broker's refresher needs (client, Google project, identity):
+// a broker serving the vault refreshes it at the same authorization server.
+func TestLoggedInCredentialsRefreshOnTheBroker(t *testing.T) {
+	fake := oauthtest.New(t)
+	c := newCLI(t)
+	providers := []string{"anthropic", "openai-codex", "google-gemini-cli", "google-antigravity", "gitlab-duo"}
+	for _, id := range providers {
+		c.useFake(fake, id)
+	}
+	for _, id := range providers {
+		access := "at-" + id
+		if id == "openai-codex" {
+			access = oauthtest.JWT(map[string]any{"https://api.openai.com/auth": map[string]any{"chatgpt_account_id": "acct-r"}})
+		}
+		fake.Set(func(f *oauthtest.Server) {
+			f.Reply = map[string]any{"access_token": access, "refresh_token": "rt-" + id, "expires_in": 3600,
+				"account": map[string]any{"uuid": "u-" + id, "email_address": id + "@example.com"}}
+			f.Email, f.Project = id+"@example.com", "proj-"+id
+		})
+		if r := c.login(context.Background(), "", nil, id); r.code != 0 {
+			t.Fatalf("%s login: %s%s", id, r.stdout, r.stderr)
+		}
+		m := &brokerd.Main{Config: brokerd.Config{
+			Bind: "127.0.0.1:0", DBPath: c.agentDB(), TokenPath: c.tokenPath(), KeyPath: c.vaultKey(),
+			Logger: slog.New(slog.DiscardHandler), RefreshInterval: time.Hour,
+			URLs: func(p, kind string) string {
+				if kind == config.TokenURL {
+					return fake.URL + "/token"
+				}
+				return ""
+			},
+		}}
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		if err := m.Open(ctx); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- m.Run(ctx) }()
+		tok, _ := os.ReadFile(c.tokenPath())
+		client := brokerapi.NewClient(m.URL(), strings.TrimSpace(string(tok)), nil)
+		res, err := client.Snapshot(ctx, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var id64 int64
+		for _, e := range res.Snapshot.Credentials {
+			if e.Provider == id {
+				id64 = e.ID
+			}
+		}
+		before := fake.Refreshes()
+		e, err := client.Refresh(ctx, id64)
+		cancel()
+		<-done
+		m.Close()
+		if err != nil {
+			t.Fatalf("%s: broker refresh of the logged-in credential: %v", id, err)
+		}
+		if fake.Refreshes() != before+1 || !strings.HasPrefix(e.Credential.Access, "at-refreshed-") {
+			t.Fatalf("%s: refreshed entry %+v (refreshes %d)", id, e.Credential.Redacted(), fake.Refreshes()-before)
+		}
+	}
+}
+
 func TestLoginStateMismatchIsRejectedBeforeExchange(t *testing.T) {
 	fake := oauthtest.New(t)
 	fake.Set(func(f *oauthtest.Server) {

@@ -3,7 +3,9 @@
 // with a code, a token endpoint that checks the PKCE verifier, the client
 // id, the redirect URI and the state of that code, and the login
 // follow-up endpoints (Google userinfo and Cloud Code Assist, the Claude
-// bootstrap, an API-key models listing).
+// bootstrap, an API-key models listing). It also answers the refresh-token
+// grant for the refresh token it issued, so a test can prove a logged-in
+// credential refreshes.
 package oauthtest
 
 import (
@@ -60,6 +62,7 @@ type Server struct {
 	grants    map[string]grant
 	exchanges []Exchange
 	onboarded bool
+	refreshes int
 	calls     map[string]int
 }
 
@@ -156,6 +159,10 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusBadRequest)
 		_ = json.NewEncoder(w).Encode(map[string]string{"error": "invalid_grant", "error_description": desc})
 	}
+	if vals["grant_type"] == "refresh_token" {
+		s.refresh(w, vals)
+		return
+	}
 	if vals["grant_type"] != "authorization_code" || !ok {
 		fail("unknown code")
 		return
@@ -185,6 +192,37 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(reply)
+}
+
+// refresh answers a refresh-token grant for the refresh token of Reply
+// with a new access token and a rotated refresh token, like providers
+// that rotate on every use; the old refresh token is spent.
+func (s *Server) refresh(w http.ResponseWriter, vals map[string]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refreshes++
+	cur, _ := s.Reply["refresh_token"].(string)
+	if cur == "" || vals["refresh_token"] != cur {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_ = json.NewEncoder(w).Encode(map[string]string{"error": "invalid_grant"})
+		return
+	}
+	next := map[string]any{}
+	for k, v := range s.Reply {
+		next[k] = v
+	}
+	next["access_token"] = "at-refreshed-" + random()
+	next["refresh_token"] = "rt-refreshed-" + random()
+	s.Reply = next
+	writeJSON(w, next)
+}
+
+// Refreshes returns how many refresh-token grants were received.
+func (s *Server) Refreshes() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refreshes
 }
 
 func (s *Server) bearer(r *http.Request) string {
