@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -182,5 +183,54 @@ func writeExec(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o755); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestBrowserCommand: BROWSER is a ':'-separated list of commands tried in
+// order, "%s" stands for the URL (else it is appended); without BROWSER
+// and without a display there is no browser at all.
+func TestBrowserCommand(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	writeExec(t, filepath.Join(dir, "rec"), "#!/bin/sh\nprintf '%s|' \"$@\" > \""+out+"\"\n")
+	read := func() string {
+		t.Helper()
+		deadline := time.Now().Add(testTimeout)
+		for {
+			if b, err := os.ReadFile(out); err == nil && len(b) > 0 {
+				os.Remove(out)
+				return string(b)
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("browser command did not run")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	for _, tt := range []struct{ browser, want string }{
+		{"rec", "http://x/a?b=c|"},
+		{"missing-browser:rec --new-window", "--new-window|http://x/a?b=c|"},
+		{"rec --url=%s --flag", "--url=http://x/a?b=c|--flag|"},
+	} {
+		a := &app{environ: []string{"HOME=" + dir, "PATH=" + dir, "BROWSER=" + tt.browser}, cwd: dir}
+		open := a.browser()
+		if open == nil {
+			t.Fatalf("BROWSER=%q: no browser", tt.browser)
+		}
+		if err := open("http://x/a?b=c"); err != nil {
+			t.Fatalf("BROWSER=%q: %v", tt.browser, err)
+		}
+		if got := read(); got != tt.want {
+			t.Errorf("BROWSER=%q ran with %q, want %q", tt.browser, got, tt.want)
+		}
+	}
+	a := &app{environ: []string{"HOME=" + dir, "PATH=" + dir, "BROWSER=nothing-here"}, cwd: dir}
+	if err := a.browser()("http://x"); err == nil {
+		t.Error("a BROWSER that does not exist reported success")
+	}
+	if runtime.GOOS != "darwin" {
+		if a := (&app{environ: []string{"HOME=" + dir, "PATH=" + dir}, cwd: dir}); a.browser() != nil {
+			t.Error("a browser without BROWSER and without a display")
+		}
 	}
 }
