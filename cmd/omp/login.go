@@ -269,6 +269,9 @@ func (a *app) runRemoteLogin(ctx context.Context, reg *oauth.Registry, provider,
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = a.stdin, a.stdout, a.stderr
 	cmd.Env = a.environ
 	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil { // Ctrl-C: ssh was stopped with us
+			return oauth.ErrLoginCancelled
+		}
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
 			return fmt.Errorf("ssh exited with code %d", ee.ExitCode())
