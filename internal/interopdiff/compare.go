@@ -43,7 +43,7 @@ var Decisions = map[string]Decision{
 		Path: regexp.MustCompile(`^body\.error$`),
 		Ours: regexp.MustCompile(`^"refresh token must not equal the remote sentinel \(__remote__\)"$`)},
 	"B30": {ID: "B30", Title: "1 MiB request body limit: 413 {\"error\":\"request body too large\"} (the reference has no limit)",
-		Path: regexp.MustCompile(`^(status|type|body(\..+)?)$`)},
+		Path: regexp.MustCompile(`^(status|type|header\..+|body(\..+)?)$`)},
 }
 
 // StepReport is the comparison of one step.
@@ -94,6 +94,7 @@ func CompareSequence(seq Sequence, ref, ours []Result) SequenceReport {
 		sr := StepReport{Index: i + 1, Label: st.label()}
 		sr.Diffs = append(sr.Diffs, Compare("status", r.Status, o.Status)...)
 		sr.Diffs = append(sr.Diffs, Compare("type", r.Type, o.Type)...)
+		sr.Diffs = append(sr.Diffs, Compare("header", anyMap(r.Header), anyMap(o.Header))...)
 		sr.Diffs = append(sr.Diffs, Compare("body", r.Body, o.Body)...)
 		if !st.Caps && (st.Path == "/v1/snapshot" || st.Stream) {
 			sr.Diffs = append(sr.Diffs, Check15x(o.Body)...)
@@ -227,6 +228,14 @@ func extraKeys(path string, m map[string]any, allowed []string) []Difference {
 		if !slices.Contains(allowed, k) {
 			out = append(out, Difference{Path: path + "." + k, Ref: "(15.x schema)", Ours: show(m[k], true)})
 		}
+	}
+	return out
+}
+
+func anyMap(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
 	}
 	return out
 }

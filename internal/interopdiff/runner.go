@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -41,6 +42,8 @@ type Step struct {
 	Body   string
 	Caps   bool // send the capabilities header
 	NoAuth bool // send no bearer token
+	// Header is sent as is (e.g. If-None-Match).
+	Header map[string]string
 	Stream bool // read only the first SSE frame
 	// Upstream compares the fake token endpoint's log instead of a reply.
 	Upstream bool
@@ -60,7 +63,33 @@ type Sequence struct {
 type Result struct {
 	Status int    `json:"status"`
 	Type   string `json:"type,omitempty"` // media type of the reply
-	Body   any    `json:"body,omitempty"`
+	// Header holds the reply's comparedHeaders that were present (ETag
+	// normalised like a generation).
+	Header map[string]string `json:"header,omitempty"`
+	Body   any               `json:"body,omitempty"`
+}
+
+// comparedHeaders are the reply headers clients or proxies act on.
+var comparedHeaders = []string{"Cache-Control", "ETag", "Vary", "X-Accel-Buffering"}
+
+var etagGeneration = regexp.MustCompile(`^"\d+"$`)
+
+func pickHeaders(h http.Header) map[string]string {
+	var out map[string]string
+	for _, k := range comparedHeaders {
+		v := h.Get(k)
+		if v == "" {
+			continue
+		}
+		if k == "ETag" && etagGeneration.MatchString(v) {
+			v = `"<generation>"`
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // FarExpiry is the fixed expiry of uploaded credentials (2100-01-01), far
@@ -125,13 +154,16 @@ func (t *Target) do(ctx context.Context, st Step, ids *idMap, n *normaliser) Res
 	if st.Caps {
 		req.Header.Set(CapabilitiesHeader, capabilitiesValue)
 	}
+	for k, v := range st.Header {
+		req.Header.Set(k, v)
+	}
 	resp, err := t.Client.Do(req)
 	if err != nil {
 		return Result{Status: -1, Body: "request failed: " + n.text(err.Error())}
 	}
 	defer resp.Body.Close()
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	res := Result{Status: resp.StatusCode, Type: mt}
+	res := Result{Status: resp.StatusCode, Type: mt, Header: pickHeaders(resp.Header)}
 	var raw []byte
 	if st.Stream && mt == "text/event-stream" {
 		ev, data, err := firstFrame(resp.Body)

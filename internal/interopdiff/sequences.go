@@ -166,7 +166,9 @@ var Sequences = []Sequence{
 		up(mcpProfile, oauth("at-s3", "ok-s3", mcpMaterial)),
 		stream(true), stream(false, "E1"), snap(true), snap(false, "E1")}},
 	{"long-poll query and If-None-Match variants", []Step{
-		{Path: "/v1/snapshot?wait=abc"}, {Path: "/v1/snapshot?wait=-5"}, {Path: "/v1/snapshot?wait=0"}}},
+		{Path: "/v1/snapshot?wait=abc"}, {Path: "/v1/snapshot?wait=-5"}, {Path: "/v1/snapshot?wait=0"},
+		{Path: "/v1/snapshot?wait=200", Header: map[string]string{"If-None-Match": `"not-a-generation"`}},
+		{Path: "/v1/snapshot?wait=200", Header: map[string]string{"If-None-Match": `W/"1"`}}}},
 
 	// Malformed uploads.
 	{"malformed: not JSON, empty body", []Step{raw(`{"provider":`, "B6"), {Method: "POST", Path: "/v1/credential"}, snap(true)}},
