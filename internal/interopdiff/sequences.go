@@ -145,6 +145,17 @@ var Sequences = []Sequence{
 		refresh("1", "E5"), snap(true, "E5")}},
 	{"refresh openai-codex: success", []Step{
 		up("openai-codex", oauth("at-f5", "ok-f5", `,"email":"f5@example.com","accountId":"acct-f5"`)), refresh("1"), upstream, snap(true)}},
+	{"refresh openai-codex with workspace org: org kept", []Step{
+		up("openai-codex", oauth("at-f7", "ok-f7", `,"email":"f7@example.com","accountId":"ws-7","orgId":"ws-7","orgName":"team"`)),
+		refresh("1", "E5"), upstream, snap(true, "E5")}},
+	{"refresh openai-codex: invalid_grant disables", []Step{
+		up("openai-codex", oauth("at-f8", "bad-f8", `,"email":"f8@example.com","accountId":"acct-f8"`)), refresh("1", "E4"), upstream, snap(true)}},
+	{"refresh google-antigravity: success", []Step{
+		up("google-antigravity", oauth("at-f9", "ok-f9", `,"email":"f9@example.com","projectId":"proj-f9"`)), refresh("1"), upstream, snap(true)}},
+	{"refresh google-gemini-cli: success", []Step{
+		up("google-gemini-cli", oauth("at-f10", "ok-f10", `,"email":"f10@example.com","projectId":"proj-f10"`)), refresh("1"), upstream, snap(true)}},
+	{"refresh gitlab-duo: success", []Step{
+		up("gitlab-duo", oauth("at-f11", "ok-f11", "")), refresh("1"), upstream, snap(true)}},
 	{"refresh an api key (not OAuth)", []Step{up("openai", apiKey("sk-f6", "")), refresh("1")}},
 	{"refresh unknown and malformed ids", []Step{refresh("9"), {Method: "POST", Path: "/v1/credential/x/refresh"}, {Method: "GET", Path: "/v1/credential/1/refresh"}}},
 
