@@ -63,15 +63,6 @@ func ourSnapshot(t *testing.T, b *benchproc.Broker) []snapshotEntry {
 	return snap.Credentials
 }
 
-func providers(es []snapshotEntry) []string {
-	var out []string
-	for _, e := range es {
-		out = append(out, e.Provider)
-	}
-	slices.Sort(out)
-	return out
-}
-
 func writeFile(t *testing.T, path, body string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
