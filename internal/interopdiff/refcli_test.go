@@ -190,7 +190,8 @@ func TestReferenceCommandsAgainstOurs(t *testing.T) {
 		got := ourSnapshot(t, ours)
 		var orgs []string
 		for _, e := range got {
-			if a, _ := e.Credential["access"].(string); strings.HasPrefix(a, "at-mig-") {
+			a, _ := e.Credential["access"].(string)
+			if strings.HasPrefix(a, "at-mig-") || e.Credential["key"] == "zk-mig" {
 				orgs = append(orgs, fmt.Sprintf("%s:%v", e.Provider, e.Credential["orgId"]))
 			}
 		}
