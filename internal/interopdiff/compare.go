@@ -97,7 +97,7 @@ func CompareSequence(seq Sequence, ref, ours []Result) SequenceReport {
 		sr.Diffs = append(sr.Diffs, Compare("type", r.Type, o.Type)...)
 		sr.Diffs = append(sr.Diffs, Compare("header", anyMap(r.Header), anyMap(o.Header))...)
 		sr.Diffs = append(sr.Diffs, Compare("body", r.Body, o.Body)...)
-		if !st.Caps && (st.Path == "/v1/snapshot" || st.Stream) {
+		if path, _, _ := strings.Cut(st.Path, "?"); !st.capable() && (st.Stream || path == "/v1/snapshot") {
 			sr.Diffs = append(sr.Diffs, Check15x(o.Body)...)
 		}
 		for _, d := range sr.Diffs {
@@ -122,7 +122,7 @@ func (st Step) label() string {
 	case st.Upstream:
 		return "upstream token requests"
 	case st.Stream:
-		return "stream" + capsLabel(st.Caps)
+		return "stream" + capsLabel(st.capable())
 	}
 	m := st.Method
 	if m == "" {
@@ -131,7 +131,13 @@ func (st Step) label() string {
 			m = "POST"
 		}
 	}
-	return m + " " + st.Path + capsLabel(st.Caps)
+	return m + " " + st.Path + capsLabel(st.capable())
+}
+
+// capable reports whether the step sends the capabilities header.
+func (st Step) capable() bool {
+	_, set := st.Header[CapabilitiesHeader]
+	return st.Caps || set
 }
 
 func capsLabel(caps bool) string {

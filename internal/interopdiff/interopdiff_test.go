@@ -95,6 +95,12 @@ func TestCompareSequenceAcceptsOnlyNamedDecisions(t *testing.T) {
 	if rep := CompareSequence(gated, res(refBody), bad); !rep.Failed() {
 		t.Error("E1 accepted a status difference")
 	}
+	// Any value of the header counts as capable: no 15.x check then.
+	anyValue := Sequence{Name: "any", Steps: []Step{{Path: "/v1/snapshot?wait=0", Header: map[string]string{CapabilitiesHeader: "x"}}}}
+	extraOK := decode(t, `{"credentials":[{"id":"#1","provider":"p","identityKey":null,"rotatesInMs":null,"credential":{"type":"api_key","key":"k","source":"login"}}]}`)
+	if rep := CompareSequence(anyValue, res(extraOK), res(extraOK)); !rep.Same() {
+		t.Errorf("a capable long-poll was held to the 15.x schema: %s", rep.Line())
+	}
 	// Our 15.x view must stay strict even when the reference agrees.
 	extra := decode(t, `{"credentials":[{"id":"#1","provider":"p","identityKey":null,"rotatesInMs":null,"credential":{"type":"api_key","key":"k","source":"login"}}]}`)
 	if rep := CompareSequence(gated, res(extra), res(extra)); !rep.Failed() || !strings.Contains(rep.Line(), "ours 15.x schema: credentials[0].credential.source") {

@@ -130,6 +130,9 @@ var Sequences = []Sequence{
 	{"disable with bad bodies", []Step{
 		up("openai", apiKey("sk-dis-4", "")), disable("1", `{"cause":1}`, "B6"), disable("1", `{"reason":"x"}`, "B6"),
 		disable("1", `{nope`, "B6"), snap(true)}},
+	{"re-upload after disable gets a new id", []Step{
+		up("anthropic", oauth("at-re1", "ok-re1", `,"email":"re@example.com","orgId":"org-re"`)), disable("1", ""),
+		up("anthropic", oauth("at-re2", "ok-re2", `,"email":"re@example.com","orgId":"org-re"`)), snap(true), disable("1", "")}},
 	{"disable unknown and malformed ids", []Step{
 		disable("9", ""), {Method: "POST", Path: "/v1/credential/abc/disable"}, {Method: "POST", Path: "/v1/credential/1/disable/"}}},
 
@@ -175,7 +178,9 @@ var Sequences = []Sequence{
 		up("anthropic", oauth("at-s1", "ok-s1", `,"email":"s1@example.com","orgId":"org-s"`)),
 		up("openai", apiKey("sk-s2", `,"source":"login"`)),
 		up(mcpProfile, oauth("at-s3", "ok-s3", mcpMaterial)),
-		stream(true), stream(false, "E1"), snap(true), snap(false, "E1")}},
+		stream(true), stream(false, "E1"), snap(true), snap(false, "E1"),
+		// Any value of the header opens the gate (fleet.md §2).
+		{Path: "/v1/snapshot", Header: map[string]string{CapabilitiesHeader: "something-else"}}}},
 	{"long-poll query and If-None-Match variants", []Step{
 		{Path: "/v1/snapshot?wait=abc"}, {Path: "/v1/snapshot?wait=-5"}, {Path: "/v1/snapshot?wait=0"},
 		{Path: "/v1/snapshot?wait=200", Header: map[string]string{"If-None-Match": `"not-a-generation"`}},
