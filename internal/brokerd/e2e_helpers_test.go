@@ -59,7 +59,7 @@ func newHarness(t *testing.T) *harness {
 	return &harness{dir: t.TempDir(), up: newUpstream(t), logs: &lockedBuffer{}}
 }
 
-func (h *harness) dbPath() string { return filepath.Join(h.dir, "agent.db") }
+func (h *harness) dbPath() string { return filepath.Join(h.dir, "vault.db") }
 
 // broker is one running brokerd.Main.
 type broker struct {
@@ -420,7 +420,7 @@ func assertNoSecretsOnDisk(t *testing.T, dir string, secrets []string) []string 
 		if err != nil {
 			return err
 		}
-		if filepath.Base(path) == "agent.db" && len(b) > 0 {
+		if filepath.Base(path) == "vault.db" && len(b) > 0 {
 			sawDB = true
 		}
 		names = append(names, filepath.Base(path))
@@ -431,7 +431,7 @@ func assertNoSecretsOnDisk(t *testing.T, dir string, secrets []string) []string 
 		t.Fatalf("scan %s: %v", dir, err)
 	}
 	if !sawDB {
-		t.Fatalf("no non-empty agent.db under %s", dir)
+		t.Fatalf("no non-empty vault.db under %s", dir)
 	}
 	return names
 }
