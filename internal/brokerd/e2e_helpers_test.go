@@ -61,6 +61,10 @@ func newHarness(t *testing.T) *harness {
 
 func (h *harness) dbPath() string { return filepath.Join(h.dir, "vault.db") }
 
+// legacyPath is the reference's agent.db beside the vault (as FromEnv
+// configures it): an omp-go vault there is adopted, anything else left.
+func (h *harness) legacyPath() string { return filepath.Join(h.dir, "agent.db") }
+
 // broker is one running brokerd.Main.
 type broker struct {
 	m      *brokerd.Main
@@ -76,6 +80,7 @@ func (h *harness) start(t *testing.T) *broker {
 	m := &brokerd.Main{Config: brokerd.Config{
 		Bind:            "127.0.0.1:0",
 		DBPath:          h.dbPath(),
+		LegacyDBPath:    h.legacyPath(),
 		TokenPath:       filepath.Join(h.dir, "auth-broker.token"),
 		KeyPath:         filepath.Join(h.dir, "vault.key"),
 		Version:         "e2e-test",
