@@ -3,8 +3,10 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
 	"os"
@@ -113,10 +115,27 @@ func stage(name string) error {
 
 // isGoVault reports whether the database at path carries the Go vault's
 // schema (a user_version and the meta canary), opening it read only.
+//
+// Without a -wal beside it the file alone is the database, and its header
+// already tells: a reference agent.db has no user_version, ours always
+// has one. Such a file is then not opened by SQLite at all — a read-only
+// connection to a WAL database would leave -wal and -shm files beside it.
 func isGoVault(ctx context.Context, path string) (bool, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return false, err
+	}
+	if _, err := os.Lstat(abs + "-wal"); errors.Is(err, fs.ErrNotExist) {
+		f, err := os.Open(abs)
+		if err != nil {
+			return false, err
+		}
+		var hdr [100]byte
+		n, _ := io.ReadFull(f, hdr[:])
+		f.Close()
+		if n < len(hdr) || string(hdr[:16]) != "SQLite format 3\x00" || binary.BigEndian.Uint32(hdr[60:64]) == 0 {
+			return false, nil
+		}
 	}
 	db, err := sql.Open("sqlite", dsn(abs, true))
 	if err != nil {

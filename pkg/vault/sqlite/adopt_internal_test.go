@@ -114,15 +114,15 @@ func TestAdoptLegacyMovesOnceWithWAL(t *testing.T) {
 	checkAdopted(t, path, kr)
 }
 
-// TestAdoptLegacyLeavesReferenceUntouched: a reference plain agent.db is
-// never moved or written, byte for byte, by the adoption and by opening the
-// vault beside it.
+// TestAdoptLegacyLeavesReferenceUntouched: a reference plain agent.db (in
+// WAL mode, as the reference keeps it) is never moved or written, byte for
+// byte, by the adoption and by opening the vault beside it; not even a
+// -wal or -shm file appears beside it.
 func TestAdoptLegacyLeavesReferenceUntouched(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	legacy := filepath.Join(dir, "agent.db")
 	sqlitetest.WriteReference(t, legacy, sqlitetest.ReferenceSchemaV4,
-		`PRAGMA journal_mode=DELETE`,
 		`INSERT INTO auth_credentials (provider, credential_type, data) VALUES ('anthropic', 'api_key', '{"key":"sk-ref"}')`)
 	before, err := os.ReadFile(legacy)
 	if err != nil {
@@ -148,8 +148,37 @@ func TestAdoptLegacyLeavesReferenceUntouched(t *testing.T) {
 	if !bytes.Equal(before, after) {
 		t.Fatal("the reference agent.db changed")
 	}
-	if exists(t, legacy+"-wal") || exists(t, legacy+"-journal") {
-		t.Fatal("a journal appeared beside the reference agent.db")
+	for _, side := range []string{"-wal", "-shm", "-journal"} {
+		if exists(t, legacy+side) {
+			t.Errorf("%s appeared beside the reference agent.db", side)
+		}
+	}
+
+	// While the reference runs (its -wal exists), the check reads through
+	// SQLite, read only: the database file stays identical.
+	if err := os.WriteFile(legacy+"-wal", nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if moved, err := AdoptLegacy(ctx, legacy, filepath.Join(dir, "other.db")); err != nil || moved {
+		t.Fatalf("AdoptLegacy beside a running reference = %v, %v; want nothing done", moved, err)
+	}
+	if after, _ := os.ReadFile(legacy); !bytes.Equal(before, after) {
+		t.Fatal("the reference agent.db changed")
+	}
+}
+
+// TestAdoptLegacyIgnoresNonDatabases: an empty or foreign agent.db is not
+// ours and not an error.
+func TestAdoptLegacyIgnoresNonDatabases(t *testing.T) {
+	dir := t.TempDir()
+	for _, content := range []string{"", "not a database at all, but long enough to have a header of a hundred bytes......................."} {
+		legacy := filepath.Join(dir, "agent.db")
+		if err := os.WriteFile(legacy, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if moved, err := AdoptLegacy(context.Background(), legacy, filepath.Join(dir, "vault.db")); err != nil || moved {
+			t.Fatalf("AdoptLegacy on %d bytes of junk = %v, %v", len(content), moved, err)
+		}
 	}
 }
 
