@@ -29,18 +29,18 @@ var adoptHook func(stage string) error
 //
 // Nothing happens when path already exists, when legacy does not, or when
 // legacy is not an omp-go vault: a reference agent.db (or anything else
-// without the Go vault's schema and meta canary) is only ever opened read
-// only and is never modified, moved or migrated.
+// without the Go vault's schema and meta canary) is at most read, and
+// never modified, moved or migrated.
 //
-// The move is atomic for the new name (link(2), which never replaces a file
-// created meanwhile, then unlink of the old name; a plain rename where hard
-// links are unsupported), so an interrupted move leaves the vault at one of
-// the two paths or both names on the one file, which the next call tidies. What the WAL holds is carried over by
-// folding it into the database file first (a TRUNCATE checkpoint and a
-// switch to the rollback journal, which SQLite only allows while no other
-// connection has the database open — ErrVaultInUse otherwise); the -wal
-// and -shm files are then gone and the next Open turns WAL back on at the
-// new path. A retry after a crash at any point finishes the move.
+// What the WAL holds is carried over by folding it into the database file
+// first (a TRUNCATE checkpoint and a switch to the rollback journal, which
+// SQLite only allows while no other connection has the database open —
+// ErrVaultInUse otherwise); the -wal and -shm files are then gone and the
+// next Open turns WAL back on at the new path. The move itself is atomic
+// for the new name (link(2), which never replaces a file created
+// meanwhile, then unlink of the old name; a plain rename where hard links
+// are unsupported), so an interrupted move leaves the vault at one of the
+// two paths, or both names on the one file, and the next call finishes it.
 func AdoptLegacy(ctx context.Context, legacy, path string) (moved bool, err error) {
 	if st, err := os.Lstat(path); err == nil {
 		// A move interrupted between its link and its unlink left both
@@ -79,9 +79,8 @@ func AdoptLegacy(ctx context.Context, legacy, path string) (moved bool, err erro
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return false, fmt.Errorf("move vault %s to %s: %w", legacy, path, err)
 	}
-	// rename(2) does not replace a file created meanwhile only on systems
-	// with renameat2(RENAME_NOREPLACE); a link+unlink pair gives the same
-	// no-clobber guarantee portably and is still atomic for the new name.
+	// rename(2) would replace a vault.db created since the check above;
+	// link(2) refuses to, portably, and is as atomic for the new name.
 	switch err := os.Link(legacy, path); {
 	case errors.Is(err, fs.ErrExist):
 		return false, nil // created meanwhile: never clobbered
