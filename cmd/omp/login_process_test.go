@@ -71,13 +71,13 @@ func TestLoginViaSSH(t *testing.T) {
 	if string(got) != want {
 		t.Fatalf("ssh argv:\n%s\nwant:\n%s", got, want)
 	}
-	if !strings.Contains(stdout.String(), "Credentials saved to "+c.agentDB()) {
+	if !strings.Contains(stdout.String(), "Credentials saved to "+c.vaultDB()) {
 		t.Fatalf("remote login output:\n%s", stdout.String())
 	}
 	if recs := c.localRecords(); len(recs) != 1 || recs[0].IdentityKey != "email:via@example.com" {
 		t.Fatalf("vault = %+v", recs)
 	}
-	assertSealed(t, c.agentDB(), "rt-via-secret")
+	assertSealed(t, c.vaultDB(), "rt-via-secret")
 
 	// The remote side fails → the reference's text with ssh's exit code.
 	stdout.Reset()

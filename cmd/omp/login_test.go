@@ -122,7 +122,7 @@ func TestLoginEachProviderIntoTheLocalVault(t *testing.T) {
 				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 			}
 			if !strings.Contains(r.stdout, "\nOpen this URL in your browser:\n"+fake.URL+"/authorize?") ||
-				!strings.HasSuffix(r.stdout, "\nCredentials saved to "+c.agentDB()+"\n") {
+				!strings.HasSuffix(r.stdout, "\nCredentials saved to "+c.vaultDB()+"\n") {
 				t.Errorf("stdout:\n%s", r.stdout)
 			}
 			assertNoSecrets(t, r, tt.refresh)
@@ -134,7 +134,7 @@ func TestLoginEachProviderIntoTheLocalVault(t *testing.T) {
 			if len(recs) != 1 || recs[0].Provider != tt.id || recs[0].Credential.Refresh != tt.refresh || recs[0].IdentityKey != tt.identity {
 				t.Fatalf("vault = %+v", recs)
 			}
-			assertSealed(t, c.agentDB(), tt.refresh)
+			assertSealed(t, c.vaultDB(), tt.refresh)
 
 			// A second login of the same account replaces the row in place.
 			fake.Set(func(f *oauthtest.Server) { f.Reply["refresh_token"] = tt.refresh + "-2" })
@@ -167,7 +167,7 @@ func TestLoginUploadsToTheConfiguredBroker(t *testing.T) {
 	if got := b.state(t); !slices.Equal(got, []string{"anthropic oauth=up@example.com"}) {
 		t.Fatalf("broker state = %v", got)
 	}
-	if _, err := os.Stat(c.agentDB()); err == nil {
+	if _, err := os.Stat(c.vaultDB()); err == nil {
 		t.Error("a local vault was written beside the upload")
 	}
 
@@ -185,7 +185,7 @@ func TestLoginUploadsToTheConfiguredBroker(t *testing.T) {
 func TestLoginOnTheBrokerHostIsSeenByTheRunningBroker(t *testing.T) {
 	c := newCLI(t)
 	m := &brokerd.Main{Config: brokerd.Config{
-		Bind: "127.0.0.1:0", DBPath: c.agentDB(), TokenPath: c.tokenPath(), KeyPath: c.vaultKey(),
+		Bind: "127.0.0.1:0", DBPath: c.vaultDB(), TokenPath: c.tokenPath(), KeyPath: c.vaultKey(),
 		Logger: slog.New(slog.DiscardHandler), URLs: func(string, string) string { return "http://" + closedAddr(t) },
 		RefreshInterval: time.Hour, PollInterval: 50 * time.Millisecond,
 	}}
@@ -242,7 +242,7 @@ func TestLoggedInCredentialsRefreshOnTheBroker(t *testing.T) {
 			t.Fatalf("%s login: %s%s", id, r.stdout, r.stderr)
 		}
 		m := &brokerd.Main{Config: brokerd.Config{
-			Bind: "127.0.0.1:0", DBPath: c.agentDB(), TokenPath: c.tokenPath(), KeyPath: c.vaultKey(),
+			Bind: "127.0.0.1:0", DBPath: c.vaultDB(), TokenPath: c.tokenPath(), KeyPath: c.vaultKey(),
 			Logger: slog.New(slog.DiscardHandler), RefreshInterval: time.Hour,
 			URLs: func(p, kind string) string {
 				if kind == config.TokenURL {
@@ -422,7 +422,7 @@ func TestLoginAPIKey(t *testing.T) {
 	}
 	wantLines(t, r.stdout, "", "Open this URL in your browser:", "https://platform.deepseek.com/api_keys",
 		"Create or copy your API key from the DeepSeek dashboard", "", "Paste your DeepSeek API key (sk-...): ",
-		"Validating API key...", "", "Credentials saved to "+c.agentDB())
+		"Validating API key...", "", "Credentials saved to "+c.vaultDB())
 	// Replace-all: the old key is replaced, the new one is the only active key.
 	if got := c.localState(); !slices.Equal(got, []string{"deepseek key=sk-deepseek-good []", "deepseek key=sk-old [replaced by newer credential]"}) {
 		t.Fatalf("vault = %v", got)
