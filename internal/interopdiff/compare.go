@@ -43,6 +43,10 @@ var Decisions = map[string]Decision{
 	"B1": {ID: "B1", Title: "sentinel refresh on upload: ours keeps the 15.x reference text \"refresh token must not equal the remote sentinel (__remote__)\"",
 		Path: regexp.MustCompile(`^body\.error$`),
 		Ours: regexp.MustCompile(`^"refresh token must not equal the remote sentinel \(__remote__\)"$`)},
+	"R3T": {ID: "R3T", Title: "refresh timeout (broker.md §3): ours answers the spec's \"OAuth token refresh timed out for provider: <p>\"; 18.1.21's outer timer aborts its own signal and answers \"OAuth token refresh aborted by caller\", a text the spec keeps for a caller's abort",
+		Path: regexp.MustCompile(`^body\.error$`),
+		Ref:  regexp.MustCompile(`^"OAuth token refresh aborted by caller"$`),
+		Ours: regexp.MustCompile(`^"OAuth token refresh timed out for provider: `)},
 	"B30": {ID: "B30", Title: "1 MiB request body limit: 413 {\"error\":\"request body too large\"} (the reference has no limit)",
 		Path: regexp.MustCompile(`^(status|type|header\..+|body(\..+)?)$`)},
 }

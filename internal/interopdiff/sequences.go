@@ -142,7 +142,7 @@ var Sequences = []Sequence{
 	{"refresh anthropic: invalid_grant disables", []Step{
 		up("anthropic", oauth("at-f2", "bad-f2", `,"email":"f2@example.com"`)), refresh("1", "E4"), upstream, snap(true)}},
 	{"refresh anthropic: upstream timeout keeps the row", []Step{
-		up("anthropic", oauth("at-f3", "slow-f3", `,"email":"f3@example.com"`)), refresh("1"), snap(true)}},
+		up("anthropic", oauth("at-f3", "slow-f3", `,"email":"f3@example.com"`)), refresh("1", "R3T"), snap(true)}},
 	{"refresh anthropic keeps org and extension keys", []Step{
 		up("anthropic", oauth("at-f4", "ok-f4", `,"email":"f4@example.com","orgId":"org-4","orgName":"Four","authorizedAt":1765500000000,"foo":"kept"`)),
 		refresh("1", "E5"), snap(true, "E5")}},
