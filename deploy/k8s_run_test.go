@@ -70,7 +70,7 @@ func TestKubernetesPodsRun(t *testing.T) {
 			vaultMount = vm.MountPath
 		}
 	}
-	found, _ := filepath.Glob(filepath.Join(root, "broker", vaultMount, "*", "agent.db"))
+	found, _ := filepath.Glob(filepath.Join(root, "broker", vaultMount, "*", "vault.db"))
 	if len(found) != 1 {
 		t.Errorf("no vault on the broker's volume (%s): %v\n%s", vaultMount, found, bp.log.String())
 	}

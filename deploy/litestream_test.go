@@ -90,7 +90,7 @@ func TestLitestreamReplicaRestoresVault(t *testing.T) {
 		t.Skip("OMP_LITESTREAM not set: `make litestream-test` installs Litestream and runs this")
 	}
 	dir := t.TempDir()
-	db := filepath.Join(dir, "state", "agent", "agent.db")
+	db := filepath.Join(dir, "state", "agent", "vault.db")
 	key := filepath.Join(dir, "state", "vault.key")
 	tok := filepath.Join(dir, "state", "auth-broker.token")
 	replica := filepath.Join(dir, "replica")

@@ -50,7 +50,7 @@ func (a *app) backupKeyring(keyPath string) (*seal.Keyring, string, error) {
 			if err != nil {
 				return nil, "", fmt.Errorf("OMP_VAULT_KEY: %w", err)
 			}
-			return kr, dirs.AgentDB(), nil
+			return kr, dirs.VaultDB(), nil
 		}
 		keyPath = dirs.VaultKeyPath()
 	}
@@ -58,7 +58,19 @@ func (a *app) backupKeyring(keyPath string) (*seal.Keyring, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("vault key %s: %w", keyPath, err)
 	}
-	return kr, dirs.AgentDB(), nil
+	return kr, dirs.VaultDB(), nil
+}
+
+// adoptLegacyVault moves a vault an earlier omp-go kept at the reference's
+// agent.db path to db first, as every vault command does, so backup and
+// restore act on the vault the broker will open.
+func (a *app) adoptLegacyVault(ctx context.Context, db string) error {
+	_, dirs, err := a.setup()
+	if err != nil {
+		return err
+	}
+	_, err = sqlite.AdoptLegacy(ctx, dirs.AgentDB(), db)
+	return err
 }
 
 // runBackup implements `backup <file>`: sqlite.Backup of the broker host's
@@ -66,6 +78,9 @@ func (a *app) backupKeyring(keyPath string) (*seal.Keyring, string, error) {
 func (a *app) runBackup(ctx context.Context, file, keyPath string, asJSON bool) error {
 	kr, db, err := a.backupKeyring(keyPath)
 	if err != nil {
+		return err
+	}
+	if err := a.adoptLegacyVault(ctx, db); err != nil {
 		return err
 	}
 	info, err := sqlite.Backup(ctx, db, file, kr)
@@ -85,6 +100,9 @@ func (a *app) runBackup(ctx context.Context, file, keyPath string, asJSON bool) 
 func (a *app) runRestore(ctx context.Context, file, keyPath string, asJSON bool) error {
 	kr, db, err := a.backupKeyring(keyPath)
 	if err != nil {
+		return err
+	}
+	if err := a.adoptLegacyVault(ctx, db); err != nil {
 		return err
 	}
 	res, err := sqlite.Restore(ctx, file, db, kr)

@@ -27,11 +27,8 @@ import (
 // Restore verifies the backup the same way, copies it next to the vault,
 // keeps the vault it replaces as <vault>.pre-restore-<time> and renames the
 // copy into place: the vault path holds either the old or the new vault,
-// never a mix. It refuses while a broker holds the vault (HoldVault).
-
-// ErrVaultInUse is returned by Restore (and by HoldVault) when another
-// process holds the vault: a broker serving it, or a restore in progress.
-var ErrVaultInUse = errors.New("the vault is in use")
+// never a mix. It refuses with ErrVaultInUse (as AdoptLegacy does) while a
+// broker holds the vault (HoldVault).
 
 // BackupInfo describes a verified vault file.
 type BackupInfo struct {
@@ -139,9 +136,7 @@ func Restore(ctx context.Context, src, dst string, kr *seal.Keyring) (RestoreInf
 	if err := os.Rename(staged, abs); err != nil {
 		return RestoreInfo{}, wrap(err)
 	}
-	if err := syncDir(filepath.Dir(abs)); err != nil {
-		return RestoreInfo{}, wrap(err)
-	}
+	syncDir(filepath.Dir(abs))
 	res.Path = abs
 	return res, nil
 }
@@ -323,9 +318,7 @@ func copyVerified(ctx context.Context, src, dst string, kr *seal.Keyring, keep s
 		if err := os.Rename(tmp, absDst); err != nil {
 			return BackupInfo{}, err
 		}
-		if err := syncDir(dir); err != nil {
-			return BackupInfo{}, err
-		}
+		syncDir(dir)
 		info.Path = absDst
 	}
 	ok = true
@@ -393,16 +386,4 @@ func syncFile(path string) error {
 	}
 	defer f.Close()
 	return f.Sync()
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	// Some filesystems refuse fsync on a directory; the rename still
-	// happened, so that is not an error of ours to report.
-	_ = d.Sync()
-	return nil
 }
