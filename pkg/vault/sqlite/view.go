@@ -7,6 +7,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"slices"
+	"strings"
 
 	"github.com/ompgo/omp/pkg/vault"
 )
@@ -128,7 +129,10 @@ func (v *view) provider(ctx context.Context, provider string) ([]*entry, error) 
 }
 
 // matching returns provider's active entries that are the same credential
-// as c (matches), by id, through the identity and key indexes.
+// as c (matches), by id, through the identity and key indexes. An
+// org-qualified OAuth credential may also claim rows by the one-way org
+// upgrade (vault.ReplacementMatch); only then are the provider's rows
+// scanned.
 func (v *view) matching(ctx context.Context, provider string, c vault.Credential, ident string) ([]*entry, error) {
 	if err := v.ensure(ctx); err != nil {
 		return nil, err
@@ -137,6 +141,14 @@ func (v *view) matching(ctx context.Context, provider string, c vault.Credential
 	case vault.TypeOAuth:
 		if ident == "" {
 			return nil, nil
+		}
+		if ids := vault.Identifiers(c); strings.Contains(ident, "org:") {
+			if _, org := vault.OrgUpgradeCandidates(ident, ids); org != "" {
+				return v.collect(v.base.byProv[provider], func(e *entry) bool {
+					return e.err == nil && e.rec.Provider == provider && e.rec.Credential.Type == vault.TypeOAuth &&
+						vault.ReplacementMatch(e.rec.Credential, e.ident, ident, ids)
+				}), nil
+			}
 		}
 		return v.collect(v.base.byIdnt[identKey{provider, ident}], func(e *entry) bool {
 			return e.err == nil && e.rec.Provider == provider && matchEntry(e, c, ident)
