@@ -3,6 +3,7 @@ package vault
 import (
 	"encoding/base64"
 	"encoding/json"
+	"regexp"
 	"strings"
 )
 
@@ -211,4 +212,57 @@ func JWTClaims(tok string) map[string]any {
 		return nil
 	}
 	return claims
+}
+
+// APIKeyMatchKey is what two API keys of provider are compared on by
+// upserts (broker.md §5.4): the key itself, except for the structured
+// login keys of alibaba-token-plan and cloudflare-ai-gateway (18.1.21),
+// which match on the token they embed. The result is a secret.
+func APIKeyMatchKey(provider, key string) string {
+	var tok string
+	switch provider {
+	case "alibaba-token-plan":
+		tok = structuredToken(key, func(t string) bool { return alibabaToken.MatchString(t) })
+	case "cloudflare-ai-gateway":
+		tok = structuredToken(key, func(string) bool { return true })
+	default:
+		return key
+	}
+	if tok == "" {
+		return "raw:" + key
+	}
+	return "token:" + tok
+}
+
+var alibabaToken = regexp.MustCompile(`^sk-[A-Za-z0-9._~+/-]+={0,2}$`)
+
+// structuredToken parses a plain token or {"token": …, …} as the reference
+// does; "" when the key does not parse.
+func structuredToken(key string, valid func(string) bool) string {
+	t := strings.TrimSpace(key)
+	if t == "" {
+		return ""
+	}
+	if !strings.HasPrefix(t, "{") {
+		if valid(t) {
+			return t
+		}
+		return ""
+	}
+	var m map[string]any
+	if json.Unmarshal([]byte(t), &m) != nil || m == nil {
+		return ""
+	}
+	s, ok := m["token"].(string)
+	if !ok || strings.TrimSpace(s) == "" || !valid(strings.TrimSpace(s)) {
+		return ""
+	}
+	for _, k := range []string{"accountId", "gatewayId", "cookie", "baseUrl"} {
+		if v, ok := m[k]; ok {
+			if _, isStr := v.(string); !isStr {
+				return ""
+			}
+		}
+	}
+	return strings.TrimSpace(s)
 }

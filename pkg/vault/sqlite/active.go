@@ -43,7 +43,7 @@ func newEntry(rec vault.Record) *entry {
 	case vault.TypeOAuth:
 		e.ident = rowIdentity(rec)
 	case vault.TypeAPIKey:
-		e.key = sha256.Sum256([]byte(rec.Credential.Key))
+		e.key = sha256.Sum256([]byte(vault.APIKeyMatchKey(rec.Provider, rec.Credential.Key)))
 	}
 	return e
 }

@@ -14,7 +14,7 @@ import (
 )
 
 // matches reports whether stored row r is the same credential as incoming c
-// for upserts (broker.md §5.4): API keys byte-identical, OAuth by the
+// for upserts (broker.md §5.4): API keys by vault.APIKeyMatchKey, OAuth by the
 // 18.1.21 matcher (equal non-empty identity keys or the one-way org
 // upgrade), never across types. ids are vault.Identifiers(c).
 func matches(r vault.Record, c vault.Credential, incomingIdentity string, ids []string) bool {
@@ -22,7 +22,8 @@ func matches(r vault.Record, c vault.Credential, incomingIdentity string, ids []
 		return false
 	}
 	if c.Type == vault.TypeAPIKey {
-		return len(r.Credential.Key) == len(c.Key) && subtle.ConstantTimeCompare([]byte(r.Credential.Key), []byte(c.Key)) == 1
+		a, b := vault.APIKeyMatchKey(r.Provider, r.Credential.Key), vault.APIKeyMatchKey(r.Provider, c.Key)
+		return len(a) == len(b) && subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
 	}
 	return vault.ReplacementMatch(r.Credential, rowIdentity(r), incomingIdentity, ids)
 }

@@ -154,7 +154,7 @@ func (v *view) matching(ctx context.Context, provider string, c vault.Credential
 			return e.err == nil && e.rec.Provider == provider && matchEntry(e, c, ident)
 		}), nil
 	case vault.TypeAPIKey:
-		h := sha256.Sum256([]byte(c.Key))
+		h := sha256.Sum256([]byte(vault.APIKeyMatchKey(provider, c.Key)))
 		return v.collect(v.base.byKey[apiKeyKey{provider, h}], func(e *entry) bool {
 			return e.err == nil && e.rec.Provider == provider && matchEntry(e, c, ident)
 		}), nil
@@ -162,15 +162,17 @@ func (v *view) matching(ctx context.Context, provider string, c vault.Credential
 	return nil, nil
 }
 
-// matchEntry is matches on an entry: API keys byte-identical (constant
-// time), OAuth by equal non-empty identity keys, never across types.
+// matchEntry is matches on an entry: API keys by equal match keys
+// (vault.APIKeyMatchKey, constant time), OAuth by equal non-empty identity
+// keys, never across types.
 func matchEntry(e *entry, c vault.Credential, ident string) bool {
 	r := e.rec.Credential
 	if r.Type != c.Type {
 		return false
 	}
 	if c.Type == vault.TypeAPIKey {
-		return len(r.Key) == len(c.Key) && subtle.ConstantTimeCompare([]byte(r.Key), []byte(c.Key)) == 1
+		a, b := vault.APIKeyMatchKey(e.rec.Provider, r.Key), vault.APIKeyMatchKey(e.rec.Provider, c.Key)
+		return len(a) == len(b) && subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
 	}
 	return ident != "" && ident == e.ident
 }
