@@ -96,14 +96,11 @@ func (s *Store) upsertTx(ctx context.Context, tx *wtx, provider string, cred vau
 // disableAPIKeysTx soft-deletes every active API-key row of provider with
 // CauseReplacedByOAuth.
 func (s *Store) disableAPIKeysTx(ctx context.Context, tx *wtx, provider string, now int64) error {
-	es, err := tx.v.provider(ctx, provider)
+	es, err := tx.v.apiKeys(ctx, provider)
 	if err != nil {
 		return err
 	}
 	for _, e := range es {
-		if e.err != nil || e.rec.Credential.Type != vault.TypeAPIKey {
-			continue
-		}
 		if _, err := disableTx(ctx, tx, e.rec.ID, vault.CauseReplacedByOAuth, now); err != nil {
 			return err
 		}

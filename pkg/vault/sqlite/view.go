@@ -128,6 +128,16 @@ func (v *view) provider(ctx context.Context, provider string) ([]*entry, error) 
 	return v.collect(v.base.byProv[provider], func(e *entry) bool { return e.rec.Provider == provider }), nil
 }
 
+// apiKeys returns provider's active API-key entries by id.
+func (v *view) apiKeys(ctx context.Context, provider string) ([]*entry, error) {
+	if err := v.ensure(ctx); err != nil {
+		return nil, err
+	}
+	return v.collect(v.base.keys[provider], func(e *entry) bool {
+		return e.err == nil && e.rec.Provider == provider && e.rec.Credential.Type == vault.TypeAPIKey
+	}), nil
+}
+
 // matching returns provider's active entries that are the same credential
 // as c (matches), by id, through the identity and key indexes. An
 // org-qualified OAuth credential may also claim rows by the one-way org
