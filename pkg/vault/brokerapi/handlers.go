@@ -72,7 +72,7 @@ func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) error {
 func setSnapshotHeaders(h http.Header, gen int64) {
 	h.Set("ETag", `"`+strconv.FormatInt(gen, 10)+`"`)
 	h.Set("Cache-Control", "no-store")
-	h.Set("Vary", CapabilitiesHeader)
+	h["Vary"] = varyCapabilities
 }
 
 // CapabilitiesHeader is the request header of 18.1.21 clients on snapshot
@@ -81,8 +81,15 @@ func setSnapshotHeaders(h http.Header, gen int64) {
 // (Decision E1); without it they keep the strict 15.x shape.
 const CapabilitiesHeader = "OMP-Auth-Broker-Capabilities"
 
+// Pre-built header key and value: reading and setting them costs no
+// allocation per request.
+var (
+	capabilitiesKey  = http.CanonicalHeaderKey(CapabilitiesHeader)
+	varyCapabilities = []string{CapabilitiesHeader}
+)
+
 // capable reports whether r carries the capabilities header.
-func capable(r *http.Request) bool { return len(r.Header.Values(CapabilitiesHeader)) > 0 }
+func capable(r *http.Request) bool { return len(r.Header[capabilitiesKey]) > 0 }
 
 // writeSnapshot renders sh at the current time with the current schedule:
 // only rotatesInMs, serverNowMs and nextSweepInMs are computed per request,

@@ -29,7 +29,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) error {
 	full := capable(r)
 	opened := s.Now()
 	sse.SetHeaders(w.Header())
-	w.Header().Set("Vary", CapabilitiesHeader)
+	w.Header()["Vary"] = varyCapabilities
 	w.WriteHeader(http.StatusOK)
 	sw := sse.NewHTTPWriter(w, s.WriteTimeout)
 
