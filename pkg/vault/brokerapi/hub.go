@@ -112,7 +112,7 @@ func (h *hub) build(gen int64, records []vault.Record, prev *shared) *shared {
 		}
 		sh.index[e.id] = len(sh.entries)
 		sh.entries = append(sh.entries, e)
-		sh.ext = sh.ext || e.full != nil
+		sh.ext = sh.ext || (e.src != nil && e.src.full != nil)
 	}
 	if prev != nil {
 		sh.baseSeq = prev.seq

@@ -20,17 +20,23 @@ type encodedEntry struct {
 	// prefix is `{"id":…,"provider":…,"credential":{…},"identityKey":…`
 	// without the closing brace, with the 15.x credential fields.
 	prefix []byte
-	// full is prefix with the 18.1.21 extension fields (Decision E1); nil
-	// when the credential has none (then it equals prefix).
-	full []byte
 	// target is the rotation target (serverNowMs + rotatesInMs) at build
 	// time; valid when rotates.
 	target  int64
 	rotates bool
 	// src is what prefix was encoded from (redacted), so a record that did
-	// not change reuses prefix instead of being encoded again. A pointer
-	// keeps encodedEntry small: snapshots copy it once per credential.
-	src *vault.Entry
+	// not change reuses prefix instead of being encoded again, and the full
+	// encoding. A pointer keeps encodedEntry small: snapshots copy it once
+	// per credential.
+	src *entrySrc
+}
+
+// entrySrc is an entry's redacted source and, when its credential holds
+// 18.1.21 extension fields, its full encoding (prefix with those fields,
+// Decision E1; nil otherwise, then it equals prefix).
+type entrySrc struct {
+	vault.Entry
+	full []byte
 }
 
 // encodes reports whether e's prefix is the encoding of record r: the
@@ -42,8 +48,8 @@ func (e *encodedEntry) encodes(r vault.Record) bool {
 
 // pfx returns the encoding for a 15.x (full false) or 18.1.21 reader.
 func (e *encodedEntry) pfx(full bool) []byte {
-	if full && e.full != nil {
-		return e.full
+	if full && e.src != nil && e.src.full != nil {
+		return e.src.full
 	}
 	return e.prefix
 }
@@ -95,13 +101,14 @@ func encodeEntry(e vault.Entry) (encodedEntry, error) {
 		b = append(b, `,"identityKey":`...)
 		return appendNullableString(b, e.IdentityKey), nil
 	}
-	out := encodedEntry{id: e.ID, provider: e.Provider, oauth: e.Credential.IsOAuth(), expires: e.Credential.Expires, src: &e}
+	src := &entrySrc{Entry: e}
+	out := encodedEntry{id: e.ID, provider: e.Provider, oauth: e.Credential.IsOAuth(), expires: e.Credential.Expires, src: src}
 	var err error
 	if out.prefix, err = enc(false); err != nil {
 		return encodedEntry{}, err
 	}
 	if e.Credential.HasExtensions() {
-		if out.full, err = enc(true); err != nil {
+		if src.full, err = enc(true); err != nil {
 			return encodedEntry{}, err
 		}
 	}
