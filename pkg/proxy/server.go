@@ -10,6 +10,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/ompgo/omp/internal/httpx"
+	"github.com/ompgo/omp/internal/usagepage"
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/pick"
@@ -129,6 +130,7 @@ func (s *Server) routes() http.Handler {
 	generic := httpx.Adapter{Logger: s.log, CrashMessage: "auth-gateway handler crashed"}
 	r.Method(http.MethodGet, "/healthz", generic.Handler(s.healthz))
 	r.Method(http.MethodGet, "/v1/usage", generic.Handler(s.usage))
+	r.Method(http.MethodGet, usagepage.Path, usagepage.Handler())
 	r.Method(http.MethodGet, "/v1/credentials/check", generic.Handler(s.credentialsCheck))
 	r.Method(http.MethodGet, "/v1/models", generic.Handler(s.listModels))
 	r.Method(http.MethodGet, "/metrics", s.metrics.handler())
@@ -170,11 +172,13 @@ func cors(next http.Handler) http.Handler {
 	})
 }
 
-// authenticate lets GET /healthz through and requires the gateway token
+// authenticate lets GET /healthz and the usage page (GET /usage, no data:
+// its script sends the token) through and requires the gateway token
 // everywhere else, before routing, so an unknown route is 401 without it.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.bearer == nil || (r.Method == http.MethodGet && r.URL.Path == "/healthz") || s.authorized(r) {
+		open := r.Method == http.MethodGet && (r.URL.Path == "/healthz" || r.URL.Path == usagepage.Path)
+		if s.bearer == nil || open || s.authorized(r) {
 			next.ServeHTTP(w, r)
 			return
 		}

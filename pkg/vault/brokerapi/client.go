@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -279,6 +280,28 @@ func (c *Client) Usage(ctx context.Context) (Usage, error) {
 		return Usage{}, err
 	}
 	return decodeBody(r, decodeUsage)
+}
+
+// History is the GET /v1/usage/history answer.
+type History struct {
+	GeneratedAt int64
+	Entries     []vault.UsageHistoryEntry
+	Truncated   bool // the broker dropped the oldest entries (Go brokers only)
+}
+
+// UsageHistory fetches GET /v1/usage/history?sinceMs=<sinceMs>[&provider=]
+// (fleet.md §7.1). A broker older than 17.1.2 answers 404: an *Error with
+// Status 404.
+func (c *Client) UsageHistory(ctx context.Context, sinceMs int64, provider string) (History, error) {
+	q := url.Values{"sinceMs": {strconv.FormatInt(sinceMs, 10)}}
+	if provider != "" {
+		q.Set("provider", provider)
+	}
+	r, err := c.do(ctx, http.MethodGet, "/v1/usage/history?"+q.Encode(), reqOpts{auth: true, timeout: c.UsageTimeout})
+	if err != nil {
+		return History{}, err
+	}
+	return decodeBody(r, decodeHistory)
 }
 
 // Refresh asks the broker to refresh credential id now and returns the
