@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -18,7 +19,8 @@ type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	environ        []string
-	cwd            string // "" → os.Getwd
+	cwd            string           // "" → os.Getwd
+	clock          func() time.Time // nil → time.Now (tests pin it)
 
 	once sync.Once
 	env  *config.Env
@@ -63,7 +65,7 @@ func newRootCmd(a *app) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newAuthBrokerCmd(a), newAuthGatewayCmd(a))
+	root.AddCommand(newAuthBrokerCmd(a), newAuthGatewayCmd(a), newUsageCmd(a))
 	markUsageErrors(root)
 	return root
 }
