@@ -99,3 +99,9 @@ BENCH_GATEWAY_FLAGS ?=
 bench-gateway: build ## the gateway's cost vs a bare reverse proxy, against a local fake Anthropic API, interleaved rounds
 	$(GO) build -o $(BIN)/benchgateway ./internal/benchgateway
 	$(BIN)/benchgateway -gateway $(BIN)/gateway $(BENCH_GATEWAY_FLAGS)
+
+.PHONY: e2e-browser
+e2e-browser: ## the usage page (GET /usage) in headless chromium against a real broker; installs Debian's chromium if missing
+	@command -v chromium >/dev/null 2>&1 || { echo "installing chromium (apt-get)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	$(GO) test -tags browser -count=1 -v -run TestUsagePageInBrowser ./internal/e2ebrowser
