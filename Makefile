@@ -20,11 +20,13 @@ STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 help: ## list targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
-build: ## build bin/omp, bin/broker, bin/gateway
+# Static binaries (CGO_ENABLED=0): no dynamic loader and libc start-up, which
+# cost a third of `omp auth-broker status`'s CPU time; nothing here needs cgo.
+build: ## build bin/omp, bin/broker, bin/gateway (static)
 	@mkdir -p $(BIN)
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/omp ./cmd/omp
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/broker ./cmd/broker
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/gateway ./cmd/gateway
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/omp ./cmd/omp
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/broker ./cmd/broker
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/gateway ./cmd/gateway
 
 run: build ## start the broker (127.0.0.1:8765) and the gateway (127.0.0.1:4000) on loopback with a throwaway vault
 	@scripts/run.sh "$(RUN_HOME)" "$(BIN)"
