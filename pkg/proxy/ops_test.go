@@ -261,3 +261,10 @@ func TestUsagePage(t *testing.T) {
 		t.Errorf("/usage/x without a token: %d", resp.StatusCode)
 	}
 }
+
+func TestUsageHistoryWithoutBroker(t *testing.T) {
+	gw := gateway(t, &memSource{}, nil, nil)
+	if resp, body := get(t, gw.URL+"/v1/usage/history", gatewayToken); resp.StatusCode != 404 || !strings.Contains(body, "not available") {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+}

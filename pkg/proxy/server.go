@@ -1,10 +1,12 @@
 package proxy
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -56,6 +58,17 @@ type Options struct {
 	// Sync reports the broker sync state for GET /metrics (sync lag and
 	// mode); may be nil.
 	Sync func() SyncState
+	// History relays GET /v1/usage/history to the broker with the caller's
+	// query (sinceMs, days, provider); nil answers 404. A *vault.Error with
+	// EINVALID or ENOTFOUND keeps its status and message.
+	History func(ctx context.Context, query url.Values) (HistoryPage, error)
+}
+
+// HistoryPage is the broker's usage-history answer (fleet.md §7.1).
+type HistoryPage struct {
+	GeneratedAt int64
+	Entries     []vault.UsageHistoryEntry
+	Truncated   bool
 }
 
 // Server is the gateway's HTTP core. Build it with New.
@@ -67,6 +80,7 @@ type Server struct {
 	urls    func(provider, kind string) string
 	client  *http.Client
 	status  func() any
+	history func(ctx context.Context, query url.Values) (HistoryPage, error)
 	now     func() time.Time
 	picker  *pick.Picker
 	probers []usage.Prober
@@ -85,7 +99,7 @@ func New(o Options) (*Server, error) {
 	}
 	s := &Server{
 		source: o.Source, log: o.Logger, version: o.Version, urls: o.URLs,
-		client: o.HTTPClient, status: o.Status, now: o.Now,
+		client: o.HTTPClient, status: o.Status, now: o.Now, history: o.History,
 	}
 	if !o.NoAuth || len(o.Tokens) > 0 {
 		b, err := httpx.NewBearer(o.Tokens)
@@ -130,6 +144,7 @@ func (s *Server) routes() http.Handler {
 	generic := httpx.Adapter{Logger: s.log, CrashMessage: "auth-gateway handler crashed"}
 	r.Method(http.MethodGet, "/healthz", generic.Handler(s.healthz))
 	r.Method(http.MethodGet, "/v1/usage", generic.Handler(s.usage))
+	r.Method(http.MethodGet, "/v1/usage/history", generic.Handler(s.usageHistory))
 	r.Method(http.MethodGet, usagepage.Path, usagepage.Handler())
 	r.Method(http.MethodGet, "/v1/credentials/check", generic.Handler(s.credentialsCheck))
 	r.Method(http.MethodGet, "/v1/models", generic.Handler(s.listModels))

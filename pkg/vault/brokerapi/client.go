@@ -297,7 +297,19 @@ func (c *Client) UsageHistory(ctx context.Context, sinceMs int64, provider strin
 	if provider != "" {
 		q.Set("provider", provider)
 	}
-	r, err := c.do(ctx, http.MethodGet, "/v1/usage/history?"+q.Encode(), reqOpts{auth: true, timeout: c.UsageTimeout})
+	return c.UsageHistoryQuery(ctx, q)
+}
+
+// UsageHistoryQuery fetches GET /v1/usage/history with the query q as
+// given (sinceMs, days, provider): the gateway relays its caller's query.
+// A 400 (bad days) is an *Error whose Err is a vault EINVALID error with
+// the broker's message.
+func (c *Client) UsageHistoryQuery(ctx context.Context, q url.Values) (History, error) {
+	path := "/v1/usage/history"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	r, err := c.do(ctx, http.MethodGet, path, reqOpts{auth: true, timeout: c.UsageTimeout})
 	if err != nil {
 		return History{}, err
 	}
