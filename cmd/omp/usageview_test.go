@@ -210,3 +210,22 @@ func TestFormatDuration(t *testing.T) {
 		}
 	}
 }
+
+// FuzzUsageTextWidth: whatever a provider or the vault puts in labels,
+// emails, plans and notes, every text line stays within 80 columns and
+// carries no control character (E9).
+func FuzzUsageTextWidth(f *testing.F) {
+	f.Add("Claude 5 Hour", "alice@example.com", "pro", "5 Hour", 42.0)
+	f.Add("日本語のとても長いラベル名前テスト", "名前@例え.jp", "🚀🚀🚀", "\x1b[31mred", 150.0)
+	f.Add("a\tb\nc", "\u0301\u0301x", "", "", -5.0)
+	f.Fuzz(func(t *testing.T, label, email, plan, window string, used float64) {
+		l := pctLimit("anthropic:5h", label, "5h", window, 5*3_600_000, used, 3_600_000)
+		l.Notes = []string{label + plan}
+		r := vault.UsageReport{Provider: "anthropic" + plan, FetchedAt: fixedNow - 100_000, ResetCredits: &vault.ResetCredits{AvailableCount: 3},
+			Metadata: map[string]any{"email": email, "planType": plan, "orgName": window}, Limits: []vault.UsageLimit{l}}
+		accounts := []usageAccount{{Provider: "anthropic", Type: "oauth", Email: email + label, OrgName: plan, AuthorizedAt: fixedNow - 25*dayMs}}
+		checkWidth(t, render(breakdown([]vault.UsageReport{r}, accounts, fixedNow, nil), false))
+		h := []vault.UsageHistoryEntry{{RecordedAt: fixedNow - 1000, Provider: plan, AccountKey: label, Email: email, LimitID: "x", Label: label, WindowLabel: window, UsedFraction: &used}}
+		checkWidth(t, render(history(h, fixedNow-7*dayMs, fixedNow, nil), false))
+	})
+}
