@@ -65,6 +65,9 @@ func newUsageCmd(a *app) *cobra.Command {
 // configured (client.md §1), else the local vault, probed directly.
 type usageSource interface {
 	live(ctx context.Context) ([]vault.UsageReport, []usageAccount, error)
+	// disabled lists the tombstones of soft-deleted credentials (best
+	// effort: usage output never fails because of it).
+	disabled(ctx context.Context) []tombstone
 	// history returns the recorded entries since sinceMs (none from a
 	// broker older than 17.1.2, which has no history route).
 	history(ctx context.Context, sinceMs int64, provider string) ([]vault.UsageHistoryEntry, error)
@@ -144,9 +147,15 @@ func (a *app) runUsage(ctx context.Context, f usageFlags) error {
 		reports = filter(reports, func(r vault.UsageReport) bool { return strings.ToLower(r.Provider) == provider })
 		accounts = filter(accounts, func(u usageAccount) bool { return strings.ToLower(u.Provider) == provider })
 	}
+	var gone []tombstone
+	for _, d := range src.disabled(ctx) {
+		if (provider == "" || strings.ToLower(d.Provider) == provider) && actionable(d, accounts) {
+			gone = append(gone, d)
+		}
+	}
 	var red map[string]string
 	if f.redact {
-		red = redactionMap(identityStrings(reports, accounts))
+		red = redactionMap(append(identityStrings(reports, accounts), tombstoneIdentities(gone)...))
 	}
 	if f.json {
 		unreported := unreportedAccounts(reports, accounts)
@@ -160,23 +169,23 @@ func (a *app) runUsage(ctx context.Context, f usageFlags) error {
 		}
 		out := reports
 		if red != nil {
-			out, unreported = redactReports(reports, red), redactAccounts(unreported, red)
+			out, unreported, gone = redactReports(reports, red), redactAccounts(unreported, red), redactTombstones(gone, red)
 		}
 		return writeJSONIndent(a, struct {
 			GeneratedAt          int64                     `json:"generatedAt"`
 			Reports              []vault.UsageReport       `json:"reports"`
 			AccountsWithoutUsage []usageAccount            `json:"accountsWithoutUsage"`
-			DisabledCredentials  []struct{}                `json:"disabledCredentials"`
+			DisabledCredentials  []tombstone               `json:"disabledCredentials"`
 			Capacity             map[string][]capacityStat `json:"capacity"`
-		}{now, orEmpty(out), orEmpty(unreported), []struct{}{}, caps})
+		}{now, orEmpty(out), orEmpty(unreported), orEmpty(gone), caps})
 	}
-	if len(reports) == 0 && len(accounts) == 0 {
+	if len(reports) == 0 && len(accounts) == 0 && len(gone) == 0 {
 		if len(stored) > 0 {
 			return &exitError{code: 1, msg: "No usage data" + scopeOf(f.provider) + ". Stored credentials are for providers without a usage endpoint."}
 		}
 		return &exitError{code: 1, msg: "No credentials found" + scopeOf(f.provider) + ". Run `omp` and use /login to add accounts."}
 	}
-	_, err = fmt.Fprint(a.stdout, render(breakdown(reports, accounts, now, red), a.colour()))
+	_, err = fmt.Fprint(a.stdout, render(breakdown(reports, accounts, gone, now, red), a.colour()))
 	return err
 }
 
@@ -278,6 +287,11 @@ func (b *brokerUsage) live(ctx context.Context) ([]vault.UsageReport, []usageAcc
 	return u.Reports, accounts, nil
 }
 
+func (b *brokerUsage) disabled(ctx context.Context) []tombstone {
+	out, _ := b.client.DisabledCredentials(ctx, "")
+	return out
+}
+
 func (b *brokerUsage) history(ctx context.Context, since int64, provider string) ([]vault.UsageHistoryEntry, error) {
 	h, err := b.client.UsageHistory(ctx, since, provider)
 	var be *brokerapi.Error
@@ -341,6 +355,18 @@ func (l *localUsage) live(ctx context.Context) ([]vault.UsageReport, []usageAcco
 		}
 	}
 	return reports, accounts, nil
+}
+
+func (l *localUsage) disabled(ctx context.Context) []tombstone {
+	if l.store == nil {
+		return nil
+	}
+	recs, _ := l.store.ListDisabled(ctx, "")
+	out := make([]tombstone, 0, len(recs))
+	for _, r := range recs {
+		out = append(out, brokerapi.NewDisabledCredential(r))
+	}
+	return out
 }
 
 func (l *localUsage) history(ctx context.Context, since int64, provider string) ([]vault.UsageHistoryEntry, error) {

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -140,6 +142,31 @@ func TestUsageBrokerMode(t *testing.T) {
 		t.Errorf("no credentials: %d %q", r.code, r.stderr)
 	}
 	assertNoSecrets(t, c.run("", "usage", "--json"), "refresh-alice", "acc-refresh-alice")
+
+	// A credential the broker disabled shows as a tombstone (fleet.md §9).
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	entries, err := b.client.Upload(ctx, "anthropic", oauthCred("anthropic", "dave@example.com", "refresh-dave").cred)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Credential.Email == "dave@example.com" {
+			if err := b.client.Disable(ctx, e.ID, `oauth refresh failed: 400 {"error":"invalid_grant","error_description":"Grant revoked"}`); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(c.ok("", "usage", "--json")), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.DisabledCredentials) != 1 || !strings.Contains(fmt.Sprint(got.DisabledCredentials[0]), "dave@example.com") {
+		t.Errorf("disabledCredentials = %v", got.DisabledCredentials)
+	}
+	if text := c.ok("", "usage"); !strings.Contains(text, "  ✗ dave@example.com — disabled") ||
+		!strings.Contains(text, ": Grant revoked (re-login to restore)") {
+		t.Errorf("no tombstone line:\n%s", text)
+	}
 }
 
 func TestUsageLocalMode(t *testing.T) {

@@ -169,3 +169,20 @@ func historyIdentityStrings(entries []vault.UsageHistoryEntry) []string {
 	}
 	return out
 }
+
+func tombstoneIdentities(ts []tombstone) []string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.Email, t.AccountID, t.OrgID, t.OrgName)
+	}
+	return out
+}
+
+func redactTombstones(ts []tombstone, m map[string]string) []tombstone {
+	out := make([]tombstone, len(ts))
+	for i, t := range ts {
+		t.Email, t.AccountID, t.OrgID, t.OrgName = mask(m, t.Email), mask(m, t.AccountID), mask(m, t.OrgID), mask(m, t.OrgName)
+		out[i] = t
+	}
+	return out
+}

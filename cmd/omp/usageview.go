@@ -50,12 +50,16 @@ func fitLabel(l line, i int) line {
 	return l.cut(termWidth)
 }
 
+// providerHeading is "<Provider Name> — <n> account(s)"; a long name is cut
+// so the count stays.
 func providerHeading(provider string, n int) line {
-	return line{s(boldCyan, clean(providerTitle(provider))), s(plain, " "), s(dim, fmt.Sprintf("— %d %s", n, accountsWord(n)))}.cut(termWidth)
+	count := fmt.Sprintf("— %d %s", n, accountsWord(n))
+	name := ellipsize(clean(providerTitle(provider)), termWidth-1-dispWidth(count))
+	return line{s(boldCyan, name), s(plain, " "), s(dim, count)}.cut(termWidth)
 }
 
 // breakdown renders the live usage text (formatUsageBreakdown).
-func breakdown(reports []vault.UsageReport, accounts []usageAccount, now int64, redact map[string]string) []line {
+func breakdown(reports []vault.UsageReport, accounts []usageAccount, gone []tombstone, now int64, redact map[string]string) []line {
 	byProvider := map[string][]vault.UsageReport{}
 	for _, r := range reports {
 		byProvider[r.Provider] = append(byProvider[r.Provider], r)
@@ -64,13 +68,17 @@ func breakdown(reports []vault.UsageReport, accounts []usageAccount, now int64, 
 	for _, a := range unreportedAccounts(reports, accounts) {
 		unreported[a.Provider] = append(unreported[a.Provider], a)
 	}
-	providers := slices.Sorted(maps.Keys(byProvider))
-	for p := range unreported {
-		if _, ok := byProvider[p]; !ok {
-			providers = append(providers, p)
+	tombs := map[string][]tombstone{}
+	for _, t := range gone {
+		tombs[t.Provider] = append(tombs[t.Provider], t)
+	}
+	set := map[string]bool{}
+	for _, m := range []map[string]int{keysOf(byProvider), keysOf(unreported), keysOf(tombs)} {
+		for p := range m {
+			set[p] = true
 		}
 	}
-	slices.Sort(providers)
+	providers := slices.Sorted(maps.Keys(set))
 
 	var latest int64
 	for _, r := range reports {
@@ -89,6 +97,9 @@ func breakdown(reports []vault.UsageReport, accounts []usageAccount, now int64, 
 			l := line{s(plain, "  "), s(dim, "○"), s(plain, " "), s(dim, accountLabel(a, redact)), s(dim, " — no usage data")}
 			out = append(out, fitLabel(l, 3))
 		}
+		for _, t := range tombs[p] {
+			out = append(out, tombstoneLine(t, now, redact))
+		}
 		for _, a := range accounts {
 			if a.Provider == p {
 				out = append(out, reloginLines(a, now, redact)...)
@@ -97,6 +108,34 @@ func breakdown(reports []vault.UsageReport, accounts []usageAccount, now int64, 
 		out = append(out, capacityLines(capacity(prs))...)
 	}
 	return out
+}
+
+func keysOf[V any](m map[string]V) map[string]int {
+	out := make(map[string]int, len(m))
+	for k := range m {
+		out[k] = 0
+	}
+	return out
+}
+
+// tombstoneLine is "  ✗ <label>[ · org] — disabled[ <d> ago]: <cause> (re-login to restore)";
+// the cause is cut first, then the label, to fit.
+func tombstoneLine(t tombstone, now int64, redact map[string]string) line {
+	base := cmp.Or(t.Email, t.AccountID, "OAuth account")
+	label := clean(mask(redact, base))
+	if org := cmp.Or(t.OrgName, t.OrgID); org != "" && org != base {
+		label += " · " + clean(mask(redact, org))
+	}
+	ago := ""
+	if t.DisabledAtMs != 0 {
+		ago = " " + formatDuration(now-t.DisabledAtMs) + " ago"
+	}
+	l := line{s(plain, "  "), s(red, "✗ "), s(red, label), s(red, " — disabled"+ago+": "), s(red, clean(shortCause(t.Cause))), s(plain, " "), s(dim, "(re-login to restore)")}
+	if over := l.width() - termWidth; over > 0 {
+		w := dispWidth(l[4].text)
+		l[4].text = ellipsize(l[4].text, max(minLabelWidth, w-over))
+	}
+	return fitLabel(l, 2)
 }
 
 // providerLimits renders one provider's account headers and limit lines.

@@ -79,6 +79,28 @@ func goldenReports() ([]vault.UsageReport, []usageAccount) {
 	return reports, accounts
 }
 
+// goldenTombstones are disabled credentials as a broker lists them; only
+// the actionable ones reach the output.
+func goldenTombstones() []tombstone {
+	_, accounts := goldenReports()
+	all := []tombstone{
+		{ID: 7, Provider: "anthropic", Type: "oauth", Email: "gone@example.com", OrgName: "Team One", DisabledAtMs: fixedNow - 3*dayMs,
+			Cause: `oauth refresh failed: Error: anthropic token refresh failed: 400 {"error":"invalid_grant","error_description":"Refresh token not found or invalid"}`},
+		{ID: 8, Provider: "mcp_oauth:profile:default:https://mcp.example.com/a/very/long/server/path/for/testing", Type: "oauth",
+			Cause: "oauth refresh failed: Error: MCP OAuth refresh failed: the authorization server at https://mcp.example.com answered 400; retry later"},
+		{ID: 9, Provider: "anthropic", Type: "oauth", Email: "alice@example.com", Cause: "oauth refresh failed: stale"}, // alice is active
+		{ID: 10, Provider: "anthropic", Type: "oauth", Email: "old@example.com", Cause: "replaced by newer credential"},
+		{ID: 11, Provider: "zai", Type: "api_key", Cause: "disabled via auth-broker"},
+	}
+	var out []tombstone
+	for _, t := range all {
+		if actionable(t, accounts) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 func goldenHistory() []vault.UsageHistoryEntry {
 	const h = 3_600_000
 	var out []vault.UsageHistoryEntry
@@ -135,14 +157,14 @@ func checkWidth(t *testing.T, out string) {
 
 func TestUsageTextGolden(t *testing.T) {
 	reports, accounts := goldenReports()
-	out := render(breakdown(reports, accounts, fixedNow, nil), false)
+	out := render(breakdown(reports, accounts, goldenTombstones(), fixedNow, nil), false)
 	checkWidth(t, out)
 	checkGolden(t, "live.txt", out)
 
-	red := redactionMap(identityStrings(reports, accounts))
-	out = render(breakdown(reports, accounts, fixedNow, red), false)
+	red := redactionMap(append(identityStrings(reports, accounts), tombstoneIdentities(goldenTombstones())...))
+	out = render(breakdown(reports, accounts, goldenTombstones(), fixedNow, red), false)
 	checkWidth(t, out)
-	for _, secret := range []string{"alice@", "bob@example", "carol@", "acct-bob", "org-team-one"} {
+	for _, secret := range []string{"alice@", "bob@example", "carol@", "acct-bob", "org-team-one", "gone@", "Team One"} {
 		if strings.Contains(out, secret) {
 			t.Errorf("--redact shows %q", secret)
 		}
@@ -157,7 +179,7 @@ func TestUsageTextGolden(t *testing.T) {
 
 func TestUsageTextColour(t *testing.T) {
 	reports, accounts := goldenReports()
-	out := render(breakdown(reports, accounts, fixedNow, nil), true)
+	out := render(breakdown(reports, accounts, nil, fixedNow, nil), true)
 	for _, want := range []string{"\x1b[1mUsage\x1b[22m", "\x1b[31m●\x1b[39m", "\x1b[33m", "\x1b[32m", "\x1b[1m\x1b[36mAnthropic\x1b[39m\x1b[22m"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("colour output lacks %q", want)
@@ -224,7 +246,7 @@ func FuzzUsageTextWidth(f *testing.F) {
 		r := vault.UsageReport{Provider: "anthropic" + plan, FetchedAt: fixedNow - 100_000, ResetCredits: &vault.ResetCredits{AvailableCount: 3},
 			Metadata: map[string]any{"email": email, "planType": plan, "orgName": window}, Limits: []vault.UsageLimit{l}}
 		accounts := []usageAccount{{Provider: "anthropic", Type: "oauth", Email: email + label, OrgName: plan, AuthorizedAt: fixedNow - 25*dayMs}}
-		checkWidth(t, render(breakdown([]vault.UsageReport{r}, accounts, fixedNow, nil), false))
+		checkWidth(t, render(breakdown([]vault.UsageReport{r}, accounts, []tombstone{{Provider: plan, Type: "oauth", Cause: label, Email: email, DisabledAtMs: fixedNow - 1}}, fixedNow, nil), false))
 		h := []vault.UsageHistoryEntry{{RecordedAt: fixedNow - 1000, Provider: plan, AccountKey: label, Email: email, LimitID: "x", Label: label, WindowLabel: window, UsedFraction: &used}}
 		checkWidth(t, render(history(h, fixedNow-7*dayMs, fixedNow, nil), false))
 	})

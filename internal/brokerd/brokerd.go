@@ -192,6 +192,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	api.Refresher = m.Refresher
 	api.Usage = m.Usage
 	api.History = m.Store
+	api.Disabled = m.Store
 	api.Tokens = []string{token}
 	api.Metrics = metrics
 	api.WriteBack = m.Keeper

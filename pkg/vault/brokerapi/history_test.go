@@ -144,3 +144,33 @@ func fractions(t *testing.T, body string) string {
 	}
 	return strings.Join(out, ",")
 }
+
+func TestDisabledCredentials(t *testing.T) {
+	e := newEnv(t)
+	a := e.upsert("anthropic", oauthCred("a@b.c", e.clk.Now().UnixMilli()+3_600_000))
+	k := e.upsert("zai", vault.Credential{Type: vault.TypeAPIKey, Key: "sk-secret-zai"})
+	e.upsert("anthropic", oauthCred("live@b.c", e.clk.Now().UnixMilli()+3_600_000))
+	for _, id := range []int64{a.ID, k.ID} {
+		if st, _, body := e.post("/v1/credential/"+itoa(id)+"/disable", `{"cause":"oauth refresh failed: invalid_grant"}`); st != 200 {
+			t.Fatalf("disable: %d %s", st, body)
+		}
+	}
+	st, _, body := e.get("/v1/credentials/disabled")
+	want := `{"generatedAt":1765500000000,"disabled":[{"id":` + itoa(a.ID) + `,"provider":"anthropic","type":"oauth","cause":"oauth refresh failed: invalid_grant","email":"a@b.c","disabledAtMs":1765500000000},` +
+		`{"id":` + itoa(k.ID) + `,"provider":"zai","type":"api_key","cause":"oauth refresh failed: invalid_grant","disabledAtMs":1765500000000}]}`
+	if st != 200 || body != want {
+		t.Fatalf("disabled = %d %s\nwant %s", st, body, want)
+	}
+	if strings.Contains(body, "secret") || strings.Contains(body, "refresh-") {
+		t.Fatal("token material in tombstones")
+	}
+	got, err := e.client.DisabledCredentials(context.Background(), "zai")
+	if err != nil || len(got) != 1 || got[0].Provider != "zai" {
+		t.Fatalf("client: %+v %v", got, err)
+	}
+	// A broker before 17.1.4 has no route: an empty list.
+	got, err = brokerapi.NewClient(e.ts.URL+"/old", testToken, nil).DisabledCredentials(context.Background(), "")
+	if err != nil || got == nil || len(got) != 0 {
+		t.Fatalf("old broker: %+v %v", got, err)
+	}
+}

@@ -56,10 +56,11 @@ type UsageSource interface {
 // Server is the broker's HTTP API (broker.md §2). Set the fields, then call
 // Handler and Run; fields must not change afterwards.
 type Server struct {
-	Store     vault.Store   // required
-	Refresher Refresher     // nil: refresher disabled (rotatesInMs null, refresh endpoint 500)
-	Usage     UsageSource   // nil: GET /v1/usage reports []
-	History   HistorySource // nil: GET /v1/usage/history reports []
+	Store     vault.Store    // required
+	Refresher Refresher      // nil: refresher disabled (rotatesInMs null, refresh endpoint 500)
+	Usage     UsageSource    // nil: GET /v1/usage reports []
+	History   HistorySource  // nil: GET /v1/usage/history reports []
+	Disabled  DisabledSource // nil: GET /v1/credentials/disabled reports []
 	// Tokens is the bearer allow-list; the server refuses to run with none
 	// (discrepancies.md A7).
 	Tokens  []string
@@ -199,6 +200,7 @@ func (s *Server) routes() http.Handler {
 	r.Method(http.MethodGet, "/v1/snapshot", a.Handler(s.snapshot))
 	r.Method(http.MethodGet, "/v1/usage", a.Handler(s.usage))
 	r.Method(http.MethodGet, "/v1/usage/history", a.Handler(s.usageHistory))
+	r.Method(http.MethodGet, "/v1/credentials/disabled", a.Handler(s.disabled))
 	r.Method(http.MethodGet, "/usage", usagepage.Handler())
 	r.Method(http.MethodPost, "/v1/credential/{id:[0-9]+}/refresh", a.Handler(s.refresh))
 	r.Method(http.MethodPost, "/v1/credential/{id:[0-9]+}/disable", a.Handler(s.disable))
