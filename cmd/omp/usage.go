@@ -265,7 +265,10 @@ func (a *app) usageSource(ctx context.Context) (usageSource, error) {
 
 // brokerUsage reads the broker: GET /v1/usage with the snapshot for the
 // account list, GET /v1/usage/history (fleet.md Decision F7).
-type brokerUsage struct{ client *brokerapi.Client }
+type brokerUsage struct {
+	client *brokerapi.Client
+	gone   []tombstone // fetched by live, alongside the reports
+}
 
 func (b *brokerUsage) close() {}
 
@@ -275,6 +278,7 @@ func (b *brokerUsage) live(ctx context.Context) ([]vault.UsageReport, []usageAcc
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) { u, err = b.client.Usage(gctx); return err })
 	g.Go(func() (err error) { snap, err = b.client.Snapshot(gctx, nil, 0); return err })
+	g.Go(func() error { b.gone, _ = b.client.DisabledCredentials(gctx, ""); return nil }) // best effort
 	if err := g.Wait(); err != nil {
 		return nil, nil, err
 	}
@@ -287,10 +291,7 @@ func (b *brokerUsage) live(ctx context.Context) ([]vault.UsageReport, []usageAcc
 	return u.Reports, accounts, nil
 }
 
-func (b *brokerUsage) disabled(ctx context.Context) []tombstone {
-	out, _ := b.client.DisabledCredentials(ctx, "")
-	return out
-}
+func (b *brokerUsage) disabled(context.Context) []tombstone { return b.gone }
 
 func (b *brokerUsage) history(ctx context.Context, since int64, provider string) ([]vault.UsageHistoryEntry, error) {
 	h, err := b.client.UsageHistory(ctx, since, provider)
