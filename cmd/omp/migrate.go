@@ -208,35 +208,34 @@ func (a *app) runMigrate(ctx context.Context, o migrateOptions) error {
 }
 
 // localRecords returns the active rows of the local store in id order: the
-// Go vault, or a plain reference agent.db left by a reference install at the
-// same path (read-only). A missing store has no rows and is not created.
+// reference's plain agent.db when one is there (read only, before any vault
+// key is loaded or created; discrepancies.md C5), else the Go vault
+// (vault.db beside it). A missing store has no rows and is not created.
 func (a *app) localRecords(ctx context.Context) (_ []vault.Record, err error) {
 	_, dirs, err := a.setup()
 	if err != nil {
 		return nil, err
 	}
-	path := dirs.AgentDB()
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	// A plain reference agent.db is read as it is, before any vault key is
-	// loaded or created.
-	plain, err := sqlite.IsReference(ctx, path)
-	if err != nil {
-		return nil, err
-	}
-	if plain {
-		all, err := sqlite.ReadReference(ctx, path)
+	if ref := dirs.AgentDB(); exists(ref) {
+		plain, err := sqlite.IsReference(ctx, ref)
 		if err != nil {
 			return nil, err
 		}
-		var active []vault.Record
-		for _, r := range all {
-			if r.Active() {
-				active = append(active, r)
+		if plain {
+			all, err := sqlite.ReadReference(ctx, ref)
+			if err != nil {
+				return nil, err
 			}
+			var active []vault.Record
+			for _, r := range all {
+				if r.Active() {
+					active = append(active, r)
+				}
+			}
+			return active, nil
 		}
-		return active, nil
+	} else if !exists(dirs.VaultDB()) {
+		return nil, nil
 	}
 	st, _, err := a.openLocalVault(ctx)
 	if err != nil {
@@ -248,6 +247,11 @@ func (a *app) localRecords(ctx context.Context) (_ []vault.Record, err error) {
 		}
 	}()
 	return st.List(ctx, "")
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return !errors.Is(err, fs.ErrNotExist)
 }
 
 // migrateIdentity is the identity shown by migrate (broker.md §1.9).

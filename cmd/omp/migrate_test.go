@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"io/fs"
 	"os"
@@ -34,8 +35,10 @@ func TestMigrateRequiresBrokerThenSource(t *testing.T) {
 			if r.code != 1 || r.stdout != "" || r.stderr != tt.wantErr {
 				t.Fatalf("exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
 			}
-			if _, err := os.Stat(c.agentDB()); err == nil {
-				t.Errorf("a failed migrate created %s", c.agentDB())
+			for _, db := range []string{c.agentDB(), c.vaultDB()} {
+				if _, err := os.Stat(db); err == nil {
+					t.Errorf("a failed migrate created %s", db)
+				}
 			}
 		})
 	}
@@ -190,14 +193,18 @@ func TestMigrateJSON(t *testing.T) {
 	assertNoSecrets(t, r, migrateSecrets...)
 }
 
-// TestMigrateFromPlainReferenceDB migrates a reference install: its
-// agent.db at the local store path is plain SQLite, not a Go vault.
+// TestMigrateFromPlainReferenceDB migrates a reference install: its plain
+// agent.db is read (never written) even beside a Go vault.
 func TestMigrateFromPlainReferenceDB(t *testing.T) {
 	b := startBroker(t, "")
 	c := newCLI(t)
 	c.useBroker(b)
 	writeRefDB(t, c.agentDB(), refRows)
+	before := fileBytes(t, c.agentDB())
 	r := c.run("", "auth-broker", "migrate", "--from-local", "--include-oauth")
+	if !bytes.Equal(before, fileBytes(t, c.agentDB())) {
+		t.Error("migrate changed the reference agent.db")
+	}
 	if r.code != 0 || r.stderr != "" {
 		t.Fatalf("exit %d stderr %q\n%s", r.code, r.stderr, r.stdout)
 	}

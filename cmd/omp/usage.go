@@ -323,8 +323,10 @@ func (a *app) localUsage(ctx context.Context) (*localUsage, error) {
 		APIKey: func(p string) string { return config.EnvAPIKey(env, p) },
 		Logger: log,
 	}
-	// No vault yet: do not create one (and its key) just to show usage.
-	if _, err := os.Stat(dirs.AgentDB()); err == nil {
+	// No vault yet: do not create one (and its key) just to show usage. An
+	// agent.db may be an omp-go vault from before the move to vault.db,
+	// which openLocalVault adopts.
+	if exists(dirs.VaultDB()) || exists(dirs.AgentDB()) {
 		if l.store, _, err = a.openLocalVault(ctx); err != nil {
 			return nil, err
 		}

@@ -352,8 +352,8 @@ func TestE2ECredentialLifecycle(t *testing.T) {
 		}
 		before := snapshotOf(t, ctx, b.client)
 		// While running, the WAL holds the latest writes (broker.md §5.1).
-		if names := assertNoSecretsOnDisk(t, h.dir, h.allSecrets()); !slices.Contains(names, "agent.db-wal") {
-			t.Errorf("no agent.db-wal while the broker runs (scanned %v)", names)
+		if names := assertNoSecretsOnDisk(t, h.dir, h.allSecrets()); !slices.Contains(names, "vault.db-wal") {
+			t.Errorf("no vault.db-wal while the broker runs (scanned %v)", names)
 		}
 		b.stop()
 

@@ -46,6 +46,7 @@ var (
 	codexWire      = wire{"openai-codex", "/backend-api", "POST /backend-api/codex/responses"}
 	geminiWire     = wire{"google", "/v1beta", "POST /v1beta/models/{call}"}
 	codeAssistWire = wire{"google-gemini-cli", "", "POST /v1internal:streamGenerateContent"}
+	chatWire       = wire{"groq", "/openai/v1", "POST /openai/v1/chat/completions"}
 )
 
 // fakeUpstream is one provider's API on one httptest.Server: the
@@ -190,7 +191,7 @@ func startStack(t *testing.T, f *fakeUpstream) *stack {
 	dir := t.TempDir()
 	bm := &brokerd.Main{Config: brokerd.Config{
 		Bind:         "127.0.0.1:0",
-		DBPath:       filepath.Join(dir, "agent.db"),
+		DBPath:       filepath.Join(dir, "vault.db"),
 		TokenPath:    filepath.Join(dir, "auth-broker.token"),
 		KeyPath:      filepath.Join(dir, "vault.key"),
 		Version:      "e2e",

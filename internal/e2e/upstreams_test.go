@@ -51,6 +51,7 @@ const (
 	cliAccess    = "ya29.e2e-gemini-cli-access"
 	cliRefresh   = "1//e2e-gemini-cli-refresh"
 	cliProject   = "proj-e2e-cli"
+	groqKey      = "gsk_e2e-groq-key"
 )
 
 // upstreamCase is one upstream wire reached through the gateway.
@@ -69,8 +70,8 @@ type upstreamCase struct {
 }
 
 // upstreamCases are the non-Anthropic wires the bundled catalog routes
-// to. It has no model on the OpenAI Chat Completions wire and the gateway
-// reads no models.yml, so that wire is not reachable through gatewayd.
+// to; the OpenAI Chat Completions wire is reached through an API-key
+// provider of the bundled catalog (Groq).
 func upstreamCases() []upstreamCase {
 	expires := time.Now().Add(time.Hour).UnixMilli() // not due: only forced refreshes
 	bearer := func(secret string) map[string]string { return map[string]string{"Authorization": "Bearer " + secret} }
@@ -97,6 +98,16 @@ func upstreamCases() []upstreamCase {
 		body:      `"store":false`,
 		auth:      bearer,
 		status401: `{"error":{"message":"Your authentication token has expired.","type":"invalid_request_error","code":"token_expired"}}`,
+	}, {
+		name:   "OpenAIChat",
+		wire:   chatWire,
+		model:  "groq/llama-3.3-70b-versatile",
+		cred:   vault.Credential{Type: vault.TypeAPIKey, Key: groqKey},
+		stream: "openai/testdata/chat_parallel_tools.sse",
+		text:   "Checking both.",
+		uri:    "/openai/v1/chat/completions",
+		body:   `"model":"llama-3.3-70b-versatile"`,
+		auth:   bearer,
 	}, {
 		name:   "Gemini",
 		wire:   geminiWire,

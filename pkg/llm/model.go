@@ -152,9 +152,12 @@ var builtin = sync.OnceValues(func() (*Catalog, error) {
 	return NewCatalog(models...), nil
 })
 
-// Builtin returns the bundled catalog (anthropic, openai, openai-codex,
-// google, google-gemini-cli, google-antigravity), generated from the
-// reference pi-catalog.
+// Builtin returns the bundled catalog: the subscription providers
+// (anthropic, openai, openai-codex, google, google-gemini-cli,
+// google-antigravity) and the API-key providers on the Chat Completions
+// and Responses wires (groq, cerebras, mistral, deepseek, together,
+// fireworks, moonshot, xai), generated from the reference pi-catalog by
+// scripts/gencatalog.go.
 func Builtin() *Catalog {
 	c, err := builtin()
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ompgo/omp/internal/benchcpu"
 	"github.com/ompgo/omp/pkg/vault"
 )
 
@@ -95,11 +96,13 @@ func BenchmarkChatToAnthropic(b *testing.B) {
 			url, c := benchGateway(b)
 			b.SetBytes(int64(len(bc.body)))
 			b.ReportAllocs()
+			done := benchcpu.Start(b)
 			for b.Loop() {
 				resp := benchPost(b, c, url, bc.body)
 				_, _ = io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
 			}
+			done()
 		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ompgo/omp/internal/httpx"
@@ -33,6 +34,7 @@ func (s *Server) inference(f *format) httpx.HandlerFunc {
 		if err != nil {
 			return err
 		}
+		defer putBody(body) // after the stream is closed: req views body
 		req, err := f.decode(body)
 		if err != nil {
 			return err
@@ -43,7 +45,9 @@ func (s *Server) inference(f *format) httpx.HandlerFunc {
 		}
 		ri.provider, ri.stream = model.Provider, req.Stream
 		mergePassthrough(req, r.Header)
-		sid := sessionID(f, req, body, r.Header)
+		// Cloned: the picker keeps it (sticky credential) past this request,
+		// and it may view the recycled body.
+		sid := strings.Clone(sessionID(f, req, body, r.Header))
 		req.SessionID = sid
 		if req.PromptCacheKey == "" {
 			req.PromptCacheKey = sid
@@ -97,14 +101,15 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	return b, nil
 }
 
-// readAllSized is io.ReadAll with the buffer sized from the declared
-// Content-Length (capped at BodyLimit): a large body is read into one
-// allocation instead of a doubling series of copies.
+// readAllSized is io.ReadAll into a recycled buffer (getBody) sized from
+// the declared Content-Length (capped at BodyLimit): a large body is read
+// into one buffer instead of a doubling series of copies. Without a
+// declared length it starts at the smallest class and grows.
 func readAllSized(r io.Reader, n int64) ([]byte, error) {
-	if n <= 0 {
-		return io.ReadAll(r)
+	if n < 0 {
+		n = 0
 	}
-	b := make([]byte, 0, min(n, BodyLimit)+1) // +1: EOF is seen without growing
+	b := getBody(int(min(n, BodyLimit)) + 1) // +1: EOF is seen without growing
 	for {
 		m, err := r.Read(b[len(b):cap(b)])
 		b = b[:len(b)+m]

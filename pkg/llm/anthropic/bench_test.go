@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/internal/benchcpu"
+	"github.com/ompgo/omp/internal/benchcpu"
 )
 
 // agentRequest builds a ~300 KB, 300-message agent conversation in the

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ompgo/omp/pkg/llm/internal/benchcpu"
+	"github.com/ompgo/omp/internal/benchcpu"
 )
 
 // The upstream delta fast path (streamState.fastDelta) against

@@ -8,7 +8,7 @@ import (
 
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/llm/anthropic"
-	"github.com/ompgo/omp/pkg/llm/internal/benchcpu"
+	"github.com/ompgo/omp/internal/benchcpu"
 	"github.com/ompgo/omp/pkg/llm/openai"
 )
 

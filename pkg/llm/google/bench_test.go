@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/internal/benchcpu"
+	"github.com/ompgo/omp/internal/benchcpu"
 )
 
 // agentRequest is a 300-message, ~300 KB agent conversation: user turns,

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/internal/benchcpu"
+	"github.com/ompgo/omp/internal/benchcpu"
 )
 
 // agentChatBody builds a ~300 KB, 300-message Chat request shaped like an

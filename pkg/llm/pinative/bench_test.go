@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/internal/benchcpu"
+	"github.com/ompgo/omp/internal/benchcpu"
 )
 
 // BenchmarkEncodeTextDelta encodes one text_delta whose partial message

@@ -226,6 +226,9 @@ type SnapshotResult struct {
 	Status     int
 	Snapshot   *vault.Snapshot
 	Generation int64
+	// Raw is the 200 body exactly as received (what the snapshot cache
+	// stores: client.md §5.2, discrepancies.md E10); nil on a 304.
+	Raw []byte
 }
 
 // Snapshot fetches GET /v1/snapshot. With ifGenerationGt it sends
@@ -260,7 +263,7 @@ func (c *Client) Snapshot(ctx context.Context, ifGenerationGt *int64, wait time.
 	if err != nil {
 		return SnapshotResult{}, err
 	}
-	res := SnapshotResult{Status: http.StatusOK, Snapshot: &snap, Generation: snap.Generation}
+	res := SnapshotResult{Status: http.StatusOK, Snapshot: &snap, Generation: snap.Generation, Raw: r.body}
 	if tagged {
 		res.Generation = tag
 	}

@@ -13,13 +13,14 @@ func (p *Picker) pickOAuth(ctx context.Context, provider, session string, opts O
 	nowMs := p.now().UnixMilli()
 	spark := isSpark(provider, opts.ModelID)
 	strat, ranked := strategies[provider]
+	sc := scopeFor(provider, opts.ModelID)
 
 	stickyID, hasSticky := p.getSticky(provider, session)
 	stickyUnblocked := false
 	if hasSticky {
 		for _, e := range creds {
 			if e.ID == stickyID {
-				stickyUnblocked = !p.Blocks.Blocked(pk, nil, e.ID)
+				stickyUnblocked = !p.Blocks.Blocked(pk, sc.scopes(), e.ID)
 			}
 		}
 	}
@@ -44,8 +45,8 @@ func (p *Picker) pickOAuth(ctx context.Context, provider, session string, opts O
 	if rankNow {
 		reports = p.usage(ctx)
 		for _, c := range cs {
-			p.applyUsage(pk, c, reports, nowMs)
-			strat.measure(c, spark, nowMs)
+			p.applyUsage(pk, sc, c, reports, nowMs)
+			strat.measure(c, sc, spark, nowMs)
 		}
 		cs = rank(cs, session)
 	}
@@ -66,12 +67,12 @@ func (p *Picker) pickOAuth(ctx context.Context, provider, session string, opts O
 		}
 	}
 	for i, c := range cs {
-		if p.Blocks.Blocked(pk, nil, c.entry.ID) {
+		if p.Blocks.Blocked(pk, sc.scopes(), c.entry.ID) {
 			continue
 		}
 		if reports != nil {
-			if until, ex := exhaustedUntil(c.report, p.now().UnixMilli()); ex {
-				p.block(pk, c.entry, until, "usage exhausted")
+			if until, ex := exhaustedUntil(c.report, sc, p.now().UnixMilli()); ex {
+				p.block(pk, sc.block, c.entry, until, "usage exhausted")
 				continue
 			}
 		}
@@ -87,7 +88,7 @@ func (p *Picker) pickOAuth(ctx context.Context, provider, session string, opts O
 				// A refresh failure through a Source is transient for the
 				// picker: a definitive one disables the row at the broker
 				// (discrepancies.md B20, B23) and the set change follows.
-				p.block(pk, c.entry, p.now().Add(RefreshFailureBlock).UnixMilli(), "refresh failed")
+				p.block(pk, "", c.entry, p.now().Add(RefreshFailureBlock).UnixMilli(), "refresh failed")
 			}
 			p.log().Warn("pick: credential refresh failed", "provider", provider, "id", c.entry.ID, "err", err)
 			continue
@@ -96,7 +97,7 @@ func (p *Picker) pickOAuth(ctx context.Context, provider, session string, opts O
 		return e, nil
 	}
 	// Every candidate failed: the first is used anyway when it is blocked.
-	if len(cs) > 0 && p.Blocks.Blocked(pk, nil, cs[0].entry.ID) {
+	if len(cs) > 0 && p.Blocks.Blocked(pk, sc.scopes(), cs[0].entry.ID) {
 		p.setSticky(provider, session, cs[0].entry.ID)
 		return cs[0].entry, nil
 	}
@@ -104,23 +105,25 @@ func (p *Picker) pickOAuth(ctx context.Context, provider, session string, opts O
 	return vault.Entry{}, NoCredential(provider)
 }
 
-// applyUsage attaches c's usage report; an unblocked candidate whose limits
-// are exhausted is blocked, and a blocked one carries its unblock time.
-func (p *Picker) applyUsage(pk string, c *candidate, reports []vault.UsageReport, nowMs int64) {
-	if until, ok := p.Blocks.Until(pk, nil, c.entry.ID); ok {
+// applyUsage attaches c's usage report; an unblocked candidate whose
+// limits in scope sc are exhausted is blocked, and a blocked one carries
+// its unblock time.
+func (p *Picker) applyUsage(pk string, sc limitScope, c *candidate, reports []vault.UsageReport, nowMs int64) {
+	if until, ok := p.Blocks.Until(pk, sc.scopes(), c.entry.ID); ok {
 		c.blocked, c.blockedUntil = true, until
 		return
 	}
 	c.report = matchReport(c.entry.Provider, c.entry.Credential, reports)
-	if until, ex := exhaustedUntil(c.report, nowMs); ex {
-		p.block(pk, c.entry, until, "usage exhausted")
+	if until, ex := exhaustedUntil(c.report, sc, nowMs); ex {
+		p.block(pk, sc.block, c.entry, until, "usage exhausted")
 		c.blocked, c.blockedUntil = true, until
 	}
 }
 
-func (p *Picker) block(pk string, e vault.Entry, untilMs int64, why string) {
-	p.Blocks.Block(pk, "", e.ID, untilMs)
-	p.log().Info("pick: credential blocked", "providerKey", pk, "id", e.ID, "untilMs", untilMs, "reason", why)
+// block blocks e under pk in scope ("" = provider-wide) until untilMs.
+func (p *Picker) block(pk, scope string, e vault.Entry, untilMs int64, why string) {
+	p.Blocks.Block(pk, scope, e.ID, untilMs)
+	p.log().Info("pick: credential blocked", "providerKey", pk, "scope", scope, "id", e.ID, "untilMs", untilMs, "reason", why)
 }
 
 // prepare brings e up to date: forced → Source.Refresh; else the Source's

@@ -15,10 +15,42 @@ type strategy struct {
 	primaryDefault, secDefault time.Duration
 	// boost reports the priority boost (codex: an untouched 5 h primary window).
 	boost func(primary *vault.UsageLimit) bool
+	// scope, when set, narrows a report to the limits that matter for a
+	// model and names the block scope of that model's requests
+	// (google-antigravity: the model family's backend counter). Without
+	// it every limit counts and blocks are provider-wide.
+	scope func(modelID string) limitScope
 }
 
-// strategies are the ranking strategies; google-antigravity is not ranked
-// yet (its candidates keep the §5.2 order).
+// limitScope is what a strategy's scope returns for one model.
+type limitScope struct {
+	// block is the block scope ("" = provider-wide).
+	block string
+	// exhaust returns the limits whose exhaustion blocks the credential
+	// for this model; rank, the limits ranking looks at.
+	exhaust, rank func([]vault.UsageLimit) []vault.UsageLimit
+}
+
+// scopeFor returns the limit scope of provider's requests for modelID:
+// every limit, provider-wide, unless the provider's strategy scopes them.
+func scopeFor(provider, modelID string) limitScope {
+	if s, ok := strategies[provider]; ok && s.scope != nil {
+		return s.scope(modelID)
+	}
+	return limitScope{exhaust: allLimits, rank: allLimits}
+}
+
+func allLimits(ls []vault.UsageLimit) []vault.UsageLimit { return ls }
+
+// scopes is the scope list of Blocks lookups: nil for provider-wide.
+func (s limitScope) scopes() []string {
+	if s.block == "" {
+		return nil
+	}
+	return []string{s.block}
+}
+
+// strategies are the ranking strategies of usage.md §5.3.
 var strategies = map[string]strategy{
 	"openai-codex": {
 		primary:        findLimit("openai-codex:primary", "primary", "1h"),
@@ -31,6 +63,78 @@ var strategies = map[string]strategy{
 		secondary:      findLimit("anthropic:7d", "", ""),
 		primaryDefault: 5 * time.Hour, secDefault: 7 * 24 * time.Hour,
 	},
+	// Antigravity reports one limit per backend counter (anthropic,
+	// google, openai, default), tier and window. Ranking looks at the most
+	// pressured limit of the model family's counter only, with no
+	// secondary: an account at 95 % of its Gemini day is worse for a
+	// Gemini model than one at 0 % of its Claude week.
+	"google-antigravity": {
+		primary:        mostPressured,
+		secondary:      func([]vault.UsageLimit) *vault.UsageLimit { return nil },
+		primaryDefault: 24 * time.Hour, secDefault: 24 * time.Hour,
+		scope: antigravityScope,
+	},
+}
+
+// antigravityCounter maps an Antigravity model id to its backend quota
+// counter (usage.md §5.3): claude- → anthropic, gemini-/gemma- → google,
+// gpt-/openai/ → openai; "" when unknown.
+func antigravityCounter(modelID string) string {
+	id := strings.ToLower(modelID)
+	switch {
+	case strings.HasPrefix(id, "claude-"):
+		return "anthropic"
+	case strings.HasPrefix(id, "gemini-"), strings.HasPrefix(id, "gemma-"):
+		return "google"
+	case strings.HasPrefix(id, "gpt-"), strings.HasPrefix(id, "openai/"):
+		return "openai"
+	}
+	return ""
+}
+
+// counterLimits are the limits of one Antigravity counter
+// ("google-antigravity:<counter>:…").
+func counterLimits(ls []vault.UsageLimit, counter string) []vault.UsageLimit {
+	prefix := "google-antigravity:" + counter + ":"
+	var out []vault.UsageLimit
+	for _, l := range ls {
+		if strings.HasPrefix(strings.ToLower(l.ID), prefix) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// antigravityScope scopes a report to the model's counter, falling back
+// to the legacy "default" counter when that counter has no limits. A model
+// of no known family exhausts nothing (one exhausted family must not block
+// the account for every model) and ranks on every limit; its blocks still
+// live in their own scope, counter:unknown.
+func antigravityScope(modelID string) limitScope {
+	counter := antigravityCounter(modelID)
+	if counter == "" {
+		return limitScope{block: "counter:unknown", rank: allLimits,
+			exhaust: func([]vault.UsageLimit) []vault.UsageLimit { return nil }}
+	}
+	scoped := func(ls []vault.UsageLimit) []vault.UsageLimit {
+		if out := counterLimits(ls, counter); len(out) > 0 {
+			return out
+		}
+		return counterLimits(ls, "default")
+	}
+	return limitScope{block: "counter:" + counter, exhaust: scoped, rank: scoped}
+}
+
+// mostPressured is the limit with the highest used fraction (the first of
+// equals); nil when there is none.
+func mostPressured(ls []vault.UsageLimit) *vault.UsageLimit {
+	var best *vault.UsageLimit
+	for i := range ls {
+		if best == nil || usedFraction(&ls[i]) > usedFraction(best) {
+			best = &ls[i]
+		}
+	}
+	return best
 }
 
 // findLimit finds the limit with id exactly, else the first whose id
@@ -134,11 +238,12 @@ func drainRate(l *vault.UsageLimit, def time.Duration, nowMs int64) float64 {
 	return used / (elapsed / float64(time.Hour.Milliseconds()))
 }
 
-// measure fills the ranking metrics of c from its report.
-func (s strategy) measure(c *candidate, spark bool, nowMs int64) {
+// measure fills the ranking metrics of c from its report, looking at the
+// limits sc ranks on.
+func (s strategy) measure(c *candidate, sc limitScope, spark bool, nowMs int64) {
 	var ls []vault.UsageLimit
 	if c.report != nil {
-		ls = c.report.Limits
+		ls = sc.rank(c.report.Limits)
 	}
 	pri, sec := s.primary(ls), s.secondary(ls)
 	c.priUsed, c.priDrain = usedFraction(pri), drainRate(pri, s.primaryDefault, nowMs)

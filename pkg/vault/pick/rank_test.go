@@ -1,6 +1,7 @@
 package pick
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -198,5 +199,79 @@ func TestReportMatchesByAccountNotByPosition(t *testing.T) {
 	p, _ := newPicker(src)
 	if got := mustPick(t, p, "openai-codex", "", Options{}).ID; got != 2 {
 		t.Fatalf("got %d, want 2 (its own report is the cooler one)", got)
+	}
+}
+
+// antigravityPool: accounts a and b, each with a daily limit on the google
+// and the anthropic counters at the given used fractions, half elapsed.
+func antigravityPool(googleA, claudeA, googleB, claudeB float64) *fakeSource {
+	now := t0.UnixMilli()
+	mk := func(acct string, g, c float64) vault.UsageReport {
+		return report("google-antigravity", acct, nil,
+			limit("google-antigravity:google:pro:daily", "daily", dayMs, g, now+dayMs/2),
+			limit("google-antigravity:anthropic:pro:daily", "daily", dayMs, c, now+dayMs/2))
+	}
+	return &fakeSource{
+		entries: []vault.Entry{oauth(1, "google-antigravity", "a"), oauth(2, "google-antigravity", "b")},
+		reports: []vault.UsageReport{mk("a", googleA, claudeA), mk("b", googleB, claudeB)},
+	}
+}
+
+// Antigravity ranks an account on the counter of the model's family only:
+// a is nearly out of Gemini quota but has Claude headroom, b the reverse.
+func TestRankAntigravityLooksAtTheModelFamilysCounter(t *testing.T) {
+	p, _ := newPicker(antigravityPool(0.95, 0.0, 0.1, 0.8))
+	if got := mustPick(t, p, "google-antigravity", "", Options{ModelID: "gemini-3-pro-high"}).ID; got != 2 {
+		t.Fatalf("gemini model: got %d, want 2 (Gemini headroom)", got)
+	}
+	if got := mustPick(t, p, "google-antigravity", "", Options{ModelID: "claude-sonnet-4-5"}).ID; got != 1 {
+		t.Fatalf("claude model: got %d, want 1 (Claude headroom)", got)
+	}
+}
+
+// An exhausted counter blocks the account for that family only: a's Gemini
+// quota is spent, so Gemini requests go to b while a still serves Claude.
+func TestRankAntigravityExhaustionBlocksOnlyItsCounter(t *testing.T) {
+	src := antigravityPool(1, 0.0, 0.5, 0.9)
+	p, _ := newPicker(src)
+	if got := mustPick(t, p, "google-antigravity", "", Options{ModelID: "gemini-2.5-flash"}).ID; got != 2 {
+		t.Fatalf("gemini model: got %d, want 2", got)
+	}
+	pk := ProviderKey("google-antigravity", "oauth")
+	if !p.Blocks.Blocked(pk, []string{"counter:google"}, 1) {
+		t.Fatal("a is not blocked in scope counter:google")
+	}
+	if p.Blocks.Blocked(pk, nil, 1) || p.Blocks.Blocked(pk, []string{"counter:anthropic"}, 1) {
+		t.Fatal("a's Gemini exhaustion blocked it beyond counter:google")
+	}
+	if got := mustPick(t, p, "google-antigravity", "", Options{ModelID: "claude-opus-4-5-thinking"}).ID; got != 1 {
+		t.Fatalf("claude model: got %d, want 1", got)
+	}
+	// A model of no known family exhausts nothing: a is not blocked for it.
+	src.entries = src.entries[:1]
+	if got := mustPick(t, p, "google-antigravity", "", Options{ModelID: "tab_flash_lite_preview"}).ID; got != 1 {
+		t.Fatalf("unknown family: got %d, want 1", got)
+	}
+}
+
+// A usage-limit error on a Gemini model blocks the account's google counter
+// only, and says a sibling is free for that counter.
+func TestMarkUsageLimitReachedAntigravityBlocksTheCounter(t *testing.T) {
+	p, _ := newPicker(antigravityPool(0.2, 0.2, 0.5, 0.5))
+	e := mustPick(t, p, "google-antigravity", "s1", Options{ModelID: "gemini-2.5-pro"})
+	sw, err := p.MarkUsageLimitReached(context.Background(), "google-antigravity", "s1",
+		LimitOptions{ModelID: "gemini-2.5-pro", RetryAfter: time.Minute})
+	if err != nil || !sw.Switched {
+		t.Fatalf("switch = %+v, %v; want switched", sw, err)
+	}
+	pk := ProviderKey("google-antigravity", "oauth")
+	if !p.Blocks.Blocked(pk, []string{"counter:google"}, e.ID) || p.Blocks.Blocked(pk, []string{"counter:anthropic"}, e.ID) {
+		t.Fatal("the block is not scoped to counter:google")
+	}
+	if got := mustPick(t, p, "google-antigravity", "s1", Options{ModelID: "gemini-2.5-pro"}).ID; got == e.ID {
+		t.Fatalf("gemini model still got the blocked account %d", got)
+	}
+	if got := mustPick(t, p, "google-antigravity", "s2", Options{ModelID: "claude-sonnet-4-5"}); got.ID == 0 {
+		t.Fatal("no account for claude")
 	}
 }

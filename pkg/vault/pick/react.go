@@ -78,22 +78,23 @@ func (p *Picker) MarkUsageLimitReached(ctx context.Context, provider, sessionID 
 	}
 	now := p.now().UnixMilli()
 	until := now + wait.Milliseconds()
+	sc := scopeFor(provider, opts.ModelID)
 	if failed.Credential.Type == vault.TypeOAuth {
 		if r := matchReport(provider, failed.Credential, p.usage(ctx)); r != nil {
-			if reset, ex := exhaustedUntil(r, now); ex && reset > until {
+			if reset, ex := exhaustedUntil(r, sc, now); ex && reset > until {
 				until = reset
 			}
 		}
 	}
 	pk := ProviderKey(provider, string(failed.Credential.Type))
-	p.block(pk, failed, until, "usage limit reached")
+	p.block(pk, sc.block, failed, until, "usage limit reached")
 
 	var retryAt int64
 	for _, e := range byType(es, failed.Credential.Type) {
 		if e.ID == failed.ID {
 			continue
 		}
-		u, blocked := p.Blocks.Until(pk, nil, e.ID)
+		u, blocked := p.Blocks.Until(pk, sc.scopes(), e.ID)
 		if !blocked {
 			return Switch{Switched: true}, nil
 		}
@@ -122,7 +123,7 @@ func (p *Picker) InvalidateMatching(ctx context.Context, provider, key, sessionI
 		}
 		p.clearSticky(provider, sessionID)
 		pk := ProviderKey(provider, string(e.Credential.Type))
-		p.block(pk, e, p.now().Add(DefaultBlock).UnixMilli(), "auth failure")
+		p.block(pk, "", e, p.now().Add(DefaultBlock).UnixMilli(), "auth failure")
 		if e.Credential.Type == vault.TypeOAuth {
 			if _, err := p.Source.Refresh(ctx, e.ID); err != nil {
 				p.log().Warn("pick: refresh after auth failure failed", "provider", provider, "id", e.ID, "err", err)

@@ -118,12 +118,12 @@ func matchReport(provider string, c vault.Credential, reports []vault.UsageRepor
 // exhausted and, if so, until when to block: the earliest future resetsAt of
 // the exhausted limits, else now + DefaultBlock (usage.md §5.2). For
 // openai-codex and anthropic the scope is every limit.
-func exhaustedUntil(r *vault.UsageReport, nowMs int64) (untilMs int64, exhausted bool) {
+func exhaustedUntil(r *vault.UsageReport, sc limitScope, nowMs int64) (untilMs int64, exhausted bool) {
 	if r == nil {
 		return 0, false
 	}
 	var earliest int64
-	for _, l := range r.Limits {
+	for _, l := range sc.exhaust(r.Limits) {
 		if !l.Exhausted() {
 			continue
 		}
