@@ -20,8 +20,9 @@ STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 help: ## list targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
-# Static binaries (CGO_ENABLED=0): no dynamic loader and libc start-up, which
-# cost a third of `omp auth-broker status`'s CPU time; nothing here needs cgo.
+# Static binaries (CGO_ENABLED=0): no dynamic loader and libc start-up for
+# every omp command (measured 14 % less CPU for `omp auth-broker status`);
+# nothing here needs cgo.
 build: ## build bin/omp, bin/broker, bin/gateway (static)
 	@mkdir -p $(BIN)
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/omp ./cmd/omp
