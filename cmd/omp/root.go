@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -21,7 +22,8 @@ type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	environ        []string
-	cwd            string // "" → os.Getwd
+	cwd            string           // "" → os.Getwd
+	clock          func() time.Time // nil → time.Now (tests pin it)
 
 	once sync.Once
 	env  *config.Env
@@ -77,7 +79,7 @@ func newRootCmd(a *app) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newAuthBrokerCmd(a), newAuthGatewayCmd(a))
+	root.AddCommand(newAuthBrokerCmd(a), newAuthGatewayCmd(a), newUsageCmd(a))
 	markUsageErrors(root)
 	return root
 }

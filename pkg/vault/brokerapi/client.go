@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -291,6 +292,40 @@ func (c *Client) Usage(ctx context.Context) (Usage, error) {
 		return Usage{}, err
 	}
 	return decodeBody(r, decodeUsage)
+}
+
+// History is the GET /v1/usage/history answer.
+type History struct {
+	GeneratedAt int64
+	Entries     []vault.UsageHistoryEntry
+	Truncated   bool // the broker dropped the oldest entries (Go brokers only)
+}
+
+// UsageHistory fetches GET /v1/usage/history?sinceMs=<sinceMs>[&provider=]
+// (fleet.md §7.1). A broker older than 17.1.2 answers 404: an *Error with
+// Status 404.
+func (c *Client) UsageHistory(ctx context.Context, sinceMs int64, provider string) (History, error) {
+	q := url.Values{"sinceMs": {strconv.FormatInt(sinceMs, 10)}}
+	if provider != "" {
+		q.Set("provider", provider)
+	}
+	return c.UsageHistoryQuery(ctx, q)
+}
+
+// UsageHistoryQuery fetches GET /v1/usage/history with the query q as
+// given (sinceMs, days, provider): the gateway relays its caller's query.
+// A 400 (bad days) is an *Error whose Err is a vault EINVALID error with
+// the broker's message.
+func (c *Client) UsageHistoryQuery(ctx context.Context, q url.Values) (History, error) {
+	path := "/v1/usage/history"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	r, err := c.do(ctx, http.MethodGet, path, reqOpts{auth: true, timeout: c.UsageTimeout})
+	if err != nil {
+		return History{}, err
+	}
+	return decodeBody(r, decodeHistory)
 }
 
 // Refresh asks the broker to refresh credential id now and returns the

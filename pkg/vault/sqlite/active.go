@@ -221,10 +221,11 @@ func (s *Store) readActive(ctx context.Context, f func(a *activeSet)) error {
 func (s *Store) reloadActive(ctx context.Context, gen int64) error {
 	s.rmu.Lock()
 	defer s.rmu.Unlock()
+	// a.gen moves in place under cmu (applyView), so it is read under it.
 	s.cmu.RLock()
-	a := s.active
+	fresh := s.active != nil && s.active.gen >= gen
 	s.cmu.RUnlock()
-	if a != nil && a.gen >= gen {
+	if fresh {
 		return nil
 	}
 	n, err := s.loadSnapshot(ctx)
