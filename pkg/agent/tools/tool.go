@@ -110,7 +110,7 @@ func (t *Tool) Spec() llm.Tool {
 
 // Set is the active tool set of a session.
 type Set struct {
-	tools []*Tool
+	tools  []*Tool
 	byName map[string]*Tool
 }
 
