@@ -1,0 +1,378 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ompgo/omp/pkg/agent/session"
+	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/pkg/llm/anthropic"
+	"github.com/ompgo/omp/pkg/llm/llmtest"
+)
+
+var (
+	buildOnce sync.Once
+	ompBin    string
+	buildErr  error
+)
+
+// binary builds the real omp once per test process.
+func binary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "omp-e2e-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		ompBin = filepath.Join(dir, "omp")
+		out, err := exec.Command("go", "build", "-o", ompBin, ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return ompBin
+}
+
+// fakeAnthropic is a scripted Anthropic Messages upstream: each request
+// gets the next scripted message as an SSE stream, or an error status.
+type fakeAnthropic struct {
+	srv *httptest.Server
+
+	mu     sync.Mutex
+	script []any // llm.Message or fakeError
+	bodies []map[string]any
+	keys   []string
+}
+
+// fakeHang starts a stream and then waits for the client to go away.
+type fakeHang struct{ started chan struct{} }
+
+type fakeError struct {
+	status int
+	body   string
+}
+
+func newFakeAnthropic(t *testing.T) *fakeAnthropic {
+	f := &fakeAnthropic{}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func (f *fakeAnthropic) push(items ...any) {
+	f.mu.Lock()
+	f.script = append(f.script, items...)
+	f.mu.Unlock()
+}
+
+func (f *fakeAnthropic) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
+		http.Error(w, "not found", http.StatusNotFound)
+		return
+	}
+	data, _ := io.ReadAll(r.Body)
+	var body map[string]any
+	_ = json.Unmarshal(data, &body)
+	f.mu.Lock()
+	f.bodies = append(f.bodies, body)
+	f.keys = append(f.keys, r.Header.Get("x-api-key"))
+	if len(f.script) == 0 {
+		f.mu.Unlock()
+		http.Error(w, `{"type":"error","error":{"type":"api_error","message":"script exhausted"}}`, http.StatusInternalServerError)
+		return
+	}
+	next := f.script[0]
+	f.script = f.script[1:]
+	f.mu.Unlock()
+	switch v := next.(type) {
+	case fakeError:
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(v.status)
+		_, _ = io.WriteString(w, v.body)
+	case fakeHang:
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"fake-model\",\"content\":[],\"usage\":{\"input_tokens\":1,\"output_tokens\":0}}}\n\n")
+		w.(http.Flusher).Flush()
+		close(v.started)
+		<-r.Context().Done()
+	case llm.Message:
+		w.Header().Set("Content-Type", "text/event-stream")
+		enc := anthropic.NewStreamEncoder("fake-model", "msg_1")
+		var buf []byte
+		for ev := range llmtest.Replay(v, 4).Events() {
+			buf = enc.Encode(buf[:0], &ev)
+			_, _ = w.Write(buf)
+		}
+	}
+}
+
+func (f *fakeAnthropic) requests() []map[string]any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]map[string]any(nil), f.bodies...)
+}
+
+type e2eEnv struct {
+	home, project string
+	fake          *fakeAnthropic
+}
+
+func newE2E(t *testing.T) *e2eEnv {
+	e := &e2eEnv{home: t.TempDir(), project: t.TempDir(), fake: newFakeAnthropic(t)}
+	agentDir := filepath.Join(e.home, ".omp", "agent")
+	if err := os.MkdirAll(agentDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	yml := fmt.Sprintf(`providers:
+  fake:
+    baseUrl: %s
+    apiKey: FAKE_PROVIDER_KEY
+    api: anthropic-messages
+    auth: apiKey
+    models:
+      - id: fake-model
+        contextWindow: 200000
+        maxTokens: 8192
+`, e.fake.srv.URL)
+	if err := os.WriteFile(filepath.Join(agentDir, "models.yml"), []byte(yml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func (e *e2eEnv) run(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(binary(t), args...)
+	cmd.Dir = e.project
+	cmd.Env = []string{"HOME=" + e.home, "PATH=" + os.Getenv("PATH"), "FAKE_PROVIDER_KEY=sk-fake-123", "PI_BASH_NO_LOGIN=1"}
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
+	var o, er bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &er
+	err := cmd.Run()
+	code = 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return o.String(), er.String(), code
+}
+
+func (e *e2eEnv) sessionFiles(t *testing.T) []string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(e.home, ".omp", "agent", "sessions", "*", "*.jsonl"))
+	return files
+}
+
+func asst(stop llm.StopReason, blocks ...llm.Content) llm.Message {
+	return llm.Message{Role: llm.RoleAssistant, Content: blocks, StopReason: stop,
+		Usage: llm.Usage{Input: 10, Output: 5}}
+}
+
+func call(id, name string, args any) llm.Content {
+	b, _ := json.Marshal(args)
+	return llm.ToolCall(id, name, b)
+}
+
+func TestAgentE2EToolLoopContinueAndError(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	e := newE2E(t)
+	e.fake.push(
+		asst(llm.StopToolUse, llm.Text("Creating the file."), call("toolu_1", "write", map[string]string{"path": "hello.txt", "content": "hello world\n"})),
+		asst(llm.StopToolUse, call("toolu_2", "bash", map[string]string{"command": "cat hello.txt && echo ran > ran.txt"})),
+		asst(llm.StopToolUse, call("toolu_3", "edit", map[string]any{"path": "hello.txt", "edits": []map[string]string{{"old_text": "world", "new_text": "omp"}}})),
+		asst(llm.StopEnd, llm.Text("All done.")),
+	)
+	stdout, stderr, code := e.run(t, "", "-p", "--model", "fake/fake-model", "create hello.txt")
+	if code != 0 || stdout != "All done.\n" {
+		t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
+	}
+	if got, _ := os.ReadFile(filepath.Join(e.project, "hello.txt")); string(got) != "hello omp\n" {
+		t.Fatalf("hello.txt = %q", got)
+	}
+	if got, _ := os.ReadFile(filepath.Join(e.project, "ran.txt")); string(got) != "ran\n" {
+		t.Fatalf("ran.txt = %q", got)
+	}
+	reqs := e.fake.requests()
+	if len(reqs) != 4 {
+		t.Fatalf("upstream requests = %d", len(reqs))
+	}
+	for i, k := range e.fake.keys {
+		if k != "sk-fake-123" {
+			t.Fatalf("request %d key = %q, want the models.yml apiKey from the environment", i, k)
+		}
+	}
+	// The bash result reached the model in the third request.
+	third, _ := json.Marshal(reqs[2]["messages"])
+	if !strings.Contains(string(third), `hello world\n`) || !strings.Contains(string(third), `"tool_use_id":"toolu_2"`) {
+		t.Fatalf("third request lacks the bash result: %s", third)
+	}
+
+	files := e.sessionFiles(t)
+	if len(files) != 1 {
+		t.Fatalf("session files = %v", files)
+	}
+	sf, err := session.Open(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := sf.Header(); h.Cwd != e.project || h.Version != 3 {
+		t.Fatalf("header = %+v", h)
+	}
+	ctx := sf.BuildContext()
+	if ctx.Model != "fake/fake-model" || ctx.ThinkingLevel != "medium" {
+		t.Fatalf("replay = %q %q", ctx.Model, ctx.ThinkingLevel)
+	}
+	var roles []string
+	for _, m := range ctx.Messages {
+		roles = append(roles, m.Role)
+	}
+	if got := strings.Join(roles, ","); got != "user,assistant,toolResult,assistant,toolResult,assistant,toolResult,assistant" {
+		t.Fatalf("session roles = %s", got)
+	}
+	entries := sf.Entries()
+	if entries[0].Type != session.TypeModelChange || entries[0].ParentID != "" || entries[1].Type != session.TypeThinkingLevelChange {
+		t.Fatalf("first entries = %s / %s", entries[0].Raw, entries[1].Raw)
+	}
+	for i := 1; i < len(entries); i++ {
+		if entries[i].ParentID != entries[i-1].ID {
+			t.Fatalf("entry %d parentId %q, want %q", i, entries[i].ParentID, entries[i-1].ID)
+		}
+	}
+
+	// -c continues the same file with the whole history upstream.
+	e.fake.push(asst(llm.StopEnd, llm.Text("Continued.")))
+	stdout, stderr, code = e.run(t, "", "-c", "-p", "and now?")
+	if code != 0 || stdout != "Continued.\n" {
+		t.Fatalf("continue: exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
+	}
+	if files2 := e.sessionFiles(t); len(files2) != 1 || files2[0] != files[0] {
+		t.Fatalf("continue wrote %v", files2)
+	}
+	reqs = e.fake.requests()
+	msgs, _ := reqs[4]["messages"].([]any)
+	if len(msgs) != 9 {
+		t.Fatalf("continued request has %d messages, want the 8 of the session plus the new prompt", len(msgs))
+	}
+	sf2, err := session.Open(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(sf2.BuildContext().Messages); n != 10 {
+		t.Fatalf("continued session has %d messages", n)
+	}
+
+	// An upstream error exits 1 with the message on stderr and is recorded.
+	e.fake.push(fakeError{400, `{"type":"error","error":{"type":"invalid_request_error","message":"fake-model is not allowed here"}}`})
+	stdout, stderr, code = e.run(t, "piped context", "-c", "-p", "fail please")
+	if code != 1 || stdout != "" || !strings.Contains(stderr, "fake-model is not allowed here") {
+		t.Fatalf("error run: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	reqs = e.fake.requests()
+	msgs, _ = reqs[5]["messages"].([]any)
+	last, _ := json.Marshal(msgs[len(msgs)-1])
+	if !strings.Contains(string(last), `piped context\n\nfail please`) {
+		t.Fatalf("piped stdin not prepended: %s", last)
+	}
+	data, _ := os.ReadFile(files[0])
+	if !strings.Contains(string(data), `"stopReason":"error","errorMessage":"fake-model is not allowed here"`) {
+		t.Fatalf("error turn not persisted:\n%s", data)
+	}
+}
+
+func TestAgentE2EJSONModeAndNoSession(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	e := newE2E(t)
+	e.fake.push(asst(llm.StopEnd, llm.Text("hi there")))
+	stdout, stderr, code := e.run(t, "", "--mode", "json", "--no-session", "--model", "fake/fake-model", "hello")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	var first map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil || first["type"] != "session" || first["cwd"] != e.project {
+		t.Fatalf("first line = %s", lines[0])
+	}
+	var types []string
+	for _, l := range lines[1:] {
+		var v map[string]any
+		if err := json.Unmarshal([]byte(l), &v); err != nil {
+			t.Fatalf("not JSON: %s", l)
+		}
+		if v["type"] != "message_update" {
+			types = append(types, v["type"].(string))
+		}
+	}
+	if got := strings.Join(types, " "); got != "agent_start turn_start message_start message_end message_start message_end turn_end agent_end" {
+		t.Fatalf("events = %s", got)
+	}
+	if files := e.sessionFiles(t); len(files) != 0 {
+		t.Fatalf("--no-session wrote %v", files)
+	}
+	_, stderr, code = e.run(t, "", "-p", "--model", "nope/x", "hi")
+	if code != 1 || !strings.Contains(stderr, `Model "nope/x" not found`) {
+		t.Fatalf("unknown model: exit %d, %q", code, stderr)
+	}
+	_, stderr, code = e.run(t, "", "-p")
+	if code != 1 || !strings.Contains(stderr, "No prompt provided") {
+		t.Fatalf("empty prompt: exit %d, %q", code, stderr)
+	}
+}
+
+func TestAgentE2ESIGINTExits130WithTheSessionFlushed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	e := newE2E(t)
+	hang := fakeHang{started: make(chan struct{})}
+	e.fake.push(hang)
+	cmd := exec.Command(binary(t), "-p", "--model", "fake/fake-model", "wait for it")
+	cmd.Dir = e.project
+	cmd.Env = []string{"HOME=" + e.home, "PATH=" + os.Getenv("PATH"), "FAKE_PROVIDER_KEY=k"}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-hang.started:
+	case <-time.After(20 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("the request never reached the upstream")
+	}
+	_ = cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 130 {
+		t.Fatalf("exit = %v, stderr %q", err, stderr.String())
+	}
+	files := e.sessionFiles(t)
+	if len(files) != 1 {
+		t.Fatalf("session files = %v", files)
+	}
+	data, _ := os.ReadFile(files[0])
+	if !strings.Contains(string(data), `"stopReason":"aborted","errorMessage":"Request was aborted"`) {
+		t.Fatalf("aborted turn not flushed:\n%s", data)
+	}
+}
