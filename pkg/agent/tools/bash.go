@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -143,7 +142,7 @@ func runBash(ctx context.Context, env *Env, opt BashOptions, args map[string]any
 	cmd.Env = environ
 	sink := &Sink{Tool: "bash", Artifacts: env.Artifacts}
 	cmd.Stdout, cmd.Stderr = sink, sink
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	setProcessGroup(cmd)
 	// A background child keeping the output pipe open must not hold the
 	// call once the shell has exited.
 	cmd.WaitDelay = time.Second
@@ -208,20 +207,4 @@ wait:
 		return Result{}, &Error{Msg: text + fmt.Sprintf("\n\nCommand exited with code %d", code), Details: d}
 	}
 	return TextResult(text, d), nil
-}
-
-// killGroup sends SIGTERM to the process group, then SIGKILL after the
-// grace period, and waits for the shell.
-func killGroup(cmd *exec.Cmd, waited <-chan error) error {
-	pgid := cmd.Process.Pid
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
-	select {
-	case err := <-waited:
-		// The shell is gone; make sure nothing of its group survives.
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		return err
-	case <-time.After(killGrace):
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		return <-waited
-	}
 }
