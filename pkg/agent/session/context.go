@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/pkg/llm/pinative"
 )
 
 // Context is what a session path replays to (§3.9).
@@ -70,12 +71,13 @@ func (f *File) BuildContext() Context {
 		}
 		f.replay(e, &ctx)
 	}
-	var out []Message
+
+	var b batch
 	if lastCompaction >= 0 && lastCompaction >= start-1 {
 		c := path[lastCompaction]
 		var comp Compaction
 		_ = c.Decode(&comp)
-		out = append(out, summaryMessage(RoleCompactionSummary, c, comp.Summary, comp.TokensBefore))
+		b.out = append(b.out, summaryMessage(RoleCompactionSummary, c, comp.Summary, comp.TokensBefore))
 		kept := -1
 		for i := 0; i < lastCompaction; i++ {
 			if path[i].ID == comp.FirstKeptEntryID {
@@ -85,7 +87,7 @@ func (f *File) BuildContext() Context {
 		}
 		if kept >= 0 {
 			for _, e := range path[kept:lastCompaction] {
-				out = appendEntryMessage(out, e)
+				b.add(e)
 			}
 		}
 		if start < lastCompaction+1 {
@@ -93,8 +95,9 @@ func (f *File) BuildContext() Context {
 		}
 	}
 	for _, e := range path[start:] {
-		out = appendEntryMessage(out, e)
+		b.add(e)
 	}
+	out := b.finish()
 	ctx.Messages = out
 	return ctx
 }
@@ -137,17 +140,76 @@ func (f *File) replay(e *Entry, ctx *Context) {
 	}
 }
 
+// batch collects the context messages of a path. The user, developer,
+// assistant and toolResult messages (nearly all of a long session) are
+// decoded together in one pi-native decoder call in finish; the rest
+// right away.
+type batch struct {
+	out  []Message
+	idx  []int    // positions in out awaiting the batch decode
+	raws [][]byte // their raw messages
+}
+
+func (b *batch) add(e *Entry) {
+	if e.Type == TypeMessage {
+		raw := e.field("message")
+		if role := messageRole(raw); isLLMRole(role) {
+			b.idx = append(b.idx, len(b.out))
+			b.raws = append(b.raws, raw)
+			b.out = append(b.out, Message{Role: role, Raw: raw})
+			return
+		}
+	}
+	b.out = appendEntryMessage(b.out, e)
+}
+
+// finish decodes the collected messages and drops those that fail.
+func (b *batch) finish() []Message {
+	if len(b.raws) > 0 {
+		size := 48
+		for _, r := range b.raws {
+			size += len(r) + 1
+		}
+		body := make([]byte, 0, size)
+		body = append(body, `{"modelId":"s","context":{"messages":[`...)
+		for i, r := range b.raws {
+			if i > 0 {
+				body = append(body, ',')
+			}
+			body = append(body, r...)
+		}
+		body = append(body, "]}}"...)
+		if req, err := pinative.DecodeRequest(body); err == nil && len(req.Canonical.Messages) == len(b.raws) {
+			for k, i := range b.idx {
+				b.out[i].LLM = &req.Canonical.Messages[k]
+			}
+		} else {
+			// One bad message: decode them one by one.
+			for _, i := range b.idx {
+				if m, err := DecodeMessage(b.out[i].Raw); err == nil {
+					b.out[i] = m
+				}
+			}
+		}
+	}
+	out := b.out[:0]
+	for _, m := range b.out {
+		if m.Role != "" && (m.LLM != nil || !isLLMRole(m.Role)) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // appendEntryMessage converts a context-producing entry (§3.9 step 4).
 func appendEntryMessage(out []Message, e *Entry) []Message {
 	switch e.Type {
 	case TypeMessage:
-		var v struct {
-			Message json.RawMessage `json:"message"`
-		}
-		if e.Decode(&v) != nil || len(v.Message) == 0 {
+		raw := e.field("message")
+		if len(raw) == 0 {
 			return out
 		}
-		m, err := DecodeMessage(v.Message)
+		m, err := DecodeMessage(raw)
 		if err != nil {
 			return out
 		}

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 	"time"
@@ -57,26 +56,37 @@ type Entry struct {
 	Raw       json.RawMessage
 }
 
-// entryBase is the part of every entry line the tree needs.
-type entryBase struct {
-	Type      string          `json:"type"`
-	ID        string          `json:"id"`
-	ParentID  json.RawMessage `json:"parentId"`
-	Timestamp string          `json:"timestamp"`
-}
-
 // parseEntry decodes the base fields of line; ok is false for a line that
 // is not a JSON object with a string type.
 func parseEntry(line []byte) (Entry, bool) {
-	var b entryBase
-	if err := json.Unmarshal(line, &b); err != nil || b.Type == "" {
+	e := Entry{Raw: line}
+	ok := scanObject(line, func(key string, val []byte) {
+		switch key {
+		case "type":
+			e.Type, _ = rawString(val)
+		case "id":
+			e.ID, _ = rawString(val)
+		case "parentId":
+			e.ParentID, _ = rawString(val)
+		case "timestamp":
+			e.Timestamp, _ = rawString(val)
+		}
+	})
+	if !ok || e.Type == "" {
 		return Entry{}, false
 	}
-	e := Entry{Type: b.Type, ID: b.ID, Timestamp: b.Timestamp, Raw: line}
-	if p := bytes.TrimSpace(b.ParentID); len(p) > 0 && p[0] == '"' {
-		_ = json.Unmarshal(p, &e.ParentID)
-	}
 	return e, true
+}
+
+// field returns the raw value of a top-level member of the entry.
+func (e *Entry) field(name string) []byte {
+	var out []byte
+	scanObject(e.Raw, func(key string, val []byte) {
+		if key == name && out == nil {
+			out = val
+		}
+	})
+	return out
 }
 
 // Decode unmarshals the entry's JSON into v (a struct with the fields of

@@ -84,6 +84,9 @@ const (
 // JSON object with a role is an error; an unknown role is not (its LLM is
 // nil, D6).
 func DecodeMessage(raw json.RawMessage) (Message, error) {
+	if m, ok := decodeLLMFast(raw); ok {
+		return m, nil
+	}
 	var w wireMessage
 	if err := json.Unmarshal(raw, &w); err != nil {
 		return Message{}, fmt.Errorf("decode message: %w", err)
@@ -193,4 +196,48 @@ func EncodeMessage(m *llm.Message, details json.RawMessage) json.RawMessage {
 func NewMessage(m *llm.Message, details json.RawMessage) Message {
 	cp := *m
 	return Message{Role: string(m.Role), Raw: EncodeMessage(m, details), LLM: &cp}
+}
+
+// decodeLLMFast decodes a user, developer, assistant or toolResult message
+// with the pi-native request decoder (its message shape is the session's),
+// which is several times faster than encoding/json on long sessions. ok is
+// false for other roles and anything the decoder rejects; the caller then
+// takes the encoding/json path.
+func decodeLLMFast(raw json.RawMessage) (Message, bool) {
+	role := messageRole(raw)
+	if !isLLMRole(role) {
+		return Message{}, false
+	}
+	body := make([]byte, 0, len(raw)+48)
+	body = append(body, `{"modelId":"s","context":{"messages":[`...)
+	body = append(body, raw...)
+	body = append(body, "]}}"...)
+	req, err := pinative.DecodeRequest(body)
+	if err != nil || len(req.Canonical.Messages) != 1 {
+		return Message{}, false
+	}
+	lm := req.Canonical.Messages[0]
+	return Message{Role: role, Raw: raw, LLM: &lm}, true
+}
+
+// messageRole returns the role of a raw message ("" when it has none or
+// is not an object).
+func messageRole(raw []byte) string {
+	var role string
+	if !scanObject(raw, func(key string, val []byte) {
+		if key == "role" {
+			role, _ = rawString(val)
+		}
+	}) {
+		return ""
+	}
+	return role
+}
+
+func isLLMRole(role string) bool {
+	switch llm.Role(role) {
+	case llm.RoleUser, llm.RoleDeveloper, llm.RoleAssistant, llm.RoleToolResult:
+		return true
+	}
+	return false
 }
