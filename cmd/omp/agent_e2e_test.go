@@ -376,3 +376,37 @@ func TestAgentE2ESIGINTExits130WithTheSessionFlushed(t *testing.T) {
 		t.Fatalf("aborted turn not flushed:\n%s", data)
 	}
 }
+
+// BenchmarkStartToFirstRequest is process start → first upstream request
+// of `omp -p` with a models.yml provider (issue 11 target: ≤ 30 ms).
+func BenchmarkStartToFirstRequest(b *testing.B) {
+	t := &testing.T{}
+	bin := binary(t)
+	home, project := b.TempDir(), b.TempDir()
+	arrived := make(chan time.Time, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- time.Now()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, `{"type":"error","error":{"type":"invalid_request_error","message":"stop"}}`)
+	}))
+	defer srv.Close()
+	agentDir := filepath.Join(home, ".omp", "agent")
+	_ = os.MkdirAll(agentDir, 0o700)
+	_ = os.WriteFile(filepath.Join(agentDir, "models.yml"), []byte("providers:\n  fake:\n    baseUrl: "+srv.URL+
+		"\n    apiKey: k\n    api: anthropic-messages\n    models:\n      - id: m\n"), 0o600)
+	var total time.Duration
+	for b.Loop() {
+		cmd := exec.Command(bin, "-p", "--no-session", "--model", "fake/m", "hi")
+		cmd.Dir = project
+		cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
+		start := time.Now()
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		at := <-arrived
+		_ = cmd.Wait()
+		total += at.Sub(start)
+	}
+	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms-to-request")
+}
