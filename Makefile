@@ -68,10 +68,11 @@ interop-install: ## install the reference TypeScript omp (+ bun) from npm into .
 	  { [ -x node_modules/@oven/bun-linux-x64/bin/bun ] && [ -f node_modules/@oh-my-pi/pi-coding-agent/dist/cli.js ]; } || \
 	  npm install --no-audit --no-fund @oven/bun-linux-x64 @oh-my-pi/pi-coding-agent@$(REFERENCE_VERSION) >/dev/null
 
-interop: build interop-install ## check the reference TypeScript omp against our broker and our gateway (installs it from npm into .interop/)
+interop: build interop-install ## check the reference TypeScript omp against our broker, our gateway and our agent's session files (installs it from npm into .interop/)
 	$(GO) build -o $(BIN)/fakeupstream ./internal/e2eclis/fakeupstream
 	scripts/interop.sh $(REFERENCE_DIR)
 	scripts/interop-gateway.sh $(REFERENCE_DIR) $(BIN)
+	scripts/interop-agent.sh $(REFERENCE_DIR) $(BIN)
 
 # Flags for the bench-vault tool, e.g. BENCH_VAULT_FLAGS='-json' or '-rounds 5 -strict'.
 BENCH_VAULT_FLAGS ?=
