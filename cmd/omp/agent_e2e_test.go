@@ -19,6 +19,7 @@ import (
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/llm/anthropic"
 	"github.com/ompgo/omp/pkg/llm/llmtest"
+	"github.com/ompgo/omp/pkg/llm/openai"
 )
 
 var (
@@ -52,6 +53,8 @@ func binary(t *testing.T) string {
 // gets the next scripted message as an SSE stream, or an error status.
 type fakeAnthropic struct {
 	srv *httptest.Server
+	// wire is the API the fake speaks (default anthropic-messages).
+	wire string
 
 	mu     sync.Mutex
 	script []any // llm.Message or fakeError
@@ -81,7 +84,11 @@ func (f *fakeAnthropic) push(items ...any) {
 }
 
 func (f *fakeAnthropic) serve(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
+	want := map[string]string{llm.APIOpenAIChat: "/v1/chat/completions", llm.APIOpenAIResponses: "/v1/responses"}[f.wire]
+	if want == "" {
+		want = "/v1/messages"
+	}
+	if r.Method != http.MethodPost || r.URL.Path != want {
 		http.Error(w, "not found", http.StatusNotFound)
 		return
 	}
@@ -90,7 +97,11 @@ func (f *fakeAnthropic) serve(w http.ResponseWriter, r *http.Request) {
 	_ = json.Unmarshal(data, &body)
 	f.mu.Lock()
 	f.bodies = append(f.bodies, body)
-	f.keys = append(f.keys, r.Header.Get("x-api-key"))
+	key := r.Header.Get("x-api-key")
+	if key == "" {
+		key = strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+	}
+	f.keys = append(f.keys, key)
 	if len(f.script) == 0 {
 		f.mu.Unlock()
 		http.Error(w, `{"type":"error","error":{"type":"api_error","message":"script exhausted"}}`, http.StatusInternalServerError)
@@ -112,10 +123,18 @@ func (f *fakeAnthropic) serve(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done()
 	case llm.Message:
 		w.Header().Set("Content-Type", "text/event-stream")
-		enc := anthropic.NewStreamEncoder("fake-model", "msg_1")
+		var encode func([]byte, *llm.Event) []byte
+		switch f.wire {
+		case llm.APIOpenAIChat:
+			encode = openai.NewChatStream(openai.ChatOptions{ID: "chatcmpl-1", Model: "fake-model", IncludeUsage: true}).Append
+		case llm.APIOpenAIResponses:
+			encode = openai.NewResponsesStream(openai.ResponsesOptions{ID: openai.NewResponseID(), Model: "fake-model"}).Append
+		default:
+			encode = anthropic.NewStreamEncoder("fake-model", "msg_1").Encode
+		}
 		var buf []byte
 		for ev := range llmtest.Replay(v, 4).Events() {
-			buf = enc.Encode(buf[:0], &ev)
+			buf = encode(buf[:0], &ev)
 			_, _ = w.Write(buf)
 		}
 	}
@@ -132,8 +151,17 @@ type e2eEnv struct {
 	fake          *fakeAnthropic
 }
 
-func newE2E(t *testing.T) *e2eEnv {
+func newE2E(t *testing.T) *e2eEnv { return newE2EWire(t, llm.APIAnthropic) }
+
+// newE2EWire is a temp home and project with a models.yml provider "fake"
+// speaking wire against a scripted fake upstream.
+func newE2EWire(t *testing.T, wire string) *e2eEnv {
 	e := &e2eEnv{home: t.TempDir(), project: t.TempDir(), fake: newFakeAnthropic(t)}
+	e.fake.wire = wire
+	base := e.fake.srv.URL
+	if wire != llm.APIAnthropic {
+		base += "/v1"
+	}
 	agentDir := filepath.Join(e.home, ".omp", "agent")
 	if err := os.MkdirAll(agentDir, 0o700); err != nil {
 		t.Fatal(err)
@@ -142,13 +170,13 @@ func newE2E(t *testing.T) *e2eEnv {
   fake:
     baseUrl: %s
     apiKey: FAKE_PROVIDER_KEY
-    api: anthropic-messages
+    api: %s
     auth: apiKey
     models:
       - id: fake-model
         contextWindow: 200000
         maxTokens: 8192
-`, e.fake.srv.URL)
+`, base, wire)
 	if err := os.WriteFile(filepath.Join(agentDir, "models.yml"), []byte(yml), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -409,4 +437,49 @@ func BenchmarkStartToFirstRequest(b *testing.B) {
 		total += at.Sub(start)
 	}
 	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms-to-request")
+}
+
+// TestAgentE2EOpenAIWires runs the same tool loop against Chat Completions
+// and Responses fakes: the loop is provider-neutral.
+func TestAgentE2EOpenAIWires(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	for _, wire := range []string{llm.APIOpenAIChat, llm.APIOpenAIResponses} {
+		t.Run(wire, func(t *testing.T) {
+			e := newE2EWire(t, wire)
+			e.fake.push(
+				asst(llm.StopToolUse, call("call_1", "write", map[string]string{"path": "a.txt", "content": "one\n"})),
+				asst(llm.StopToolUse, call("call_2", "bash", map[string]string{"command": "cat a.txt"})),
+				asst(llm.StopToolUse, call("call_3", "edit", map[string]string{"path": "a.txt", "old_text": "one", "new_text": "two"})),
+				asst(llm.StopEnd, llm.Text("Edited.")),
+			)
+			stdout, stderr, code := e.run(t, "", "-p", "--model", "fake/fake-model", "go")
+			if code != 0 || stdout != "Edited.\n" {
+				t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
+			}
+			if got, _ := os.ReadFile(filepath.Join(e.project, "a.txt")); string(got) != "two\n" {
+				t.Fatalf("a.txt = %q", got)
+			}
+			reqs := e.fake.requests()
+			if len(reqs) != 4 || e.fake.keys[0] != "sk-fake-123" {
+				t.Fatalf("requests %d keys %v", len(reqs), e.fake.keys)
+			}
+			third, _ := json.Marshal(reqs[2])
+			if !strings.Contains(string(third), `one\\n`) {
+				t.Fatalf("third request lacks the bash output: %s", third)
+			}
+			files := e.sessionFiles(t)
+			if len(files) != 1 {
+				t.Fatalf("session files = %v", files)
+			}
+			sf, err := session.Open(files[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := len(sf.BuildContext().Messages); n != 8 {
+				t.Fatalf("session messages = %d", n)
+			}
+		})
+	}
 }
