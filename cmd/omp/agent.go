@@ -170,7 +170,9 @@ func (a *app) runAgent(ctx context.Context, f *agentFlags, messages []string) er
 		NoCI:    env.Get("PI_BASH_NO_CI") != "" || env.Get("CLAUDE_BASH_NO_CI") != "",
 		Prefix:  firstNonEmpty(env.Get("PI_SHELL_PREFIX"), env.Get("CLAUDE_CODE_SHELL_PREFIX")),
 	}
-	set := tools.Builtin(tenv, bashOpt, &tools.TodoList{}, enabled)
+	todos := &tools.TodoList{}
+	todos.Set(agent.RestoreTodos(sf))
+	set := tools.Builtin(tenv, bashOpt, todos, enabled)
 	system, err := systemPrompt(f, env, cwd, set)
 	if err != nil {
 		return err

@@ -50,7 +50,12 @@ type Agent struct {
 	loaded   bool
 	// retryAfter is the upstream's retry hint of the latest failed turn.
 	retryAfter time.Duration
+	// todoFailed queues the D22 reminder for the next prompt.
+	todoFailed bool
 }
+
+// todoReminder is D22's hidden next-turn message after a failed todo call.
+const todoReminder = "<system-reminder>Your last todo call failed, so the todo list was not updated. Fix the errors and call todo again; progress is not visible to the user until it succeeds.</system-reminder>"
 
 // Messages returns the in-memory context.
 func (a *Agent) Messages() []session.Message {
@@ -98,6 +103,12 @@ func (a *Agent) sleep(ctx context.Context, d time.Duration) error {
 // session could not be written.
 func (a *Agent) Prompt(ctx context.Context, text string) (*llm.Message, error) {
 	a.load()
+	if a.todoFailed {
+		a.todoFailed = false
+		if err := a.appendCustomMessage("todo-error-reminder", todoReminder, false); err != nil {
+			return nil, err
+		}
+	}
 	user := &llm.Message{Role: llm.RoleUser, Content: []llm.Content{llm.Text(text)}, Timestamp: a.now().UnixMilli()}
 	final, err := a.run(ctx, []session.Message{session.NewMessage(user, nil)})
 	if err != nil {
@@ -140,6 +151,24 @@ func (a *Agent) dropLastAssistantError() {
 			return
 		}
 	}
+}
+
+// appendCustomMessage records a custom_message entry (§3.3) and adds it to
+// the context as a custom message.
+func (a *Agent) appendCustomMessage(customType, text string, display bool) error {
+	content, _ := json.Marshal(text)
+	if _, err := a.Session.Append(session.TypeCustomMessage, session.CustomMessage{CustomType: customType,
+		Content: content, Display: display}); err != nil {
+		return fmt.Errorf("session: %w", err)
+	}
+	raw, _ := json.Marshal(map[string]any{"role": session.RoleCustom, "customType": customType, "content": text,
+		"display": display, "timestamp": a.now().UnixMilli()})
+	m, err := session.DecodeMessage(raw)
+	if err != nil {
+		return err
+	}
+	a.messages = append(a.messages, m)
+	return nil
 }
 
 // persist appends m to the session and the in-memory context.
@@ -310,6 +339,9 @@ func (a *Agent) execute(ctx context.Context, c llm.Content) (session.Message, bo
 		})
 	}
 	a.emit(&Event{Type: EventToolExecutionEnd, ToolCallID: c.ID, ToolName: c.Name, Result: resultJSON(res), IsError: isErr})
+	if c.Name == "todo" && isErr {
+		a.todoFailed = true
+	}
 	var details json.RawMessage
 	if res.Details != nil {
 		details, _ = json.Marshal(res.Details)

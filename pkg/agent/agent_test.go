@@ -267,3 +267,58 @@ func TestJSONShapes(t *testing.T) {
 		t.Fatalf("updates:\n%s", strings.Join(updates, "\n"))
 	}
 }
+
+func TestRestoreTodosFromTheLatestSource(t *testing.T) {
+	h := newHarness(t,
+		assistant(llm.StopToolUse, toolCall("t1", "todo", `{"ops":[{"op":"init","list":[{"phase":"P","items":["a","b","c"]}]},{"op":"done","task":"a"},{"op":"drop","task":"c"}]}`)),
+		assistant(llm.StopToolUse, toolCall("t2", "todo", `{"ops":[{"op":"start","task":"ghost"}]}`)),
+		assistant(llm.StopEnd, llm.Text("ok")),
+	)
+	if _, err := h.agent.Prompt(context.Background(), "plan"); err != nil {
+		t.Fatal(err)
+	}
+	g, err := session.Open(h.agent.Session.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := RestoreTodos(g)
+	if len(got) != 1 || len(got[0].Tasks) != 1 || got[0].Tasks[0] != (tools.TodoItem{Content: "b", Status: tools.TodoInProgress}) {
+		t.Fatalf("restored = %+v (the failed call must not count; done and dropped tasks are stripped)", got)
+	}
+	if _, err := g.Append(session.TypeCustom, map[string]any{"customType": "user_todo_edit",
+		"data": map[string]any{"phases": []tools.TodoPhase{{Name: "Q", Tasks: []tools.TodoItem{{Content: "x", Status: "pending"}}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := RestoreTodos(g); len(got) != 1 || got[0].Name != "Q" {
+		t.Fatalf("user edit not the latest source: %+v", got)
+	}
+}
+
+func TestFailedTodoQueuesAHiddenReminder(t *testing.T) {
+	h := newHarness(t,
+		assistant(llm.StopToolUse, toolCall("t1", "todo", `{"ops":[{"op":"start","task":"ghost"}]}`)),
+		assistant(llm.StopEnd, llm.Text("oops")),
+		assistant(llm.StopEnd, llm.Text("ok")),
+	)
+	for _, p := range []string{"one", "two"} {
+		if _, err := h.agent.Prompt(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	msgs := h.prov.Requests[2].Messages
+	reminder := msgs[len(msgs)-2]
+	if reminder.Role != llm.RoleUser || reminder.TextContent() != todoReminder || msgs[len(msgs)-1].TextContent() != "two" {
+		t.Fatalf("request after the failed todo = %+v", msgs)
+	}
+	g, _ := session.Open(h.agent.Session.Path())
+	var found bool
+	for _, e := range g.Entries() {
+		if e.Type == session.TypeCustomMessage && strings.Contains(string(e.Raw), `"customType":"todo-error-reminder"`) &&
+			strings.Contains(string(e.Raw), `"display":false`) {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatal("no hidden todo-error-reminder entry")
+	}
+}
