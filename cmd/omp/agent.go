@@ -110,7 +110,8 @@ func (a *app) runAgent(ctx context.Context, f *agentFlags, messages []string) er
 	keys := &keyLadder{flag: f.apiKey, models: models, env: env, resolver: resolver}
 
 	// Session.
-	sf, err := a.openSession(f, dirs, cwd)
+	terminal := session.TerminalID(env.Get)
+	sf, err := a.openSession(f, dirs, cwd, terminal)
 	if err != nil {
 		return err
 	}
@@ -208,6 +209,7 @@ func (a *app) runAgent(ctx context.Context, f *agentFlags, messages []string) er
 	if err := sf.Persist(); err != nil {
 		return err
 	}
+	session.WriteBreadcrumb(dirs.AgentDir, terminal, cwd, sf.Path())
 	if ctx.Err() != nil {
 		out.Flush()
 		return &exitError{code: 130}
@@ -263,7 +265,7 @@ func (a *app) prompts(messages []string, stdinTTY bool) ([]string, error) {
 }
 
 // openSession creates, continues or keeps in memory the session (§3.11).
-func (a *app) openSession(f *agentFlags, dirs config.Dirs, cwd string) (*session.File, error) {
+func (a *app) openSession(f *agentFlags, dirs config.Dirs, cwd, terminal string) (*session.File, error) {
 	if f.noSession {
 		return session.Create("", cwd, session.Options{})
 	}
@@ -272,6 +274,12 @@ func (a *app) openSession(f *agentFlags, dirs config.Dirs, cwd string) (*session
 		sdirs = []string{f.sessionDir}
 	}
 	if f.cont {
+		// The terminal's breadcrumb first (D4), then the newest file.
+		if p := session.ReadBreadcrumb(dirs.AgentDir, terminal, cwd); p != "" && f.sessionDir == "" {
+			if sf, err := session.Open(p); err == nil {
+				return sf, nil
+			}
+		}
 		if p := session.MostRecent(sdirs...); p != "" {
 			return session.Open(p)
 		}

@@ -451,3 +451,28 @@ func TestLargeStringTruncatedOnPersist(t *testing.T) {
 		t.Fatalf("not truncated: %d runes, raw %d bytes", len([]rune(text)), len(e.Raw))
 	}
 }
+
+func TestBreadcrumb(t *testing.T) {
+	agent := t.TempDir()
+	env := map[string]string{"KITTY_WINDOW_ID": "4", "TMUX_PANE": "%1 x"}
+	id := TerminalID(func(k string) string { return env[k] })
+	if id != "_1_x" {
+		t.Fatalf("id = %q", id)
+	}
+	sess := filepath.Join(t.TempDir(), "s.jsonl")
+	_ = os.WriteFile(sess, []byte("x"), 0o600)
+	WriteBreadcrumb(agent, id, "/proj", sess)
+	if got := ReadBreadcrumb(agent, id, "/proj"); got != sess {
+		t.Fatalf("read = %q", got)
+	}
+	if ReadBreadcrumb(agent, id, "/other") != "" || ReadBreadcrumb(agent, "", "/proj") != "" {
+		t.Fatal("breadcrumb used for another cwd or without a terminal")
+	}
+	_ = os.Remove(sess)
+	if ReadBreadcrumb(agent, id, "/proj") != "" {
+		t.Fatal("breadcrumb to a missing file used")
+	}
+	if TerminalID(func(string) string { return "" }) != "" {
+		t.Fatal("terminal id without variables")
+	}
+}
