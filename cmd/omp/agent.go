@@ -115,6 +115,9 @@ func (a *app) runAgent(ctx context.Context, f *agentFlags, messages []string) er
 	if err != nil {
 		return err
 	}
+	if sf.Path() != "" {
+		sf.SetBlobsDir(filepath.Join(dirs.AgentDir, "blobs"))
+	}
 	replay := sf.BuildContext()
 
 	sel, level := f.model, f.thinking

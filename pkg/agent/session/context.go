@@ -98,6 +98,7 @@ func (f *File) BuildContext() Context {
 		b.add(e)
 	}
 	out := b.finish()
+	f.rehydrate(out)
 	ctx.Messages = out
 	return ctx
 }

@@ -56,6 +56,8 @@ type File struct {
 	dropTail int64
 	// now is the clock (time.Now).
 	now func() time.Time
+	// blobsDir is the global blob store ("" = no blob handling).
+	blobsDir string
 }
 
 // Options configure Create.
@@ -318,8 +320,13 @@ func (f *File) Append(typ string, fields any) (*Entry, error) {
 	return f.appendRaw(typ, body, false)
 }
 
-// AppendMessage appends a message entry holding m.Raw.
+// AppendMessage appends a message entry holding m.Raw, with large images
+// moved to the blob store when one is set.
 func (f *File) AppendMessage(m Message) (*Entry, error) {
+	m, err := f.externalize(m)
+	if err != nil {
+		return nil, err
+	}
 	body := make([]byte, 0, len(m.Raw)+16)
 	body = append(body, `{"message":`...)
 	body = append(body, m.Raw...)

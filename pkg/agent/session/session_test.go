@@ -2,6 +2,9 @@ package session
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"os"
@@ -474,5 +477,42 @@ func TestBreadcrumb(t *testing.T) {
 	}
 	if TerminalID(func(string) string { return "" }) != "" {
 		t.Fatal("terminal id without variables")
+	}
+}
+
+func TestImagesGoToTheBlobStoreAndBack(t *testing.T) {
+	dir := t.TempDir()
+	blobs := filepath.Join(dir, "blobs")
+	f, _ := Create(filepath.Join(dir, "s"), "/x", Options{})
+	f.SetBlobsDir(blobs)
+	png := bytes.Repeat([]byte{0x89, 'P', 'N', 'G'}, 400)
+	data := base64.StdEncoding.EncodeToString(png)
+	small := base64.StdEncoding.EncodeToString([]byte("tiny"))
+	m := &llm.Message{Role: llm.RoleToolResult, ToolCallID: "t", ToolName: "read",
+		Content: []llm.Content{llm.Text("Read image file [image/png]"), llm.Image("image/png", data), llm.Image("image/png", small)}}
+	if _, err := f.AppendMessage(NewMessage(m, json.RawMessage(`{"k":1}`))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.AppendMessage(NewMessage(&llm.Message{Role: llm.RoleAssistant, StopReason: llm.StopEnd}, nil)); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(f.Path())
+	sum := sha256.Sum256(png)
+	ref := "blob:sha256:" + hex.EncodeToString(sum[:])
+	if !bytes.Contains(raw, []byte(`"data":"`+ref+`"`)) || bytes.Contains(raw, []byte(data)) || !bytes.Contains(raw, []byte(small)) ||
+		!bytes.Contains(raw, []byte(`"details":{"k":1}`)) {
+		t.Fatalf("file:\n%s", raw)
+	}
+	if got, _ := os.ReadFile(filepath.Join(blobs, hex.EncodeToString(sum[:]))); !bytes.Equal(got, png) {
+		t.Fatal("blob holds something else")
+	}
+	g, _ := Open(f.Path())
+	g.SetBlobsDir(blobs)
+	if img := g.BuildContext().Messages[0].LLM.Content[1]; img.Data != data {
+		t.Fatalf("not rehydrated: %.40s", img.Data)
+	}
+	h, _ := Open(f.Path()) // no blob store: the reference stays
+	if img := h.BuildContext().Messages[0].LLM.Content[1]; img.Data != ref {
+		t.Fatalf("data = %.40s", img.Data)
 	}
 }
