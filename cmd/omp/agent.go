@@ -107,7 +107,16 @@ func (a *app) runAgent(ctx context.Context, f *agentFlags, messages []string) er
 		cat = models.Apply(cat)
 	}
 	resolver := config.NewResolver(env)
-	keys := &keyLadder{flag: f.apiKey, models: models, env: env, resolver: resolver}
+	resolver.Logger = a.warnLogger()
+	settings := config.LoadSettings(dirs.AgentDir, a.warnLogger())
+	broker, err := connectBroker(ctx, env, dirs, settings, resolver)
+	if err != nil {
+		return err
+	}
+	if broker != nil {
+		defer broker.stop()
+	}
+	keys := &keyLadder{flag: f.apiKey, models: models, env: env, resolver: resolver, broker: broker}
 
 	// Session.
 	terminal := session.TerminalID(env.Get)
@@ -119,6 +128,7 @@ func (a *app) runAgent(ctx context.Context, f *agentFlags, messages []string) er
 		sf.SetBlobsDir(filepath.Join(dirs.AgentDir, "blobs"))
 	}
 	replay := sf.BuildContext()
+	keys.session = sf.Header().ID
 
 	sel, level := f.model, f.thinking
 	if f.provider != "" && sel != "" && !strings.Contains(sel, "/") {
@@ -154,7 +164,6 @@ func (a *app) runAgent(ctx context.Context, f *agentFlags, messages []string) er
 			return err
 		}
 	}
-	settings := config.LoadSettings(dirs.AgentDir, a.warnLogger())
 	prov, err := newProvider(model, config.ProviderURL(env, settings, model.Provider, "baseUrl"))
 	if err != nil {
 		return err
@@ -291,12 +300,15 @@ func (a *app) openSession(f *agentFlags, dirs config.Dirs, cwd, terminal string)
 }
 
 // keyLadder resolves a provider's credential (§9.6): --api-key, the
-// models.yml apiKey, then the provider's environment variables.
+// models.yml apiKey, the broker's credentials (broker mode), then the
+// provider's environment variables.
 type keyLadder struct {
 	flag     string
 	models   *catalog.File
 	env      *config.Env
 	resolver *config.Resolver
+	broker   *agentBroker // nil outside broker mode
+	session  string       // the session id, for sticky broker credentials
 }
 
 func (k *keyLadder) key(ctx context.Context, provider string) (string, bool) {
@@ -316,9 +328,26 @@ func (k *keyLadder) key(ctx context.Context, provider string) (string, bool) {
 	return "", false
 }
 
+// available reports whether provider has a credential on the ladder.
+func (k *keyLadder) available(ctx context.Context, provider string) bool {
+	if _, ok := k.key(ctx, provider); ok {
+		return true
+	}
+	return k.broker != nil && k.broker.has(ctx, provider)
+}
+
 func (k *keyLadder) credential(ctx context.Context, m llm.Model) (llm.Credential, error) {
 	if k.flag != "" {
 		return llm.APIKey(k.flag), nil
+	}
+	if p, ok := k.models.Providers[m.Provider]; (!ok || p.APIKey == "" && p.Auth != "none") && k.broker != nil {
+		c, found, err := k.broker.credential(ctx, m.Provider, k.session, m.ID)
+		if err != nil {
+			return llm.Credential{}, fmt.Errorf("auth broker: %w", err)
+		}
+		if found {
+			return c, nil
+		}
 	}
 	v, ok := k.key(ctx, m.Provider)
 	if !ok {
@@ -355,10 +384,8 @@ func pickModel(ctx context.Context, cat *llm.Catalog, sel, sessionModel string, 
 	}
 	slices.Sort(custom)
 	for _, p := range append(custom, cat.Providers()...) {
-		if keys.flag == "" {
-			if _, ok := keys.key(ctx, p); !ok {
-				continue
-			}
+		if keys.flag == "" && !keys.available(ctx, p) {
+			continue
 		}
 		for _, m := range cat.Models() {
 			if m.Provider == p {

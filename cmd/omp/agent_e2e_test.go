@@ -483,3 +483,44 @@ func TestAgentE2EOpenAIWires(t *testing.T) {
 		})
 	}
 }
+
+// TestAgentE2EBrokerMode: with OMP_AUTH_BROKER_URL set, the key of a
+// built-in provider comes from the broker's snapshot (§9.6), and the
+// provider's base URL from models.yml.
+func TestAgentE2EBrokerMode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	e := newE2E(t)
+	b := startBroker(t, "")
+	b.upload(t, apiKeyCred("anthropic", "sk-ant-api03-broker-held"))
+	yml := "providers:\n  anthropic:\n    baseUrl: " + e.fake.srv.URL + "\n"
+	if err := os.WriteFile(filepath.Join(e.home, ".omp", "agent", "models.yml"), []byte(yml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.fake.push(asst(llm.StopEnd, llm.Text("from the broker's key")))
+	cmd := exec.Command(binary(t), "-p", "--no-session", "--model", "anthropic/claude-3-haiku-20240307", "hi")
+	cmd.Dir = e.project
+	cmd.Env = []string{"HOME=" + e.home, "PATH=" + os.Getenv("PATH"), "OMP_AUTH_BROKER_URL=" + b.url, "OMP_AUTH_BROKER_TOKEN=" + b.token}
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr string
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
+		}
+		t.Fatalf("omp: %v\n%s", err, stderr)
+	}
+	if string(out) != "from the broker's key\n" || len(e.fake.keys) != 1 || e.fake.keys[0] != "sk-ant-api03-broker-held" {
+		t.Fatalf("stdout %q, upstream keys %v", out, e.fake.keys)
+	}
+
+	// A broker URL without a token is a hard error naming the token file.
+	cmd = exec.Command(binary(t), "-p", "--no-session", "--model", "anthropic/claude-3-haiku-20240307", "hi")
+	cmd.Dir = e.project
+	cmd.Env = []string{"HOME=" + e.home, "PATH=" + os.Getenv("PATH"), "OMP_AUTH_BROKER_URL=" + b.url}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err == nil || !strings.Contains(stderr.String(), "no bearer token is available") {
+		t.Fatalf("missing token: %v, %q", err, stderr.String())
+	}
+}
