@@ -43,7 +43,11 @@ type agentFlags struct {
 	appendSystem  string
 	tools         string
 	noTools       bool
+	listModels    string // "" = off; listAll or a filter
 }
+
+// listAll is --list-models without a filter.
+const listAll = "\x00all"
 
 // addAgentFlags registers the agent flags on the root command.
 func addAgentFlags(c *cobra.Command, f *agentFlags) {
@@ -62,6 +66,8 @@ func addAgentFlags(c *cobra.Command, f *agentFlags) {
 	fs.StringVar(&f.appendSystem, "append-system-prompt", "", "text or file appended to the system prompt")
 	fs.StringVar(&f.tools, "tools", "", "comma-separated allowlist of built-in tools")
 	fs.BoolVar(&f.noTools, "no-tools", false, "disable every built-in tool")
+	fs.StringVar(&f.listModels, "list-models", "", "print the models (optionally only those matching a filter) and exit")
+	fs.Lookup("list-models").NoOptDefVal = listAll
 }
 
 var thinkingLevels = []string{"off", "minimal", "low", "medium", "high", "xhigh"}
@@ -80,6 +86,13 @@ func (a *app) runAgent(ctx context.Context, f *agentFlags, messages []string) er
 		if cwd, err = os.Getwd(); err != nil {
 			return err
 		}
+	}
+	if f.listModels != "" {
+		filter := f.listModels
+		if filter == listAll && len(messages) > 0 {
+			filter = messages[0] // `--list-models <filter>`: pflag leaves it positional
+		}
+		return a.listModels(dirs, filter)
 	}
 	if f.mode != "" && f.mode != "text" && f.mode != "json" {
 		return fmt.Errorf("unsupported --mode %q (text or json; rpc is not implemented yet)", f.mode)
@@ -249,6 +262,26 @@ func (a *app) runAgent(ctx context.Context, f *agentFlags, messages []string) er
 			}
 		}
 		out.WriteString(strings.Join(texts, "\n") + "\n")
+	}
+	return nil
+}
+
+// listModels prints the catalogue with models.yml applied, one model per
+// line: provider/id, api, context window and output limit.
+func (a *app) listModels(dirs config.Dirs, filter string) error {
+	cat := llm.Builtin()
+	if models, err := catalog.Load(filepath.Join(dirs.AgentDir, "models.yml")); err != nil {
+		fmt.Fprintf(a.stderr, "Warning: %v\n", err)
+	} else {
+		cat = models.Apply(cat)
+	}
+	w := bufio.NewWriter(a.stdout)
+	defer w.Flush()
+	for _, m := range cat.Models() {
+		if filter != listAll && !strings.Contains(strings.ToLower(m.Key()), strings.ToLower(filter)) {
+			continue
+		}
+		fmt.Fprintf(w, "%-50s %-24s %9d %7d\n", m.Key(), m.API, m.ContextWindow, m.MaxTokens)
 	}
 	return nil
 }

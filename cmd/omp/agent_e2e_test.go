@@ -366,6 +366,15 @@ func TestAgentE2EJSONModeAndNoSession(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "No prompt provided") {
 		t.Fatalf("empty prompt: exit %d, %q", code, stderr)
 	}
+	stdout, _, code = e.run(t, "", "--list-models", "fake/")
+	if code != 0 || !strings.HasPrefix(stdout, "fake/fake-model") || strings.Count(stdout, "\n") != 1 ||
+		!strings.Contains(stdout, "anthropic-messages") || !strings.Contains(stdout, "200000") {
+		t.Fatalf("--list-models fake/: exit %d\n%s", code, stdout)
+	}
+	stdout, _, _ = e.run(t, "", "--list-models")
+	if !strings.Contains(stdout, "anthropic/claude-3-haiku-20240307") || !strings.Contains(stdout, "fake/fake-model") {
+		t.Fatalf("--list-models lacks bundled or custom models")
+	}
 }
 
 func TestAgentE2ESIGINTExits130WithTheSessionFlushed(t *testing.T) {
