@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -34,6 +35,7 @@ type agentFlags struct {
 	model         string
 	provider      string
 	cont          bool
+	resume        string
 	noSession     bool
 	sessionDir    string
 	apiKey        string
@@ -57,6 +59,7 @@ func addAgentFlags(c *cobra.Command, f *agentFlags) {
 	fs.StringVar(&f.model, "model", "", "model as provider/id[:thinking level] or a bare id")
 	fs.StringVar(&f.provider, "provider", "", "provider of --model (legacy)")
 	fs.BoolVarP(&f.cont, "continue", "c", false, "continue the most recent session of this directory")
+	fs.StringVarP(&f.resume, "resume", "r", "", "resume a session by id prefix or file path")
 	fs.BoolVar(&f.noSession, "no-session", false, "keep the session in memory only")
 	fs.StringVar(&f.sessionDir, "session-dir", "", "directory holding the session files")
 	fs.StringVar(&f.apiKey, "api-key", "", "API key for the selected provider")
@@ -318,6 +321,9 @@ func (a *app) openSession(f *agentFlags, dirs config.Dirs, cwd, terminal string)
 	if f.sessionDir != "" {
 		sdirs = []string{f.sessionDir}
 	}
+	if f.resume != "" {
+		return resumeSession(f.resume, sdirs, dirs.AgentDir, f.sessionDir != "", cwd)
+	}
 	if f.cont {
 		// The terminal's breadcrumb first (D4), then the newest file.
 		if p := session.ReadBreadcrumb(dirs.AgentDir, terminal, cwd); p != "" && f.sessionDir == "" {
@@ -330,6 +336,45 @@ func (a *app) openSession(f *agentFlags, dirs config.Dirs, cwd, terminal string)
 		}
 	}
 	return session.Create(sdirs[0], cwd, session.Options{})
+}
+
+// resumeSession opens --resume <v> (§3.11, D63): a value with a path
+// separator or a .jsonl suffix is a file (a missing one starts a new
+// session there); anything else is a case-insensitive prefix of a session
+// id, a file name or the id part of it, searched in the cwd's directories
+// and then, without --session-dir, in every project's.
+func resumeSession(v string, sdirs []string, agentDir string, explicitDir bool, cwd string) (*session.File, error) {
+	if strings.ContainsAny(v, `/\`) || strings.HasSuffix(v, ".jsonl") {
+		sf, err := session.Open(v)
+		if errors.Is(err, fs.ErrNotExist) {
+			abs, aerr := filepath.Abs(v)
+			if aerr != nil {
+				return nil, aerr
+			}
+			return session.CreateAt(abs, cwd, session.Options{})
+		}
+		return sf, err
+	}
+	match := func(dirs []string) string {
+		lv := strings.ToLower(v)
+		for _, info := range session.List(dirs...) {
+			base := strings.ToLower(filepath.Base(info.Path))
+			_, idPart, _ := strings.Cut(base, "_")
+			if strings.HasPrefix(strings.ToLower(info.ID), lv) || strings.HasPrefix(base, lv) || strings.HasPrefix(idPart, lv) {
+				return info.Path
+			}
+		}
+		return ""
+	}
+	p := match(sdirs)
+	if p == "" && !explicitDir {
+		all, _ := filepath.Glob(filepath.Join(agentDir, "sessions", "*"))
+		p = match(all)
+	}
+	if p == "" {
+		return nil, fmt.Errorf("Session %q not found.", v)
+	}
+	return session.Open(p)
 }
 
 // keyLadder resolves a provider's credential (§9.6): --api-key, the

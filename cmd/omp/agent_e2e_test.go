@@ -309,6 +309,16 @@ func TestAgentE2EToolLoopContinueAndError(t *testing.T) {
 		t.Fatalf("continued session has %d messages", n)
 	}
 
+	// --resume by id prefix finds the same file.
+	id := sf.Header().ID
+	e.fake.push(asst(llm.StopEnd, llm.Text("Resumed.")))
+	if stdout, stderr, code = e.run(t, "", "-r", strings.ToUpper(id[:13]), "-p", "resume"); code != 0 || stdout != "Resumed.\n" {
+		t.Fatalf("resume: exit %d %q %s", code, stdout, stderr)
+	}
+	if _, stderr, code = e.run(t, "", "-r", "ffffffff", "-p", "x"); code != 1 || !strings.Contains(stderr, `Session "ffffffff" not found.`) {
+		t.Fatalf("resume of nothing: exit %d %q", code, stderr)
+	}
+
 	// An upstream error exits 1 with the message on stderr and is recorded.
 	e.fake.push(fakeError{400, `{"type":"error","error":{"type":"invalid_request_error","message":"fake-model is not allowed here"}}`})
 	stdout, stderr, code = e.run(t, "piped context", "-c", "-p", "fail please")
@@ -316,7 +326,7 @@ func TestAgentE2EToolLoopContinueAndError(t *testing.T) {
 		t.Fatalf("error run: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	reqs = e.fake.requests()
-	msgs, _ = reqs[5]["messages"].([]any)
+	msgs, _ = reqs[6]["messages"].([]any)
 	last, _ := json.Marshal(msgs[len(msgs)-1])
 	if !strings.Contains(string(last), `piped context\n\nfail please`) {
 		t.Fatalf("piped stdin not prepended: %s", last)
@@ -365,6 +375,15 @@ func TestAgentE2EJSONModeAndNoSession(t *testing.T) {
 	_, stderr, code = e.run(t, "", "-p")
 	if code != 1 || !strings.Contains(stderr, "No prompt provided") {
 		t.Fatalf("empty prompt: exit %d, %q", code, stderr)
+	}
+	// --resume of a missing path starts a new session there (D63).
+	target := filepath.Join(t.TempDir(), "mine.jsonl")
+	e.fake.push(asst(llm.StopEnd, llm.Text("new")))
+	if _, stderr, code := e.run(t, "", "-r", target, "-p", "--model", "fake/fake-model", "hi"); code != 0 {
+		t.Fatalf("resume path: exit %d %s", code, stderr)
+	}
+	if sf, err := session.Open(target); err != nil || len(sf.BuildContext().Messages) != 2 {
+		t.Fatalf("resume path: %v", err)
 	}
 	stdout, _, code = e.run(t, "", "--list-models", "fake/")
 	if code != 0 || !strings.HasPrefix(stdout, "fake/fake-model") || strings.Count(stdout, "\n") != 1 ||

@@ -96,6 +96,17 @@ func Create(dir, cwd string, opt Options) (*File, error) {
 	return f, nil
 }
 
+// CreateAt starts a new session whose file will be path (--resume of a
+// missing file, D63).
+func CreateAt(path, cwd string, opt Options) (*File, error) {
+	f, err := Create(filepath.Dir(path), cwd, opt)
+	if err != nil {
+		return nil, err
+	}
+	f.path = path
+	return f, nil
+}
+
 // FileName returns "<timestamp>_<id>.jsonl" with ':' and '.' of the ISO
 // timestamp replaced by '-' (§3.1).
 func FileName(t time.Time, id string) string {
