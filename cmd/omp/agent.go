@@ -143,6 +143,13 @@ func (a *app) runAgent(ctx context.Context, f *agentFlags, messages []string) er
 	if sf.Path() != "" {
 		sf.SetBlobsDir(filepath.Join(dirs.AgentDir, "blobs"))
 	}
+	// A resumed session from another directory works where it was started,
+	// when that directory still exists (§14.1).
+	if h := sf.Header().Cwd; h != "" && h != cwd {
+		if st, err := os.Stat(h); err == nil && st.IsDir() {
+			cwd = h
+		}
+	}
 	replay := sf.BuildContext()
 	keys.session = sf.Header().ID
 
