@@ -516,3 +516,37 @@ func TestImagesGoToTheBlobStoreAndBack(t *testing.T) {
 		t.Fatalf("data = %.40s", img.Data)
 	}
 }
+
+// The two fixtures were written by `make interop`'s agent step
+// (scripts/interop-agent.sh): ref-then-go.jsonl started by the reference
+// omp 18.1.21 (title slot, null thinking level, session_exit custom
+// entries) and continued by ours; go-then-ref.jsonl the other way round.
+func TestInteropFixtures(t *testing.T) {
+	for name, want := range map[string][]string{
+		"ref-then-go.jsonl": {"hello from the reference", "pong from fake upstream", "and from go", "pong from fake upstream"},
+		"go-then-ref.jsonl": {"go wrote this first", "pong from fake upstream", "reference continues", "pong from fake upstream"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := copyFixture(t, name)
+			before, _ := os.ReadFile(p)
+			f, err := Open(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := f.BuildContext()
+			if got := texts(LLMMessages(ctx.Messages)); strings.Join(got, "|") != strings.Join(want, "|") {
+				t.Fatalf("context = %q", got)
+			}
+			if ctx.Model != "fake/fake-model" || ctx.ThinkingLevel == "" {
+				t.Fatalf("replay: %q %q", ctx.Model, ctx.ThinkingLevel)
+			}
+			if _, err := f.AppendThinkingLevel("high"); err != nil {
+				t.Fatal(err)
+			}
+			after, _ := os.ReadFile(p)
+			if !bytes.HasPrefix(after, before) {
+				t.Fatal("an append rewrote the file")
+			}
+		})
+	}
+}
