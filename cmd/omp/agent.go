@@ -215,6 +215,11 @@ func (a *app) runAgent(ctx context.Context, f *agentFlags, messages []string) er
 	}
 	ag := &agent.Agent{Session: sf, Provider: prov, Model: model, Credential: cred, Tools: set,
 		SystemPrompt: system, ThinkingLevel: level, Retry: agent.DefaultRetry()}
+	if broker != nil && cred.Kind == llm.CredentialOAuth {
+		// OAuth access tokens rotate during long runs: take the snapshot's
+		// current one (refreshed through the broker near expiry) per turn.
+		ag.Credentials = func(ctx context.Context) (llm.Credential, error) { return keys.credential(ctx, model) }
+	}
 	out := bufio.NewWriter(a.stdout)
 	defer out.Flush()
 	if f.mode == "json" {

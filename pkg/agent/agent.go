@@ -31,6 +31,10 @@ type Agent struct {
 	Model llm.Model
 	// Credential authenticates the provider.
 	Credential llm.Credential
+	// Credentials, when set, is asked for the credential before every
+	// turn instead of using Credential (broker mode: the snapshot's
+	// current access token, refreshed through the broker near expiry).
+	Credentials func(ctx context.Context) (llm.Credential, error)
 	// Tools is the active tool set (nil: no tools).
 	Tools *tools.Set
 	// SystemPrompt is sent as the system block ("" = none).
@@ -269,7 +273,15 @@ func (a *Agent) stream(ctx context.Context) *llm.Message {
 		}
 		return &m
 	}
-	st, err := a.Provider.Stream(ctx, req, a.Model, a.Credential)
+	cred := a.Credential
+	var err error
+	if a.Credentials != nil {
+		if cred, err = a.Credentials(ctx); err != nil {
+			a.emit(&Event{Type: EventMessageStart, Message: session.EncodeMessage(placeholder, nil)})
+			return fail(placeholder, err)
+		}
+	}
+	st, err := a.Provider.Stream(ctx, req, a.Model, cred)
 	if err != nil {
 		a.emit(&Event{Type: EventMessageStart, Message: session.EncodeMessage(placeholder, nil)})
 		return fail(placeholder, err)

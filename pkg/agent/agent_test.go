@@ -3,6 +3,8 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -320,5 +322,32 @@ func TestFailedTodoQueuesAHiddenReminder(t *testing.T) {
 	}
 	if !found {
 		t.Fatal("no hidden todo-error-reminder entry")
+	}
+}
+
+func TestCredentialsAskedEveryTurn(t *testing.T) {
+	h := newHarness(t,
+		assistant(llm.StopToolUse, toolCall("t1", "read", `{"path":"nope"}`)),
+		assistant(llm.StopEnd, llm.Text("ok")),
+	)
+	calls := 0
+	h.agent.Credentials = func(context.Context) (llm.Credential, error) {
+		calls++
+		return llm.APIKey(fmt.Sprintf("k%d", calls)), nil
+	}
+	if _, err := h.agent.Prompt(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 2 {
+		t.Fatalf("credential resolutions = %d, want one per turn", calls)
+	}
+	h2 := newHarness(t)
+	h2.agent.Retry = Retry{}
+	h2.agent.Credentials = func(context.Context) (llm.Credential, error) {
+		return llm.Credential{}, errors.New("auth broker: down")
+	}
+	final, _ := h2.agent.Prompt(context.Background(), "go")
+	if final.StopReason != llm.StopError || final.ErrorMessage != "auth broker: down" || len(h2.prov.Requests) != 0 {
+		t.Fatalf("final = %+v", final)
 	}
 }
