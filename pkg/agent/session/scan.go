@@ -1,6 +1,9 @@
 package session
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+)
 
 // scanObject walks the top-level members of the JSON object in line and
 // calls fn with each key (unescaped only when it has no escapes, which is
@@ -64,13 +67,23 @@ func skipWS(b []byte, i int) int {
 
 // skipString returns the index after the string starting at b[i] == '"'.
 func skipString(b []byte, i int) (int, bool) {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1, true
+	j := i + 1
+	for j < len(b) {
+		// Jump to the next quote; it ends the string unless an odd run of
+		// backslashes escapes it.
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return 0, false
 		}
+		q := j + k
+		n := 0
+		for p := q - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q + 1, true
+		}
+		j = q + 1
 	}
 	return 0, false
 }
