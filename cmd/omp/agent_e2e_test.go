@@ -552,3 +552,52 @@ func TestAgentE2EBrokerMode(t *testing.T) {
 		t.Fatalf("missing token: %v, %q", err, stderr.String())
 	}
 }
+
+// TestAgentE2EKeysAndSessionDir: the key ladder (--api-key beats the
+// provider's environment variable) for a built-in provider retargeted by
+// models.yml, and --session-dir for create and -c.
+func TestAgentE2EKeysAndSessionDir(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	e := newE2E(t)
+	yml := "providers:\n  anthropic:\n    baseUrl: " + e.fake.srv.URL + "\n"
+	if err := os.WriteFile(filepath.Join(e.home, ".omp", "agent", "models.yml"), []byte(yml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sdir := filepath.Join(t.TempDir(), "my-sessions")
+	run := func(extraEnv []string, args ...string) (string, string, int) {
+		cmd := exec.Command(binary(t), args...)
+		cmd.Dir = e.project
+		cmd.Env = append([]string{"HOME=" + e.home, "PATH=" + os.Getenv("PATH")}, extraEnv...)
+		var o, er bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &o, &er
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		return o.String(), er.String(), code
+	}
+	model := "anthropic/claude-3-haiku-20240307"
+	e.fake.push(asst(llm.StopEnd, llm.Text("one")), asst(llm.StopEnd, llm.Text("two")))
+	if out, stderr, code := run([]string{"ANTHROPIC_API_KEY=sk-ant-api03-from-env"}, "-p", "--session-dir", sdir, "--model", model, "hi"); code != 0 || out != "one\n" {
+		t.Fatalf("env key: exit %d %q %s", code, out, stderr)
+	}
+	if out, stderr, code := run([]string{"ANTHROPIC_API_KEY=sk-ant-api03-from-env"}, "-p", "-c", "--session-dir", sdir, "--api-key", "sk-ant-api03-from-flag", "again"); code != 0 || out != "two\n" {
+		t.Fatalf("flag key: exit %d %q %s", code, out, stderr)
+	}
+	if got := strings.Join(e.fake.keys, ","); got != "sk-ant-api03-from-env,sk-ant-api03-from-flag" {
+		t.Fatalf("upstream keys = %s", got)
+	}
+	files, _ := filepath.Glob(filepath.Join(sdir, "*.jsonl"))
+	if len(files) != 1 || len(e.sessionFiles(t)) != 0 {
+		t.Fatalf("--session-dir files %v, default dir %v", files, e.sessionFiles(t))
+	}
+	if reqs := e.fake.requests(); len(reqs[1]["messages"].([]any)) != 3 {
+		t.Fatalf("-c with --session-dir did not continue: %v", reqs[1]["messages"])
+	}
+	if _, stderr, code := run(nil, "-p", "--no-session", "--model", model, "hi"); code != 1 || !strings.Contains(stderr, `No API key for provider "anthropic"`) {
+		t.Fatalf("no key: exit %d %q", code, stderr)
+	}
+}
