@@ -118,14 +118,17 @@ func (a *Agent) Prompt(ctx context.Context, text string) (*llm.Message, error) {
 	if err != nil {
 		return final, err
 	}
-	for attempt := 1; final != nil && a.Retry.Enabled && IsTransient(final) && ctx.Err() == nil; attempt++ {
-		if attempt > a.Retry.MaxRetries {
-			a.emit(&Event{Type: EventAutoRetryEnd, Success: false, Attempt: attempt - 1, FinalError: final.ErrorMessage})
-			return final, nil
-		}
+	if final == nil || !a.Retry.Enabled || !IsTransient(final) || ctx.Err() != nil {
+		return final, nil
+	}
+	// D21: every auto_retry_start is closed by one auto_retry_end.
+	for attempt := 1; ; attempt++ {
 		delay, ok := a.Retry.delay(attempt, a.retryAfter)
-		if !ok {
-			break
+		if attempt > a.Retry.MaxRetries || !ok {
+			if attempt > 1 {
+				a.emit(&Event{Type: EventAutoRetryEnd, Success: false, Attempt: attempt - 1, FinalError: final.ErrorMessage})
+			}
+			return final, nil
 		}
 		a.emit(&Event{Type: EventAutoRetryStart, Attempt: attempt, MaxAttempts: a.Retry.MaxRetries,
 			DelayMs: delay.Milliseconds(), ErrorMessage: final.ErrorMessage})
@@ -139,11 +142,18 @@ func (a *Agent) Prompt(ctx context.Context, text string) (*llm.Message, error) {
 		if final, err = a.run(ctx, nil); err != nil {
 			return final, err
 		}
-		if final != nil && final.StopReason != llm.StopError {
+		switch {
+		case final.StopReason == llm.StopAborted:
+			a.emit(&Event{Type: EventAutoRetryEnd, Success: false, Attempt: attempt, FinalError: "Retry cancelled"})
+			return final, nil
+		case final.StopReason != llm.StopError:
 			a.emit(&Event{Type: EventAutoRetryEnd, Success: true, Attempt: attempt})
+			return final, nil
+		case !IsTransient(final):
+			a.emit(&Event{Type: EventAutoRetryEnd, Success: false, Attempt: attempt, FinalError: final.ErrorMessage})
+			return final, nil
 		}
 	}
-	return final, nil
 }
 
 func (a *Agent) dropLastAssistantError() {

@@ -351,3 +351,18 @@ func TestCredentialsAskedEveryTurn(t *testing.T) {
 		t.Fatalf("final = %+v", final)
 	}
 }
+
+func TestRetryEndsWhenTheErrorStopsBeingTransient(t *testing.T) {
+	first := assistant(llm.StopError)
+	first.ErrorMessage = "503 service unavailable"
+	second := assistant(llm.StopError)
+	second.ErrorMessage = "invalid request: bad tool schema"
+	h := newHarness(t, first, second)
+	final, _ := h.agent.Prompt(context.Background(), "hi")
+	if final.ErrorMessage != "invalid request: bad tool schema" || len(h.prov.Requests) != 2 {
+		t.Fatalf("final = %+v after %d requests", final, len(h.prov.Requests))
+	}
+	if last := h.lines[len(h.lines)-1]; last != `{"type":"auto_retry_end","success":false,"attempt":1,"finalError":"invalid request: bad tool schema"}` {
+		t.Fatalf("last event = %s", last)
+	}
+}
