@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -106,6 +107,10 @@ func (a *app) runAgent(ctx context.Context, f *agentFlags, messages []string) er
 	}
 	if f.thinking != "" && !slices.Contains(thinkingLevels, f.thinking) {
 		return fmt.Errorf("invalid --thinking %q (want one of %s)", f.thinking, strings.Join(thinkingLevels, ", "))
+	}
+	messages, attachments, err := fileArgs(messages, cwd)
+	if err != nil {
+		return err
 	}
 	prompts, err := a.prompts(messages, stdinTTY)
 	if err != nil {
@@ -238,8 +243,12 @@ func (a *app) runAgent(ctx context.Context, f *agentFlags, messages []string) er
 		fmt.Fprintln(a.stderr, "Working...")
 	}
 	var final *llm.Message
-	for _, p := range prompts {
-		if final, err = ag.Prompt(ctx, p); err != nil {
+	for i, p := range prompts {
+		content := []llm.Content{llm.Text(p)}
+		if i == 0 && len(attachments) > 0 {
+			content = attach(p, attachments)
+		}
+		if final, err = ag.PromptContent(ctx, content); err != nil {
 			return err
 		}
 		if final.StopReason == llm.StopError || final.StopReason == llm.StopAborted || ctx.Err() != nil {
@@ -299,6 +308,57 @@ func (a *app) listModels(dirs config.Dirs, filter string) error {
 		fmt.Fprintf(w, "%-50s %-24s %9d %7d\n", m.Key(), m.API, m.ContextWindow, m.MaxTokens)
 	}
 	return nil
+}
+
+// attachment is an @path argument (D45): a text file's content or an image.
+type attachment struct {
+	path  string
+	text  string
+	image *llm.Content
+}
+
+// fileArgs splits the @path arguments off messages (D45); a missing file
+// is a startup error.
+func fileArgs(args []string, cwd string) (rest []string, files []attachment, err error) {
+	for _, a := range args {
+		p, ok := strings.CutPrefix(a, "@")
+		if !ok || p == "" {
+			rest = append(rest, a)
+			continue
+		}
+		abs := p
+		if !filepath.IsAbs(abs) {
+			abs = filepath.Join(cwd, p)
+		}
+		data, err := os.ReadFile(abs)
+		if err != nil {
+			return nil, nil, fmt.Errorf("File not found: %s", p)
+		}
+		switch mime := http.DetectContentType(data); mime {
+		case "image/png", "image/jpeg", "image/gif", "image/webp":
+			img := llm.Image(mime, base64.StdEncoding.EncodeToString(data))
+			files = append(files, attachment{path: p, image: &img})
+		default:
+			files = append(files, attachment{path: p, text: string(data)})
+		}
+	}
+	return rest, files, nil
+}
+
+// attach builds the first user message: text files as <file> blocks
+// before the prompt text, images as image blocks after it.
+func attach(prompt string, files []attachment) []llm.Content {
+	var b strings.Builder
+	var images []llm.Content
+	for _, f := range files {
+		if f.image != nil {
+			images = append(images, *f.image)
+			continue
+		}
+		b.WriteString("<file path=\"" + f.path + "\">\n" + strings.TrimSuffix(f.text, "\n") + "\n</file>\n")
+	}
+	text := b.String() + prompt
+	return append([]llm.Content{llm.Text(text)}, images...)
 }
 
 // prompts returns the successive prompts: the positional messages, with

@@ -376,6 +376,21 @@ func TestAgentE2EJSONModeAndNoSession(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "No prompt provided") {
 		t.Fatalf("empty prompt: exit %d, %q", code, stderr)
 	}
+	// @path arguments are attached to the first message (D45).
+	_ = os.WriteFile(filepath.Join(e.project, "notes.txt"), []byte("remember the milk\n"), 0o644)
+	e.fake.push(asst(llm.StopEnd, llm.Text("noted")))
+	if out, stderr, code := e.run(t, "", "-p", "--no-session", "--model", "fake/fake-model", "@notes.txt", "summarise"); code != 0 || out != "noted\n" {
+		t.Fatalf("@file: exit %d %q %s", code, out, stderr)
+	}
+	reqs := e.fake.requests()
+	lastReq, _ := json.Marshal(reqs[len(reqs)-1]["messages"])
+	if !strings.Contains(string(lastReq), `\u003cfile path=\"notes.txt\"\u003e\nremember the milk\n\u003c/file\u003e\nsummarise`) {
+		t.Fatalf("attachment not in the first message: %s", lastReq)
+	}
+	if _, stderr, code := e.run(t, "", "-p", "--no-session", "--model", "fake/fake-model", "@missing.txt", "x"); code != 1 || !strings.Contains(stderr, "File not found: missing.txt") {
+		t.Fatalf("@missing: exit %d %q", code, stderr)
+	}
+
 	// --resume of a missing path starts a new session there (D63).
 	target := filepath.Join(t.TempDir(), "mine.jsonl")
 	e.fake.push(asst(llm.StopEnd, llm.Text("new")))

@@ -106,6 +106,11 @@ func (a *Agent) sleep(ctx context.Context, d time.Duration) error {
 // message; its StopReason says how the run ended. An error means the
 // session could not be written.
 func (a *Agent) Prompt(ctx context.Context, text string) (*llm.Message, error) {
+	return a.PromptContent(ctx, []llm.Content{llm.Text(text)})
+}
+
+// PromptContent is Prompt with a user message of text and image blocks.
+func (a *Agent) PromptContent(ctx context.Context, content []llm.Content) (*llm.Message, error) {
 	a.load()
 	if a.todoFailed {
 		a.todoFailed = false
@@ -113,7 +118,7 @@ func (a *Agent) Prompt(ctx context.Context, text string) (*llm.Message, error) {
 			return nil, err
 		}
 	}
-	user := &llm.Message{Role: llm.RoleUser, Content: []llm.Content{llm.Text(text)}, Timestamp: a.now().UnixMilli()}
+	user := &llm.Message{Role: llm.RoleUser, Content: content, Timestamp: a.now().UnixMilli()}
 	final, err := a.run(ctx, []session.Message{session.NewMessage(user, nil)})
 	if err != nil {
 		return final, err
