@@ -101,7 +101,7 @@ func TestToolLoopWritesRunsAndPersists(t *testing.T) {
 	if read.ToolCallID != "t3" || !read.IsError || !strings.Contains(read.Content[0].Text, `Validation failed for tool "read"`) {
 		t.Fatalf("read result = %+v", read)
 	}
-	if len(reqs[0].Tools) != 7 || reqs[0].SessionID != h.agent.Session.Header().ID || reqs[0].MaxTokens != 4096 {
+	if len(reqs[0].Tools) != 8 || reqs[0].SessionID != h.agent.Session.Header().ID || reqs[0].MaxTokens != 4096 {
 		t.Fatalf("request = %+v", reqs[0])
 	}
 	// The session on disk replays to the same context.

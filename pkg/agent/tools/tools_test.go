@@ -304,6 +304,20 @@ func TestFind(t *testing.T) {
 	})
 }
 
+func TestGlob(t *testing.T) {
+	set, env := fixture(t, map[string]string{
+		"a.go": "", "src/b.go": "", "src/c/d.go": "", "src/e.txt": "", ".hidden/x.go": "", "ignored/i.go": "", ".gitignore": "ignored/\n",
+	})
+	runCalls(t, set, env, []call{
+		{name: "default dir", tool: "glob", args: `{}`, wantExact: "a.go\nsrc/b.go\nsrc/c/d.go\nsrc/e.txt"},
+		{name: "glob with a dir prefix", tool: "glob", args: `{"path":"src/**/*.go"}`, wantExact: "src/b.go\nsrc/c/d.go"},
+		{name: "list", tool: "glob", args: `{"path":"a.go; src/*.txt"}`, wantExact: "a.go\nsrc/e.txt"},
+		{name: "gitignore off", tool: "glob", args: `{"path":"**/i.go","gitignore":false}`, wantExact: "ignored/i.go"},
+		{name: "hidden", tool: "glob", args: `{"path":"*.go","hidden":true}`, want: []string{".hidden/x.go"}},
+		{name: "missing", tool: "glob", args: `{"path":"nope/*.go"}`, wantErr: true, wantExact: "Path not found: nope"},
+	})
+}
+
 func TestTodo(t *testing.T) {
 	set, env := fixture(t, nil)
 	runCalls(t, set, env, []call{
