@@ -37,6 +37,7 @@ type agentFlags struct {
 	provider      string
 	cont          bool
 	resume        string
+	fork          string
 	noSession     bool
 	sessionDir    string
 	apiKey        string
@@ -61,6 +62,7 @@ func addAgentFlags(c *cobra.Command, f *agentFlags) {
 	fs.StringVar(&f.provider, "provider", "", "provider of --model (legacy)")
 	fs.BoolVarP(&f.cont, "continue", "c", false, "continue the most recent session of this directory")
 	fs.StringVarP(&f.resume, "resume", "r", "", "resume a session by id prefix or file path")
+	fs.StringVar(&f.fork, "fork", "", "fork a session (id prefix or path) into this directory and continue it")
 	fs.BoolVar(&f.noSession, "no-session", false, "keep the session in memory only")
 	fs.StringVar(&f.sessionDir, "session-dir", "", "directory holding the session files")
 	fs.StringVar(&f.apiKey, "api-key", "", "API key for the selected provider")
@@ -395,6 +397,16 @@ func (a *app) openSession(f *agentFlags, dirs config.Dirs, cwd, terminal string)
 	}
 	if f.resume != "" {
 		return resumeSession(f.resume, sdirs, dirs.AgentDir, f.sessionDir != "", cwd)
+	}
+	if f.fork != "" {
+		src, err := resumeSession(f.fork, sdirs, dirs.AgentDir, f.sessionDir != "", cwd)
+		if err != nil {
+			return nil, err
+		}
+		if src.Path() == "" || src.Persist() != nil {
+			return nil, errors.New("Fork failed (session not persisted or cancelled)")
+		}
+		return session.Fork(src.Path(), sdirs[0], cwd, nil)
 	}
 	if f.cont {
 		// The terminal's breadcrumb first (D4), then the newest file.

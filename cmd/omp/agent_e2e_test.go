@@ -319,14 +319,30 @@ func TestAgentE2EToolLoopContinueAndError(t *testing.T) {
 		t.Fatalf("resume of nothing: exit %d %q", code, stderr)
 	}
 
+	// --fork copies it into a new file whose header names its parent.
+	e.fake.push(asst(llm.StopEnd, llm.Text("Forked.")))
+	if stdout, stderr, code = e.run(t, "", "--fork", id[:13], "-p", "fork"); code != 0 || stdout != "Forked.\n" {
+		t.Fatalf("fork: exit %d %q %s", code, stdout, stderr)
+	}
+	var forked string
+	for _, p := range e.sessionFiles(t) {
+		if p != files[0] {
+			forked = p
+		}
+	}
+	ff, err := session.Open(forked)
+	if err != nil || ff.Header().ParentSession != id || len(ff.BuildContext().Messages) != 14 {
+		t.Fatalf("fork file %s: %v", forked, err)
+	}
+
 	// An upstream error exits 1 with the message on stderr and is recorded.
 	e.fake.push(fakeError{400, `{"type":"error","error":{"type":"invalid_request_error","message":"fake-model is not allowed here"}}`})
-	stdout, stderr, code = e.run(t, "piped context", "-c", "-p", "fail please")
+	stdout, stderr, code = e.run(t, "piped context", "-r", id[:13], "-p", "fail please")
 	if code != 1 || stdout != "" || !strings.Contains(stderr, "fake-model is not allowed here") {
 		t.Fatalf("error run: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	reqs = e.fake.requests()
-	msgs, _ = reqs[6]["messages"].([]any)
+	msgs, _ = reqs[7]["messages"].([]any)
 	last, _ := json.Marshal(msgs[len(msgs)-1])
 	if !strings.Contains(string(last), `piped context\n\nfail please`) {
 		t.Fatalf("piped stdin not prepended: %s", last)

@@ -550,3 +550,32 @@ func TestInteropFixtures(t *testing.T) {
 		})
 	}
 }
+
+func TestForkCopiesEverythingUnderANewHeader(t *testing.T) {
+	src := copyFixture(t, "reference.jsonl")
+	art := strings.TrimSuffix(src, ".jsonl")
+	_ = os.MkdirAll(art, 0o700)
+	_ = os.WriteFile(filepath.Join(art, "0.bash.log"), []byte("out"), 0o600)
+	dir := filepath.Join(t.TempDir(), "forks")
+	f, err := Fork(src, dir, "/new/cwd", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := f.Header()
+	if h.ParentSession != "0196b3c2-7d1e-7c4a-9a51-2f7e0c1d9b20" || h.ID == h.ParentSession || h.Cwd != "/new/cwd" {
+		t.Fatalf("header = %+v", h)
+	}
+	orig, _ := os.ReadFile(src)
+	forked, _ := os.ReadFile(f.Path())
+	ol, fl := strings.Split(string(orig), "\n"), strings.Split(string(forked), "\n")
+	if len(ol) != len(fl) || ol[0] != fl[0] || strings.Join(ol[2:], "\n") != strings.Join(fl[2:], "\n") {
+		t.Fatalf("lines other than the header changed")
+	}
+	if got, _ := os.ReadFile(filepath.Join(f.ArtifactsDir(), "0.bash.log")); string(got) != "out" {
+		t.Fatal("artifacts not copied")
+	}
+	g, err := Open(f.Path())
+	if err != nil || g.Leaf() != "f0000001" || len(g.BuildContext().Messages) != 4 {
+		t.Fatalf("reopen: %v", err)
+	}
+}
