@@ -62,17 +62,29 @@ clean: ## remove build output and make-run state
 
 REFERENCE_VERSION ?= 18.1.21
 REFERENCE_DIR := .interop
-.PHONY: interop interop-install bench-vault bench-gateway
+.PHONY: interop interop-install interop-diff bench-vault bench-gateway
 interop-install: ## install the reference TypeScript omp (+ bun) from npm into .interop/ unless present
 	@mkdir -p $(REFERENCE_DIR) && cd $(REFERENCE_DIR) && \
 	  { [ -x node_modules/@oven/bun-linux-x64/bin/bun ] && [ -f node_modules/@oh-my-pi/pi-coding-agent/dist/cli.js ]; } || \
 	  npm install --no-audit --no-fund @oven/bun-linux-x64 @oh-my-pi/pi-coding-agent@$(REFERENCE_VERSION) >/dev/null
 
-interop: build interop-install ## check the reference TypeScript omp against our broker, our gateway and our agent's session files (installs it from npm into .interop/)
+interop: build interop-install ## check the reference TypeScript omp against our broker and our gateway, on one HOME too, the snapshot cache both ways and our agent's session files (installs it from npm into .interop/)
 	$(GO) build -o $(BIN)/fakeupstream ./internal/e2eclis/fakeupstream
 	scripts/interop.sh $(REFERENCE_DIR)
 	scripts/interop-gateway.sh $(REFERENCE_DIR) $(BIN)
+	scripts/interop-samehome.sh $(REFERENCE_DIR) $(BIN)
 	scripts/interop-agent.sh $(REFERENCE_DIR) $(BIN)
+	$(INTEROP_DIFF)
+
+# The differential suite (internal/interopdiff, build tag interop): the same
+# request sequences against the reference broker and ours, each with a fake
+# token endpoint; every difference must name its spec decision. Flags after
+# -args: -keep (keep homes and logs), -dump (every step of a differing sequence).
+INTEROP_DIFF_FLAGS ?=
+INTEROP_DIFF = $(GO) test -tags interop -count=1 -v -timeout 5m ./internal/interopdiff \
+	-args -ref $(abspath $(REFERENCE_DIR)) -omp $(abspath $(BIN))/omp $(INTEROP_DIFF_FLAGS)
+interop-diff: build interop-install ## the differential suite: the same traffic against the reference broker and ours, plus the reference import/migrate/check against ours
+	$(INTEROP_DIFF)
 
 # Flags for the bench-vault tool, e.g. BENCH_VAULT_FLAGS='-json' or '-rounds 5 -strict'.
 BENCH_VAULT_FLAGS ?=

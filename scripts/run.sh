@@ -19,7 +19,7 @@ cat <<TXT
 omp-go broker
   URL         http://$bind
   token file  $token_file
-  vault       $home/.omp/agent/agent.db (key: $home/.omp/vault.key)
+  vault       $home/.omp/agent/vault.db (key: $home/.omp/vault.key)
   try         curl -s -H "Authorization: Bearer \$(cat $token_file)" http://$bind/v1/snapshot
   clients     OMP_AUTH_BROKER_URL=http://$bind OMP_AUTH_BROKER_TOKEN=\$(cat $token_file) omp auth-broker status
 omp-go gateway

@@ -24,6 +24,7 @@ type brokerFlags struct {
 	includeEnv      bool
 	includeOAuth    bool
 	dryRun          bool
+	via             string
 	vaultKeyFile    string
 }
 
@@ -32,6 +33,7 @@ func newAuthBrokerCmd(a *app) *cobra.Command {
 	actions := []*cobra.Command{
 		newServeCmd(a, f),
 		newTokenCmd(a, f),
+		newLoginCmd(a, f),
 		newLogoutCmd(a, f),
 		newImportCmd(a, f),
 		newMigrateCmd(a, f),
@@ -182,7 +184,11 @@ func newListCmd(a *app, f *brokerFlags) *cobra.Command {
 		Short: "List the providers that can log in",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runList(a.stdout, loginProviders(), f.json)
+			reg, err := a.oauthRegistry()
+			if err != nil {
+				return err
+			}
+			return runList(a.stdout, loginProviders(reg), f.json)
 		},
 	}
 }

@@ -31,7 +31,7 @@ func TestUsageErrorsExitOneWithUsage(t *testing.T) {
 		{"missing flag value", []string{"auth-broker", "import", "x", "--provider"},
 			usageText("flag needs an argument: --provider", "omp auth-broker import <file|dir> [flags]", "omp auth-broker import")},
 		{"unknown action", []string{"auth-broker", "bogus"},
-			usageText(`Expected action to be one of: serve, token, logout, import, migrate, status, list, rekey; got "bogus"`,
+			usageText(`Expected action to be one of: serve, token, login, logout, import, migrate, status, list, rekey; got "bogus"`,
 				"omp auth-broker [flags]", "omp auth-broker")},
 		{"extra argument", []string{"auth-broker", "status", "extra"},
 			usageText(`unknown command "extra" for "omp auth-broker status"`, "omp auth-broker status [flags]", "omp auth-broker status")},

@@ -82,7 +82,8 @@ func (c *cli) agentDir() string {
 	}
 	return filepath.Join(c.configDir(), "agent")
 }
-func (c *cli) agentDB() string   { return filepath.Join(c.agentDir(), "agent.db") }
+func (c *cli) agentDB() string   { return filepath.Join(c.agentDir(), "agent.db") } // the reference's store
+func (c *cli) vaultDB() string   { return filepath.Join(c.agentDir(), "vault.db") } // ours, beside it
 func (c *cli) tokenPath() string { return filepath.Join(c.configDir(), "auth-broker.token") }
 func (c *cli) vaultKey() string  { return filepath.Join(c.configDir(), "vault.key") }
 func (c *cli) useBroker(b *testBroker) {
@@ -103,7 +104,7 @@ func (c *cli) openVault() *sqlite.Store {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	st, err := sqlite.Open(context.Background(), c.agentDB(), kr, sqlite.Options{})
+	st, err := sqlite.Open(context.Background(), c.vaultDB(), kr, sqlite.Options{})
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -312,4 +313,14 @@ func wantLines(t *testing.T, got string, want ...string) {
 	if g := lines(got); !slices.Equal(g, want) {
 		t.Fatalf("output mismatch\ngot:\n%s\nwant:\n%s", strings.Join(g, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// fileBytes reads path, failing the test on error.
+func fileBytes(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io/fs"
@@ -123,26 +124,46 @@ func TestImportReferenceDBLocallyKeepsIDs(t *testing.T) {
 	}
 }
 
-// TestPlainReferenceDBHintWorks follows the hint printed for a plain
-// agent.db at the vault path: move it aside, import it, then use the vault.
-func TestPlainReferenceDBHintWorks(t *testing.T) {
+// TestReferenceDBBesideVault: a reference install's plain agent.db and the
+// Go vault (vault.db) live side by side: logout works on the vault, import
+// reads agent.db where it is, and agent.db stays byte-identical
+// (discrepancies.md C5).
+func TestReferenceDBBesideVault(t *testing.T) {
 	c := newCLI(t)
 	db := c.agentDB()
 	writeRefDB(t, db, refRows)
-	if r := c.run("", "auth-broker", "logout", "anthropic"); r.code != 1 {
-		t.Fatalf("logout on the plain file: exit %d", r.code)
+	before := fileBytes(t, db)
+	if out := c.ok("", "auth-broker", "logout", "anthropic"); out != "Logged out of anthropic\n" {
+		t.Fatalf("logout beside a reference agent.db: %q", out)
 	}
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		if err := os.Rename(db+suffix, db+".plain"+suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			t.Fatal(err)
-		}
-	}
-	c.ok("", "auth-broker", "import", db+".plain")
+	c.ok("", "auth-broker", "import", db)
 	if out := c.ok("", "auth-broker", "logout", "anthropic"); out != "Logged out of anthropic\n" {
 		t.Fatalf("logout after the import: %q", out)
 	}
 	want := []string{"anthropic oauth=ref@x.io [logged out by user]", "google-antigravity oauth=p7 []", "openai key=sk-ref-openai []"}
 	if got := c.localState(); !slices.Equal(got, want) {
+		t.Fatalf("local vault\ngot  %q\nwant %q", got, want)
+	}
+	if !bytes.Equal(before, fileBytes(t, db)) {
+		t.Fatal("the reference agent.db changed")
+	}
+}
+
+// TestLegacyVaultAtAgentDBIsMoved: a sealed vault an earlier omp-go left
+// at agent.db is moved to vault.db by the first command that opens it.
+func TestLegacyVaultAtAgentDBIsMoved(t *testing.T) {
+	c := newCLI(t)
+	c.seed(apiKeyCred("openai", "sk-legacy"))
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Rename(c.vaultDB()+suffix, c.agentDB()+suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal(err)
+		}
+	}
+	c.ok("", "auth-broker", "logout", "openai")
+	if _, err := os.Stat(c.agentDB()); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("agent.db still there after the move (stat: %v)", err)
+	}
+	if got, want := c.localState(), []string{"openai key=sk-legacy [logged out by user]"}; !slices.Equal(got, want) {
 		t.Fatalf("local vault\ngot  %q\nwant %q", got, want)
 	}
 }
@@ -153,9 +174,9 @@ func TestImportGoVaultIsAClearError(t *testing.T) {
 	owner := newCLI(t)
 	owner.seed(apiKeyCred("openai", "sk-sealed-secret"))
 	c := newCLI(t)
-	r := c.run("", "auth-broker", "import", owner.agentDB())
-	prefix := "error: read reference vault " + owner.agentDB() + ": "
-	if r.code != 1 || r.stdout != "" || !strings.HasPrefix(r.stderr, prefix) || strings.Count(r.stderr, owner.agentDB()) != 1 ||
+	r := c.run("", "auth-broker", "import", owner.vaultDB())
+	prefix := "error: read reference vault " + owner.vaultDB() + ": "
+	if r.code != 1 || r.stdout != "" || !strings.HasPrefix(r.stderr, prefix) || strings.Count(r.stderr, owner.vaultDB()) != 1 ||
 		strings.Count(r.stderr, "\n") != 1 {
 		t.Fatalf("exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
 	}

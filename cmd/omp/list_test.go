@@ -20,7 +20,7 @@ var specProviders = [][2]string{
 	{"google-gemini-cli", "Google Cloud Code Assist (Gemini CLI)"},
 	{"openai-codex-device", "ChatGPT Plus/Pro (Codex, headless/device)"},
 	{"xai-oauth", "xAI Grok OAuth (SuperGrok Subscription)"},
-	{"gitlab-duo", "GitLab Duo"},
+	{"gitlab-duo", "GitLab Duo Non-Agentic"},
 	{"alibaba-coding-plan", "Alibaba Coding Plan"},
 	{"zhipu-coding-plan", "Zhipu Coding Plan (智谱)"},
 	{"qwen-portal", "Qwen Portal"},

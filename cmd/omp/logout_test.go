@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"slices"
 	"strings"
 	"testing"
@@ -111,16 +112,22 @@ func TestLogoutPickerEmptyStore(t *testing.T) {
 	}
 }
 
-func TestLogoutOnPlainReferenceDBIsAClearError(t *testing.T) {
+// TestLogoutLeavesReferenceDB: logout works on the Go vault and never
+// writes the reference's plain agent.db beside it (discrepancies.md C5).
+func TestLogoutLeavesReferenceDB(t *testing.T) {
 	c := newCLI(t)
 	writeRefDB(t, c.agentDB(), `INSERT INTO auth_credentials (provider, credential_type, data) VALUES ('openai', 'api_key', '{"key":"sk-plain-ref"}')`)
+	before := fileBytes(t, c.agentDB())
+	c.seed(apiKeyCred("openai", "sk-ours"))
 	r := c.run("", "auth-broker", "logout", "openai")
-	db := c.agentDB()
-	want := "error: open vault " + db + ": this is a plain (unencrypted) reference agent.db, not a Go vault; " +
-		"import it into a new vault (ReadReference + ImportRecords) instead; move it aside and import it: " +
-		"mv " + db + " " + db + ".plain && omp auth-broker import " + db + ".plain\n"
-	if r.code != 1 || r.stdout != "" || r.stderr != want {
-		t.Fatalf("exit %d stdout %q\nstderr %q\nwant   %q", r.code, r.stdout, r.stderr, want)
+	if r.code != 0 || r.stdout != "Logged out of openai\n" || r.stderr != "" {
+		t.Fatalf("exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
 	}
-	assertNoSecrets(t, r, "sk-plain-ref")
+	if got, want := c.localState(), []string{"openai key=sk-ours [logged out by user]"}; !slices.Equal(got, want) {
+		t.Fatalf("local vault\ngot  %q\nwant %q", got, want)
+	}
+	if !bytes.Equal(before, fileBytes(t, c.agentDB())) {
+		t.Fatal("logout changed the reference agent.db")
+	}
+	assertNoSecrets(t, r, "sk-plain-ref", "sk-ours")
 }

@@ -39,9 +39,13 @@ func (a *app) runRekey(ctx context.Context, keyPath string, asJSON bool) error {
 		}
 		keyPath = dirs.VaultKeyPath()
 	}
-	res, err := sqlite.Rekey(ctx, dirs.AgentDB(), keyPath, sqlite.Options{})
+	path, err := adoptVault(ctx, dirs)
 	if err != nil {
-		return fmt.Errorf("rekey vault %s with key file %s: %w", dirs.AgentDB(), keyPath, err)
+		return err
+	}
+	res, err := sqlite.Rekey(ctx, path, keyPath, sqlite.Options{})
+	if err != nil {
+		return fmt.Errorf("rekey vault %s with key file %s: %w", path, keyPath, err)
 	}
 	retired := make([]string, len(res.RetiredIDs))
 	for i, id := range res.RetiredIDs {

@@ -34,7 +34,7 @@ func newRekeyHome(t *testing.T) *rekeyHome {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &rekeyHome{environ: environ, keyPath: dirs.VaultKeyPath(), dbPath: dirs.AgentDB()}
+	h := &rekeyHome{environ: environ, keyPath: dirs.VaultKeyPath(), dbPath: dirs.VaultDB()}
 	kr, _, err := seal.LoadOrCreateKeyFile(h.keyPath)
 	if err != nil {
 		t.Fatal(err)

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"sync"
 
@@ -11,6 +13,7 @@ import (
 
 	"github.com/ompgo/omp/internal/buildinfo"
 	"github.com/ompgo/omp/internal/config"
+	"github.com/ompgo/omp/pkg/vault/oauth"
 )
 
 // app carries what every command needs; tests build one with their own
@@ -25,6 +28,17 @@ type app struct {
 	env  *config.Env
 	dirs config.Dirs
 	err  error
+
+	// stdin behind one buffer (in) and its line reader (lines), for login.
+	inOnce    sync.Once
+	inBuf     *bufio.Reader
+	linesOnce sync.Once
+	linesCh   <-chan string
+
+	// Test hooks; nil in production.
+	httpClient *http.Client                // login's token, follow-up and upload requests
+	openURL    func(url string) error      // replaces the browser
+	loginHook  func(o *oauth.LoginOptions) // adjusts the login options
 }
 
 // setup resolves directories and the merged environment once.

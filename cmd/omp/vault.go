@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/pkg/vault/seal"
 	"github.com/ompgo/omp/pkg/vault/sqlite"
 )
@@ -30,7 +31,10 @@ func (a *app) openLocalVault(ctx context.Context) (*sqlite.Store, string, error)
 	} else if kr, _, err = seal.LoadOrCreateKeyFile(dirs.VaultKeyPath()); err != nil {
 		return nil, "", fmt.Errorf("vault key %s: %w", dirs.VaultKeyPath(), err)
 	}
-	path := dirs.AgentDB()
+	path, err := adoptVault(ctx, dirs)
+	if err != nil {
+		return nil, "", err
+	}
 	st, err := sqlite.Open(ctx, path, kr, sqlite.Options{})
 	if errors.Is(err, sqlite.ErrReferenceDB) {
 		return nil, "", fmt.Errorf("%w; move it aside and import it: mv %[2]s %[2]s.plain && omp auth-broker import %[2]s.plain", err, path)
@@ -39,6 +43,17 @@ func (a *app) openLocalVault(ctx context.Context) (*sqlite.Store, string, error)
 		return nil, "", err // sqlite.Open names the vault path already
 	}
 	return st, path, nil
+}
+
+// adoptVault returns the vault path (vault.db), first moving an omp-go
+// vault left at the reference's agent.db path by an earlier version
+// (discrepancies.md C5; a reference agent.db is never touched).
+func adoptVault(ctx context.Context, dirs config.Dirs) (string, error) {
+	path := dirs.VaultDB()
+	if _, err := sqlite.AdoptLegacy(ctx, dirs.AgentDB(), path); err != nil {
+		return "", err
+	}
+	return path, nil
 }
 
 // pick shows a numbered picker and returns the chosen item (broker.md §1.5).

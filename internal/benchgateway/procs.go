@@ -39,7 +39,7 @@ func startBroker() (*broker, error) {
 	}
 	m := &brokerd.Main{Config: brokerd.Config{
 		Bind:      "127.0.0.1:0",
-		DBPath:    filepath.Join(dir, "agent.db"),
+		DBPath:    filepath.Join(dir, "vault.db"),
 		TokenPath: filepath.Join(dir, "auth-broker.token"),
 		KeyPath:   filepath.Join(dir, "vault.key"),
 		Version:   "benchgateway",

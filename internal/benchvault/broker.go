@@ -3,15 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/ompgo/omp/internal/benchproc"
@@ -112,84 +108,13 @@ func referenceVersion(dir string) string {
 	return p.Version
 }
 
-// startBroker runs argv + --bind 127.0.0.1:<free port> with HOME in a new
-// temp dir (and no OMP_/PI_/XDG_ variables of ours leaking in), pre-writes
-// the bearer token both brokers read from ~/.omp/auth-broker.token, and
-// waits for /v1/healthz.
+// startBroker starts a fresh broker with an empty vault (benchproc.StartBroker).
 func startBroker(name string, argv []string) (*instance, error) {
-	home, err := os.MkdirTemp("", "benchvault-"+name+"-")
+	b, err := benchproc.StartBroker("benchvault-"+name, argv)
 	if err != nil {
 		return nil, err
 	}
-	fail := func(err error) (*instance, error) { os.RemoveAll(home); return nil, err }
-	token := fmt.Sprintf("benchvault-%d-%d", time.Now().UnixNano(), os.Getpid())
-	if err := os.MkdirAll(filepath.Join(home, ".omp"), 0o700); err != nil {
-		return fail(err)
-	}
-	if err := os.WriteFile(filepath.Join(home, ".omp", "auth-broker.token"), []byte(token), 0o600); err != nil {
-		return fail(err)
-	}
-	port, err := benchproc.FreePort()
-	if err != nil {
-		return fail(err)
-	}
-	logf, err := os.Create(filepath.Join(home, "broker.log"))
-	if err != nil {
-		return fail(err)
-	}
-	cmd := exec.Command(argv[0], append(argv[1:], "--bind", fmt.Sprintf("127.0.0.1:%d", port))...)
-	cmd.Dir = home
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = append(benchproc.CleanEnv(), "HOME="+home)
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return fail(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	stop := func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		logf.Close()
-		os.RemoveAll(home)
-	}
-	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		select {
-		case <-done:
-			log, _ := os.ReadFile(filepath.Join(home, "broker.log"))
-			stop()
-			return nil, fmt.Errorf("%s broker exited at startup:\n%s", name, tail(log, 2000))
-		default:
-		}
-		if resp, err := http.Get(url + "/v1/healthz"); err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(home, "broker.log"))
-			stop()
-			return nil, fmt.Errorf("%s broker not healthy after 60s:\n%s", name, tail(log, 2000))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return &instance{url: url, token: token, stop: stop}, nil
-}
-
-func tail(b []byte, n int) string {
-	if len(b) > n {
-		b = b[len(b)-n:]
-	}
-	return string(b)
+	return &instance{url: b.URL, token: b.Token, stop: b.Stop}, nil
 }
 
 // roundResult is one target's figures in one round.

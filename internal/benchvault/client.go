@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"os"
 	"time"
+
+	"github.com/ompgo/omp/internal/benchproc"
 )
 
 type client struct {
@@ -67,7 +69,7 @@ func (c *client) upload(email, account string) (time.Duration, error) {
 		return d, err
 	}
 	if code != 200 {
-		return d, fmt.Errorf("upload %s: HTTP %d %s", email, code, tail(b, 200))
+		return d, fmt.Errorf("upload %s: HTTP %d %s", email, code, benchproc.Tail(b, 200))
 	}
 	return d, nil
 }

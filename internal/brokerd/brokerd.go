@@ -33,14 +33,19 @@ const DefaultBind = "127.0.0.1:8765"
 
 // Config is everything the broker needs, parsed in one place by the caller.
 type Config struct {
-	Bind       string // host:port or port; default DefaultBind
-	DBPath     string // the vault; required
-	TokenPath  string // bearer token file; created when absent; required
-	KeyPath    string // vault key file; created when absent unless VaultKey is set
-	VaultKey   string // OMP_VAULT_KEY: key material from a secret manager (wins over KeyPath)
-	Version    string // default buildinfo.String()
-	Logger     *slog.Logger
-	HTTPClient *http.Client // upstream calls (token, usage); default a client with sane timeouts
+	Bind   string // host:port or port; default DefaultBind
+	DBPath string // the vault (<agent dir>/vault.db); required
+	// LegacyDBPath is where earlier omp-go versions kept the vault: the
+	// reference's agent.db path. An omp-go vault found there (and none at
+	// DBPath) is moved to DBPath once, before opening; a reference
+	// agent.db there is never touched (discrepancies.md C5). "" = none.
+	LegacyDBPath string
+	TokenPath    string // bearer token file; created when absent; required
+	KeyPath      string // vault key file; created when absent unless VaultKey is set
+	VaultKey     string // OMP_VAULT_KEY: key material from a secret manager (wins over KeyPath)
+	Version      string // default buildinfo.String()
+	Logger       *slog.Logger
+	HTTPClient   *http.Client // upstream calls (token, usage); default a client with sane timeouts
 	// URLs returns an upstream URL override ("" = the provider default) for
 	// kind "tokenUrl", "usageUrl" or "baseUrl" (config.ProviderURL).
 	URLs func(provider, kind string) string
@@ -122,6 +127,15 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		}
 	}()
 
+	if c.LegacyDBPath != "" {
+		moved, err := sqlite.AdoptLegacy(ctx, c.LegacyDBPath, c.DBPath)
+		if err != nil {
+			return err
+		}
+		if moved {
+			c.Logger.Info("auth-broker vault moved beside the reference store", "from", c.LegacyDBPath, "to", c.DBPath)
+		}
+	}
 	api := &brokerapi.Server{Version: c.Version, Logger: c.Logger, KeepAlive: c.KeepAlive, PollInterval: c.PollInterval}
 	m.Store, err = sqlite.Open(ctx, c.DBPath, kr, sqlite.Options{
 		Logger:        c.Logger,

@@ -59,7 +59,11 @@ func newHarness(t *testing.T) *harness {
 	return &harness{dir: t.TempDir(), up: newUpstream(t), logs: &lockedBuffer{}}
 }
 
-func (h *harness) dbPath() string { return filepath.Join(h.dir, "agent.db") }
+func (h *harness) dbPath() string { return filepath.Join(h.dir, "vault.db") }
+
+// legacyPath is the reference's agent.db beside the vault (as FromEnv
+// configures it): an omp-go vault there is adopted, anything else left.
+func (h *harness) legacyPath() string { return filepath.Join(h.dir, "agent.db") }
 
 // broker is one running brokerd.Main.
 type broker struct {
@@ -76,6 +80,7 @@ func (h *harness) start(t *testing.T) *broker {
 	m := &brokerd.Main{Config: brokerd.Config{
 		Bind:            "127.0.0.1:0",
 		DBPath:          h.dbPath(),
+		LegacyDBPath:    h.legacyPath(),
 		TokenPath:       filepath.Join(h.dir, "auth-broker.token"),
 		KeyPath:         filepath.Join(h.dir, "vault.key"),
 		Version:         "e2e-test",
@@ -420,7 +425,7 @@ func assertNoSecretsOnDisk(t *testing.T, dir string, secrets []string) []string 
 		if err != nil {
 			return err
 		}
-		if filepath.Base(path) == "agent.db" && len(b) > 0 {
+		if filepath.Base(path) == "vault.db" && len(b) > 0 {
 			sawDB = true
 		}
 		names = append(names, filepath.Base(path))
@@ -431,7 +436,7 @@ func assertNoSecretsOnDisk(t *testing.T, dir string, secrets []string) []string 
 		t.Fatalf("scan %s: %v", dir, err)
 	}
 	if !sawDB {
-		t.Fatalf("no non-empty agent.db under %s", dir)
+		t.Fatalf("no non-empty vault.db under %s", dir)
 	}
 	return names
 }

@@ -13,11 +13,12 @@ func FromEnv(env *config.Env, dirs config.Dirs, log *slog.Logger) Config {
 	settings := config.LoadSettings(dirs.AgentDir, log)
 	urls := config.URLs{Env: env, Settings: settings}
 	return Config{
-		DBPath:    dirs.AgentDB(),
-		TokenPath: dirs.BrokerTokenPath(),
-		KeyPath:   dirs.VaultKeyPath(),
-		VaultKey:  env.Get("OMP_VAULT_KEY"),
-		Logger:    log,
-		URLs:      urls.URL,
+		DBPath:       dirs.VaultDB(),
+		LegacyDBPath: dirs.AgentDB(),
+		TokenPath:    dirs.BrokerTokenPath(),
+		KeyPath:      dirs.VaultKeyPath(),
+		VaultKey:     env.Get("OMP_VAULT_KEY"),
+		Logger:       log,
+		URLs:         urls.URL,
 	}
 }

@@ -26,7 +26,7 @@ func BenchmarkUpload(b *testing.B) {
 		b.Run(fmt.Sprintf("stored=%d", stored), func(b *testing.B) {
 			dir := b.TempDir()
 			m := &brokerd.Main{Config: brokerd.Config{
-				Bind: "127.0.0.1:0", DBPath: filepath.Join(dir, "agent.db"), TokenPath: filepath.Join(dir, "auth-broker.token"),
+				Bind: "127.0.0.1:0", DBPath: filepath.Join(dir, "vault.db"), TokenPath: filepath.Join(dir, "auth-broker.token"),
 				KeyPath: filepath.Join(dir, "vault.key"), Logger: slog.New(slog.DiscardHandler),
 			}}
 			ctx, cancel := context.WithCancel(context.Background())

@@ -20,6 +20,7 @@ const (
 	GatewayTokenFile  = "auth-gateway.token"
 	VaultKeyFile      = "vault.key"
 	AgentDBFile       = "agent.db"
+	VaultDBFile       = "vault.db"
 	SnapshotCacheFile = "auth-broker-snapshot.enc"
 )
 
@@ -81,13 +82,24 @@ func xdgRoot(base string) string {
 	return ""
 }
 
-// AgentDB is the local credential store path: $XDG_DATA_HOME/omp/agent.db
-// under the XDG rule, else <AgentDir>/agent.db.
-func (d Dirs) AgentDB() string {
+// AgentDB is the reference implementation's local credential store:
+// $XDG_DATA_HOME/omp/agent.db under the XDG rule, else <AgentDir>/agent.db.
+// omp-go only ever reads it (migrate --from-local, import); it never opens
+// it for writing (discrepancies.md C5).
+func (d Dirs) AgentDB() string { return filepath.Join(d.dataDir(), AgentDBFile) }
+
+// VaultDB is the Go broker's sealed vault, beside where agent.db would be:
+// $XDG_DATA_HOME/omp/vault.db under the XDG rule, else <AgentDir>/vault.db
+// (discrepancies.md C5).
+func (d Dirs) VaultDB() string { return filepath.Join(d.dataDir(), VaultDBFile) }
+
+// dataDir is where the credential stores live: the XDG data root when the
+// XDG rule applies, else the agent dir.
+func (d Dirs) dataDir() string {
 	if d.XDGData != "" {
-		return filepath.Join(d.XDGData, AgentDBFile)
+		return d.XDGData
 	}
-	return filepath.Join(d.AgentDir, AgentDBFile)
+	return d.AgentDir
 }
 
 // BrokerTokenPath is <ConfigDir>/auth-broker.token (never moved by XDG).
@@ -103,7 +115,7 @@ func (d Dirs) VaultKeyPath() string { return filepath.Join(d.ConfigDir, VaultKey
 // $XDG_CACHE_HOME/omp/cache/auth-broker-snapshot.enc under the XDG rule,
 // else <ConfigDir>/cache/auth-broker-snapshot.enc.
 func (d Dirs) SnapshotCachePath(env *Env) string {
-	if o := env.Get("OMP_AUTH_BROKER_SNAPSHOT_CACHE"); o != "" {
+	if o := env.Get(EnvSnapshotCache); o != "" {
 		return o
 	}
 	base := d.ConfigDir

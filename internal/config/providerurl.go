@@ -4,12 +4,28 @@ import "strings"
 
 // URL kinds for ProviderURL: the config.yml key names under providers.<id>.
 const (
-	TokenURL = "tokenUrl"
-	UsageURL = "usageUrl"
-	BaseURL  = "baseUrl"
+	TokenURL     = "tokenUrl"
+	UsageURL     = "usageUrl"
+	BaseURL      = "baseUrl"
+	AuthorizeURL = "authorizeUrl" // OAuth login: the authorization endpoint
+	UserinfoURL  = "userinfoUrl"  // Google login: where the account email is read
+	// RedirectURI is the OAuth login's redirect URI (a self-registered OAuth
+	// application; a loopback URI with port 0 listens on a free port).
+	RedirectURI = "redirectUri"
+	// ClientID is the OAuth client id (a self-registered application); for
+	// gitlab-duo the reference's GITLAB_CLIENT_ID is honoured too. Login and
+	// the broker's refresher read it, so both use the same client.
+	ClientID = "clientId"
 )
 
-var urlEnvSuffix = map[string]string{TokenURL: "_TOKEN_URL", UsageURL: "_USAGE_URL", BaseURL: "_BASE_URL"}
+// referenceEnv are the reference's own override variables, read after ours.
+var referenceEnv = map[[2]string]string{
+	{"gitlab-duo", ClientID}:    "GITLAB_CLIENT_ID",
+	{"gitlab-duo", RedirectURI}: "GITLAB_REDIRECT_URI",
+}
+
+var urlEnvSuffix = map[string]string{TokenURL: "_TOKEN_URL", UsageURL: "_USAGE_URL", BaseURL: "_BASE_URL",
+	AuthorizeURL: "_AUTHORIZE_URL", UserinfoURL: "_USERINFO_URL", RedirectURI: "_REDIRECT_URI", ClientID: "_CLIENT_ID"}
 
 // ProviderURLEnv returns the environment variable that overrides kind for
 // provider: OMP_PROVIDER_<ID>_TOKEN_URL / _USAGE_URL / _BASE_URL, where <ID>
@@ -26,7 +42,8 @@ func ProviderURLEnv(provider, kind string) string {
 
 // ProviderURL returns the configured override of a provider endpoint:
 // the environment variable of ProviderURLEnv wins over config.yml
-// providers.<id>.tokenUrl|usageUrl|baseUrl; "" when neither is set (the
+// providers.<id>.tokenUrl|usageUrl|baseUrl|authorizeUrl|userinfoUrl|redirectUri|clientId (and, for gitlab-duo, the
+// reference's GITLAB_CLIENT_ID / GITLAB_REDIRECT_URI after those); "" when neither is set (the
 // caller then uses its built-in default). env and s may be nil.
 func ProviderURL(env *Env, s *Settings, provider, kind string) string {
 	name := ProviderURLEnv(provider, kind)
@@ -36,6 +53,17 @@ func ProviderURL(env *Env, s *Settings, provider, kind string) string {
 	if v := strings.TrimSpace(env.Get(name)); v != "" {
 		return v
 	}
+	if v := configured(s, provider, kind); v != "" {
+		return v
+	}
+	if ref := referenceEnv[[2]string{provider, kind}]; ref != "" {
+		return strings.TrimSpace(env.Get(ref))
+	}
+	return ""
+}
+
+// configured is the config.yml value of providers.<provider>.<kind>.
+func configured(s *Settings, provider, kind string) string {
 	if s == nil {
 		return ""
 	}
@@ -45,6 +73,14 @@ func ProviderURL(env *Env, s *Settings, provider, kind string) string {
 		return strings.TrimSpace(p.TokenURL)
 	case UsageURL:
 		return strings.TrimSpace(p.UsageURL)
+	case AuthorizeURL:
+		return strings.TrimSpace(p.AuthorizeURL)
+	case UserinfoURL:
+		return strings.TrimSpace(p.UserinfoURL)
+	case RedirectURI:
+		return strings.TrimSpace(p.RedirectURI)
+	case ClientID:
+		return strings.TrimSpace(p.ClientID)
 	default:
 		return strings.TrimSpace(p.BaseURL)
 	}

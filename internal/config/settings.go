@@ -29,7 +29,8 @@ type Settings struct {
 	// CodexResets is the codexResets.* group (usage.md §8.3).
 	CodexResets CodexResets
 
-	// Providers holds providers.<id>.{tokenUrl,usageUrl,baseUrl}, by provider id.
+	// Providers holds providers.<id>.{tokenUrl,usageUrl,baseUrl,authorizeUrl,userinfoUrl,redirectUri,clientId},
+	// by provider id.
 	Providers map[string]ProviderURLs
 }
 
@@ -45,6 +46,12 @@ type ProviderURLs struct {
 	TokenURL string `yaml:"tokenUrl"`
 	UsageURL string `yaml:"usageUrl"`
 	BaseURL  string `yaml:"baseUrl"`
+	// AuthorizeURL, UserinfoURL and RedirectURI are read by `omp auth-broker
+	// login`; ClientID by login and the refresher.
+	AuthorizeURL string `yaml:"authorizeUrl"`
+	UserinfoURL  string `yaml:"userinfoUrl"`
+	RedirectURI  string `yaml:"redirectUri"`
+	ClientID     string `yaml:"clientId"`
 }
 
 // DefaultCodexResets returns the documented defaults.
@@ -127,6 +134,10 @@ func ParseSettings(data []byte) (s *Settings, err error) {
 			p.TokenURL, _ = m["tokenUrl"].(string)
 			p.UsageURL, _ = m["usageUrl"].(string)
 			p.BaseURL, _ = m["baseUrl"].(string)
+			p.AuthorizeURL, _ = m["authorizeUrl"].(string)
+			p.UserinfoURL, _ = m["userinfoUrl"].(string)
+			p.RedirectURI, _ = m["redirectUri"].(string)
+			p.ClientID, _ = m["clientId"].(string)
 			if p != (ProviderURLs{}) {
 				if s.Providers == nil {
 					s.Providers = map[string]ProviderURLs{}

@@ -11,6 +11,9 @@ import (
 // EnvSnapshotTTL is the snapshot-cache freshness window variable, in ms.
 const EnvSnapshotTTL = "OMP_AUTH_BROKER_SNAPSHOT_TTL_MS"
 
+// EnvSnapshotCache overrides the snapshot-cache path.
+const EnvSnapshotCache = "OMP_AUTH_BROKER_SNAPSHOT_CACHE"
+
 // DefaultSnapshotTTL is the default snapshot-cache freshness window.
 const DefaultSnapshotTTL = time.Hour
 

@@ -191,7 +191,7 @@ func startStack(t *testing.T, f *fakeUpstream) *stack {
 	dir := t.TempDir()
 	bm := &brokerd.Main{Config: brokerd.Config{
 		Bind:         "127.0.0.1:0",
-		DBPath:       filepath.Join(dir, "agent.db"),
+		DBPath:       filepath.Join(dir, "vault.db"),
 		TokenPath:    filepath.Join(dir, "auth-broker.token"),
 		KeyPath:      filepath.Join(dir, "vault.key"),
 		Version:      "e2e",

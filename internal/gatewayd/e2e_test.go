@@ -9,10 +9,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,6 +24,7 @@ import (
 	"github.com/ompgo/omp/internal/gatewayd"
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	"github.com/ompgo/omp/pkg/vault/remote"
 )
 
 const waitLong = 5 * time.Second
@@ -53,7 +58,7 @@ func startBroker(t *testing.T) *broker {
 	dir := t.TempDir()
 	m := &brokerd.Main{Config: brokerd.Config{
 		Bind:         "127.0.0.1:0",
-		DBPath:       filepath.Join(dir, "agent.db"),
+		DBPath:       filepath.Join(dir, "vault.db"),
 		TokenPath:    filepath.Join(dir, "auth-broker.token"),
 		KeyPath:      filepath.Join(dir, "vault.key"),
 		Version:      "gateway-e2e",
@@ -311,5 +316,61 @@ func TestShutdownWithinGrace(t *testing.T) {
 
 	if took := g.stop(); took > cfg.ShutdownGrace+2*time.Second {
 		t.Fatalf("shutdown took %v with a %v grace", took, cfg.ShutdownGrace)
+	}
+}
+
+// TestGatewayRestartsFromCacheWhileBrokerDown: with a snapshot cache
+// configured, a gateway restarted while its broker is unreachable starts
+// from the cache and serves the cached credentials; without one it
+// refuses to start (gateway.md §1.1).
+func TestGatewayRestartsFromCacheWhileBrokerDown(t *testing.T) {
+	b := startBroker(t)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	if _, err := b.client.Upload(ctx, "openai", vault.Credential{Type: vault.TypeAPIKey, Key: "sk-cached-gateway"}); err != nil {
+		t.Fatal(err)
+	}
+	target, _ := url.Parse(b.url)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var down atomic.Bool
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if down.Load() {
+			if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+				conn.Close() // unreachable: no answer at all
+			}
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+
+	cfg := gatewayConfig(t, b)
+	cfg.BrokerURL = front.URL
+	cfg.SnapshotCache = &remote.Cache{Path: filepath.Join(t.TempDir(), "cache", "auth-broker-snapshot.enc"),
+		Token: b.token, URL: front.URL, TTL: time.Hour}
+	g := startGateway(t, cfg)
+	if _, err := os.Stat(cfg.SnapshotCache.Path); err != nil {
+		t.Fatalf("the gateway's live boot wrote no cache: %v", err)
+	}
+	g.stop()
+
+	down.Store(true)
+	noCache := cfg
+	noCache.SnapshotCache = nil
+	var se *gatewayd.SnapshotError
+	if err := (&gatewayd.Main{Config: noCache}).Open(ctx); !errors.As(err, &se) {
+		t.Fatalf("restart without a cache while the broker is down: %v, want SnapshotError", err)
+	}
+	g = startGateway(t, cfg)
+	raw, _ := os.ReadFile(cfg.TokenPath)
+	code, body := get(t, g.m.URL()+"/v1/models", strings.TrimSpace(string(raw)))
+	if code != http.StatusOK || !strings.Contains(body, `"owned_by":"openai"`) {
+		t.Fatalf("/v1/models from the cache: %d %.300s", code, body)
+	}
+	if e, err := g.m.Store.List(ctx, "openai"); err != nil || len(e) != 1 || e[0].Credential.Key != "sk-cached-gateway" {
+		t.Fatalf("cached credentials: %+v %v", e, err)
+	}
+	if st := g.m.Store.Status(); st.Mode != remote.ModeCache && st.Mode != remote.ModeBackoff {
+		t.Fatalf("store status %+v, want serving the cache", st)
 	}
 }

@@ -5,13 +5,16 @@ import (
 	"log/slog"
 
 	"github.com/ompgo/omp/internal/config"
+	"github.com/ompgo/omp/pkg/vault/remote"
 )
 
 // FromEnv builds the standard Config of a gateway host: the token path
 // from dirs, the broker connection resolved as every broker client does
 // (client.md §1: OMP_AUTH_BROKER_URL/TOKEN, config.yml, the broker token
 // file) and upstream URL overrides from the environment and config.yml.
-// No broker configured leaves BrokerURL empty (Open then refuses with
+// With OMP_AUTH_BROKER_SNAPSHOT_CACHE set, SnapshotCache is that file
+// (TTL from OMP_AUTH_BROKER_SNAPSHOT_TTL_MS). No broker configured leaves
+// BrokerURL empty (Open then refuses with
 // MsgNoBroker); a URL without a token is *config.MissingTokenError.
 // Resolution warnings go to warn.
 func FromEnv(ctx context.Context, env *config.Env, dirs config.Dirs, log, warn *slog.Logger) (Config, error) {
@@ -24,6 +27,12 @@ func FromEnv(ctx context.Context, env *config.Env, dirs config.Dirs, log, warn *
 	}
 	if b != nil {
 		cfg.BrokerURL, cfg.BrokerToken = b.URL, b.Token
+		// The gateway uses the snapshot cache only when its path is set
+		// explicitly; the reference gateway never does (client.md §5.3).
+		if env.Get(config.EnvSnapshotCache) != "" {
+			cfg.SnapshotCache = &remote.Cache{Path: dirs.SnapshotCachePath(env), Token: b.Token, URL: b.URL,
+				TTL: config.SnapshotTTL(env, warn), Logger: log}
+		}
 	}
 	return cfg, nil
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/internal/gatewayd"
@@ -48,5 +49,18 @@ func TestFromEnvResolvesBrokerLikeEveryClient(t *testing.T) {
 	env = config.NewEnv(map[string]string{"HOME": home, "OMP_AUTH_BROKER_URL": "http://broker:8765", "OMP_AUTH_BROKER_TOKEN": "env-tok"})
 	if cfg, err = gatewayd.FromEnv(ctx, env, dirs, log, log); err != nil || cfg.BrokerToken != "env-tok" {
 		t.Fatalf("env token wins: %v", err)
+	}
+	if cfg.SnapshotCache != nil {
+		t.Fatal("snapshot cache used without OMP_AUTH_BROKER_SNAPSHOT_CACHE (the reference gateway has none)")
+	}
+
+	// An explicit cache path turns the gateway's snapshot cache on, bound
+	// to the broker URL and token as resolved.
+	env = config.NewEnv(map[string]string{"HOME": home, "OMP_AUTH_BROKER_URL": "http://broker:8765/", "OMP_AUTH_BROKER_TOKEN": "env-tok",
+		"OMP_AUTH_BROKER_SNAPSHOT_CACHE": "/var/cache/gw.enc", "OMP_AUTH_BROKER_SNAPSHOT_TTL_MS": "60000"})
+	cfg, err = gatewayd.FromEnv(ctx, env, dirs, log, log)
+	if c := cfg.SnapshotCache; err != nil || c == nil || c.Path != "/var/cache/gw.enc" || c.URL != "http://broker:8765/" ||
+		c.Token != "env-tok" || c.TTL != time.Minute {
+		t.Fatalf("snapshot cache config: %+v %v", cfg.SnapshotCache, err)
 	}
 }

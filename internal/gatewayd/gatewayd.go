@@ -7,14 +7,14 @@
 // The gateway holds no refresh token and never links SQLite or the
 // refresher (internal/deptest checks it).
 //
-// Readiness: Open refuses to start unless the broker answers an initial
-// GET /v1/snapshot (gateway.md §1.1), so a gateway that is listening has a
-// reachable broker. The remote store then fetches its own first snapshot
-// when Run starts; a request that arrives in that window (one broker round
-// trip) waits for it, bounded by the request's context, rather than being
-// answered 503: the broker was just seen to answer, so waiting is the
-// answer a client wants. Run logs `auth-gateway snapshot loaded` when the
-// store is ready and warns if it is not within SnapshotWarnAfter.
+// Readiness: Open boots the remote store (remote.Store.Boot) and refuses to
+// start unless the broker answers an initial GET /v1/snapshot (gateway.md
+// §1.1), so a gateway that is listening holds the broker's credentials and
+// Run only follows the stream. With a snapshot cache configured
+// (Config.SnapshotCache; the reference gateway has none) a fresh cache for
+// this broker URL and token replaces that first fetch: a gateway restarted
+// while its broker is down still serves, and Run reconciles with the
+// broker in the background. Run logs `auth-gateway snapshot loaded`.
 package gatewayd
 
 import (
@@ -85,6 +85,11 @@ type Config struct {
 	// once shutdown starts; then their contexts are cancelled. Default
 	// DefaultShutdownGrace.
 	ShutdownGrace time.Duration
+	// SnapshotCache, when set, is the encrypted snapshot cache the gateway
+	// boots from while it is fresh and writes after every full snapshot
+	// (client.md §5; Token and URL must be BrokerToken and BrokerURL).
+	// nil (the default, as the reference gateway): always a live fetch.
+	SnapshotCache *remote.Cache
 }
 
 // Main is a running gateway.
@@ -141,11 +146,14 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		return fmt.Errorf("refusing --no-auth on non-loopback bind %s: any client that can reach it could use every credential of the broker; bind 127.0.0.1, drop --no-auth, or add %s", bind, AllowNonLoopbackNoAuthFlag)
 	}
 	m.Broker = brokerapi.NewClient(c.BrokerURL, c.BrokerToken, c.BrokerHTTPClient)
-	if res, err := m.Broker.Snapshot(ctx, nil, 0); err != nil || res.Snapshot == nil {
-		if err != nil {
-			c.Logger.Error("auth-gateway initial snapshot failed", "broker", c.BrokerURL, "error", err.Error())
-		}
+	m.Store = remote.New(remote.Options{Client: m.Broker, Logger: c.Logger, Cache: c.SnapshotCache})
+	fromCache, err := m.Store.Boot(ctx)
+	if err != nil {
+		c.Logger.Error("auth-gateway initial snapshot failed", "broker", c.BrokerURL, "error", err.Error())
 		return &SnapshotError{Err: err}
+	}
+	if fromCache {
+		c.Logger.Info("auth-gateway started from the snapshot cache; the broker is reconciled in the background", "broker", c.BrokerURL)
 	}
 	var tokens []string
 	if !c.NoAuth {
@@ -162,7 +170,6 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		tokens = []string{token}
 	}
 
-	m.Store = remote.New(remote.Options{Client: m.Broker, Logger: c.Logger})
 	m.Proxy, err = proxy.New(proxy.Options{
 		Source:     m.Store,
 		Tokens:     tokens,
@@ -230,10 +237,17 @@ func (m *Main) Run(ctx context.Context) error {
 // and close a connection (a TLS handshake, in production) per request.
 const UpstreamIdlePerHost = 64
 
+// upstreamWriteBuffer is the per-connection write buffer of the upstream
+// client: it holds request headers (about 1 KiB with OAuth betas) and
+// small bodies; large bodies bypass it. Each open stream holds its
+// connection, so the 4 KiB default cost 2 KiB per stream for nothing.
+const upstreamWriteBuffer = 2 << 10
+
 // upstreamTransport is http.DefaultTransport's configuration with
 // UpstreamIdlePerHost idle connections per host.
 func upstreamTransport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.WriteBufferSize = upstreamWriteBuffer
 	t.MaxIdleConnsPerHost = UpstreamIdlePerHost
 	if t.MaxIdleConns < 4*UpstreamIdlePerHost {
 		t.MaxIdleConns = 4 * UpstreamIdlePerHost

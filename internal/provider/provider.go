@@ -28,6 +28,10 @@ const (
 	// AnthropicUsageBaseURL is the base of the Claude usage endpoint
 	// (usage.md §2.2); "/usage" is appended.
 	AnthropicUsageBaseURL = "https://api.anthropic.com/api/oauth"
+	// AnthropicBootstrapPath is the Claude Code bootstrap endpoint (under
+	// AnthropicBaseURL) a login asks for the account and organization when
+	// the token reply lacks them.
+	AnthropicBootstrapPath = "/api/claude_cli/bootstrap"
 
 	// ClaudeCodeUserAgent is the Claude Code User-Agent sent with Claude
 	// OAuth tokens on messages and usage requests (usage.md §2.2 pins
@@ -103,6 +107,8 @@ const (
 	AntigravitySandboxURL = "https://daily-cloudcode-pa.sandbox.googleapis.com"
 	// GoogleAuthorizeURL is Google's OAuth authorize endpoint.
 	GoogleAuthorizeURL = "https://accounts.google.com/o/oauth2/v2/auth"
+	// GoogleUserinfoURL is where a Google login reads the account email.
+	GoogleUserinfoURL = "https://www.googleapis.com/oauth2/v1/userinfo?alt=json"
 	// GoogleTokenURL is Google's OAuth token endpoint.
 	GoogleTokenURL = "https://oauth2.googleapis.com/token"
 

@@ -57,8 +57,11 @@ type Reader struct {
 // up to the size limit when a line needs more. Small, because a gateway
 // holds one Reader per open upstream stream: a 32 KiB start was 32 KiB of
 // heap per stream, counted by the GC's pacing even where its pages were
-// never touched.
-const initialBuf = 4 << 10
+// never touched. 1 KiB holds a whole delta event of every upstream; the
+// rare larger event (a Responses response.created) grows it once. Reads
+// come from the HTTP client's own 4 KiB buffer, so a small one costs no
+// system calls.
+const initialBuf = 1 << 10
 
 // NewReader returns a Reader of r with the DefaultMaxSize limit.
 func NewReader(r io.Reader) *Reader {

@@ -14,7 +14,8 @@ var (
 )
 
 // fastDelta decodes the bulk of a stream, a content_block_delta carrying
-// text, thinking or tool-input JSON, without encoding/json and without
+// text, thinking or tool-input JSON (and the bare content_block_stop and
+// message_stop events), without encoding/json and without
 // allocating: into s.fastEv, with strings that view data (or the reader's
 // arena, reused) and die with the next event. It accepts only exact keys
 // seen once, with the expected kinds; for anything else (other events,
@@ -61,7 +62,19 @@ func (s *streamState) fastDelta(data []byte) (*wireEvent, bool) {
 			r.Skip()
 		}
 	}
-	if r.End() != nil || we.Type != "content_block_delta" || seen&4 == 0 {
+	if r.End() != nil || seen&1 == 0 {
+		return nil, false
+	}
+	if seen&4 == 0 {
+		// content_block_stop and message_stop carry nothing else: two of
+		// the five framing events of every stream.
+		if we.Type == "content_block_stop" || we.Type == "message_stop" {
+			we.Delta = nil
+			return we, true
+		}
+		return nil, false
+	}
+	if we.Type != "content_block_delta" {
 		return nil, false
 	}
 	switch we.Delta.Type {

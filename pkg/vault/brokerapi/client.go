@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -33,7 +34,15 @@ type Client struct {
 	// UsageTimeout is the per-attempt timeout of Usage (default
 	// DefaultUsageTimeout).
 	UsageTimeout time.Duration
+	// Logger receives the warning of an upload retried without extension
+	// fields (nil: slog.Default()).
+	Logger *slog.Logger
 }
+
+// ClientCapabilities is the value of the capabilities header the client
+// sends on snapshot and stream requests (as 18.1.21 clients do, fleet.md §2):
+// a broker then serves the 18.1.21 credential fields (Decision E10).
+const ClientCapabilities = "codex-meter-block-scopes"
 
 // NewClient returns a client for the broker at baseURL (trailing slashes
 // trimmed). hc nil means a client with no overall timeout; hc.Timeout, if
@@ -225,6 +234,9 @@ type SnapshotResult struct {
 	Status     int
 	Snapshot   *vault.Snapshot
 	Generation int64
+	// Raw is the 200 body exactly as received (what the snapshot cache
+	// stores: client.md §5.2, discrepancies.md E10); nil on a 304.
+	Raw []byte
 }
 
 // Snapshot fetches GET /v1/snapshot. With ifGenerationGt it sends
@@ -232,7 +244,7 @@ type SnapshotResult struct {
 // attempt timeout of max(Timeout, wait+1s).
 func (c *Client) Snapshot(ctx context.Context, ifGenerationGt *int64, wait time.Duration) (SnapshotResult, error) {
 	path := "/v1/snapshot"
-	o := reqOpts{auth: true, header: map[string]string{}}
+	o := reqOpts{auth: true, header: map[string]string{CapabilitiesHeader: ClientCapabilities}}
 	if wait > 0 {
 		path += "?wait=" + strconv.FormatInt(wait.Milliseconds(), 10)
 		o.timeout = max(c.Timeout, wait+time.Second)
@@ -259,7 +271,7 @@ func (c *Client) Snapshot(ctx context.Context, ifGenerationGt *int64, wait time.
 	if err != nil {
 		return SnapshotResult{}, err
 	}
-	res := SnapshotResult{Status: http.StatusOK, Snapshot: &snap, Generation: snap.Generation}
+	res := SnapshotResult{Status: http.StatusOK, Snapshot: &snap, Generation: snap.Generation, Raw: r.body}
 	if tagged {
 		res.Generation = tag
 	}
@@ -303,13 +315,25 @@ func (c *Client) Disable(ctx context.Context, id int64, cause string) error {
 }
 
 // Upload upserts cred for provider and returns every active entry of that
-// provider afterwards. Only the wire fields of cred are sent (Extra is not).
+// provider afterwards. It sends the 18.1.21 shape (extension fields
+// included); when a broker answers 400 to a credential carrying extension
+// fields (a 15.x broker), it warns and retries once with the 15.x field set
+// (Decision E10).
 func (c *Client) Upload(ctx context.Context, provider string, cred vault.Credential) ([]vault.Entry, error) {
-	body := struct {
+	type body struct {
 		Provider   string           `json:"provider"`
 		Credential vault.Credential `json:"credential"`
-	}{provider, cred}
-	r, err := c.do(ctx, http.MethodPost, "/v1/credential", reqOpts{auth: true, body: body})
+	}
+	r, err := c.do(ctx, http.MethodPost, "/v1/credential", reqOpts{auth: true, body: body{provider, cred}})
+	var he *Error
+	if err != nil && cred.HasExtensions() && errors.As(err, &he) && he.Status == http.StatusBadRequest {
+		log := c.Logger
+		if log == nil {
+			log = slog.Default()
+		}
+		log.Warn("auth-broker rejected extended credential fields; uploaded without them", "provider", provider)
+		r, err = c.do(ctx, http.MethodPost, "/v1/credential", reqOpts{auth: true, body: body{provider, cred.Base()}})
+	}
 	if err != nil {
 		return nil, err
 	}

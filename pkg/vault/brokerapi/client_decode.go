@@ -236,6 +236,12 @@ func decodeSnapshotFields(f fields, path string) (vault.Snapshot, error) {
 	return s, err
 }
 
+// DecodeSnapshot decodes a SnapshotResponse (the body of GET /v1/snapshot,
+// or a snapshot cache's plaintext) as the client does: required keys and
+// their types checked, unknown keys ignored. Errors name the key path,
+// never a value.
+func DecodeSnapshot(raw []byte) (vault.Snapshot, error) { return decodeSnapshot(raw) }
+
 func decodeSnapshot(raw json.RawMessage) (vault.Snapshot, error) {
 	f, err := object(raw, "snapshot")
 	if err != nil {
@@ -308,6 +314,10 @@ type Event struct {
 	Snapshot    *vault.Snapshot
 	Entry       *vault.Entry
 	ID          int64
+	// Raw is a snapshot frame's JSON as received, "kind" included (the
+	// snapshot cache stores it without: client.md §5.2); nil for the
+	// other kinds.
+	Raw []byte
 }
 
 func decodeEvent(raw json.RawMessage) (Event, error) {
@@ -327,6 +337,7 @@ func decodeEvent(raw json.RawMessage) (Event, error) {
 			return Event{}, err
 		}
 		ev.Generation, ev.ServerNowMs, ev.Refresher, ev.Snapshot = s.Generation, s.ServerNowMs, s.Refresher, &s
+		ev.Raw = append([]byte(nil), raw...) // raw is reused by the next read
 		return ev, nil
 	case KindEntry, KindRemoved:
 	default:

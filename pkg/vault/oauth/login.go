@@ -95,20 +95,27 @@ func ParsePaste(input string) (code, state string) {
 // the provider carries them; provider-specific post-login steps (Google
 // project discovery) are not part of Exchange.
 func (r *Registry) Exchange(ctx context.Context, provider, code, state, verifier, redirectURL string, hc *http.Client) (vault.Credential, error) {
+	cred, _, err := r.exchange(ctx, provider, code, state, verifier, redirectURL, hc)
+	return cred, err
+}
+
+// exchange is Exchange that also returns the raw token reply, from which the
+// login follow-ups read provider-specific fields (Anthropic's organization).
+func (r *Registry) exchange(ctx context.Context, provider, code, state, verifier, redirectURL string, hc *http.Client) (vault.Credential, *oauth2.Token, error) {
 	p, ok := r.byID[provider]
 	if !ok {
 		//lint:ignore ST1005 the reference error text, shown to users as is
-		return vault.Credential{}, fmt.Errorf("Unknown OAuth provider '%s'", provider)
+		return vault.Credential{}, nil, fmt.Errorf("Unknown OAuth provider '%s'", provider)
 	}
 	code, pasted := ParsePaste(code)
 	if pasted != "" {
 		if state != "" && pasted != state {
-			return vault.Credential{}, fmt.Errorf("%s: %w", provider, ErrStateMismatch)
+			return vault.Credential{}, nil, fmt.Errorf("%s: %w", provider, ErrStateMismatch)
 		}
 		state = pasted
 	}
 	if code == "" {
-		return vault.Credential{}, fmt.Errorf("%s: empty authorization code", provider)
+		return vault.Credential{}, nil, fmt.Errorf("%s: empty authorization code", provider)
 	}
 	conf := p.Config
 	if redirectURL != "" {
@@ -124,16 +131,16 @@ func (r *Registry) Exchange(ctx context.Context, provider, code, state, verifier
 	ctx = context.WithValue(ctx, oauth2.HTTPClient, p.client(hc, nil))
 	tok, err := conf.Exchange(ctx, code, opts...)
 	if err != nil {
-		return vault.Credential{}, loginError(p, err)
+		return vault.Credential{}, nil, loginError(p, err)
 	}
 	cred, err := r.credentialFrom(p, tok, vault.Credential{Type: vault.TypeOAuth})
 	if err != nil {
-		return vault.Credential{}, loginError(p, err)
+		return vault.Credential{}, nil, loginError(p, err)
 	}
 	if cred.Refresh == "" {
-		return vault.Credential{}, fmt.Errorf("%s: token response has no refresh token", provider)
+		return vault.Credential{}, nil, fmt.Errorf("%s: token response has no refresh token", provider)
 	}
-	return cred, nil
+	return cred, tok, nil
 }
 
 // loginError words an exchange failure like the reference ("Token exchange

@@ -26,6 +26,13 @@ const (
 	KindTokenURL     = "tokenUrl"
 	KindAuthorizeURL = "authorizeUrl"
 	KindClientID     = "clientId"
+	// KindBaseURL is the API root a login follow-up calls: Cloud Code Assist
+	// for Google project discovery, api.anthropic.com for the bootstrap
+	// identity fallback (the same override the gateway uses for requests).
+	KindBaseURL = "baseUrl"
+	// KindUserinfoURL is the Google userinfo endpoint a login reads the
+	// account email from.
+	KindUserinfoURL = "userinfoUrl"
 )
 
 // Provider describes one OAuth provider the broker can log in to and refresh.
@@ -46,6 +53,9 @@ type Provider struct {
 	// client id in the body, and oauth2's auto-detection would retry a failed
 	// request with another style — a second use of a rotating refresh token.
 	Config oauth2.Config
+
+	// Instructions is the line printed under the authorization URL.
+	Instructions string
 
 	PKCE       bool              // the authorize request carries an S256 challenge
 	AuthParams map[string]string // extra authorize-URL parameters
@@ -84,27 +94,30 @@ type Registry struct {
 
 	byID  map[string]*Provider
 	order []string
+	urls  func(provider, kind string) string // never nil
 }
 
 // NewRegistry returns the built-in providers (openai-codex, anthropic,
 // google-antigravity, google-gemini-cli, gitlab-duo, in broker.md §1.7 order).
 // overrides, when not nil, is asked once per provider and kind (KindTokenURL,
-// KindAuthorizeURL, KindClientID) and returns a replacement value or "" to
+// KindAuthorizeURL, KindClientID; KindBaseURL and KindUserinfoURL when a
+// login follow-up runs) and returns a replacement value or "" to
 // keep the built-in one; this is how OMP_PROVIDER_<ID>_TOKEN_URL and
 // config.yml providers.<id>.tokenUrl reach the registry.
 func NewRegistry(overrides func(provider, kind string) string) *Registry {
-	r := &Registry{byID: map[string]*Provider{}}
+	if overrides == nil {
+		overrides = func(string, string) string { return "" }
+	}
+	r := &Registry{byID: map[string]*Provider{}, urls: overrides}
 	for _, p := range builtins() {
-		if overrides != nil {
-			if v := overrides(p.ID, KindTokenURL); v != "" {
-				p.Config.Endpoint.TokenURL = v
-			}
-			if v := overrides(p.ID, KindAuthorizeURL); v != "" {
-				p.Config.Endpoint.AuthURL = v
-			}
-			if v := overrides(p.ID, KindClientID); v != "" {
-				p.Config.ClientID = v
-			}
+		if v := overrides(p.ID, KindTokenURL); v != "" {
+			p.Config.Endpoint.TokenURL = v
+		}
+		if v := overrides(p.ID, KindAuthorizeURL); v != "" {
+			p.Config.Endpoint.AuthURL = v
+		}
+		if v := overrides(p.ID, KindClientID); v != "" {
+			p.Config.ClientID = v
 		}
 		r.byID[p.ID] = p
 		r.order = append(r.order, p.ID)
@@ -157,10 +170,11 @@ func builtins() []*Provider {
 					AuthStyle: oauth2.AuthStyleInParams,
 				},
 			},
-			PKCE:       true,
-			AuthParams: map[string]string{"id_token_add_organizations": "true", "codex_cli_simplified_flow": "true", "originator": provider.CodexOriginator},
-			ErrorLabel: "OpenAI Codex",
-			identity:   codexIdentity,
+			Instructions: "A browser window should open. Complete login to finish.",
+			PKCE:         true,
+			AuthParams:   map[string]string{"id_token_add_organizations": "true", "codex_cli_simplified_flow": "true", "originator": provider.CodexOriginator},
+			ErrorLabel:   "OpenAI Codex",
+			identity:     codexIdentity,
 		},
 		{
 			ID: "anthropic", Name: "Anthropic (Claude Pro/Max)",
@@ -175,6 +189,7 @@ func builtins() []*Provider {
 					AuthStyle: oauth2.AuthStyleInParams,
 				},
 			},
+			Instructions:  "Complete login in your browser. If the browser cannot reach this machine, paste the final redirect URL or authorization code when prompted.",
 			PKCE:          true,
 			AuthParams:    map[string]string{"code": "true"},
 			JSONBody:      true,
@@ -201,6 +216,7 @@ func builtins() []*Provider {
 					AuthStyle: oauth2.AuthStyleInParams,
 				},
 			},
+			Instructions:     "Complete the sign-in in your browser.",
 			AuthParams:       googleParams,
 			ExpirySkew:       5 * time.Minute,
 			RequireProjectID: true,
@@ -220,13 +236,14 @@ func builtins() []*Provider {
 					AuthStyle: oauth2.AuthStyleInParams,
 				},
 			},
+			Instructions:     "Complete the sign-in in your browser.",
 			AuthParams:       googleParams,
 			ExpirySkew:       5 * time.Minute,
 			RequireProjectID: true,
 			ErrorLabel:       "Google Cloud",
 		},
 		{
-			ID: "gitlab-duo", Name: "GitLab Duo",
+			ID: "gitlab-duo", Name: "GitLab Duo Non-Agentic", // the 18.1.21 name
 			CallbackPort: 8080, CallbackPath: "/callback", CallbackHost: "localhost",
 			Config: oauth2.Config{
 				ClientID:    provider.GitLabClientID,
@@ -238,6 +255,7 @@ func builtins() []*Provider {
 					AuthStyle: oauth2.AuthStyleInParams,
 				},
 			},
+			Instructions:        "Complete GitLab login in browser. If GitLab responds with \"The redirect URI included is not valid\", register your own GitLab OAuth application and set GITLAB_CLIENT_ID + GITLAB_REDIRECT_URI, or use a Personal Access Token via GITLAB_TOKEN.",
 			PKCE:                true,
 			ExpirySkew:          5 * time.Minute,
 			ExpiryFromCreatedAt: true,

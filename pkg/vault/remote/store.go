@@ -2,8 +2,12 @@
 // held by an auth broker on another host: the gateway, and the agent in
 // broker mode (client.md §7, RemoteAuthCredentialStore).
 //
-// A Store keeps the broker's redacted snapshot in memory. Run fetches the
-// initial snapshot (GET /v1/snapshot), then follows the SSE stream
+// A Store keeps the broker's redacted snapshot in memory. Boot gives it its
+// first snapshot as a client starts (client.md §5.3): from the encrypted
+// snapshot cache (Cache, shared byte for byte with the reference's
+// clients) when that is fresh, else from the broker; every full snapshot
+// the broker sends later is written back to the cache as received. Run
+// fetches the initial snapshot (GET /v1/snapshot) unless Boot did, then follows the SSE stream
 // (GET /v1/snapshot/stream), falling back to long-poll for the life of the
 // store when the broker has no stream (404), and reconnecting after any
 // error with a jittered backoff from 500 ms doubling to 30 s (reset once a
@@ -61,6 +65,7 @@ const (
 // Sync modes reported by Status.
 const (
 	ModeConnecting = "connecting" // no snapshot applied yet
+	ModeCache      = "cache"      // serving the cached snapshot; the broker not reached yet
 	ModeStream     = "stream"     // following the SSE stream
 	ModePoll       = "poll"       // long-polling (stream unsupported or disabled)
 	ModeBackoff    = "backoff"    // waiting to reconnect after an error
@@ -88,6 +93,11 @@ type Options struct {
 	// OnChange is called after every applied change (snapshot, entry,
 	// removal, refresh reply), outside the store's lock. Default: none.
 	OnChange func()
+	// Cache is the encrypted snapshot cache (client.md §5): Boot starts
+	// from it when it is fresh, and every full snapshot the broker sends
+	// (GET /v1/snapshot 200s, stream snapshot frames) is written to it as
+	// received. nil: no cache.
+	Cache *Cache
 }
 
 // Status is the store's sync state, for /healthz detail and metrics.
@@ -107,6 +117,9 @@ type Store struct {
 
 	ready     chan struct{}
 	readyOnce sync.Once
+	// booted is what Boot applied before Run: bootLive skips Run's
+	// initial fetch, bootCache keeps it (it reconciles in the background).
+	booted int
 
 	flights singleflight.Group
 

@@ -10,15 +10,61 @@ import (
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
 )
 
+// What Boot applied.
+const (
+	_ = iota // not booted: Run fetches the first snapshot
+	bootLive
+	bootCache
+)
+
+// Boot gives the store its first snapshot before Run, as a broker client
+// starts (client.md §5.3): from Options.Cache when it holds a fresh
+// snapshot for this broker URL and token — no broker round trip; Run then
+// reconciles in the background — else from GET /v1/snapshot, written to
+// the cache. fromCache tells which. Its error is the live fetch's: no
+// fresh cache and no snapshot from the broker. Call it at most once,
+// before Run; a store that is not booted fetches its first snapshot in
+// Run.
+func (s *Store) Boot(ctx context.Context) (fromCache bool, err error) {
+	if c := s.opts.Cache; c != nil {
+		snap, err := c.Read()
+		if err == nil {
+			s.applySnapshot(snap, true, nil)
+			s.mu.Lock()
+			s.status.Mode = ModeCache
+			s.mu.Unlock()
+			s.booted = bootCache
+			s.log.Info("auth-broker snapshot loaded from cache", "generation", snap.Generation,
+				"age", time.Duration(s.opts.Now().UnixMilli()-snap.GeneratedAt)*time.Millisecond, "credentials", len(snap.Credentials))
+			return true, nil
+		}
+		if !errors.Is(err, ErrCacheDisabled) && !errors.Is(err, ErrCacheAbsent) {
+			s.log.Info("auth-broker snapshot cache not used; fetching live", "reason", err.Error())
+		}
+	}
+	res, err := s.opts.Client.Snapshot(ctx, nil, 0)
+	if err != nil {
+		return false, err
+	}
+	if res.Snapshot == nil {
+		return false, errors.New("auth broker answered the initial snapshot without a body")
+	}
+	s.applySnapshot(*res.Snapshot, true, res.Raw)
+	s.booted = bootLive
+	return false, nil
+}
+
 // Run keeps the store in sync with the broker until ctx is cancelled, then
-// returns nil. It fetches the initial snapshot (retrying with backoff), then
-// follows the stream or long-polls (client.md §7.2).
+// returns nil. Unless Boot fetched it live, it fetches the initial snapshot
+// (retrying with backoff; after a boot from the cache this reconciles what
+// the cache held, readers meanwhile served from it), then follows the
+// stream or long-polls (client.md §7.2).
 func (s *Store) Run(ctx context.Context) error {
 	b := backoff{}
-	for ctx.Err() == nil {
+	for s.booted != bootLive && ctx.Err() == nil {
 		res, err := s.opts.Client.Snapshot(ctx, nil, 0)
 		if err == nil && res.Snapshot != nil {
-			s.applySnapshot(*res.Snapshot, true)
+			s.applySnapshot(*res.Snapshot, true, res.Raw)
 			break
 		}
 		if err == nil {
@@ -70,7 +116,7 @@ func (s *Store) follow(ctx context.Context, b *backoff) error {
 		}
 		switch ev.Kind {
 		case brokerapi.KindSnapshot:
-			s.applySnapshot(*ev.Snapshot, first)
+			s.applySnapshot(*ev.Snapshot, first, ev.Raw)
 			if first {
 				s.setMode(ModeStream)
 				b.reset()
@@ -95,7 +141,7 @@ func (s *Store) poll(ctx context.Context) error {
 	}
 	s.setMode(ModePoll)
 	if res.Status == http.StatusOK && res.Snapshot != nil {
-		s.applySnapshot(*res.Snapshot, true) // a long-poll 200 applies unconditionally
+		s.applySnapshot(*res.Snapshot, true, res.Raw) // a long-poll 200 applies unconditionally
 	} else {
 		s.mu.Lock()
 		s.status.LastSync = s.opts.Now()
@@ -142,8 +188,9 @@ func (s *Store) setMode(mode string) {
 }
 
 // applySnapshot replaces the held state with snap unless it is older than
-// the held generation and force is false.
-func (s *Store) applySnapshot(snap vault.Snapshot, force bool) {
+// the held generation and force is false; an applied snapshot's raw JSON
+// (nil: none, as for the cache's own) is written to the cache.
+func (s *Store) applySnapshot(snap vault.Snapshot, force bool, raw []byte) {
 	s.mu.Lock()
 	if !force && snap.Generation < s.gen {
 		s.mu.Unlock()
@@ -156,7 +203,7 @@ func (s *Store) applySnapshot(snap vault.Snapshot, force bool) {
 	for _, e := range snap.Credentials {
 		s.entries[e.ID] = e
 	}
-	if s.status.Mode == ModeConnecting {
+	if s.status.Mode == ModeConnecting || s.status.Mode == ModeCache {
 		s.status.Mode = ModePoll
 		if !s.opts.NoStream {
 			s.status.Mode = ModeStream
@@ -165,6 +212,13 @@ func (s *Store) applySnapshot(snap vault.Snapshot, force bool) {
 	s.mu.Unlock()
 	s.readyOnce.Do(func() { close(s.ready) })
 	s.changed()
+	if raw != nil && s.opts.Cache != nil {
+		// Written by the sync goroutine, off every reader's path; a
+		// failure only costs the next boot a broker round trip.
+		if err := s.opts.Cache.Write(raw); err != nil {
+			s.log.Debug("auth-broker snapshot cache write failed", "error", err.Error())
+		}
+	}
 }
 
 func (s *Store) applyEntry(ev brokerapi.Event) {
