@@ -22,32 +22,8 @@ import (
 	"github.com/ompgo/omp/pkg/llm/openai"
 )
 
-var (
-	buildOnce sync.Once
-	ompBin    string
-	buildErr  error
-)
-
-// binary builds the real omp once per test process.
-func binary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "omp-e2e-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		ompBin = filepath.Join(dir, "omp")
-		out, err := exec.Command("go", "build", "-o", ompBin, ".").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return ompBin
-}
+// binary is the real omp, built once per test run (ompBinary).
+func binary(t testing.TB) string { return ompBinary(t) }
 
 // fakeAnthropic is a scripted Anthropic Messages upstream: each request
 // gets the next scripted message as an SSE stream, or an error status.
@@ -467,8 +443,7 @@ func TestAgentE2ESIGINTExits130WithTheSessionFlushed(t *testing.T) {
 // BenchmarkStartToFirstRequest is process start → first upstream request
 // of `omp -p` with a models.yml provider (issue 11 target: ≤ 30 ms).
 func BenchmarkStartToFirstRequest(b *testing.B) {
-	t := &testing.T{}
-	bin := binary(t)
+	bin := binary(b)
 	home, project := b.TempDir(), b.TempDir()
 	arrived := make(chan time.Time, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
