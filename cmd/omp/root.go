@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -72,13 +73,25 @@ func (a *app) warnLogger() *slog.Logger {
 }
 
 func newRootCmd(a *app) *cobra.Command {
+	var flags agentFlags
 	root := &cobra.Command{
-		Use:           "omp",
-		Short:         "oh-my-pi: auth broker client, broker and gateway",
+		Use:           "omp [flags] [messages...]",
+		Short:         "oh-my-pi: coding agent, auth broker client, broker and gateway",
 		Version:       buildinfo.String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Args:          cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			err := a.runAgent(cmd.Context(), &flags, args)
+			if errors.Is(err, errNoPrompt) && len(args) == 0 && cmd.Flags().NFlag() == 0 {
+				// A bare `omp` with nothing piped: there is no interactive
+				// mode yet, so show the help.
+				return cmd.Help()
+			}
+			return err
+		},
 	}
+	addAgentFlags(root, &flags)
 	root.AddCommand(newAuthBrokerCmd(a), newAuthGatewayCmd(a), newUsageCmd(a))
 	markUsageErrors(root)
 	return root
