@@ -51,7 +51,8 @@ func TestRuntimeErrorsPrintOneLine(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"unknown top-level command", []string{"nope"}, "error: unknown command \"nope\" for \"omp\"\n"},
+		// `omp [messages...]` is the agent: a bare word is a prompt.
+		{"a bare word is a prompt", []string{"nope"}, "error: No models available: configure the auth broker (OMP_AUTH_BROKER_URL) or provider API keys\n"},
 		{"bad bind", []string{"auth-broker", "serve", "--bind", "nonsense"}, "error: Invalid bind 'nonsense'; expected 'host:port' or 'port'.\n"},
 		{"bad bind port", []string{"auth-broker", "serve", "-b", "127.0.0.1:99999"}, "error: Invalid bind '127.0.0.1:99999'; port out of range.\n"},
 		{"import usage text", []string{"auth-broker", "import"},

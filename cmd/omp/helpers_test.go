@@ -189,11 +189,18 @@ type testBroker struct {
 // port so nothing ever leaves the machine; the refresher sleeps for an hour.
 func startBroker(t *testing.T, tokenPath string) *testBroker {
 	t.Helper()
+	dead := "http://" + closedAddr(t)
+	return startBrokerURLs(t, tokenPath, func(string, string) string { return dead })
+}
+
+// startBrokerURLs is startBroker with the upstream URL overrides urls
+// (config.ProviderURL's shape), e.g. fake usage endpoints.
+func startBrokerURLs(t *testing.T, tokenPath string, urls func(provider, kind string) string) *testBroker {
+	t.Helper()
 	dir := t.TempDir()
 	if tokenPath == "" {
 		tokenPath = filepath.Join(dir, "auth-broker.token")
 	}
-	dead := "http://" + closedAddr(t)
 	m := &brokerd.Main{Config: brokerd.Config{
 		Bind:            "127.0.0.1:0",
 		DBPath:          filepath.Join(dir, "agent.db"),
@@ -201,7 +208,7 @@ func startBroker(t *testing.T, tokenPath string) *testBroker {
 		KeyPath:         filepath.Join(dir, "vault.key"),
 		Version:         "cli-test",
 		Logger:          slog.New(slog.DiscardHandler),
-		URLs:            func(string, string) string { return dead },
+		URLs:            urls,
 		RefreshInterval: time.Hour,
 		PollInterval:    50 * time.Millisecond,
 	}}

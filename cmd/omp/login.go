@@ -95,7 +95,7 @@ func (a *app) runLogin(ctx context.Context, provider, via string, dryRun bool) e
 		if err != nil {
 			return err
 		}
-		cred = vault.Credential{Type: vault.TypeAPIKey, Key: key}
+		cred = vault.Credential{Type: vault.TypeAPIKey, Key: key, Source: vault.SourceLogin} // as 18.1.21 stores a login key
 	} else {
 		if cred, err = a.oauthLogin(ctx, reg, provider); err != nil {
 			return err

@@ -104,7 +104,7 @@ func TestMain(m *testing.M) {
 }
 
 // ompBinary builds this package's binary once per test run.
-func ompBinary(t *testing.T) string {
+func ompBinary(t testing.TB) string {
 	t.Helper()
 	ompBuild.Do(func() {
 		dir, err := os.MkdirTemp("", "omp-login-test-")

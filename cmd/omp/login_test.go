@@ -99,7 +99,7 @@ func TestLoginEachProviderIntoTheLocalVault(t *testing.T) {
 	}{
 		{"anthropic", "rt-anthropic-secret", map[string]any{"access_token": "at-anthropic-secret", "expires_in": 3600,
 			"account": map[string]any{"uuid": "u-1", "email_address": "Claude@Example.com"}}, nil, "email:claude@example.com"},
-		{"openai-codex", "rt-codex-secret", map[string]any{"access_token": codexAccess, "expires_in": 3600}, nil, "email:cx@example.com"},
+		{"openai-codex", "rt-codex-secret", map[string]any{"access_token": codexAccess, "expires_in": 3600}, nil, "email:cx@example.com|org:acct-cx"},
 		{"google-gemini-cli", "rt-gemini-secret", map[string]any{"access_token": "at-gemini-secret", "expires_in": 3600},
 			func(f *oauthtest.Server) { f.Email, f.Project = "gem@example.com", "proj-g" }, "email:gem@example.com"},
 		{"google-antigravity", "rt-ag-secret", map[string]any{"access_token": "at-ag-secret", "expires_in": 3600},
@@ -423,9 +423,13 @@ func TestLoginAPIKey(t *testing.T) {
 	wantLines(t, r.stdout, "", "Open this URL in your browser:", "https://platform.deepseek.com/api_keys",
 		"Create or copy your API key from the DeepSeek dashboard", "", "Paste your DeepSeek API key (sk-...): ",
 		"Validating API key...", "", "Credentials saved to "+c.vaultDB())
-	// Replace-all: the old key is replaced, the new one is the only active key.
-	if got := c.localState(); !slices.Equal(got, []string{"deepseek key=sk-deepseek-good []", "deepseek key=sk-old [replaced by newer credential]"}) {
+	// Replace-all: the new key is the only one left (an active API key
+	// purges the provider's replaced keys, 18.1.21 / broker.md §5.4).
+	if got := c.localState(); !slices.Equal(got, []string{"deepseek key=sk-deepseek-good []"}) {
 		t.Fatalf("vault = %v", got)
+	}
+	if recs := c.localRecords(); len(recs) != 1 || recs[0].Credential.Source != vault.SourceLogin {
+		t.Fatalf("a login key is stored with source %q, want %q (18.1.21)", recs[0].Credential.Source, vault.SourceLogin)
 	}
 
 	// A flow without a validation endpoint stores what was pasted; an
@@ -437,7 +441,7 @@ func TestLoginAPIKey(t *testing.T) {
 	if r.code != 0 || strings.Contains(r.stdout, "Validating") {
 		t.Fatalf("tavily: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if got := c.localState(); !slices.Contains(got, "tavily key=tvly-123 []") || len(got) != 3 {
+	if got := c.localState(); !slices.Contains(got, "tavily key=tvly-123 []") || len(got) != 2 {
 		t.Fatalf("vault = %v", got)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -86,16 +87,17 @@ func (a *app) runMigrate(ctx context.Context, o migrateOptions) error {
 		}
 		onBroker[p][k] = true
 	}
+	// 18.1.21 index (broker.md §2.5): base identifiers qualified by
+	// "|org:<orgId>", or "org:<orgId>" alone; the snapshot carries orgId
+	// because the client sends the capabilities header.
 	for _, e := range snap.Credentials {
 		c := e.Credential
 		if c.Type == vault.TypeAPIKey {
 			mark(e.Provider, "@api_key")
 			continue
 		}
-		for k, v := range map[string]string{"email:": c.Email, "accountId:": c.AccountID, "projectId:": c.ProjectID} {
-			if v != "" {
-				mark(e.Provider, k+v)
-			}
+		for _, k := range migrateKeys(c) {
+			mark(e.Provider, k)
 		}
 	}
 
@@ -115,9 +117,7 @@ func (a *app) runMigrate(ctx context.Context, o migrateOptions) error {
 			it.Reason = "OAuth from local SQLite skipped by default (use --include-oauth)"
 		case c.Type == vault.TypeAPIKey && onBroker[r.Provider]["@api_key"]:
 			it.Reason = "already on broker"
-		case c.Type == vault.TypeOAuth && (onBroker[r.Provider]["email:"+c.Email] && c.Email != "" ||
-			onBroker[r.Provider]["accountId:"+c.AccountID] && c.AccountID != "" ||
-			onBroker[r.Provider]["projectId:"+c.ProjectID] && c.ProjectID != ""):
+		case c.Type == vault.TypeOAuth && slices.ContainsFunc(migrateKeys(c), func(k string) bool { return onBroker[r.Provider][k] }):
 			it.Reason = "already on broker"
 		case c.Type == vault.TypeAPIKey && plannedKey[r.Provider]:
 			it.Reason = "another local api_key for this provider already planned"
@@ -252,6 +252,27 @@ func (a *app) localRecords(ctx context.Context) (_ []vault.Record, err error) {
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return !errors.Is(err, fs.ErrNotExist)
+}
+
+// migrateKeys are the keys migrate matches an OAuth credential on (exact
+// strings, as the reference): email:/accountId:/projectId: plus
+// "|org:<orgId>", or org:<orgId> when the credential has no base identity.
+func migrateKeys(c vault.Credential) []string {
+	org := c.ExtraString(vault.FieldOrgID)
+	suffix := ""
+	if org != "" {
+		suffix = "|org:" + org
+	}
+	var keys []string
+	for _, f := range [...]struct{ k, v string }{{"email:", c.Email}, {"accountId:", c.AccountID}, {"projectId:", c.ProjectID}} {
+		if f.v != "" {
+			keys = append(keys, f.k+f.v+suffix)
+		}
+	}
+	if len(keys) == 0 && org != "" {
+		keys = append(keys, "org:"+org)
+	}
+	return keys
 }
 
 // migrateIdentity is the identity shown by migrate (broker.md §1.9).

@@ -2,12 +2,15 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io/fs"
 	"os"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ompgo/omp/pkg/vault/sqlite/sqlitetest"
 )
 
 func TestMigrateRequiresBrokerThenSource(t *testing.T) {
@@ -228,9 +231,10 @@ func TestMigrateUploadFailureExitsOne(t *testing.T) {
 	b := startBroker(t, "")
 	c := newCLI(t)
 	c.useBroker(b)
-	// A reference row without a refresh token: the broker rejects it (400).
+	// A reference row without an access token: the broker rejects it (400;
+	// an empty refresh token is accepted since 18.1.21).
 	writeRefDB(t, c.agentDB(), `INSERT INTO auth_credentials (provider, credential_type, data) VALUES
-		('anthropic', 'oauth', '{"access":"acc-norefresh-secret","expires":4070908800000,"email":"half@x.io"}'),
+		('anthropic', 'oauth', '{"refresh":"acc-norefresh-secret","expires":4070908800000,"email":"half@x.io"}'),
 		('openai', 'api_key', '{"key":"sk-fine-secret"}')`)
 	const msg = "Auth broker request failed: 400 Bad Request"
 
@@ -266,4 +270,57 @@ func TestMigrateUnreachableBrokerSaysWhy(t *testing.T) {
 		t.Fatalf("exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
 	}
 	assertNoSecrets(t, r, "tok-unreachable")
+}
+
+// TestMigrateFrom18xReferenceDB migrates an 18.1.21 install (auth schema 7):
+// two organisations under one email stay two broker rows, the login API key
+// and the MCP row keep their fields, and a re-run finds everything already
+// on the broker (18.1.21 org-qualified matching) instead of re-uploading.
+func TestMigrateFrom18xReferenceDB(t *testing.T) {
+	b := startBroker(t, "")
+	c := newCLI(t)
+	c.useBroker(b)
+	sqlitetest.WriteReference(t, c.agentDB(), sqlitetest.ReferenceSchemaV7,
+		`INSERT INTO auth_credentials (id, provider, credential_type, data, identity_key) VALUES
+		(1, 'anthropic', 'oauth', '{"access":"acc-org1-secret","refresh":"ref-org1-secret","expires":4070908800000,"email":"me@x.io","orgId":"org-1","orgName":"Team"}', 'email:me@x.io|org:org-1'),
+		(2, 'anthropic', 'oauth', '{"access":"acc-org2-secret","refresh":"ref-org2-secret","expires":4070908800000,"email":"me@x.io","orgId":"org-2"}', 'email:me@x.io|org:org-2'),
+		(3, 'zai', 'api_key', '{"key":"sk-zai-secret","source":"login"}', NULL),
+		(4, 'mcp_oauth:profile:default:https://mcp.example/sse', 'oauth', '{"access":"acc-mcp-secret","refresh":"ref-mcp-secret","expires":4070908800000,"orgId":"org-m","tokenUrl":"https://mcp.example/token"}', NULL)`)
+	r := c.run("", "auth-broker", "migrate", "--from-local", "--include-oauth")
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("exit %d stderr %q\n%s", r.code, r.stderr, r.stdout)
+	}
+	wantLines(t, r.stdout,
+		"uploaded [local-sqlite] anthropic me@x.io",
+		"uploaded [local-sqlite] anthropic me@x.io",
+		"uploaded [local-sqlite] zai (api key)",
+		"uploaded [local-sqlite] mcp_oauth:profile:default:https://mcp.example/sse <mcp_oauth:profile:default:https://mcp.example/sse oauth>",
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	res, err := b.client.Snapshot(ctx, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, e := range res.Snapshot.Credentials {
+		keys = append(keys, e.Provider+" "+e.IdentityKey+" "+e.Credential.OrgID()+e.Credential.Source+e.Credential.ExtraString("tokenUrl"))
+	}
+	want := []string{"anthropic email:me@x.io|org:org-1 org-1", "anthropic email:me@x.io|org:org-2 org-2", "zai  login",
+		"mcp_oauth:profile:default:https://mcp.example/sse  org-mhttps://mcp.example/token"}
+	if !slices.Equal(keys, want) {
+		t.Fatalf("broker rows\ngot  %q\nwant %q", keys, want)
+	}
+	r = c.run("", "auth-broker", "migrate", "--from-local", "--include-oauth")
+	if r.code != 0 {
+		t.Fatalf("re-run exit %d\n%s", r.code, r.stdout)
+	}
+	wantLines(t, r.stdout,
+		"skip [local-sqlite] anthropic me@x.io: already on broker",
+		"skip [local-sqlite] anthropic me@x.io: already on broker",
+		"skip [local-sqlite] zai (api key): already on broker",
+		"skip [local-sqlite] mcp_oauth:profile:default:https://mcp.example/sse <mcp_oauth:profile:default:https://mcp.example/sse oauth>: already on broker",
+		"Nothing to migrate.",
+	)
+	assertNoSecrets(t, r, "acc-org1-secret", "ref-org1-secret", "sk-zai-secret", "ref-mcp-secret")
 }

@@ -2,11 +2,13 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -21,7 +23,8 @@ type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	environ        []string
-	cwd            string // "" → os.Getwd
+	cwd            string           // "" → os.Getwd
+	clock          func() time.Time // nil → time.Now (tests pin it)
 
 	once sync.Once
 	env  *config.Env
@@ -70,14 +73,26 @@ func (a *app) warnLogger() *slog.Logger {
 }
 
 func newRootCmd(a *app) *cobra.Command {
+	var flags agentFlags
 	root := &cobra.Command{
-		Use:           "omp",
-		Short:         "oh-my-pi: auth broker client, broker and gateway",
+		Use:           "omp [flags] [messages...]",
+		Short:         "oh-my-pi: coding agent, auth broker client, broker and gateway",
 		Version:       buildinfo.String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Args:          cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			err := a.runAgent(cmd.Context(), &flags, args)
+			if errors.Is(err, errNoPrompt) && len(args) == 0 && cmd.Flags().NFlag() == 0 {
+				// A bare `omp` with nothing piped: there is no interactive
+				// mode yet, so show the help.
+				return cmd.Help()
+			}
+			return err
+		},
 	}
-	root.AddCommand(newAuthBrokerCmd(a), newAuthGatewayCmd(a))
+	addAgentFlags(root, &flags)
+	root.AddCommand(newAuthBrokerCmd(a), newAuthGatewayCmd(a), newUsageCmd(a))
 	markUsageErrors(root)
 	return root
 }

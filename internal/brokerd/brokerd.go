@@ -55,7 +55,17 @@ type Config struct {
 	KeepAlive       time.Duration // SSE keepalive; default 20 s
 	PollInterval    time.Duration // external-write detection; default 1 s
 	MetricsIdentity bool          // allow emails in metric labels (operator opt-in)
+	// HistoryRetention is how long usage-history rows are kept; older rows
+	// are deleted at start and then daily. Default DefaultHistoryRetention
+	// (400 days, fleet.md Decision F11).
+	HistoryRetention time.Duration
 }
+
+// DefaultHistoryRetention is the usage-history retention (fleet.md F11).
+const DefaultHistoryRetention = 400 * 24 * time.Hour
+
+// historySweepInterval is how often old usage-history rows are pruned.
+const historySweepInterval = 24 * time.Hour
 
 // Main is a running broker.
 type Main struct {
@@ -202,6 +212,8 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	api.Store = m.Keeper
 	api.Refresher = m.Refresher
 	api.Usage = m.Usage
+	api.History = m.Store
+	api.Disabled = m.Store
 	api.Tokens = []string{token}
 	api.Metrics = metrics
 	api.WriteBack = m.Keeper
@@ -273,6 +285,7 @@ func (m *Main) Run(ctx context.Context) error {
 	g.Go(func() error { return m.API.Run(ctx) })
 	g.Go(func() error { return m.Refresher.Run(ctx) })
 	g.Go(func() error { return m.Keeper.Run(ctx) })
+	g.Go(func() error { m.pruneHistory(ctx); return nil })
 	g.Go(func() error {
 		return httpx.Serve(ctx, m.ln, m.API.Handler(), httpx.ServeOptions{Logger: m.Config.Logger})
 	})
@@ -281,6 +294,33 @@ func (m *Main) Run(ctx context.Context) error {
 		err = nil
 	}
 	return err
+}
+
+// pruneHistory deletes usage-history rows older than the retention now and
+// then every day until ctx ends. Failures are logged; the next sweep retries.
+func (m *Main) pruneHistory(ctx context.Context) {
+	keep := m.Config.HistoryRetention
+	if keep <= 0 {
+		keep = DefaultHistoryRetention
+	}
+	t := time.NewTicker(historySweepInterval)
+	defer t.Stop()
+	for {
+		before := time.Now().Add(-keep).UnixMilli()
+		if n, err := m.Store.PruneUsageHistory(ctx, before); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			m.Config.Logger.Warn("auth-broker usage history prune failed", "error", err.Error())
+		} else if n > 0 {
+			m.Config.Logger.Info("auth-broker usage history pruned", "rows", n, "beforeMs", before)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // Close releases the vault and background work. Call it after Run has

@@ -27,8 +27,8 @@ const (
 	apiKey    = "sk-e2e-openai-api-key-" + "kkkkkkkkkkkkkkkkkkkkkkkk"
 
 	// The disable cause of a definitive refresh failure (broker.md §3):
-	// "auth-broker refresh failed: " + the stringified error.
-	deadCause = "auth-broker refresh failed: Error: Anthropic token refresh failed: 400 invalid_grant: Refresh token not found or invalid"
+	// "oauth refresh failed: " + the stringified error (18.1.21, Decision E4).
+	deadCause = "oauth refresh failed: Error: Anthropic token refresh failed: 400 invalid_grant: Refresh token not found or invalid"
 )
 
 func entryByID(entries []vault.Entry, id int64) (vault.Entry, bool) {
@@ -297,12 +297,12 @@ func TestE2ECredentialLifecycle(t *testing.T) {
 		if n := h.up.seen(refreshB); n != 1 {
 			t.Errorf("dead refresh token sent %d times, want 1", n)
 		}
-		if !strings.Contains(h.logs.String(), "auth-broker refresh failed definitively; disabling credential") {
+		if !strings.Contains(h.logs.String(), "auth-broker refresh failed definitively") {
 			t.Error("no definitive-failure warning in the logs")
 		}
 		// broker.md §1.3: every credential-disabled event is a warning with
 		// the provider and the stored cause.
-		if want := `level=WARN msg="auth-broker credential disabled" provider=anthropic disabledCause="auth-broker refresh failed: Error:`; !strings.Contains(h.logs.String(), want) {
+		if want := `level=WARN msg="auth-broker credential disabled" provider=anthropic disabledCause="oauth refresh failed: Error:`; !strings.Contains(h.logs.String(), want) {
 			t.Errorf("no %q line in the logs", want)
 		}
 	})

@@ -102,7 +102,8 @@ func TestTestHelpersNotImported(t *testing.T) {
 // TestAdaptersInternalImports: an adapter under pkg/vault/* or pkg/llm/*
 // imports from the module's internal/ only the shared pieces: httpx, the
 // one SSE reader/writer, the one Retry-After parser, the one provider
-// identity table, and buildinfo (version strings). The domains themselves
+// identity table, buildinfo (version strings) and the embedded usage page.
+// The domains themselves
 // import nothing in-module (TestImportRules).
 func TestAdaptersInternalImports(t *testing.T) {
 	if testing.Short() {
@@ -110,7 +111,7 @@ func TestAdaptersInternalImports(t *testing.T) {
 	}
 	allowed := map[string]bool{
 		m + "internal/httpx": true, m + "internal/sse": true, m + "internal/retryafter": true,
-		m + "internal/provider": true, m + "internal/buildinfo": true,
+		m + "internal/provider": true, m + "internal/buildinfo": true, m + "internal/usagepage": true,
 	}
 	for _, domain := range []string{"pkg/vault", "pkg/llm"} {
 		for _, p := range List(t, "./../../"+domain+"/...") {

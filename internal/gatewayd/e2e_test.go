@@ -319,6 +319,28 @@ func TestShutdownWithinGrace(t *testing.T) {
 	}
 }
 
+// The gateway relays the broker's usage history (for the usage page it
+// serves), keeping the broker's 400, and serves the page itself unauthenticated.
+func TestGatewayRelaysUsageHistory(t *testing.T) {
+	b := startBroker(t)
+	cfg := gatewayConfig(t, b)
+	g := startGateway(t, cfg)
+	raw, _ := os.ReadFile(cfg.TokenPath)
+	token := strings.TrimSpace(string(raw))
+	if code, body := get(t, g.m.URL()+"/v1/usage/history?days=2", token); code != 200 || !strings.HasPrefix(body, `{"generatedAt":`) || !strings.HasSuffix(body, `"entries":[]}`) {
+		t.Fatalf("history: %d %s", code, body)
+	}
+	if code, body := get(t, g.m.URL()+"/v1/usage/history?days=0", token); code != 400 || !strings.Contains(body, "days must be an integer from 1 to 400") {
+		t.Fatalf("bad days: %d %s", code, body)
+	}
+	if code, _ := get(t, g.m.URL()+"/v1/usage/history", ""); code != http.StatusUnauthorized {
+		t.Fatalf("history without a token: %d", code)
+	}
+	if code, body := get(t, g.m.URL()+"/usage", ""); code != 200 || !strings.Contains(body, "/v1/usage/history") {
+		t.Fatalf("page: %d", code)
+	}
+}
+
 // TestGatewayRestartsFromCacheWhileBrokerDown: with a snapshot cache
 // configured, a gateway restarted while its broker is unreachable starts
 // from the cache and serves the cached credentials; without one it

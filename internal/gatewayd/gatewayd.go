@@ -25,6 +25,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -182,6 +183,10 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		Sync: func() proxy.SyncState {
 			st := m.Store.Status()
 			return proxy.SyncState{Mode: st.Mode, LastSync: st.LastSync}
+		},
+		History: func(ctx context.Context, q url.Values) (proxy.HistoryPage, error) {
+			h, err := m.Broker.UsageHistoryQuery(ctx, q)
+			return proxy.HistoryPage{GeneratedAt: h.GeneratedAt, Entries: h.Entries, Truncated: h.Truncated}, err
 		},
 	})
 	if err != nil {

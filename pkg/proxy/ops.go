@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 
 	"github.com/ompgo/omp/pkg/vault"
@@ -24,6 +25,41 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request) error {
 		GeneratedAt int64               `json:"generatedAt"`
 		Reports     []vault.UsageReport `json:"reports"`
 	}{s.now().UnixMilli(), reports})
+}
+
+// usageHistory answers GET /v1/usage/history by relaying the caller's query
+// to the broker (the gateway keeps no history of its own), so the usage
+// page served by the gateway can draw its chart. The broker's 400 (bad
+// days) and 404 (a broker without history) keep their status; any other
+// failure is a 502.
+func (s *Server) usageHistory(w http.ResponseWriter, r *http.Request) error {
+	if s.history == nil {
+		writeGeneric(w, http.StatusNotFound, []byte(`{"error":"usage history is not available on this gateway"}`))
+		return nil
+	}
+	page, err := s.history(r.Context(), r.URL.Query())
+	if err != nil {
+		status, msg := http.StatusBadGateway, "auth-broker usage history fetch failed"
+		var ve *vault.Error
+		if errors.As(err, &ve) && (ve.Code == vault.EINVALID || ve.Code == vault.ENOTFOUND) {
+			status, msg = http.StatusBadRequest, ve.Message
+			if ve.Code == vault.ENOTFOUND {
+				status, msg = http.StatusNotFound, "the broker keeps no usage history"
+			}
+		}
+		s.log.Warn("auth-gateway usage history fetch failed", "error", err)
+		body, _ := json.Marshal(map[string]string{"error": msg})
+		writeGeneric(w, status, body)
+		return nil
+	}
+	if page.Entries == nil {
+		page.Entries = []vault.UsageHistoryEntry{}
+	}
+	return writeGenericJSON(w, struct {
+		GeneratedAt int64                     `json:"generatedAt"`
+		Entries     []vault.UsageHistoryEntry `json:"entries"`
+		Truncated   bool                      `json:"truncated,omitempty"`
+	}{page.GeneratedAt, page.Entries, page.Truncated})
 }
 
 // credentialsCheck answers GET /v1/credentials/check (gateway.md §7): the

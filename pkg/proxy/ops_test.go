@@ -250,3 +250,21 @@ func serve(t *testing.T, s *proxy.Server) string {
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
+
+func TestUsagePage(t *testing.T) {
+	gw := gateway(t, &memSource{}, nil, nil)
+	resp, body := get(t, gw.URL+"/usage", "")
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") || !strings.Contains(body, "/v1/usage") {
+		t.Fatalf("page without a token: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	if resp, _ := get(t, gw.URL+"/usage/x", ""); resp.StatusCode != 401 {
+		t.Errorf("/usage/x without a token: %d", resp.StatusCode)
+	}
+}
+
+func TestUsageHistoryWithoutBroker(t *testing.T) {
+	gw := gateway(t, &memSource{}, nil, nil)
+	if resp, body := get(t, gw.URL+"/v1/usage/history", gatewayToken); resp.StatusCode != 404 || !strings.Contains(body, "not available") {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+}

@@ -1,15 +1,18 @@
 package proxy
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/ompgo/omp/internal/httpx"
+	"github.com/ompgo/omp/internal/usagepage"
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/pick"
@@ -55,6 +58,17 @@ type Options struct {
 	// Sync reports the broker sync state for GET /metrics (sync lag and
 	// mode); may be nil.
 	Sync func() SyncState
+	// History relays GET /v1/usage/history to the broker with the caller's
+	// query (sinceMs, days, provider); nil answers 404. A *vault.Error with
+	// EINVALID or ENOTFOUND keeps its status and message.
+	History func(ctx context.Context, query url.Values) (HistoryPage, error)
+}
+
+// HistoryPage is the broker's usage-history answer (fleet.md §7.1).
+type HistoryPage struct {
+	GeneratedAt int64
+	Entries     []vault.UsageHistoryEntry
+	Truncated   bool
 }
 
 // Server is the gateway's HTTP core. Build it with New.
@@ -66,6 +80,7 @@ type Server struct {
 	urls    func(provider, kind string) string
 	client  *http.Client
 	status  func() any
+	history func(ctx context.Context, query url.Values) (HistoryPage, error)
 	now     func() time.Time
 	picker  *pick.Picker
 	probers []usage.Prober
@@ -84,7 +99,7 @@ func New(o Options) (*Server, error) {
 	}
 	s := &Server{
 		source: o.Source, log: o.Logger, version: o.Version, urls: o.URLs,
-		client: o.HTTPClient, status: o.Status, now: o.Now,
+		client: o.HTTPClient, status: o.Status, now: o.Now, history: o.History,
 	}
 	if !o.NoAuth || len(o.Tokens) > 0 {
 		b, err := httpx.NewBearer(o.Tokens)
@@ -129,6 +144,8 @@ func (s *Server) routes() http.Handler {
 	generic := httpx.Adapter{Logger: s.log, CrashMessage: "auth-gateway handler crashed"}
 	r.Method(http.MethodGet, "/healthz", generic.Handler(s.healthz))
 	r.Method(http.MethodGet, "/v1/usage", generic.Handler(s.usage))
+	r.Method(http.MethodGet, "/v1/usage/history", generic.Handler(s.usageHistory))
+	r.Method(http.MethodGet, usagepage.Path, usagepage.Handler())
 	r.Method(http.MethodGet, "/v1/credentials/check", generic.Handler(s.credentialsCheck))
 	r.Method(http.MethodGet, "/v1/models", generic.Handler(s.listModels))
 	r.Method(http.MethodGet, "/metrics", s.metrics.handler())
@@ -170,11 +187,13 @@ func cors(next http.Handler) http.Handler {
 	})
 }
 
-// authenticate lets GET /healthz through and requires the gateway token
+// authenticate lets GET /healthz and the usage page (GET /usage, no data:
+// its script sends the token) through and requires the gateway token
 // everywhere else, before routing, so an unknown route is 401 without it.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.bearer == nil || (r.Method == http.MethodGet && r.URL.Path == "/healthz") || s.authorized(r) {
+		open := r.Method == http.MethodGet && (r.URL.Path == "/healthz" || r.URL.Path == usagepage.Path)
+		if s.bearer == nil || open || s.authorized(r) {
 			next.ServeHTTP(w, r)
 			return
 		}

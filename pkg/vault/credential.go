@@ -1,13 +1,19 @@
 package vault
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 )
 
 // RemoteRefreshSentinel replaces every OAuth refresh token that leaves the broker.
 const RemoteRefreshSentinel = "__remote__"
+
+// SourceLogin is the only API-key source value (18.1.21).
+const SourceLogin = "login"
 
 // CredentialType is "oauth" or "api_key".
 type CredentialType string
@@ -34,23 +40,62 @@ type Credential struct {
 	Email         string
 	AccountID     string
 
-	// API-key field.
-	Key string
+	// API-key fields.
+	Key    string
+	Source string // "" or "login" (18.1.21, broker.md §2.3.1)
 
-	// Extra holds provider-specific fields written by login flows or found in
-	// imported rows (apiEndpoint, orgId, id tokens, …). They are kept in the
-	// vault and never emitted on the wire (reference clients reject them).
+	// Extra holds every other OAuth field: the 18.1.21 typed extras
+	// (apiEndpoint, orgId, orgName, authorizedAt), MCP refresh material
+	// (tokenUrl, clientId, clientSecret, resource, authorizationUrl) and any
+	// other key a login flow or an imported row carries, as raw JSON. The
+	// vault keeps them all (Decision E5); the wire emits them only in the
+	// 18.1.21 shape (MarshalJSON, AppendWire with full), never in the 15.x
+	// shape (Decision E1).
 	Extra map[string]json.RawMessage
+}
+
+// Extension field names of 18.1.21 OAuth credentials (broker.md §2.3.1).
+const (
+	FieldOrgID        = "orgId"
+	FieldOrgName      = "orgName"
+	FieldAuthorizedAt = "authorizedAt"
+	FieldAPIEndpoint  = "apiEndpoint"
+)
+
+// ExtraString returns Extra[k] when it is a JSON string, else "".
+func (c Credential) ExtraString(k string) string {
+	raw, ok := c.Extra[k]
+	if !ok || len(raw) == 0 || raw[0] != '"' {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// OrgID is the trimmed orgId extension field ("" when absent).
+func (c Credential) OrgID() string { return strings.TrimSpace(c.ExtraString(FieldOrgID)) }
+
+// HasExtensions reports whether c holds fields beyond the 15.x wire set
+// (OAuth extras or an API-key source).
+func (c Credential) HasExtensions() bool { return len(c.Extra) > 0 || c.Source != "" }
+
+// Base returns c without its 18.1.21 extension fields: the 15.x shape.
+func (c Credential) Base() Credential {
+	c.Extra, c.Source = nil, ""
+	return c
 }
 
 // IsOAuth reports whether c is an OAuth credential.
 func (c Credential) IsOAuth() bool { return c.Type == TypeOAuth }
 
 // Redacted returns a copy of c that is safe to send to clients: the OAuth
-// refresh token is replaced by RemoteRefreshSentinel and Extra is dropped.
+// refresh token is replaced by RemoteRefreshSentinel. Extra and Source are
+// kept (shared, not copied); the encoder decides whether they are emitted.
 func (c Credential) Redacted() Credential {
 	r := c
-	r.Extra = nil
 	if r.Type == TypeOAuth {
 		r.Refresh = RemoteRefreshSentinel
 	}
@@ -62,24 +107,25 @@ func (c Credential) Redacted() Credential {
 func (c Credential) Validate() error {
 	switch c.Type {
 	case TypeOAuth:
-		if c.Refresh == "" {
-			return Errorf(EINVALID, "credential.refresh must be a non-empty string")
-		}
+		// An empty refresh is accepted (18.1.21): the row cannot refresh.
 		if c.Refresh == RemoteRefreshSentinel {
 			return Errorf(EINVALID, "refresh token must not equal the remote sentinel (%s)", RemoteRefreshSentinel)
 		}
 		if c.Access == "" {
 			return Errorf(EINVALID, "credential.access must be a non-empty string")
 		}
-		if c.Key != "" {
+		if c.Key != "" || c.Source != "" {
 			return Errorf(EINVALID, "credential.key is not allowed on an oauth credential")
 		}
 	case TypeAPIKey:
 		if c.Key == "" {
 			return Errorf(EINVALID, "credential.key must be a non-empty string")
 		}
-		if c.Access != "" || c.Refresh != "" || c.Expires != 0 || c.Email != "" || c.AccountID != "" || c.ProjectID != "" || c.EnterpriseURL != "" {
-			return Errorf(EINVALID, "credential of type api_key accepts only \"type\" and \"key\"")
+		if c.Access != "" || c.Refresh != "" || c.Expires != 0 || c.Email != "" || c.AccountID != "" || c.ProjectID != "" || c.EnterpriseURL != "" || len(c.Extra) > 0 {
+			return Errorf(EINVALID, "credential of type api_key accepts only \"type\", \"key\" and \"source\"")
+		}
+		if c.Source != "" && c.Source != SourceLogin {
+			return Errorf(EINVALID, "credential.source must be \"login\"")
 		}
 	default:
 		return Errorf(EINVALID, "credential.type must be \"oauth\" or \"api_key\"")
@@ -92,7 +138,7 @@ func (c Credential) Validate() error {
 func (c Credential) Equal(o Credential) bool {
 	if c.Type != o.Type || c.Access != o.Access || c.Refresh != o.Refresh || c.Expires != o.Expires ||
 		c.EnterpriseURL != o.EnterpriseURL || c.ProjectID != o.ProjectID || c.Email != o.Email ||
-		c.AccountID != o.AccountID || c.Key != o.Key || len(c.Extra) != len(o.Extra) {
+		c.AccountID != o.AccountID || c.Key != o.Key || c.Source != o.Source || len(c.Extra) != len(o.Extra) {
 		return false
 	}
 	for k, v := range c.Extra {
@@ -125,34 +171,80 @@ func (c Credential) String() string {
 // GoString never prints a secret either (%#v).
 func (c Credential) GoString() string { return c.String() }
 
-// wireOAuth and wireAPIKey are the exact wire shapes (broker.md §2.3). Field
-// order matches the reference so byte comparisons in tests are stable.
-type wireOAuth struct {
-	Type          CredentialType `json:"type"`
-	Refresh       string         `json:"refresh"`
-	Access        string         `json:"access"`
-	Expires       int64          `json:"expires"`
-	EnterpriseURL string         `json:"enterpriseUrl,omitempty"`
-	ProjectID     string         `json:"projectId,omitempty"`
-	Email         string         `json:"email,omitempty"`
-	AccountID     string         `json:"accountId,omitempty"`
-}
-
-type wireAPIKey struct {
-	Type CredentialType `json:"type"`
-	Key  string         `json:"key"`
-}
-
-// MarshalJSON encodes the wire shape: only the documented fields, absent
-// optionals omitted, Extra never emitted. Callers redact first.
+// MarshalJSON encodes the 18.1.21 wire shape (broker.md §2.3.1): the 15.x
+// fields, then every Extra key in key order (OAuth) or source (API key).
+// Callers redact first.
 func (c Credential) MarshalJSON() ([]byte, error) {
+	return c.AppendWire(nil, true)
+}
+
+// AppendWire appends c's wire JSON to b: the 15.x field set of broker.md
+// §2.3 in reference order (absent optionals omitted), plus, when full, the
+// extension fields (Decision E1). Callers redact first.
+func (c Credential) AppendWire(b []byte, full bool) ([]byte, error) {
 	switch c.Type {
 	case TypeOAuth:
-		return json.Marshal(wireOAuth{c.Type, c.Refresh, c.Access, c.Expires, c.EnterpriseURL, c.ProjectID, c.Email, c.AccountID})
+		b = append(b, `{"type":"oauth","refresh":`...)
+		b = appendString(b, c.Refresh)
+		b = append(b, `,"access":`...)
+		b = appendString(b, c.Access)
+		b = append(b, `,"expires":`...)
+		b = strconv.AppendInt(b, c.Expires, 10)
+		for _, f := range [...]struct{ k, v string }{{"enterpriseUrl", c.EnterpriseURL}, {"projectId", c.ProjectID}, {"email", c.Email}, {"accountId", c.AccountID}} {
+			if f.v != "" {
+				b = append(b, ',')
+				b = appendString(b, f.k)
+				b = append(b, ':')
+				b = appendString(b, f.v)
+			}
+		}
+		if full && len(c.Extra) > 0 {
+			keys := make([]string, 0, len(c.Extra))
+			for k := range c.Extra {
+				if !wireOAuthKeys[k] {
+					keys = append(keys, k)
+				}
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				v := c.Extra[k]
+				if !json.Valid(v) {
+					return nil, fmt.Errorf("vault: credential field %q is not valid JSON", k)
+				}
+				b = append(b, ',')
+				b = appendString(b, k)
+				b = append(b, ':')
+				b = appendCompact(b, v)
+			}
+		}
+		return append(b, '}'), nil
 	case TypeAPIKey:
-		return json.Marshal(wireAPIKey{c.Type, c.Key})
+		b = append(b, `{"type":"api_key","key":`...)
+		b = appendString(b, c.Key)
+		if full && c.Source != "" {
+			b = append(b, `,"source":`...)
+			b = appendString(b, c.Source)
+		}
+		return append(b, '}'), nil
 	}
 	return nil, fmt.Errorf("vault: cannot encode credential of type %q", c.Type)
+}
+
+// wireOAuthKeys are the keys the typed fields of an OAuth credential own.
+var wireOAuthKeys = map[string]bool{"type": true, "refresh": true, "access": true, "expires": true,
+	"enterpriseUrl": true, "projectId": true, "email": true, "accountId": true}
+
+func appendString(b []byte, s string) []byte {
+	q, _ := json.Marshal(s)
+	return append(b, q...)
+}
+
+func appendCompact(b []byte, v json.RawMessage) []byte {
+	var buf bytes.Buffer
+	if json.Compact(&buf, v) != nil {
+		return append(b, v...)
+	}
+	return append(b, buf.Bytes()...)
 }
 
 // UnmarshalJSON decodes a credential leniently: unknown keys of an OAuth
@@ -189,6 +281,9 @@ func (c *Credential) UnmarshalJSON(b []byte) error {
 		if err := str("key", &out.Key); err != nil {
 			return err
 		}
+		if err := str("source", &out.Source); err != nil {
+			return err
+		}
 	case TypeOAuth:
 		for k, dst := range map[string]*string{"access": &out.Access, "refresh": &out.Refresh,
 			"enterpriseUrl": &out.EnterpriseURL, "projectId": &out.ProjectID, "email": &out.Email, "accountId": &out.AccountID} {
@@ -214,41 +309,55 @@ func (c *Credential) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// DecodeWritable strictly decodes a WritableCredential (POST /v1/credential
-// body, broker.md §2.3): only the documented keys, with their types.
-// Validate is applied too. Messages are client-safe.
+// DecodeWritable decodes a WritableCredential (POST /v1/credential body)
+// with the 18.1.21 schema (broker.md §2.3.1, Decision E2): OAuth is not
+// strict (unknown keys are kept in Extra) but its known keys are typed;
+// API keys are strict with an optional source "login". Validate is applied
+// too. Messages name keys and JSON types, never values.
 func DecodeWritable(raw json.RawMessage) (Credential, error) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
 		return Credential{}, Errorf(EINVALID, "credential must be an object")
 	}
 	var typ string
-	if err := json.Unmarshal(m["type"], &typ); err != nil {
+	if err := json.Unmarshal(m["type"], &typ); err != nil || (typ != string(TypeOAuth) && typ != string(TypeAPIKey)) {
 		return Credential{}, Errorf(EINVALID, "credential.type must be \"oauth\" or \"api_key\"")
 	}
-	allowed := map[CredentialType]map[string]bool{
-		TypeOAuth:  {"type": true, "refresh": true, "access": true, "expires": true, "enterpriseUrl": true, "projectId": true, "email": true, "accountId": true},
-		TypeAPIKey: {"type": true, "key": true},
-	}[CredentialType(typ)]
-	if allowed == nil {
-		return Credential{}, Errorf(EINVALID, "credential.type must be \"oauth\" or \"api_key\"")
+	want := func(k, kind string, required bool) error {
+		v, ok := m[k]
+		if !ok {
+			if required {
+				return Errorf(EINVALID, "credential.%s must be a %s (was missing)", k, kind)
+			}
+			return nil
+		}
+		if got := jsonKind(v); got != kind {
+			return Errorf(EINVALID, "credential.%s must be a %s (was %s)", k, kind, got)
+		}
+		return nil
 	}
-	for k := range m {
-		if !allowed[k] {
-			return Credential{}, Errorf(EINVALID, "credential.%s is not an allowed key", k)
+	if CredentialType(typ) == TypeAPIKey {
+		for k := range m {
+			if k != "type" && k != "key" && k != "source" {
+				return Credential{}, Errorf(EINVALID, "credential.%s must be removed", clip(k))
+			}
 		}
-	}
-	if CredentialType(typ) == TypeOAuth {
-		if _, ok := m["expires"]; !ok {
-			return Credential{}, Errorf(EINVALID, "credential.expires must be a number")
+		if err := want("key", "string", true); err != nil {
+			return Credential{}, err
 		}
-		var f float64
-		if err := json.Unmarshal(m["expires"], &f); err != nil {
-			return Credential{}, Errorf(EINVALID, "credential.expires must be a number")
+		if v, ok := m["source"]; ok && string(v) != `"login"` {
+			return Credential{}, Errorf(EINVALID, "credential.source must be \"login\" (was %s)", describe(v))
 		}
-		for _, k := range []string{"refresh", "access"} {
-			if _, ok := m[k]; !ok {
-				return Credential{}, Errorf(EINVALID, "credential.%s must be a non-empty string", k)
+	} else {
+		for _, f := range [...]struct {
+			k, kind  string
+			required bool
+		}{{"refresh", "string", true}, {"access", "string", true}, {"expires", "number", true},
+			{"enterpriseUrl", "string", false}, {"projectId", "string", false}, {"email", "string", false},
+			{"accountId", "string", false}, {FieldAPIEndpoint, "string", false}, {FieldOrgID, "string", false},
+			{FieldOrgName, "string", false}, {FieldAuthorizedAt, "number", false}} {
+			if err := want(f.k, f.kind, f.required); err != nil {
+				return Credential{}, err
 			}
 		}
 	}
@@ -260,4 +369,46 @@ func DecodeWritable(raw json.RawMessage) (Credential, error) {
 		return Credential{}, err
 	}
 	return c, nil
+}
+
+// jsonKind names the JSON type of v as the reference validator does.
+func jsonKind(v json.RawMessage) string {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 {
+		return "missing"
+	}
+	switch v[0] {
+	case '"':
+		return "string"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}
+
+// describe renders a rejected value for a message: a short string is
+// quoted (it is an enum value, not a secret field), anything else is its
+// JSON type.
+func describe(v json.RawMessage) string {
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		if len(s) > 32 {
+			return "a string"
+		}
+		return strconv.Quote(s)
+	}
+	return "a " + jsonKind(v)
+}
+
+func clip(k string) string {
+	if len(k) > 64 {
+		return k[:64] + "…"
+	}
+	return k
 }

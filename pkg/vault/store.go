@@ -12,10 +12,13 @@ const (
 	CauseLoggedOut      = "logged out by user"
 	CauseDeleted        = "deleted by user"
 	CauseDisabledViaAPI = "disabled via auth-broker"
-	CauseDisabled       = "disabled" // stored for an empty cause
-	CauseRefreshPrefix  = "auth-broker refresh failed: "
+	CauseDisabled       = "disabled"                     // stored for an empty cause
+	CauseRefreshPrefix  = "auth-broker refresh failed: " // 15.x; no longer written (E4)
 	CauseClientRefresh  = "oauth refresh failed: "
 	CauseUsageProbe     = "oauth refresh failed during usage probe: "
+	// CauseReplacedByOAuth disables a provider's API keys when an OAuth
+	// credential of that provider is upserted (18.1.21, broker.md §5.4).
+	CauseReplacedByOAuth = "replaced by oauth login"
 )
 
 // Record is one row of the vault.

@@ -43,7 +43,8 @@ type Provider struct {
 	Headers map[string]string `yaml:"headers" json:"headers"`
 	// AuthHeader injects Authorization: Bearer <resolved apiKey>.
 	AuthHeader bool `yaml:"authHeader" json:"authHeader"`
-	// Auth is "apiKey" (default) or "none" (keyless).
+	// Auth is "apiKey" (default), "none" (keyless) or "oauth" (18.1.21:
+	// the provider id's stored credential, no apiKey needed).
 	Auth           string                   `yaml:"auth" json:"auth"`
 	Discovery      *Discovery               `yaml:"discovery" json:"discovery"`
 	ModelOverrides map[string]ModelOverride `yaml:"modelOverrides" json:"modelOverrides"`
@@ -150,14 +151,16 @@ func (f *File) Validate() error {
 		if p.API != "" && !slices.Contains(KnownAPIs, p.API) {
 			return bad("unknown api %q", p.API)
 		}
-		if p.Auth != "" && p.Auth != "apiKey" && p.Auth != "none" {
-			return bad("auth must be apiKey or none")
+		if p.Auth != "" && p.Auth != "apiKey" && p.Auth != "none" && p.Auth != "oauth" {
+			return bad("auth must be apiKey, none or oauth")
 		}
 		if len(p.Models) > 0 {
 			if p.BaseURL == "" {
 				return bad("baseUrl is required when models are listed")
 			}
-			if p.APIKey == "" && p.Auth != "none" {
+			// auth: oauth (18.1.21, D69) takes its credential from the broker
+			// or the local ladder under the provider id, not from apiKey.
+			if p.APIKey == "" && p.Auth != "none" && p.Auth != "oauth" {
 				return bad("apiKey is required unless auth is none")
 			}
 		} else if p.BaseURL == "" && len(p.ModelOverrides) == 0 && p.Discovery == nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ompgo/omp/pkg/llm"
@@ -105,4 +106,15 @@ func FuzzParse(f *testing.F) {
 			file.Apply(llm.Builtin())
 		}
 	})
+}
+
+func TestAuthOAuthNeedsNoAPIKey(t *testing.T) {
+	ok := "providers:\n  p:\n    baseUrl: http://x\n    auth: oauth\n    api: anthropic-messages\n    models:\n      - id: m\n"
+	if _, err := Parse([]byte(ok)); err != nil {
+		t.Fatalf("auth: oauth rejected: %v", err)
+	}
+	bad := "providers:\n  p:\n    baseUrl: http://x\n    auth: token\n    api: anthropic-messages\n    models:\n      - id: m\n"
+	if _, err := Parse([]byte(bad)); err == nil || !strings.Contains(err.Error(), "auth must be apiKey, none or oauth") {
+		t.Fatalf("err = %v", err)
+	}
 }

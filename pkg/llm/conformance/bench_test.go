@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ompgo/omp/internal/benchcpu"
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/llm/anthropic"
-	"github.com/ompgo/omp/internal/benchcpu"
 	"github.com/ompgo/omp/pkg/llm/openai"
 )
 

@@ -30,6 +30,9 @@ func fill(b *testing.B, e *env, n int) {
 		provider := fmt.Sprintf("provider-%02d", i%(n/10+1))
 		var c vault.Credential
 		if i%4 == 3 {
+			// API keys live in providers of their own: an OAuth upload
+			// disables its provider's API keys (18.1.21).
+			provider = "keys-" + provider
 			c = vault.Credential{Type: vault.TypeAPIKey, Key: fmt.Sprintf("sk-%06d-%s", i, strings.Repeat("k", 40))}
 		} else {
 			c = vault.Credential{Type: vault.TypeOAuth, Access: fmt.Sprintf("access-%06d-%s", i, strings.Repeat("a", 200)),

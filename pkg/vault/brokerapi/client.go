@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -33,7 +35,15 @@ type Client struct {
 	// UsageTimeout is the per-attempt timeout of Usage (default
 	// DefaultUsageTimeout).
 	UsageTimeout time.Duration
+	// Logger receives the warning of an upload retried without extension
+	// fields (nil: slog.Default()).
+	Logger *slog.Logger
 }
+
+// ClientCapabilities is the value of the capabilities header the client
+// sends on snapshot and stream requests (as 18.1.21 clients do, fleet.md §2):
+// a broker then serves the 18.1.21 credential fields (Decision E10).
+const ClientCapabilities = "codex-meter-block-scopes"
 
 // NewClient returns a client for the broker at baseURL (trailing slashes
 // trimmed). hc nil means a client with no overall timeout; hc.Timeout, if
@@ -235,7 +245,7 @@ type SnapshotResult struct {
 // attempt timeout of max(Timeout, wait+1s).
 func (c *Client) Snapshot(ctx context.Context, ifGenerationGt *int64, wait time.Duration) (SnapshotResult, error) {
 	path := "/v1/snapshot"
-	o := reqOpts{auth: true, header: map[string]string{}}
+	o := reqOpts{auth: true, header: map[string]string{CapabilitiesHeader: ClientCapabilities}}
 	if wait > 0 {
 		path += "?wait=" + strconv.FormatInt(wait.Milliseconds(), 10)
 		o.timeout = max(c.Timeout, wait+time.Second)
@@ -284,6 +294,40 @@ func (c *Client) Usage(ctx context.Context) (Usage, error) {
 	return decodeBody(r, decodeUsage)
 }
 
+// History is the GET /v1/usage/history answer.
+type History struct {
+	GeneratedAt int64
+	Entries     []vault.UsageHistoryEntry
+	Truncated   bool // the broker dropped the oldest entries (Go brokers only)
+}
+
+// UsageHistory fetches GET /v1/usage/history?sinceMs=<sinceMs>[&provider=]
+// (fleet.md §7.1). A broker older than 17.1.2 answers 404: an *Error with
+// Status 404.
+func (c *Client) UsageHistory(ctx context.Context, sinceMs int64, provider string) (History, error) {
+	q := url.Values{"sinceMs": {strconv.FormatInt(sinceMs, 10)}}
+	if provider != "" {
+		q.Set("provider", provider)
+	}
+	return c.UsageHistoryQuery(ctx, q)
+}
+
+// UsageHistoryQuery fetches GET /v1/usage/history with the query q as
+// given (sinceMs, days, provider): the gateway relays its caller's query.
+// A 400 (bad days) is an *Error whose Err is a vault EINVALID error with
+// the broker's message.
+func (c *Client) UsageHistoryQuery(ctx context.Context, q url.Values) (History, error) {
+	path := "/v1/usage/history"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	r, err := c.do(ctx, http.MethodGet, path, reqOpts{auth: true, timeout: c.UsageTimeout})
+	if err != nil {
+		return History{}, err
+	}
+	return decodeBody(r, decodeHistory)
+}
+
 // Refresh asks the broker to refresh credential id now and returns the
 // refreshed entry (RotatesInMs nil).
 func (c *Client) Refresh(ctx context.Context, id int64) (vault.Entry, error) {
@@ -306,13 +350,25 @@ func (c *Client) Disable(ctx context.Context, id int64, cause string) error {
 }
 
 // Upload upserts cred for provider and returns every active entry of that
-// provider afterwards. Only the wire fields of cred are sent (Extra is not).
+// provider afterwards. It sends the 18.1.21 shape (extension fields
+// included); when a broker answers 400 to a credential carrying extension
+// fields (a 15.x broker), it warns and retries once with the 15.x field set
+// (Decision E10).
 func (c *Client) Upload(ctx context.Context, provider string, cred vault.Credential) ([]vault.Entry, error) {
-	body := struct {
+	type body struct {
 		Provider   string           `json:"provider"`
 		Credential vault.Credential `json:"credential"`
-	}{provider, cred}
-	r, err := c.do(ctx, http.MethodPost, "/v1/credential", reqOpts{auth: true, body: body})
+	}
+	r, err := c.do(ctx, http.MethodPost, "/v1/credential", reqOpts{auth: true, body: body{provider, cred}})
+	var he *Error
+	if err != nil && cred.HasExtensions() && errors.As(err, &he) && he.Status == http.StatusBadRequest {
+		log := c.Logger
+		if log == nil {
+			log = slog.Default()
+		}
+		log.Warn("auth-broker rejected extended credential fields; uploaded without them", "provider", provider)
+		r, err = c.do(ctx, http.MethodPost, "/v1/credential", reqOpts{auth: true, body: body{provider, cred.Base()}})
+	}
 	if err != nil {
 		return nil, err
 	}

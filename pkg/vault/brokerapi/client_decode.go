@@ -296,6 +296,24 @@ func decodeUsage(raw json.RawMessage) (Usage, error) {
 	return u, nil
 }
 
+func decodeHistory(raw json.RawMessage) (History, error) {
+	f, err := object(raw, "history")
+	if err != nil {
+		return History{}, err
+	}
+	var h History
+	if h.GeneratedAt, err = f.millis("generatedAt", "history"); err != nil {
+		return h, err
+	}
+	if err := json.Unmarshal(f["entries"], &h.Entries); err != nil || h.Entries == nil {
+		return h, errors.New("history.entries must be an array of usage history entries")
+	}
+	if t, ok := f["truncated"]; ok {
+		_ = json.Unmarshal(t, &h.Truncated)
+	}
+	return h, nil
+}
+
 // Event kinds of the snapshot stream.
 const (
 	KindSnapshot = "snapshot"

@@ -39,6 +39,7 @@ func (c *Client) Stream(ctx context.Context) (*Stream, error) {
 	}
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set(CapabilitiesHeader, ClientCapabilities)
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -41,7 +41,7 @@ func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) error {
 	wait := parseWait(r.URL.Query())
 	if !tagged || sh.gen != clientGen || wait == 0 {
 		s.log.Info("auth-broker snapshot served", "peer", peer, "credentials", len(sh.entries), "generation", sh.gen)
-		return s.writeSnapshot(w, sh)
+		return s.writeSnapshot(w, r, sh)
 	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
@@ -61,7 +61,7 @@ func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) error {
 	}
 	if sh.gen != clientGen {
 		s.log.Info("auth-broker snapshot long-poll changed", "peer", peer, "credentials", len(sh.entries), "generation", sh.gen)
-		return s.writeSnapshot(w, sh)
+		return s.writeSnapshot(w, r, sh)
 	}
 	s.log.Info("auth-broker snapshot long-poll unchanged", "peer", peer, "generation", sh.gen)
 	setSnapshotHeaders(w.Header(), sh.gen)
@@ -72,15 +72,32 @@ func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) error {
 func setSnapshotHeaders(h http.Header, gen int64) {
 	h.Set("ETag", `"`+strconv.FormatInt(gen, 10)+`"`)
 	h.Set("Cache-Control", "no-store")
+	h["Vary"] = varyCapabilities
 }
+
+// CapabilitiesHeader is the request header of 18.1.21 clients on snapshot
+// and stream requests (fleet.md §2). Its presence, whatever its value, is
+// the F1 gate: only then do snapshots carry the 18.1.21 extension fields
+// (Decision E1); without it they keep the strict 15.x shape.
+const CapabilitiesHeader = "OMP-Auth-Broker-Capabilities"
+
+// Pre-built header key and value: reading and setting them costs no
+// allocation per request.
+var (
+	capabilitiesKey  = http.CanonicalHeaderKey(CapabilitiesHeader)
+	varyCapabilities = []string{CapabilitiesHeader}
+)
+
+// capable reports whether r carries the capabilities header.
+func capable(r *http.Request) bool { return len(r.Header[capabilitiesKey]) > 0 }
 
 // writeSnapshot renders sh at the current time with the current schedule:
 // only rotatesInMs, serverNowMs and nextSweepInMs are computed per request,
 // everything else comes pre-encoded from the shared snapshot.
-func (s *Server) writeSnapshot(w http.ResponseWriter, sh *shared) error {
+func (s *Server) writeSnapshot(w http.ResponseWriter, r *http.Request, sh *shared) error {
 	buf := getBuf()
 	defer putBuf(buf)
-	*buf = appendSnapshot(*buf, sh, s.schedule(), s.Now().UnixMilli(), false)
+	*buf = appendSnapshot(*buf, sh, s.schedule(), s.Now().UnixMilli(), false, capable(r))
 	setSnapshotHeaders(w.Header(), sh.gen)
 	return httpx.WriteJSONBytes(w, http.StatusOK, *buf)
 }
@@ -203,7 +220,7 @@ func (s *Server) refresh(w http.ResponseWriter, r *http.Request) error {
 		attrs = append(attrs, "expires", rec.Credential.Expires)
 	}
 	s.log.Info("auth-broker credential refreshed", attrs...)
-	buf := append([]byte(`{"entry":`), e.prefix...)
+	buf := append([]byte(`{"entry":`), e.pfx(true)...)
 	return httpx.WriteJSONBytes(w, http.StatusOK, append(buf, "}}"...))
 }
 

@@ -134,7 +134,7 @@ func newEnv(t testing.TB, opts ...envOpt) *env {
 	t.Cleanup(func() { e.store.Close() })
 	e.ref = &fakeRefresher{store: e.store, sched: vault.Schedule{Enabled: true, IntervalMs: 60_000, SkewMs: 300_000, NextSweepAt: e.clk.Now().UnixMilli() + 41_234}}
 	e.usage = &fakeUsage{}
-	e.srv.Store, e.srv.Refresher, e.srv.Usage = e.store, e.ref, e.usage
+	e.srv.Store, e.srv.Refresher, e.srv.Usage, e.srv.History, e.srv.Disabled = e.store, e.ref, e.usage, e.store, e.store
 	for _, o := range opts {
 		o(e.srv)
 	}

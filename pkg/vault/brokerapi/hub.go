@@ -24,7 +24,9 @@ type shared struct {
 	refresher []byte // encoded RefresherSchedule at builtAt
 	entries   []encodedEntry
 	index     map[int64]int // id → position in entries
-	delta     []byte        // pre-encoded entry/removed frames from the base snapshot
+	delta     []byte        // pre-encoded entry/removed frames from the base snapshot (15.x shape)
+	deltaFull []byte        // the same for capable readers (extension fields, Decision E1)
+	ext       bool          // some entry has extension fields
 	done      chan struct{} // closed when superseded
 }
 
@@ -110,32 +112,38 @@ func (h *hub) build(gen int64, records []vault.Record, prev *shared) *shared {
 		}
 		sh.index[e.id] = len(sh.entries)
 		sh.entries = append(sh.entries, e)
+		sh.ext = sh.ext || (e.src != nil && e.src.full != nil)
 	}
 	if prev != nil {
 		sh.baseSeq = prev.seq
-		sh.delta = diff(nil, prev, sh, h.log)
+		sh.delta = diff(nil, prev, sh, false, h.log)
+		sh.deltaFull = sh.delta
+		if sh.ext || prev.ext {
+			sh.deltaFull = diff(nil, prev, sh, true, nil)
+		}
 	}
 	return sh
 }
 
-// sameEntry compares the stream fingerprint of two entries: id, provider,
-// identityKey and credential (all inside the encoded prefix) and the
-// absolute rotation target.
-func sameEntry(a, b *encodedEntry) bool {
-	return a.rotates == b.rotates && (!a.rotates || a.target == b.target) && bytes.Equal(a.prefix, b.prefix)
+// sameEntry compares the stream fingerprint of two entries as a reader of
+// the given shape sees them: id, provider, identityKey and credential (all
+// inside the encoded prefix) and the absolute rotation target.
+func sameEntry(a, b *encodedEntry, full bool) bool {
+	return a.rotates == b.rotates && (!a.rotates || a.target == b.target) && bytes.Equal(a.pfx(full), b.pfx(full))
 }
 
 // diff appends the frames that take a subscriber from old to cur: `entry`
 // frames for new or changed credentials in cur's order, then `removed`
-// frames in old's order. log (optional) receives the per-frame debug lines.
-func diff(dst []byte, old, cur *shared, log *slog.Logger) []byte {
+// frames in old's order, in the 15.x or the full shape. log (optional)
+// receives the per-frame debug lines.
+func diff(dst []byte, old, cur *shared, full bool, log *slog.Logger) []byte {
 	debug := log != nil && log.Enabled(context.Background(), slog.LevelDebug)
 	for i := range cur.entries {
 		e := &cur.entries[i]
-		if j, ok := old.index[e.id]; ok && sameEntry(&old.entries[j], e) {
+		if j, ok := old.index[e.id]; ok && sameEntry(&old.entries[j], e, full) {
 			continue
 		}
-		dst = appendEntryFrame(dst, cur, e)
+		dst = appendEntryFrame(dst, cur, e, full)
 		if debug {
 			log.Debug("auth-broker stream entry", "id", e.id, "provider", e.provider, "generation", cur.gen)
 		}
@@ -156,11 +164,14 @@ func diff(dst []byte, old, cur *shared, log *slog.Logger) []byte {
 // framesSince returns the frames a subscriber holding last needs to reach
 // latest: the shared delta when it is exactly one publication behind,
 // otherwise its own diff.
-func framesSince(last, latest *shared) []byte {
+func framesSince(last, latest *shared, full bool) []byte {
 	if latest.baseSeq == last.seq {
+		if full {
+			return latest.deltaFull
+		}
 		return latest.delta
 	}
-	return diff(nil, last, latest, nil)
+	return diff(nil, last, latest, full, nil)
 }
 
 // bufPool recycles response buffers of snapshot renders.

@@ -22,12 +22,12 @@ func BenchmarkRender1000(b *testing.B) {
 			Credential: vault.Credential{Type: vault.TypeOAuth, Access: strings.Repeat("a", 200), Refresh: "r", Expires: int64(i) * 60_000, Email: fmt.Sprintf("u%d@x", i)}}
 	}
 	sh := h.build(1, recs, nil)
-	cached := appendSnapshot(nil, sh, sched, 1000, false)
+	cached := appendSnapshot(nil, sh, sched, 1000, false, false)
 	b.Run("render", func(b *testing.B) {
 		buf := make([]byte, 0, len(cached))
 		b.SetBytes(int64(len(cached)))
 		for b.Loop() {
-			buf = appendSnapshot(buf[:0], sh, sched, 1000, false)
+			buf = appendSnapshot(buf[:0], sh, sched, 1000, false, false)
 		}
 	})
 	b.Run("copy", func(b *testing.B) {

@@ -11,6 +11,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/ompgo/omp/internal/httpx"
+	"github.com/ompgo/omp/internal/usagepage"
 	"github.com/ompgo/omp/pkg/vault"
 )
 
@@ -55,9 +56,11 @@ type UsageSource interface {
 // Server is the broker's HTTP API (broker.md §2). Set the fields, then call
 // Handler and Run; fields must not change afterwards.
 type Server struct {
-	Store     vault.Store // required
-	Refresher Refresher   // nil: refresher disabled (rotatesInMs null, refresh endpoint 500)
-	Usage     UsageSource // nil: GET /v1/usage reports []
+	Store     vault.Store    // required
+	Refresher Refresher      // nil: refresher disabled (rotatesInMs null, refresh endpoint 500)
+	Usage     UsageSource    // nil: GET /v1/usage reports []
+	History   HistorySource  // nil: GET /v1/usage/history reports []
+	Disabled  DisabledSource // nil: GET /v1/credentials/disabled reports []
 	// Tokens is the bearer allow-list; the server refuses to run with none
 	// (discrepancies.md A7).
 	Tokens  []string
@@ -196,6 +199,9 @@ func (s *Server) routes() http.Handler {
 	r.Method(http.MethodGet, "/v1/snapshot/stream", a.Handler(s.stream))
 	r.Method(http.MethodGet, "/v1/snapshot", a.Handler(s.snapshot))
 	r.Method(http.MethodGet, "/v1/usage", a.Handler(s.usage))
+	r.Method(http.MethodGet, "/v1/usage/history", a.Handler(s.usageHistory))
+	r.Method(http.MethodGet, "/v1/credentials/disabled", a.Handler(s.disabled))
+	r.Method(http.MethodGet, "/usage", usagepage.Handler())
 	r.Method(http.MethodPost, "/v1/credential/{id:[0-9]+}/refresh", a.Handler(s.refresh))
 	r.Method(http.MethodPost, "/v1/credential/{id:[0-9]+}/disable", a.Handler(s.disable))
 	r.Method(http.MethodPost, "/v1/credential", a.Handler(s.upload))
@@ -212,8 +218,9 @@ func noRoute(w http.ResponseWriter, r *http.Request) {
 	httpx.WriteError(w, http.StatusNotFound, "No route: "+r.Method+" "+r.URL.EscapedPath())
 }
 
-// authenticate answers GET /v1/healthz unauthenticated and requires the
-// bearer everywhere else, before routing (so unknown routes are 401 too).
+// authenticate answers GET /v1/healthz and the usage page (GET /usage, which
+// holds no data: its script sends the bearer) unauthenticated and requires
+// the bearer everywhere else, before routing (so unknown routes are 401 too).
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.allowed(w, r) {
@@ -227,8 +234,10 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 //
 //go:noinline
 func (s *Server) allowed(w http.ResponseWriter, r *http.Request) bool {
-	if r.Method == http.MethodGet && r.URL.EscapedPath() == "/v1/healthz" {
-		return true
+	if r.Method == http.MethodGet {
+		if p := r.URL.EscapedPath(); p == "/v1/healthz" || p == usagepage.Path {
+			return true
+		}
 	}
 	if s.initErr != nil {
 		s.adapter.Error(w, r, s.initErr) // unexpected: logged as a crash, 500 with a request id

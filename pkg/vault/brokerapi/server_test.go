@@ -168,7 +168,11 @@ func TestBodyErrors(t *testing.T) {
 		{"empty provider is rejected", "/v1/credential", `{"provider":"","credential":{"type":"api_key","key":"k"}}`, 400, "provider must be a non-empty string"},
 		{"missing credential is rejected", "/v1/credential", `{"provider":"x"}`, 400, "credential must be an object"},
 		{"sentinel refresh is rejected", "/v1/credential", `{"provider":"anthropic","credential":{"type":"oauth","refresh":"__remote__","access":"a","expires":1}}`, 400, "refresh token must not equal the remote sentinel (__remote__)"},
-		{"extra oauth key is rejected", "/v1/credential", `{"provider":"anthropic","credential":{"type":"oauth","refresh":"r","access":"a","expires":1,"orgId":"o"}}`, 400, "credential.orgId is not an allowed key"},
+		{"mistyped orgId is rejected", "/v1/credential", `{"provider":"anthropic","credential":{"type":"oauth","refresh":"r","access":"a","expires":1,"orgId":5}}`, 400, "credential.orgId must be a string (was number)"},
+		{"mistyped authorizedAt is rejected", "/v1/credential", `{"provider":"anthropic","credential":{"type":"oauth","refresh":"r","access":"a","expires":1,"authorizedAt":"x"}}`, 400, "credential.authorizedAt must be a number (was string)"},
+		{"empty access is rejected", "/v1/credential", `{"provider":"anthropic","credential":{"type":"oauth","refresh":"","access":"","expires":1}}`, 400, "credential.access must be a non-empty string"},
+		{"extra api key field is rejected", "/v1/credential", `{"provider":"zai","credential":{"type":"api_key","key":"k","foo":1}}`, 400, "credential.foo must be removed"},
+		{"api key source other than login is rejected", "/v1/credential", `{"provider":"zai","credential":{"type":"api_key","key":"k","source":"other"}}`, 400, `credential.source must be "login" (was "other")`},
 		{"unknown disable key is rejected", "/v1/credential/1/disable", `{"cause":"x","why":1}`, 400, `"why" must be removed (not an allowed key)`},
 		{"non-string cause is rejected", "/v1/credential/1/disable", `{"cause":5}`, 400, "cause must be a string"},
 		{"null cause is rejected", "/v1/credential/1/disable", `{"cause":null}`, 400, "cause must be a string"},
@@ -254,8 +258,12 @@ func TestUpload(t *testing.T) {
 	if st != 200 {
 		t.Fatalf("upload = %d %s", st, resp)
 	}
-	if strings.Contains(resp, "r-secret") || strings.Contains(resp, "apiEndpoint") {
-		t.Fatalf("upload response leaks a secret or an extra field: %s", resp)
+	if strings.Contains(resp, "r-secret") {
+		t.Fatalf("upload response leaks a secret: %s", resp)
+	}
+	// Upload replies always carry the extension fields (Decision E1).
+	if !strings.Contains(resp, `"email":"old@b.c","apiEndpoint":"https://x"}`) {
+		t.Fatalf("upload response lacks the stored extension field: %s", resp)
 	}
 	m := obj(t, resp)
 	if got := keys(t, mustJSON(t, m)); !slices.Equal(got, []string{"entries"}) {
@@ -286,7 +294,7 @@ func TestRefresh(t *testing.T) {
 	a := e.upsert("anthropic", oauthCred("a@b.c", 1000))
 	k := e.upsert("openai", vault.Credential{Type: vault.TypeAPIKey, Key: "sk-x"})
 	st, _, body := e.post("/v1/credential/"+itoa(a.ID)+"/refresh", "")
-	want := `{"entry":{"id":1,"provider":"anthropic","credential":{"type":"oauth","refresh":"__remote__","access":"refreshed-access","expires":3601000,"email":"a@b.c"},"identityKey":"email:a@b.c"}}`
+	want := `{"entry":{"id":1,"provider":"anthropic","credential":{"type":"oauth","refresh":"__remote__","access":"refreshed-access","expires":3601000,"email":"a@b.c","apiEndpoint":"https://x"},"identityKey":"email:a@b.c"}}`
 	if st != 200 || body != want {
 		t.Fatalf("refresh = %d %s\nwant %s", st, body, want)
 	}

@@ -26,14 +26,16 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	peer := httpx.Peer(r)
+	full := capable(r)
 	opened := s.Now()
 	sse.SetHeaders(w.Header())
+	w.Header()["Vary"] = varyCapabilities
 	w.WriteHeader(http.StatusOK)
 	sw := sse.NewHTTPWriter(w, s.WriteTimeout)
 
 	buf := getBuf()
 	b := append(*buf, "event: snapshot\ndata: "...)
-	b = appendSnapshot(b, sh, s.schedule(), opened.UnixMilli(), true)
+	b = appendSnapshot(b, sh, s.schedule(), opened.UnixMilli(), true, full)
 	*buf = append(b, "\n\n"...)
 	err = sw.WriteFrames(*buf)
 	putBuf(buf)
@@ -62,7 +64,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) error {
 			}
 		case <-last.done:
 			latest := s.hub.current()
-			frames := framesSince(last, latest)
+			frames := framesSince(last, latest, full)
 			last = latest
 			if len(frames) > 0 && sw.WriteFrames(frames) != nil {
 				return nil

@@ -1,6 +1,7 @@
 package brokerapi
 
 import (
+	"encoding/json"
 	"reflect"
 	"testing"
 
@@ -8,22 +9,26 @@ import (
 )
 
 // TestSameWireCoversEveryField keeps sameWire in step with the credential's
-// wire encoding: changing any field but Extra (never sent) must make two
-// credentials differ, or a changed credential would be served with its old
-// encoding.
+// wire encoding: changing any field must make two credentials differ, or a
+// changed credential would be served with its old encoding.
 func TestSameWireCoversEveryField(t *testing.T) {
 	base := vault.Credential{Type: vault.TypeOAuth, Access: "a", Refresh: "r", Expires: 1, EnterpriseURL: "e",
-		ProjectID: "p", Email: "m", AccountID: "c", Key: "k"}
+		ProjectID: "p", Email: "m", AccountID: "c", Key: "k", Source: "s",
+		Extra: map[string]json.RawMessage{"orgId": json.RawMessage(`"o"`)}}
 	if !sameWire(base, base) {
 		t.Fatal("sameWire(x, x) = false")
 	}
 	typ := reflect.TypeOf(base)
 	for i := range typ.NumField() {
 		f := typ.Field(i)
+		changed := base
 		if f.Name == "Extra" {
+			changed.Extra = map[string]json.RawMessage{"orgId": json.RawMessage(`"p"`)}
+			if sameWire(base, changed) {
+				t.Error("sameWire ignores a change of Extra")
+			}
 			continue
 		}
-		changed := base
 		v := reflect.ValueOf(&changed).Elem().Field(i)
 		switch v.Kind() {
 		case reflect.String:

@@ -30,9 +30,13 @@ type RefreshError struct {
 	Err         error
 
 	detail string // formatted status and body summary, secrets redacted
+	text   string // the whole message, when set (MCP rows use the reference wording)
 }
 
 func (e *RefreshError) Error() string {
+	if e.text != "" {
+		return e.text
+	}
 	if e.detail == "" {
 		return e.Label + " token refresh failed"
 	}

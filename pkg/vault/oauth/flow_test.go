@@ -68,14 +68,14 @@ func TestLoginPerProvider(t *testing.T) {
 				if _, ok := c.Extra["authorizedAt"]; !ok {
 					t.Error("authorizedAt not stamped")
 				}
-			}, wantIdent: "email:a@example.com"},
+			}, wantIdent: "email:a@example.com|org:org-1"}, // E3: the organisation scopes the key
 		{id: "openai-codex", pkce: true,
 			reply: map[string]any{"access_token": codexAccess, "refresh_token": "rt-codex", "expires_in": 3600, "id_token": "x.y.z"},
 			want: func(t *testing.T, c vault.Credential) {
 				if c.AccountID != "acct-codex" || c.Email != "codex@example.com" || string(c.Extra["orgId"]) != `"acct-codex"` || string(c.Extra["orgName"]) != `"pro"` {
 					t.Errorf("identity = %+v extra=%s", c, c.Extra)
 				}
-			}, wantIdent: "email:codex@example.com"},
+			}, wantIdent: "email:codex@example.com|org:acct-codex"},
 		{id: "google-gemini-cli",
 			reply: map[string]any{"access_token": "at-gem", "refresh_token": "rt-gem", "expires_in": 3600},
 			setup: func(f *oauthtest.Server) { f.Email, f.Project, f.Onboard = "g@example.com", "proj-gem", true },

@@ -24,11 +24,16 @@ type identityFunc func(tok *oauth2.Token) (accountID, email string)
 // server returns none), the new expiry, identity fields from the reply with
 // the previous values as fallback, and every other field of cred unchanged.
 //
+// MCP rows (IsMCP) refresh at the token URL they carry (broker.md §3.1).
+//
 // The request is bounded by ctx only; callers add their own timeout.
 // Failures are *RefreshError values (wrapping *oauth2.RetrieveError or the
 // transport error); Classify tells definitive from transient ones. No error
 // text contains a token.
 func (r *Registry) Refresh(ctx context.Context, provider string, cred vault.Credential, hc *http.Client) (vault.Credential, error) {
+	if IsMCP(provider) {
+		return r.refreshMCP(ctx, provider, cred, hc)
+	}
 	p, ok := r.byID[provider]
 	if !ok {
 		unknown := &Provider{ID: provider, ErrorLabel: provider}

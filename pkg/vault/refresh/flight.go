@@ -69,7 +69,7 @@ func (r *Refresher) failed(ctx context.Context, rec vault.Record, err error, tim
 		r.result(rec.Provider, OutcomeTransient)
 		return &vault.Error{Code: vault.EUPSTREAM, Message: msg, Err: err}
 	}
-	r.log().Warn("auth-broker refresh failed definitively; disabling credential", "id", rec.ID, "error", msg)
+	r.log().Warn("auth-broker refresh failed definitively", "id", rec.ID, "error", msg)
 	r.result(rec.Provider, OutcomeDefinitive)
 	// Compare-and-set on the credential we attempted: if a login or another
 	// process rotated the row meanwhile, its fresh token is kept.
@@ -85,11 +85,12 @@ func (r *Refresher) failed(ctx context.Context, rec vault.Record, err error, tim
 	return &vault.Error{Code: vault.EUPSTREAM, Message: msg, Err: err}
 }
 
-// Cause is the disable cause recorded for a definitive refresh failure:
-// "auth-broker refresh failed: Error: <message>". The "Error: " prefix is the
-// reference's stringified JavaScript error (broker.md §3), kept byte-for-byte.
+// Cause is the disable cause recorded for a definitive refresh failure on
+// every path (18.1.21, Decision E4): "oauth refresh failed: Error: <message>".
+// The "Error: " prefix is the reference's stringified JavaScript error
+// (broker.md §2.2), kept byte-for-byte.
 func Cause(err error) string {
-	return vault.CauseRefreshPrefix + "Error: " + err.Error()
+	return vault.CauseClientRefresh + "Error: " + err.Error()
 }
 
 func (r *Refresher) result(provider, outcome string) {

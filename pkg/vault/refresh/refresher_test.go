@@ -144,10 +144,10 @@ func TestDefinitiveFailureDisablesTheRow(t *testing.T) {
 				f.r.Sweep(context.Background())
 			}
 			rec := f.get(t, id)
-			if want := "auth-broker refresh failed: Error: " + msg; rec.DisabledCause != want {
+			if want := "oauth refresh failed: Error: " + msg; rec.DisabledCause != want {
 				t.Errorf("disabled cause = %q, want %q", rec.DisabledCause, want)
 			}
-			if !strings.Contains(f.logs.String(), `level=WARN msg="auth-broker refresh failed definitively; disabling credential" id=`+itoa(id)+` error="`+msg+`"`) {
+			if !strings.Contains(f.logs.String(), `level=WARN msg="auth-broker refresh failed definitively" id=`+itoa(id)+` error="`+msg+`"`) {
 				t.Errorf("missing warn log:\n%s", f.logs.String())
 			}
 			if got := f.resultList(); len(got) != 1 || got[0] != "openai-codex:definitive" {

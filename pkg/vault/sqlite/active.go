@@ -43,7 +43,7 @@ func newEntry(rec vault.Record) *entry {
 	case vault.TypeOAuth:
 		e.ident = rowIdentity(rec)
 	case vault.TypeAPIKey:
-		e.key = sha256.Sum256([]byte(rec.Credential.Key))
+		e.key = sha256.Sum256([]byte(vault.APIKeyMatchKey(rec.Provider, rec.Credential.Key)))
 	}
 	return e
 }
@@ -63,11 +63,12 @@ type activeSet struct {
 	byProv map[string][]int64
 	byIdnt map[identKey][]int64
 	byKey  map[apiKeyKey][]int64
+	keys   map[string][]int64 // API-key rows per provider (an OAuth upsert disables them)
 }
 
 func newActiveSet(gen int64) *activeSet {
 	return &activeSet{gen: gen, byID: map[int64]*entry{}, byProv: map[string][]int64{},
-		byIdnt: map[identKey][]int64{}, byKey: map[apiKeyKey][]int64{}}
+		byIdnt: map[identKey][]int64{}, byKey: map[apiKeyKey][]int64{}, keys: map[string][]int64{}}
 }
 
 func insertSorted[K comparable](m map[K][]int64, k K, id int64) {
@@ -102,6 +103,7 @@ func (a *activeSet) put(id int64, e *entry) {
 				removeSorted(a.byIdnt, identKey{old.rec.Provider, old.ident}, id)
 			} else if old.rec.Credential.Type == vault.TypeAPIKey {
 				removeSorted(a.byKey, apiKeyKey{old.rec.Provider, old.key}, id)
+				removeSorted(a.keys, old.rec.Provider, id)
 			}
 		}
 		delete(a.byID, id)
@@ -116,6 +118,7 @@ func (a *activeSet) put(id int64, e *entry) {
 			insertSorted(a.byIdnt, identKey{e.rec.Provider, e.ident}, id)
 		} else if e.rec.Credential.Type == vault.TypeAPIKey {
 			insertSorted(a.byKey, apiKeyKey{e.rec.Provider, e.key}, id)
+			insertSorted(a.keys, e.rec.Provider, id)
 		}
 	}
 }
@@ -218,10 +221,11 @@ func (s *Store) readActive(ctx context.Context, f func(a *activeSet)) error {
 func (s *Store) reloadActive(ctx context.Context, gen int64) error {
 	s.rmu.Lock()
 	defer s.rmu.Unlock()
+	// a.gen moves in place under cmu (applyView), so it is read under it.
 	s.cmu.RLock()
-	a := s.active
+	fresh := s.active != nil && s.active.gen >= gen
 	s.cmu.RUnlock()
-	if a != nil && a.gen >= gen {
+	if fresh {
 		return nil
 	}
 	n, err := s.loadSnapshot(ctx)

@@ -133,3 +133,29 @@ func TestUsageHistoryDownsamplesPerHour(t *testing.T) {
 		t.Fatalf("filtered history = %+v, %v", some, err)
 	}
 }
+
+func TestPruneUsageHistory(t *testing.T) {
+	ctx := context.Background()
+	st, _ := newStore(t)
+	gen0, _ := st.Generation(ctx)
+	entry := func(at int64, limit string) vault.UsageHistoryEntry {
+		return vault.UsageHistoryEntry{RecordedAt: at, Provider: "anthropic", AccountKey: "k", LimitID: limit, Label: limit}
+	}
+	if err := st.RecordUsage(ctx, []vault.UsageHistoryEntry{entry(1_000, "old"), entry(2_000, "edge"), entry(3_000, "new")}); err != nil {
+		t.Fatal(err)
+	}
+	n, err := st.PruneUsageHistory(ctx, 2_000)
+	if err != nil || n != 1 {
+		t.Fatalf("pruned %d, %v; want 1", n, err)
+	}
+	got, err := st.UsageHistory(ctx, 0, "")
+	if err != nil || len(got) != 2 || got[0].LimitID != "edge" || got[1].LimitID != "new" {
+		t.Fatalf("left %+v, %v", got, err)
+	}
+	if n, err := st.PruneUsageHistory(ctx, 2_000); err != nil || n != 0 {
+		t.Fatalf("second prune %d, %v", n, err)
+	}
+	if gen, _ := st.Generation(ctx); gen != gen0 {
+		t.Errorf("generation moved %d → %d", gen0, gen)
+	}
+}

@@ -108,6 +108,15 @@ func assemble(r rawRow, pt [len(sealedCols)][]byte) (vault.Record, error) {
 		}
 	case vault.TypeAPIKey:
 		c.Key = string(pt[2])
+		if len(pt[3]) > 0 {
+			var x struct {
+				Source string `json:"source"`
+			}
+			if err := json.Unmarshal(pt[3], &x); err != nil {
+				return vault.Record{}, fmt.Errorf("row %d: extra: %w", r.id, errUnparsable)
+			}
+			c.Source = x.Source
+		}
 	default:
 		return vault.Record{}, fmt.Errorf("row %d: unknown credential_type: %w", r.id, errUnparsable)
 	}
@@ -253,11 +262,14 @@ func (s *Store) insertTx(ctx context.Context, tx *wtx, id int64, provider string
 // the batch's view of the active set.
 func (s *Store) writeDataTx(ctx context.Context, tx *wtx, id int64, c vault.Credential, ident string, updated int64) error {
 	var extra []byte
-	if len(c.Extra) > 0 {
+	switch {
+	case c.Type == vault.TypeOAuth && len(c.Extra) > 0:
 		var err error
 		if extra, err = json.Marshal(c.Extra); err != nil {
 			return vault.Errorf(vault.EINVALID, "credential extra fields are not valid JSON")
 		}
+	case c.Type == vault.TypeAPIKey && c.Source != "":
+		extra, _ = json.Marshal(map[string]string{"source": c.Source})
 	}
 	kr := s.keyring()
 	r := rawRow{id: id, ctype: string(c.Type), expires: c.Expires, email: c.Email, accountID: c.AccountID,

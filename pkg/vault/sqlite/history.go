@@ -87,3 +87,22 @@ func (s *Store) UsageHistory(ctx context.Context, sinceMs int64, provider string
 	}
 	return out, nil
 }
+
+// PruneUsageHistory deletes history rows recorded before beforeMs and
+// returns how many went (fleet.md Decision F11: the broker keeps 400 days).
+// It does not advance the credential generation.
+func (s *Store) PruneUsageHistory(ctx context.Context, beforeMs int64) (int64, error) {
+	var n int64
+	_, err := s.update(ctx, false, func(ctx context.Context, tx *wtx) (bool, error) {
+		res, err := tx.ExecContext(ctx, `DELETE FROM usage_history WHERE recorded_at < ?`, beforeMs)
+		if err != nil {
+			return false, err
+		}
+		n, err = res.RowsAffected()
+		return n > 0, err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("prune usage history: %w", err)
+	}
+	return n, nil
+}

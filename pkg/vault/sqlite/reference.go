@@ -17,9 +17,12 @@ import (
 )
 
 // ReadReference reads every credential row (active and disabled) of a plain
-// reference agent.db, auth schema versions 0–4 (broker.md §5.1), opened
-// read-only. A v0 boolean `disabled` column becomes cause "disabled"; a
-// missing or NULL identity_key is computed with vault.IdentityKey; an empty
+// reference agent.db, auth schema versions 0–7 (broker.md §5.1; versions
+// 5–7 only add tables beside auth_credentials), opened read-only. A v0
+// boolean `disabled` column becomes cause "disabled"; a missing or NULL
+// identity_key is computed with vault.IdentityKey (18.1.21 rule); every
+// OAuth data key (orgId, MCP tokenUrl, …) and an API key's source "login"
+// are kept (Decision E1); an empty
 // stored cause becomes "disabled"; rows whose data does not parse are
 // skipped (reference behaviour). Timestamps are seconds in the reference.
 func ReadReference(ctx context.Context, path string) ([]vault.Record, error) {
@@ -143,7 +146,11 @@ func parseReferenceData(ctype, data string) (vault.Credential, error) {
 		if err := json.Unmarshal(m["key"], &key); err != nil {
 			return vault.Credential{}, errUnparsable
 		}
-		return vault.Credential{Type: vault.TypeAPIKey, Key: key}, nil
+		c := vault.Credential{Type: vault.TypeAPIKey, Key: key}
+		if string(m["source"]) == `"login"` { // any other value is dropped, as the reference does
+			c.Source = vault.SourceLogin
+		}
+		return c, nil
 	case vault.TypeOAuth:
 		m["type"] = json.RawMessage(`"oauth"`)
 		b, err := json.Marshal(m)

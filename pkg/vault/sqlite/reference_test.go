@@ -78,6 +78,49 @@ func TestReadReferenceVersions(t *testing.T) {
 				(4, 'github-copilot', 'oauth', '{"access":"a4","refresh":"r4","expires":2,"accountId":"gh1"}', 'deleted by user', 'gh1', NULL, 1, 1);`},
 			[]string{"4 github-copilot account:gh1 r4 [deleted by user]"}},
 	}
+	// Versions 1 and 3 (the reference infers them from the columns) and
+	// 5–7 (tables beside an unchanged auth_credentials; 18.1.21 writes 7).
+	tests = append(tests, []struct {
+		name  string
+		stmts []string
+		want  []string
+	}{
+		{"v1 has disabled_cause and no identity columns",
+			[]string{`CREATE TABLE auth_credentials (id INTEGER PRIMARY KEY AUTOINCREMENT, provider TEXT NOT NULL,
+				credential_type TEXT NOT NULL, data TEXT NOT NULL, disabled_cause TEXT DEFAULT NULL,
+				created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);
+			INSERT INTO auth_credentials VALUES
+				(2, 'anthropic', 'oauth', '{"access":"a2","refresh":"r2","expires":2,"accountId":"acc-2"}', NULL, 1, 1);`},
+			[]string{"2 anthropic account:acc-2 r2 []"}},
+		{"v3 has identity_key",
+			[]string{`CREATE TABLE auth_credentials (id INTEGER PRIMARY KEY AUTOINCREMENT, provider TEXT NOT NULL,
+				credential_type TEXT NOT NULL, data TEXT NOT NULL, disabled_cause TEXT DEFAULT NULL,
+				identity_key TEXT DEFAULT NULL, account_id TEXT, email TEXT,
+				created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);
+			INSERT INTO auth_credentials VALUES
+				(3, 'anthropic', 'oauth', '{"access":"a3","refresh":"r3","expires":2,"email":"d@x.io"}', NULL, ' email:d@x.io ', NULL, 'd@x.io', 1, 1);`},
+			[]string{"3 anthropic email:d@x.io r3 []"}},
+		{"v5 adds credential blocks",
+			[]string{refSchemaV4, sqlitetest.ReferenceTablesV5, refRowsV4,
+				`INSERT INTO auth_credential_blocks VALUES (1, 'anthropic:oauth', '', 4070908800000, 1765000000)`},
+			[]string{"1 anthropic email:a@x.io r1 []", "2 anthropic email:b@x.io r2 [logged out by user]",
+				"3 openai  sk-A []", "5 google-antigravity project:p5 r5 []", "8 openai  sk-B [disabled]"}},
+		{"v6 adds refresh leases",
+			[]string{refSchemaV4, sqlitetest.ReferenceTablesV5, sqlitetest.ReferenceTablesV6,
+				`INSERT INTO auth_credentials (id, provider, credential_type, data) VALUES
+					(6, 'openai-codex', 'oauth', '{"access":"a6","refresh":"r6","expires":2,"email":"c@x.io","orgId":"ws-1","accountId":"ws-1"}')`,
+				`INSERT INTO auth_credential_refresh_leases VALUES (6, 'host:1', 4070908800000, 1765000000)`},
+			[]string{"6 openai-codex email:c@x.io|org:ws-1 r6 []"}},
+		{"v7 (18.1.21) keeps org keys, extension fields and MCP rows",
+			[]string{sqlitetest.ReferenceSchemaV7,
+				`INSERT INTO auth_credentials (id, provider, credential_type, data, disabled_cause, identity_key) VALUES
+					(1, 'anthropic', 'oauth', '{"access":"a1","refresh":"r1","expires":2,"email":"A@B.c","orgId":"org-1","orgName":"Team","authorizedAt":1765000000000}', NULL, 'email:a@b.c|org:org-1'),
+					(2, 'anthropic', 'oauth', '{"access":"a2","refresh":"r2","expires":2,"orgId":"org-9"}', NULL, NULL),
+					(3, 'zai', 'api_key', '{"key":"sk-z","source":"login"}', 'replaced by oauth login', NULL),
+					(4, 'mcp_oauth:profile:default:https://mcp.example/sse', 'oauth', '{"access":"a4","refresh":"r4","expires":2,"tokenUrl":"https://mcp.example/token","clientId":"cid","clientSecret":"cs"}', NULL, NULL)`},
+			[]string{"1 anthropic email:a@b.c|org:org-1 r1 []", "2 anthropic org:org-9 r2 []",
+				"3 zai  sk-z [replaced by oauth login]", "4 mcp_oauth:profile:default:https://mcp.example/sse  r4 []"}},
+	}...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			recs, err := sqlite.ReadReference(context.Background(), writeRefDB(t, tt.stmts...))
@@ -89,6 +132,35 @@ func TestReadReferenceVersions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestImportReferenceV7KeepsExtensions imports an 18.1.21 agent.db and
+// checks every stored field survives into the vault (Decision E1/E5).
+func TestImportReferenceV7KeepsExtensions(t *testing.T) {
+	ctx := context.Background()
+	recs, err := sqlite.ReadReference(ctx, writeRefDB(t, sqlitetest.ReferenceSchemaV7,
+		`INSERT INTO auth_credentials (id, provider, credential_type, data) VALUES
+			(1, 'anthropic', 'oauth', '{"access":"a1","refresh":"r1","expires":2,"email":"a@b.c","orgId":"org-1","orgName":"Team","authorizedAt":1765000000000,"foo":{"bar":1}}'),
+			(2, 'zai', 'api_key', '{"key":"sk-z","source":"login"}'),
+			(3, 'mcp_oauth_abc', 'oauth', '{"access":"a3","refresh":"r3","expires":2,"tokenUrl":"https://mcp.example/token","resource":"https://mcp.example/"}')`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := newStore(t)
+	if _, err := st.ImportRecords(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	a := must[vault.Record](t)(st.Get(ctx, 1)).Credential
+	if a.OrgID() != "org-1" || a.ExtraString("orgName") != "Team" || string(a.Extra["authorizedAt"]) != "1765000000000" || string(a.Extra["foo"]) != `{"bar":1}` {
+		t.Fatalf("oauth extension fields lost: %v", a.Extra)
+	}
+	if z := must[vault.Record](t)(st.Get(ctx, 2)).Credential; z.Source != vault.SourceLogin {
+		t.Fatalf("api key source lost: %+v", z.Source)
+	}
+	if m := must[vault.Record](t)(st.Get(ctx, 3)).Credential; m.ExtraString("tokenUrl") != "https://mcp.example/token" || m.ExtraString("resource") != "https://mcp.example/" {
+		t.Fatalf("mcp refresh material lost: %v", m.Extra)
+	}
+	wantState(t, st, "1 anthropic email:a@b.c|org:org-1 r1", "2 zai - sk-z", "3 mcp_oauth_abc - r3")
 }
 
 func TestReadReferenceRejects(t *testing.T) {
@@ -143,7 +215,9 @@ func TestImportRecordsPreservesIdsAndIsIdempotent(t *testing.T) {
 	if err != nil || n != 3 {
 		t.Fatalf("second ImportRecords = %d, %v; want 3", n, err)
 	}
-	wantState(t, st, want...)
+	// …except that upserting the active openai key purges the provider's
+	// disabled keys (18.1.21 purge rule, broker.md §5.4).
+	wantState(t, st, want[:4]...)
 
 	// Ids continue above the imported ones.
 	recsAfter := must[[]vault.Record](t)(st.Upsert(ctx, "openai", apiKey("sk-C")))

@@ -277,6 +277,10 @@ func (s *Store) init(ctx context.Context) error {
 		}
 		s.vaultID = id
 
+		// After the canary check: the backfill unseals rows.
+		if err := s.backfillIdentityKeysTx(ctx, tx); err != nil {
+			return false, err
+		}
 		gen, err := getMeta[int64](ctx, tx, metaGeneration)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return false, err

@@ -7,22 +7,25 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/ompgo/omp/pkg/vault"
 )
 
 // matches reports whether stored row r is the same credential as incoming c
-// for upserts (broker.md §5.4): API keys byte-identical, OAuth by equal
-// non-empty identity keys, never across types.
-func matches(r vault.Record, c vault.Credential, incomingIdentity string) bool {
+// for upserts (broker.md §5.4): API keys by vault.APIKeyMatchKey, OAuth by the
+// 18.1.21 matcher (equal non-empty identity keys or the one-way org
+// upgrade), never across types. ids are vault.Identifiers(c).
+func matches(r vault.Record, c vault.Credential, incomingIdentity string, ids []string) bool {
 	if r.Credential.Type != c.Type {
 		return false
 	}
 	if c.Type == vault.TypeAPIKey {
-		return len(r.Credential.Key) == len(c.Key) && subtle.ConstantTimeCompare([]byte(r.Credential.Key), []byte(c.Key)) == 1
+		a, b := vault.APIKeyMatchKey(r.Provider, r.Credential.Key), vault.APIKeyMatchKey(r.Provider, c.Key)
+		return len(a) == len(b) && subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
 	}
-	return incomingIdentity != "" && incomingIdentity == rowIdentity(r)
+	return vault.ReplacementMatch(r.Credential, rowIdentity(r), incomingIdentity, ids)
 }
 
 // Upsert stores cred by identity: the first matching active row is updated
@@ -60,11 +63,17 @@ func validate(provider string, cred vault.Credential) error {
 
 func (s *Store) upsertTx(ctx context.Context, tx *wtx, provider string, cred vault.Credential) error {
 	ident := vault.IdentityKey(provider, cred)
+	now := s.nowMs()
+	if cred.Type == vault.TypeOAuth {
+		// 18.1.21: an OAuth login replaces the provider's API keys.
+		if err := s.disableAPIKeysTx(ctx, tx, provider, now); err != nil {
+			return err
+		}
+	}
 	found, err := tx.v.matching(ctx, provider, cred, ident)
 	if err != nil {
 		return err
 	}
-	now := s.nowMs()
 	for i, e := range found {
 		if i == 0 {
 			err = s.writeDataTx(ctx, tx, e.rec.ID, cred, ident, now)
@@ -80,7 +89,22 @@ func (s *Store) upsertTx(ctx context.Context, tx *wtx, provider string, cred vau
 			return err
 		}
 	}
-	s.purgeSupersededTx(ctx, tx, provider, cred.Type, ident)
+	s.purgeSupersededTx(ctx, tx, provider, cred, ident)
+	return nil
+}
+
+// disableAPIKeysTx soft-deletes every active API-key row of provider with
+// CauseReplacedByOAuth.
+func (s *Store) disableAPIKeysTx(ctx context.Context, tx *wtx, provider string, now int64) error {
+	es, err := tx.v.apiKeys(ctx, provider)
+	if err != nil {
+		return err
+	}
+	for _, e := range es {
+		if _, err := disableTx(ctx, tx, e.rec.ID, vault.CauseReplacedByOAuth, now); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -111,12 +135,17 @@ func (s *Store) ReplaceAll(ctx context.Context, provider string, creds []vault.C
 		}
 		now := s.nowMs()
 		matched := make(map[int64]bool, len(existing))
-		var written []any // type, identity pairs to purge superseded rows of
+		type write struct {
+			c     vault.Credential
+			ident string
+		}
+		var written []write // to purge superseded rows of
 		for _, c := range creds {
 			ident := vault.IdentityKey(provider, c)
+			ids := vault.Identifiers(c)
 			target := int64(0)
 			for _, r := range existing {
-				if !matched[r.ID] && matches(r, c, ident) {
+				if !matched[r.ID] && matches(r, c, ident, ids) {
 					target = r.ID
 					break
 				}
@@ -130,7 +159,7 @@ func (s *Store) ReplaceAll(ctx context.Context, provider string, creds []vault.C
 			if err != nil {
 				return false, err
 			}
-			written = append(written, c.Type, ident)
+			written = append(written, write{c, ident})
 		}
 		for _, r := range existing {
 			if !matched[r.ID] {
@@ -139,8 +168,8 @@ func (s *Store) ReplaceAll(ctx context.Context, provider string, creds []vault.C
 				}
 			}
 		}
-		for i := 0; i < len(written); i += 2 {
-			s.purgeSupersededTx(ctx, tx, provider, written[i].(vault.CredentialType), written[i+1].(string))
+		for _, w := range written {
+			s.purgeSupersededTx(ctx, tx, provider, w.c, w.ident)
 		}
 		if es, err = tx.v.provider(ctx, provider); err == nil {
 			out, err = tx.v.checked(ctx, es)
@@ -186,7 +215,7 @@ func (s *Store) UpdateCredential(ctx context.Context, id int64, cred vault.Crede
 		if err := s.writeDataTx(ctx, tx, id, cred, ident, s.nowMs()); err != nil {
 			return false, err
 		}
-		s.purgeSupersededTx(ctx, tx, provider, cred.Type, ident)
+		s.purgeSupersededTx(ctx, tx, provider, cred, ident)
 		if e, err = tx.v.get(ctx, id); err != nil {
 			return false, err
 		}
@@ -202,31 +231,97 @@ func (s *Store) UpdateCredential(ctx context.Context, id int64, cred vault.Crede
 	return out, nil
 }
 
-// purgeSupersededTx hard-deletes the disabled OAuth rows of provider whose
-// identity key is ident, the identity an active row was just written with
-// (broker.md §5.4). Each write purges what it supersedes, so the vault
+// purgeSupersededTx hard-deletes the disabled rows of provider that the
+// credential c just written (active, identity ident) supersedes (broker.md
+// §5.4): OAuth rows whose identity key is ident or that c would have
+// claimed by the one-way org upgrade; for an API key, every disabled API
+// key of the provider. Each write purges what it supersedes, so the vault
 // never needs a scan of all identities for it (rows an older program left
 // with a NULL identity key are not purged). It is best effort: it runs
 // under a savepoint and a failure only undoes the purge.
-func (s *Store) purgeSupersededTx(ctx context.Context, tx *wtx, provider string, typ vault.CredentialType, ident string) {
-	if typ != vault.TypeOAuth || ident == "" {
+func (s *Store) purgeSupersededTx(ctx context.Context, tx *wtx, provider string, c vault.Credential, ident string) {
+	if c.Type == vault.TypeOAuth && ident == "" {
 		return
 	}
 	if _, err := tx.ExecContext(ctx, "SAVEPOINT purge"); err != nil {
 		s.log.Warn("vault: purge superseded rows skipped", slog.String("provider", provider), slog.Any("err", err))
 		return
 	}
-	res, err := tx.ExecContext(ctx, `DELETE FROM auth_credentials WHERE provider = ? AND identity_key = ?
-		AND credential_type = 'oauth' AND disabled_cause IS NOT NULL`, provider, ident)
+	n, err := s.purgeTx(ctx, tx, provider, c, ident)
 	if err != nil {
 		s.log.Warn("vault: purge superseded rows failed", slog.String("provider", provider), slog.Any("err", err))
 		if _, err := tx.ExecContext(ctx, "ROLLBACK TO purge"); err != nil {
 			s.log.Warn("vault: rollback of purge failed", slog.Any("err", err))
 		}
-	} else if n, _ := res.RowsAffected(); n > 0 {
+	} else if n > 0 {
 		s.log.Debug("vault: purged superseded rows", slog.String("provider", provider), slog.Int64("n", n))
 	}
 	tx.ExecContext(ctx, "RELEASE purge")
+}
+
+func (s *Store) purgeTx(ctx context.Context, tx *wtx, provider string, c vault.Credential, ident string) (int64, error) {
+	if c.Type == vault.TypeAPIKey {
+		res, err := tx.ExecContext(ctx, `DELETE FROM auth_credentials WHERE provider = ? AND credential_type = 'api_key'
+			AND disabled_cause IS NOT NULL`, provider)
+		if err != nil {
+			return 0, err
+		}
+		return res.RowsAffected()
+	}
+	res, err := tx.ExecContext(ctx, `DELETE FROM auth_credentials WHERE provider = ? AND identity_key = ?
+		AND credential_type = 'oauth' AND disabled_cause IS NOT NULL`, provider, ident)
+	if err != nil {
+		return 0, err
+	}
+	n, _ := res.RowsAffected()
+	ids := vault.Identifiers(c)
+	keys, org := vault.OrgUpgradeCandidates(ident, ids)
+	if org == "" {
+		return n, nil
+	}
+	// Tombstones the org upgrade would have claimed: keyed by a candidate,
+	// or by another base of the same org (decoded to compare identifiers).
+	rows, err := tx.QueryContext(ctx, `SELECT id, identity_key FROM auth_credentials WHERE provider = ?
+		AND credential_type = 'oauth' AND disabled_cause IS NOT NULL AND identity_key IS NOT NULL`, provider)
+	if err != nil {
+		return n, err
+	}
+	var victims, check []int64
+	for rows.Next() {
+		var id int64
+		var key string
+		if err := rows.Scan(&id, &key); err != nil {
+			rows.Close()
+			return n, err
+		}
+		key = strings.TrimSpace(key)
+		switch {
+		case slices.Contains(keys, key):
+			victims = append(victims, id)
+		case strings.HasSuffix(key, "|"+org):
+			check = append(check, id)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return n, err
+	}
+	for _, id := range check {
+		rec, err := s.get(ctx, tx, id)
+		if err != nil {
+			continue // a tombstone that does not open is left alone
+		}
+		if vault.ReplacementMatch(rec.Credential, rowIdentity(rec), ident, ids) {
+			victims = append(victims, id)
+		}
+	}
+	for _, id := range victims {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM auth_credentials WHERE id = ?", id); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }
 
 type identRow struct {

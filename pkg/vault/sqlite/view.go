@@ -7,6 +7,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"slices"
+	"strings"
 
 	"github.com/ompgo/omp/pkg/vault"
 )
@@ -127,8 +128,21 @@ func (v *view) provider(ctx context.Context, provider string) ([]*entry, error) 
 	return v.collect(v.base.byProv[provider], func(e *entry) bool { return e.rec.Provider == provider }), nil
 }
 
+// apiKeys returns provider's active API-key entries by id.
+func (v *view) apiKeys(ctx context.Context, provider string) ([]*entry, error) {
+	if err := v.ensure(ctx); err != nil {
+		return nil, err
+	}
+	return v.collect(v.base.keys[provider], func(e *entry) bool {
+		return e.err == nil && e.rec.Provider == provider && e.rec.Credential.Type == vault.TypeAPIKey
+	}), nil
+}
+
 // matching returns provider's active entries that are the same credential
-// as c (matches), by id, through the identity and key indexes.
+// as c (matches), by id, through the identity and key indexes. An
+// org-qualified OAuth credential may also claim rows by the one-way org
+// upgrade (vault.ReplacementMatch); only then are the provider's rows
+// scanned.
 func (v *view) matching(ctx context.Context, provider string, c vault.Credential, ident string) ([]*entry, error) {
 	if err := v.ensure(ctx); err != nil {
 		return nil, err
@@ -138,11 +152,19 @@ func (v *view) matching(ctx context.Context, provider string, c vault.Credential
 		if ident == "" {
 			return nil, nil
 		}
+		if ids := vault.Identifiers(c); strings.Contains(ident, "org:") {
+			if _, org := vault.OrgUpgradeCandidates(ident, ids); org != "" {
+				return v.collect(v.base.byProv[provider], func(e *entry) bool {
+					return e.err == nil && e.rec.Provider == provider && e.rec.Credential.Type == vault.TypeOAuth &&
+						vault.ReplacementMatch(e.rec.Credential, e.ident, ident, ids)
+				}), nil
+			}
+		}
 		return v.collect(v.base.byIdnt[identKey{provider, ident}], func(e *entry) bool {
 			return e.err == nil && e.rec.Provider == provider && matchEntry(e, c, ident)
 		}), nil
 	case vault.TypeAPIKey:
-		h := sha256.Sum256([]byte(c.Key))
+		h := sha256.Sum256([]byte(vault.APIKeyMatchKey(provider, c.Key)))
 		return v.collect(v.base.byKey[apiKeyKey{provider, h}], func(e *entry) bool {
 			return e.err == nil && e.rec.Provider == provider && matchEntry(e, c, ident)
 		}), nil
@@ -150,15 +172,17 @@ func (v *view) matching(ctx context.Context, provider string, c vault.Credential
 	return nil, nil
 }
 
-// matchEntry is matches on an entry: API keys byte-identical (constant
-// time), OAuth by equal non-empty identity keys, never across types.
+// matchEntry is matches on an entry: API keys by equal match keys
+// (vault.APIKeyMatchKey, constant time), OAuth by equal non-empty identity
+// keys, never across types.
 func matchEntry(e *entry, c vault.Credential, ident string) bool {
 	r := e.rec.Credential
 	if r.Type != c.Type {
 		return false
 	}
 	if c.Type == vault.TypeAPIKey {
-		return len(r.Key) == len(c.Key) && subtle.ConstantTimeCompare([]byte(r.Key), []byte(c.Key)) == 1
+		a, b := vault.APIKeyMatchKey(e.rec.Provider, r.Key), vault.APIKeyMatchKey(e.rec.Provider, c.Key)
+		return len(a) == len(b) && subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
 	}
 	return ident != "" && ident == e.ident
 }

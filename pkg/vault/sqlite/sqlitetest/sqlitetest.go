@@ -40,6 +40,48 @@ CREATE INDEX idx_auth_provider_identity ON auth_credentials(provider, identity_k
 CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT);
 `
 
+// ReferenceTablesV5, V6 and V7 are what the reference's migrations to auth
+// schema versions 5–7 add to a version 4 database (18.x: credential blocks,
+// refresh leases, change tracking with its triggers on auth_credentials, the
+// block mirror guard, clients and client usage). auth_credentials itself is
+// unchanged. Apply them in order after ReferenceSchemaV4.
+const (
+	ReferenceTablesV5 = `
+CREATE TABLE auth_credential_blocks (
+  credential_id INTEGER NOT NULL, provider_key TEXT NOT NULL, block_scope TEXT NOT NULL DEFAULT '',
+  blocked_until_ms INTEGER NOT NULL, updated_at INTEGER NOT NULL,
+  PRIMARY KEY (credential_id, provider_key, block_scope));
+CREATE INDEX idx_auth_credential_blocks_expires ON auth_credential_blocks(blocked_until_ms);
+UPDATE auth_schema_version SET version = 5;
+`
+	ReferenceTablesV6 = `
+CREATE TABLE auth_credential_refresh_leases (
+  credential_id INTEGER PRIMARY KEY, owner TEXT NOT NULL, expires_at_ms INTEGER NOT NULL, updated_at INTEGER NOT NULL);
+CREATE INDEX idx_auth_credential_refresh_leases_expires ON auth_credential_refresh_leases(expires_at_ms);
+UPDATE auth_schema_version SET version = 6;
+`
+	ReferenceTablesV7 = `
+CREATE TABLE auth_change_revision (id INTEGER PRIMARY KEY CHECK (id = 1), revision INTEGER NOT NULL);
+INSERT OR IGNORE INTO auth_change_revision (id, revision) VALUES (1, 0);
+CREATE TRIGGER auth_change_revision_auth_credentials_insert AFTER INSERT ON auth_credentials
+BEGIN UPDATE auth_change_revision SET revision = revision + 1 WHERE id = 1; END;
+CREATE TRIGGER auth_change_revision_auth_credentials_update AFTER UPDATE ON auth_credentials
+BEGIN UPDATE auth_change_revision SET revision = revision + 1 WHERE id = 1; END;
+CREATE TRIGGER auth_change_revision_auth_credentials_delete AFTER DELETE ON auth_credentials
+BEGIN UPDATE auth_change_revision SET revision = revision + 1 WHERE id = 1; END;
+CREATE TABLE auth_credential_block_mirror_guard (credential_id INTEGER PRIMARY KEY) WITHOUT ROWID;
+CREATE TABLE clients (install_id TEXT PRIMARY KEY, hostname TEXT, first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL);
+CREATE TABLE client_usage (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, recorded_at INTEGER NOT NULL, install_id TEXT NOT NULL,
+  app TEXT NOT NULL DEFAULT '', provider TEXT NOT NULL, model TEXT NOT NULL, requests INTEGER NOT NULL,
+  input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, cache_read_tokens INTEGER NOT NULL,
+  cache_write_tokens INTEGER NOT NULL);
+UPDATE auth_schema_version SET version = 7;
+`
+	// ReferenceSchemaV7 is the schema an 18.1.21 install writes.
+	ReferenceSchemaV7 = ReferenceSchemaV4 + ReferenceTablesV5 + ReferenceTablesV6 + ReferenceTablesV7
+)
+
 // WriteReference creates a plain SQLite database at path (and its 0700
 // parent directory) and runs stmts in order, as the reference writes it:
 // plain JSON in auth_credentials.data. Pass ReferenceSchemaV4 first for a

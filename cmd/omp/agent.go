@@ -1,0 +1,632 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+
+	"github.com/ompgo/omp/internal/config"
+	"github.com/ompgo/omp/pkg/agent"
+	"github.com/ompgo/omp/pkg/agent/session"
+	"github.com/ompgo/omp/pkg/agent/tools"
+	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/pkg/llm/anthropic"
+	"github.com/ompgo/omp/pkg/llm/catalog"
+	"github.com/ompgo/omp/pkg/llm/google"
+	"github.com/ompgo/omp/pkg/llm/openai"
+)
+
+// agentFlags are the agent's command-line flags (agent.md §8.1).
+type agentFlags struct {
+	print         bool
+	mode          string
+	model         string
+	provider      string
+	cont          bool
+	resume        string
+	fork          string
+	noSession     bool
+	sessionDir    string
+	apiKey        string
+	thinking      string
+	printThoughts bool
+	systemPrompt  string
+	appendSystem  string
+	tools         string
+	noTools       bool
+	listModels    string // "" = off; listAll or a filter
+}
+
+// listAll is --list-models without a filter.
+const listAll = "\x00all"
+
+// addAgentFlags registers the agent flags on the root command.
+func addAgentFlags(c *cobra.Command, f *agentFlags) {
+	fs := c.Flags()
+	fs.BoolVarP(&f.print, "print", "p", false, "print mode: run the prompts, print the final answer and exit")
+	fs.StringVar(&f.mode, "mode", "", "output mode: text or json (one JSON event per line)")
+	fs.StringVar(&f.model, "model", "", "model as provider/id[:thinking level] or a bare id")
+	fs.StringVar(&f.provider, "provider", "", "provider of --model (legacy)")
+	fs.BoolVarP(&f.cont, "continue", "c", false, "continue the most recent session of this directory")
+	fs.StringVarP(&f.resume, "resume", "r", "", "resume a session by id prefix or file path")
+	fs.StringVar(&f.fork, "fork", "", "fork a session (id prefix or path) into this directory and continue it")
+	fs.BoolVar(&f.noSession, "no-session", false, "keep the session in memory only")
+	fs.StringVar(&f.sessionDir, "session-dir", "", "directory holding the session files")
+	fs.StringVar(&f.apiKey, "api-key", "", "API key for the selected provider")
+	fs.StringVar(&f.thinking, "thinking", "", "thinking level: off, minimal, low, medium, high, xhigh")
+	fs.BoolVar(&f.printThoughts, "print-thoughts", false, "print mode also prints the model's thinking")
+	fs.StringVar(&f.systemPrompt, "system-prompt", "", "system prompt text or file")
+	fs.StringVar(&f.appendSystem, "append-system-prompt", "", "text or file appended to the system prompt")
+	fs.StringVar(&f.tools, "tools", "", "comma-separated allowlist of built-in tools")
+	fs.BoolVar(&f.noTools, "no-tools", false, "disable every built-in tool")
+	fs.StringVar(&f.listModels, "list-models", "", "print the models (optionally only those matching a filter) and exit")
+	fs.Lookup("list-models").NoOptDefVal = listAll
+}
+
+var thinkingLevels = []string{"off", "minimal", "low", "medium", "high", "xhigh"}
+
+// errNoPrompt is the empty-prompt error of print mode (§8.2, D70).
+var errNoPrompt = errors.New("No prompt provided")
+
+// runAgent is `omp [flags] [messages...]`: print and json modes.
+func (a *app) runAgent(ctx context.Context, f *agentFlags, messages []string) error {
+	env, dirs, err := a.setup()
+	if err != nil {
+		return err
+	}
+	cwd := a.cwd
+	if cwd == "" {
+		if cwd, err = os.Getwd(); err != nil {
+			return err
+		}
+	}
+	if f.listModels != "" {
+		filter := f.listModels
+		if filter == listAll && len(messages) > 0 {
+			filter = messages[0] // `--list-models <filter>`: pflag leaves it positional
+		}
+		return a.listModels(dirs, filter)
+	}
+	if f.mode != "" && f.mode != "text" && f.mode != "json" {
+		return fmt.Errorf("unsupported --mode %q (text or json; rpc is not implemented yet)", f.mode)
+	}
+	stdinTTY := isTerminal(a.stdin)
+	if !f.print && f.mode == "" && stdinTTY {
+		return errors.New("interactive mode is not implemented yet: use -p/--print or --mode json")
+	}
+	if f.thinking != "" && !slices.Contains(thinkingLevels, f.thinking) {
+		return fmt.Errorf("invalid --thinking %q (want one of %s)", f.thinking, strings.Join(thinkingLevels, ", "))
+	}
+	messages, attachments, err := fileArgs(messages, cwd)
+	if err != nil {
+		return err
+	}
+	prompts, err := a.prompts(messages, stdinTTY)
+	if err != nil {
+		return err
+	}
+
+	// Models: the bundled catalogue plus models.yml (§9.4); an invalid file
+	// leaves the catalogue working and says why.
+	cat := llm.Builtin()
+	models, err := catalog.Load(filepath.Join(dirs.AgentDir, "models.yml"))
+	if err != nil {
+		fmt.Fprintf(a.stderr, "Warning: %v\n", err)
+		models = &catalog.File{}
+	} else {
+		cat = models.Apply(cat)
+	}
+	resolver := config.NewResolver(env)
+	resolver.Logger = a.warnLogger()
+	settings := config.LoadSettings(dirs.AgentDir, a.warnLogger())
+	broker, err := connectBroker(ctx, env, dirs, settings, resolver)
+	if err != nil {
+		return err
+	}
+	if broker != nil {
+		defer broker.stop()
+	}
+	keys := &keyLadder{flag: f.apiKey, models: models, env: env, resolver: resolver, broker: broker}
+
+	// Session.
+	terminal := session.TerminalID(env.Get)
+	sf, err := a.openSession(f, dirs, cwd, terminal)
+	if err != nil {
+		return err
+	}
+	if sf.Path() != "" {
+		sf.SetBlobsDir(filepath.Join(dirs.AgentDir, "blobs"))
+	}
+	// A resumed session from another directory works where it was started,
+	// when that directory still exists (§14.1).
+	if h := sf.Header().Cwd; h != "" && h != cwd {
+		if st, err := os.Stat(h); err == nil && st.IsDir() {
+			cwd = h
+		}
+	}
+	replay := sf.BuildContext()
+	keys.session = sf.Header().ID
+
+	sel, level := f.model, f.thinking
+	if f.provider != "" && sel != "" && !strings.Contains(sel, "/") {
+		sel = f.provider + "/" + sel
+	}
+	if s, l, ok := strings.Cut(sel, ":"); ok && slices.Contains(thinkingLevels, l) {
+		sel = s
+		if level == "" {
+			level = l
+		}
+	}
+	model, err := pickModel(ctx, cat, sel, replay.Model, keys)
+	if err != nil {
+		return err
+	}
+	if level == "" {
+		level = replay.ThinkingLevel
+	}
+	if level == "" {
+		level = "medium" // D51 defaultThinkingLevel
+	}
+	cred, err := keys.credential(ctx, model)
+	if err != nil {
+		return err
+	}
+	if replay.Model != model.Key() {
+		if _, err := sf.AppendModelChange(model.Provider, model.ID, ""); err != nil {
+			return err
+		}
+	}
+	if replay.ThinkingLevel != level {
+		if _, err := sf.AppendThinkingLevel(level); err != nil {
+			return err
+		}
+	}
+	prov, err := newProvider(model, config.ProviderURL(env, settings, model.Provider, "baseUrl"))
+	if err != nil {
+		return err
+	}
+
+	tenv := &tools.Env{Cwd: cwd, Home: dirs.Home, Environ: a.environ}
+	if d := sf.ArtifactsDir(); d != "" {
+		tenv.Artifacts = &tools.Artifacts{Dir: d}
+	}
+	enabled := func(string) bool { return !f.noTools }
+	if f.tools != "" && !f.noTools {
+		allow := strings.Split(f.tools, ",")
+		enabled = func(n string) bool { return slices.Contains(allow, n) }
+	}
+	bashOpt := tools.BashOptions{
+		NoLogin: env.Get("PI_BASH_NO_LOGIN") != "" || env.Get("CLAUDE_BASH_NO_LOGIN") != "",
+		NoCI:    env.Get("PI_BASH_NO_CI") != "" || env.Get("CLAUDE_BASH_NO_CI") != "",
+		Prefix:  firstNonEmpty(env.Get("PI_SHELL_PREFIX"), env.Get("CLAUDE_CODE_SHELL_PREFIX")),
+	}
+	todos := &tools.TodoList{}
+	todos.Set(agent.RestoreTodos(sf))
+	set := tools.Builtin(tenv, bashOpt, todos, enabled)
+	system, err := systemPrompt(f, env, cwd, set)
+	if err != nil {
+		return err
+	}
+	ag := &agent.Agent{Session: sf, Provider: prov, Model: model, Credential: cred, Tools: set,
+		SystemPrompt: system, ThinkingLevel: level, Retry: agent.DefaultRetry()}
+	if broker != nil && cred.Kind == llm.CredentialOAuth {
+		// OAuth access tokens rotate during long runs: take the snapshot's
+		// current one (refreshed through the broker near expiry) per turn.
+		ag.Credentials = func(ctx context.Context) (llm.Credential, error) { return keys.credential(ctx, model) }
+	}
+	out := bufio.NewWriter(a.stdout)
+	defer out.Flush()
+	if f.mode == "json" {
+		out.Write(sf.HeaderJSON())
+		out.WriteByte('\n')
+		var buf []byte
+		ag.Emit = func(e *agent.Event) {
+			buf = e.AppendJSON(buf[:0], true)
+			buf = append(buf, '\n')
+			out.Write(buf)
+			if e.Type != agent.EventMessageUpdate {
+				out.Flush()
+			}
+		}
+	} else {
+		fmt.Fprintln(a.stderr, "Working...")
+	}
+	var final *llm.Message
+	for i, p := range prompts {
+		content := []llm.Content{llm.Text(p)}
+		if i == 0 && len(attachments) > 0 {
+			content = attach(p, attachments)
+		}
+		if final, err = ag.PromptContent(ctx, content); err != nil {
+			return err
+		}
+		if final.StopReason == llm.StopError || final.StopReason == llm.StopAborted || ctx.Err() != nil {
+			break
+		}
+	}
+	if err := sf.Persist(); err != nil {
+		return err
+	}
+	session.WriteBreadcrumb(dirs.AgentDir, terminal, cwd, sf.Path())
+	if ctx.Err() != nil {
+		out.Flush()
+		return &exitError{code: 130}
+	}
+	if final.StopReason == llm.StopError || final.StopReason == llm.StopAborted {
+		out.Flush()
+		msg := final.ErrorMessage
+		if msg == "" {
+			msg = "Request " + string(final.StopReason)
+		}
+		return &exitError{code: 1, msg: msg}
+	}
+	if f.mode != "json" {
+		if f.printThoughts {
+			for _, c := range final.Content {
+				if c.Type == llm.ContentThinking {
+					out.WriteString(c.Thinking + "\n")
+				}
+			}
+		}
+		var texts []string
+		for _, c := range final.Content {
+			if c.Type == llm.ContentText {
+				texts = append(texts, c.Text)
+			}
+		}
+		out.WriteString(strings.Join(texts, "\n") + "\n")
+	}
+	return nil
+}
+
+// listModels prints the catalogue with models.yml applied, one model per
+// line: provider/id, api, context window and output limit.
+func (a *app) listModels(dirs config.Dirs, filter string) error {
+	cat := llm.Builtin()
+	if models, err := catalog.Load(filepath.Join(dirs.AgentDir, "models.yml")); err != nil {
+		fmt.Fprintf(a.stderr, "Warning: %v\n", err)
+	} else {
+		cat = models.Apply(cat)
+	}
+	w := bufio.NewWriter(a.stdout)
+	defer w.Flush()
+	for _, m := range cat.Models() {
+		if filter != listAll && !strings.Contains(strings.ToLower(m.Key()), strings.ToLower(filter)) {
+			continue
+		}
+		fmt.Fprintf(w, "%-50s %-24s %9d %7d\n", m.Key(), m.API, m.ContextWindow, m.MaxTokens)
+	}
+	return nil
+}
+
+// attachment is an @path argument (D45): a text file's content or an image.
+type attachment struct {
+	path  string
+	text  string
+	image *llm.Content
+}
+
+// fileArgs splits the @path arguments off messages (D45); a missing file
+// is a startup error.
+func fileArgs(args []string, cwd string) (rest []string, files []attachment, err error) {
+	for _, a := range args {
+		p, ok := strings.CutPrefix(a, "@")
+		if !ok || p == "" {
+			rest = append(rest, a)
+			continue
+		}
+		abs := p
+		if !filepath.IsAbs(abs) {
+			abs = filepath.Join(cwd, p)
+		}
+		data, err := os.ReadFile(abs)
+		if err != nil {
+			return nil, nil, fmt.Errorf("File not found: %s", p)
+		}
+		switch mime := http.DetectContentType(data); mime {
+		case "image/png", "image/jpeg", "image/gif", "image/webp":
+			img := llm.Image(mime, base64.StdEncoding.EncodeToString(data))
+			files = append(files, attachment{path: p, image: &img})
+		default:
+			files = append(files, attachment{path: p, text: string(data)})
+		}
+	}
+	return rest, files, nil
+}
+
+// attach builds the first user message: text files as <file> blocks
+// before the prompt text, images as image blocks after it.
+func attach(prompt string, files []attachment) []llm.Content {
+	var b strings.Builder
+	var images []llm.Content
+	for _, f := range files {
+		if f.image != nil {
+			images = append(images, *f.image)
+			continue
+		}
+		b.WriteString("<file path=\"" + f.path + "\">\n" + strings.TrimSuffix(f.text, "\n") + "\n</file>\n")
+	}
+	text := b.String() + prompt
+	return append([]llm.Content{llm.Text(text)}, images...)
+}
+
+// prompts returns the successive prompts: the positional messages, with
+// piped stdin prepended to the first (§8.2).
+func (a *app) prompts(messages []string, stdinTTY bool) ([]string, error) {
+	prompts := slices.Clone(messages)
+	if !stdinTTY && a.stdin != nil {
+		data, err := io.ReadAll(a.stdin)
+		if err != nil {
+			return nil, fmt.Errorf("read stdin: %w", err)
+		}
+		if in := strings.TrimRight(string(data), "\n"); in != "" {
+			if len(prompts) == 0 {
+				prompts = []string{in}
+			} else {
+				prompts[0] = in + "\n\n" + prompts[0]
+			}
+		}
+	}
+	if len(prompts) == 0 || strings.TrimSpace(strings.Join(prompts, "")) == "" {
+		return nil, errNoPrompt
+	}
+	return prompts, nil
+}
+
+// openSession creates, continues or keeps in memory the session (§3.11).
+func (a *app) openSession(f *agentFlags, dirs config.Dirs, cwd, terminal string) (*session.File, error) {
+	if f.noSession {
+		return session.Create("", cwd, session.Options{})
+	}
+	sdirs := session.Dirs(dirs.AgentDir, cwd, dirs.Home)
+	if f.sessionDir != "" {
+		sdirs = []string{f.sessionDir}
+	}
+	if f.resume != "" {
+		return resumeSession(f.resume, sdirs, dirs.AgentDir, f.sessionDir != "", cwd)
+	}
+	if f.fork != "" {
+		src, err := resumeSession(f.fork, sdirs, dirs.AgentDir, f.sessionDir != "", cwd)
+		if err != nil {
+			return nil, err
+		}
+		if src.Path() == "" || src.Persist() != nil {
+			return nil, errors.New("Fork failed (session not persisted or cancelled)")
+		}
+		return session.Fork(src.Path(), sdirs[0], cwd, nil)
+	}
+	if f.cont {
+		// The terminal's breadcrumb first (D4), then the newest file.
+		if p := session.ReadBreadcrumb(dirs.AgentDir, terminal, cwd); p != "" && f.sessionDir == "" {
+			if sf, err := session.Open(p); err == nil {
+				return sf, nil
+			}
+		}
+		if p := session.MostRecent(sdirs...); p != "" {
+			return session.Open(p)
+		}
+	}
+	return session.Create(sdirs[0], cwd, session.Options{})
+}
+
+// resumeSession opens --resume <v> (§3.11, D63): a value with a path
+// separator or a .jsonl suffix is a file (a missing one starts a new
+// session there); anything else is a case-insensitive prefix of a session
+// id, a file name or the id part of it, searched in the cwd's directories
+// and then, without --session-dir, in every project's.
+func resumeSession(v string, sdirs []string, agentDir string, explicitDir bool, cwd string) (*session.File, error) {
+	if strings.ContainsAny(v, `/\`) || strings.HasSuffix(v, ".jsonl") {
+		sf, err := session.Open(v)
+		if errors.Is(err, fs.ErrNotExist) {
+			abs, aerr := filepath.Abs(v)
+			if aerr != nil {
+				return nil, aerr
+			}
+			return session.CreateAt(abs, cwd, session.Options{})
+		}
+		return sf, err
+	}
+	match := func(dirs []string) string {
+		lv := strings.ToLower(v)
+		for _, info := range session.List(dirs...) {
+			base := strings.ToLower(filepath.Base(info.Path))
+			_, idPart, _ := strings.Cut(base, "_")
+			if strings.HasPrefix(strings.ToLower(info.ID), lv) || strings.HasPrefix(base, lv) || strings.HasPrefix(idPart, lv) {
+				return info.Path
+			}
+		}
+		return ""
+	}
+	p := match(sdirs)
+	if p == "" && !explicitDir {
+		all, _ := filepath.Glob(filepath.Join(agentDir, "sessions", "*"))
+		p = match(all)
+	}
+	if p == "" {
+		return nil, fmt.Errorf("Session %q not found.", v)
+	}
+	return session.Open(p)
+}
+
+// keyLadder resolves a provider's credential (§9.6): --api-key, the
+// models.yml apiKey, the broker's credentials (broker mode), then the
+// provider's environment variables.
+type keyLadder struct {
+	flag     string
+	models   *catalog.File
+	env      *config.Env
+	resolver *config.Resolver
+	broker   *agentBroker // nil outside broker mode
+	session  string       // the session id, for sticky broker credentials
+}
+
+func (k *keyLadder) key(ctx context.Context, provider string) (string, bool) {
+	if p, ok := k.models.Providers[provider]; ok {
+		if p.Auth == "none" {
+			return "", true
+		}
+		if p.APIKey != "" {
+			if v, ok := k.resolver.Resolve(ctx, p.APIKey); ok {
+				return v, true
+			}
+		}
+	}
+	if v := config.EnvAPIKey(k.env, provider); v != "" {
+		return v, true
+	}
+	return "", false
+}
+
+// available reports whether provider has a credential on the ladder.
+func (k *keyLadder) available(ctx context.Context, provider string) bool {
+	if _, ok := k.key(ctx, provider); ok {
+		return true
+	}
+	return k.broker != nil && k.broker.has(ctx, provider)
+}
+
+func (k *keyLadder) credential(ctx context.Context, m llm.Model) (llm.Credential, error) {
+	if k.flag != "" {
+		return llm.APIKey(k.flag), nil
+	}
+	if p, ok := k.models.Providers[m.Provider]; (!ok || p.APIKey == "" && p.Auth != "none") && k.broker != nil {
+		c, found, err := k.broker.credential(ctx, m.Provider, k.session, m.ID)
+		if err != nil {
+			return llm.Credential{}, fmt.Errorf("auth broker: %w", err)
+		}
+		if found {
+			return c, nil
+		}
+	}
+	v, ok := k.key(ctx, m.Provider)
+	if !ok {
+		return llm.Credential{}, fmt.Errorf("No API key for provider %q: pass --api-key, set apiKey in models.yml or the provider's environment variable", m.Provider)
+	}
+	if m.Provider == "anthropic" && strings.HasPrefix(v, "sk-ant-oat") {
+		return llm.OAuthToken(v), nil
+	}
+	return llm.APIKey(v), nil
+}
+
+// pickModel resolves the selector, else the session's model, else the
+// first model with a credential (models.yml providers first).
+func pickModel(ctx context.Context, cat *llm.Catalog, sel, sessionModel string, keys *keyLadder) (llm.Model, error) {
+	if sel != "" {
+		if p, id, ok := strings.Cut(sel, "/"); ok {
+			if m, found := cat.Lookup(p, id); found {
+				return m, nil
+			}
+		} else if ms := cat.ByID(sel); len(ms) > 0 {
+			return ms[0], nil
+		}
+		return llm.Model{}, fmt.Errorf("Model %q not found", sel)
+	}
+	if sessionModel != "" {
+		p, id := session.SplitModelKey(sessionModel)
+		if m, ok := cat.Lookup(p, id); ok {
+			return m, nil
+		}
+	}
+	custom := make([]string, 0, len(keys.models.Providers))
+	for id := range keys.models.Providers {
+		custom = append(custom, id)
+	}
+	slices.Sort(custom)
+	for _, p := range append(custom, cat.Providers()...) {
+		if keys.flag == "" && !keys.available(ctx, p) {
+			continue
+		}
+		for _, m := range cat.Models() {
+			if m.Provider == p {
+				return m, nil
+			}
+		}
+	}
+	return llm.Model{}, errors.New("No models available: configure the auth broker (OMP_AUTH_BROKER_URL) or provider API keys")
+}
+
+// newProvider returns the upstream provider of a model's wire API; base
+// (the OMP_PROVIDER_<ID>_BASE_URL / config override, may be "") beats the
+// model's baseUrl.
+func newProvider(m llm.Model, base string) (llm.Provider, error) {
+	client := &http.Client{}
+	switch m.API {
+	case llm.APIAnthropic:
+		return &anthropic.Provider{BaseURL: base, Client: client}, nil
+	case llm.APIOpenAIChat:
+		return &openai.ChatProvider{ProviderID: m.Provider, BaseURL: base, HTTPClient: client}, nil
+	case llm.APIOpenAIResponses:
+		return &openai.ResponsesProvider{ProviderID: m.Provider, BaseURL: base, HTTPClient: client}, nil
+	case llm.APICodex:
+		return &openai.CodexProvider{BaseURL: base, HTTPClient: client}, nil
+	case llm.APIGoogle:
+		return &google.Gemini{BaseURL: base, Client: client}, nil
+	case llm.APIGeminiCLI:
+		return &google.CodeAssist{BaseURL: base, Client: client}, nil
+	}
+	return nil, fmt.Errorf("model %s uses api %q, which this build does not support", m.Key(), m.API)
+}
+
+// systemPrompt builds the system prompt: --system-prompt replaces the
+// default, --append-system-prompt extends it (text or a file path).
+// NULL_PROMPT=true gives none.
+func systemPrompt(f *agentFlags, env *config.Env, cwd string, set *tools.Set) (string, error) {
+	if env.Get("NULL_PROMPT") == "true" {
+		return "", nil
+	}
+	textOrFile := func(v string) (string, error) {
+		if st, err := os.Stat(v); err == nil && !st.IsDir() {
+			b, err := os.ReadFile(v)
+			return string(b), err
+		}
+		return v, nil
+	}
+	base := "You are omp, a coding agent working in a software project on the user's machine. " +
+		"Use the tools to inspect and change files and to run commands; prefer small, verifiable steps, " +
+		"and finish with a short answer saying what you did.\n\n" +
+		"Tools: " + strings.Join(set.Names(), ", ") + ".\n" +
+		"Current date: " + time.Now().Format("2006-01-02") + "\nCurrent working directory: " + cwd
+	if f.systemPrompt != "" {
+		v, err := textOrFile(f.systemPrompt)
+		if err != nil {
+			return "", err
+		}
+		base = v
+	}
+	if f.appendSystem != "" {
+		v, err := textOrFile(f.appendSystem)
+		if err != nil {
+			return "", err
+		}
+		base += "\n\n" + v
+	}
+	return base, nil
+}
+
+// isTerminal reports whether r is a terminal (/dev/null is not).
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+}
+
+func firstNonEmpty(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ompgo/omp/internal/config"
+	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/pkg/vault"
+	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	vaultpick "github.com/ompgo/omp/pkg/vault/pick"
+	"github.com/ompgo/omp/pkg/vault/remote"
+)
+
+// brokerReadyTimeout bounds the wait for the broker's first snapshot.
+const brokerReadyTimeout = 15 * time.Second
+
+// agentBroker is the agent's broker mode (agent.md §2.4, §9.6): the remote
+// credential store fed by the broker, and the picker that chooses a
+// provider's credential for the session.
+type agentBroker struct {
+	store  *remote.Store
+	picker *vaultpick.Picker
+	stop   func() // cancels the sync and waits for it
+}
+
+// connectBroker starts the remote store when a broker is configured and
+// waits for its first snapshot. It returns nil when none is configured; a
+// URL without a token is a hard error (client.md §1).
+func connectBroker(ctx context.Context, env *config.Env, dirs config.Dirs, settings *config.Settings, resolver *config.Resolver) (*agentBroker, error) {
+	b, err := config.ResolveBroker(ctx, env, dirs, settings, resolver)
+	if err != nil || b == nil {
+		return nil, err
+	}
+	store := remote.New(remote.Options{Client: brokerapi.NewClient(b.URL, b.Token, nil)})
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = store.Run(sctx)
+	}()
+	ab := &agentBroker{store: store, picker: &vaultpick.Picker{Source: store}, stop: func() { cancel(); <-done }}
+	select {
+	case <-store.Ready():
+		return ab, nil
+	case <-ctx.Done():
+		ab.stop()
+		return nil, ctx.Err()
+	case <-time.After(brokerReadyTimeout):
+		st := store.Status()
+		ab.stop()
+		return nil, fmt.Errorf("auth broker %s: no snapshot after %v: %s", b.URL, brokerReadyTimeout, st.LastError)
+	}
+}
+
+// has reports whether the broker holds a credential for provider.
+func (b *agentBroker) has(ctx context.Context, provider string) bool {
+	es, err := b.store.List(ctx, provider)
+	return err == nil && len(es) > 0
+}
+
+// credential picks the session's credential for provider, refreshed
+// through the broker when its access token is about to expire.
+func (b *agentBroker) credential(ctx context.Context, provider, sessionID, modelID string) (llm.Credential, bool, error) {
+	e, err := b.picker.Pick(ctx, provider, sessionID, vaultpick.Options{ModelID: modelID})
+	if vault.ErrorCode(err) == vault.ENOTFOUND {
+		return llm.Credential{}, false, nil
+	}
+	if err != nil {
+		return llm.Credential{}, false, err
+	}
+	if e, err = b.store.Prepare(ctx, e.ID); err != nil {
+		return llm.Credential{}, false, err
+	}
+	c := e.Credential
+	if !c.IsOAuth() {
+		return llm.APIKey(vaultpick.Secret(e)), true, nil
+	}
+	out := llm.OAuthToken(c.Access)
+	out.AccountID, out.ProjectID, out.EnterpriseURL = c.AccountID, c.ProjectID, c.EnterpriseURL
+	return out, true, nil
+}

@@ -1,0 +1,87 @@
+package agent
+
+import (
+	"github.com/ompgo/omp/pkg/agent/session"
+	"github.com/ompgo/omp/pkg/llm"
+)
+
+// anthropicBudgets are D14's thinking budgets in tokens.
+var anthropicBudgets = map[string]int{"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 32768}
+
+const imageOmitted = "[image omitted: model does not accept images]"
+
+// request builds the canonical request of the next turn (D17): system
+// prompt, the repaired context, the tools, maxTokens (D18), reasoning
+// (D14) and the session id for prompt-cache affinity.
+func (a *Agent) request() *llm.Request {
+	msgs := session.LLMMessages(a.messages)
+	if !a.Model.AcceptsImages() {
+		msgs = withoutImages(msgs)
+	}
+	req := &llm.Request{
+		Model:          a.Model.WireID(),
+		Messages:       msgs,
+		Stream:         true,
+		SessionID:      a.Session.Header().ID,
+		PromptCacheKey: a.Session.Header().ID,
+		MaxTokens:      a.maxTokens(msgs),
+	}
+	if a.SystemPrompt != "" {
+		req.System = []llm.SystemBlock{{Text: a.SystemPrompt}}
+	}
+	if a.Tools != nil {
+		req.Tools = a.Tools.Specs()
+	}
+	if a.Model.Reasoning && a.ThinkingLevel != "" {
+		if a.ThinkingLevel == "off" {
+			req.DisableReasoning = true
+		} else {
+			req.Reasoning = llm.Effort(a.ThinkingLevel)
+			if a.Model.API == llm.APIAnthropic {
+				if b := anthropicBudgets[a.ThinkingLevel]; b > 0 {
+					req.ThinkingBudget = min(b, max(req.MaxTokens-1, 1024))
+				}
+			}
+		}
+	}
+	return req
+}
+
+// maxTokens is D18: the model's maxTokens, capped at the room left in the
+// context window (estimated at 4 characters a token), at least 1024.
+func (a *Agent) maxTokens(msgs []llm.Message) int {
+	mt := a.Model.MaxTokens
+	if mt <= 0 {
+		return 0
+	}
+	if a.Model.ContextWindow > 0 {
+		chars := len(a.SystemPrompt)
+		for i := range msgs {
+			for _, c := range msgs[i].Content {
+				chars += len(c.Text) + len(c.Thinking) + len(c.Arguments)
+			}
+		}
+		if room := a.Model.ContextWindow - chars/4; room < mt {
+			mt = room
+		}
+	}
+	return max(mt, 1024)
+}
+
+// withoutImages replaces image blocks with D16's text.
+func withoutImages(msgs []llm.Message) []llm.Message {
+	for i := range msgs {
+		copied := false
+		for j, c := range msgs[i].Content {
+			if c.Type != llm.ContentImage {
+				continue
+			}
+			if !copied {
+				// The blocks belong to the session's messages: copy first.
+				msgs[i].Content, copied = append([]llm.Content(nil), msgs[i].Content...), true
+			}
+			msgs[i].Content[j] = llm.Text(imageOmitted)
+		}
+	}
+	return msgs
+}

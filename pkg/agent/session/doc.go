@@ -1,0 +1,13 @@
+// Package session reads and writes the coding agent's JSONL v3 session
+// files (agent.md §3): the header, the id/parentId entry tree, the leaf,
+// and the reconstruction of the LLM context from the active path (§3.9).
+//
+// Compatibility with the reference implementation comes first: every line
+// the package does not write itself (unknown entry types, unknown fields,
+// a leading title slot, lines that do not parse) is kept byte-for-byte and
+// written back verbatim when the file is rewritten. Only the entries this
+// package appends are produced by its own encoder.
+//
+// A File is not safe for use by several processes at once (D9); within a
+// process its methods are serialised by one mutex.
+package session
