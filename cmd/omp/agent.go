@@ -23,10 +23,8 @@ import (
 	"github.com/ompgo/omp/pkg/agent/session"
 	"github.com/ompgo/omp/pkg/agent/tools"
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/anthropic"
 	"github.com/ompgo/omp/pkg/llm/catalog"
-	"github.com/ompgo/omp/pkg/llm/google"
-	"github.com/ompgo/omp/pkg/llm/openai"
+	"github.com/ompgo/omp/pkg/llm/upstream"
 )
 
 // agentFlags are the agent's command-line flags (agent.md §8.1).
@@ -562,22 +560,11 @@ func pickModel(ctx context.Context, cat *llm.Catalog, sel, sessionModel string, 
 // (the OMP_PROVIDER_<ID>_BASE_URL / config override, may be "") beats the
 // model's baseUrl.
 func newProvider(m llm.Model, base string) (llm.Provider, error) {
-	client := &http.Client{}
-	switch m.API {
-	case llm.APIAnthropic:
-		return &anthropic.Provider{BaseURL: base, Client: client}, nil
-	case llm.APIOpenAIChat:
-		return &openai.ChatProvider{ProviderID: m.Provider, BaseURL: base, HTTPClient: client}, nil
-	case llm.APIOpenAIResponses:
-		return &openai.ResponsesProvider{ProviderID: m.Provider, BaseURL: base, HTTPClient: client}, nil
-	case llm.APICodex:
-		return &openai.CodexProvider{BaseURL: base, HTTPClient: client}, nil
-	case llm.APIGoogle:
-		return &google.Gemini{BaseURL: base, Client: client}, nil
-	case llm.APIGeminiCLI:
-		return &google.CodeAssist{BaseURL: base, Client: client}, nil
+	p, err := upstream.New(m, upstream.Options{BaseURL: base, Client: &http.Client{}})
+	if err != nil {
+		return nil, fmt.Errorf("model %s uses api %q, which this build does not support", m.Key(), m.API)
 	}
-	return nil, fmt.Errorf("model %s uses api %q, which this build does not support", m.Key(), m.API)
+	return p, nil
 }
 
 // systemPrompt builds the system prompt: --system-prompt replaces the

@@ -73,11 +73,5 @@ func (b *agentBroker) credential(ctx context.Context, provider, sessionID, model
 	if e, err = b.store.Prepare(ctx, e.ID); err != nil {
 		return llm.Credential{}, false, err
 	}
-	c := e.Credential
-	if !c.IsOAuth() {
-		return llm.APIKey(vaultpick.Secret(e)), true, nil
-	}
-	out := llm.OAuthToken(c.Access)
-	out.AccountID, out.ProjectID, out.EnterpriseURL = c.AccountID, c.ProjectID, c.EnterpriseURL
-	return out, true, nil
+	return vaultpick.LLMCredential(e), true, nil
 }

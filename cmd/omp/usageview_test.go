@@ -2,7 +2,7 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
+	"github.com/ompgo/omp/pkg/llm/llmtest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,8 +10,6 @@ import (
 
 	"github.com/ompgo/omp/pkg/vault"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/usage")
 
 // fixedNow is the clock of every golden file.
 const fixedNow = int64(1_765_500_000_000)
@@ -124,7 +122,7 @@ func goldenHistory() []vault.UsageHistoryEntry {
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
 	path := filepath.Join("testdata", "usage", name)
-	if *update {
+	if llmtest.Updating() { // the one -update flag of the test binary (llmtest defines it)
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}

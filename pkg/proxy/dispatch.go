@@ -11,10 +11,7 @@ import (
 
 	"github.com/ompgo/omp/internal/httpx"
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/anthropic"
-	"github.com/ompgo/omp/pkg/llm/google"
-	"github.com/ompgo/omp/pkg/llm/openai"
-	"github.com/ompgo/omp/pkg/vault"
+	"github.com/ompgo/omp/pkg/llm/upstream"
 	"github.com/ompgo/omp/pkg/vault/pick"
 )
 
@@ -143,7 +140,7 @@ func (s *Server) open(ctx context.Context, req *llm.Request, model llm.Model, si
 		return nil, err
 	}
 	for {
-		st, err := prov.Stream(ctx, req, model, credential(e))
+		st, err := prov.Stream(ctx, req, model, pick.LLMCredential(e))
 		if err == nil {
 			return st, nil
 		}
@@ -189,37 +186,14 @@ func ladderFailure(err error) (pick.Failure, time.Duration) {
 	return pick.NotRetryable, 0
 }
 
-// credential maps a vault entry to what a provider takes: the API key, or
-// the OAuth access token with the account and project it belongs to.
-func credential(e vault.Entry) llm.Credential {
-	c := e.Credential
-	if !c.IsOAuth() {
-		return llm.APIKey(pick.Secret(e))
-	}
-	out := llm.OAuthToken(c.Access)
-	out.AccountID, out.ProjectID, out.EnterpriseURL = c.AccountID, c.ProjectID, c.EnterpriseURL
-	return out
-}
-
 // provider returns the upstream Provider of a model's wire API, pointed at
 // the base URL override when there is one.
 func (s *Server) provider(m llm.Model) (llm.Provider, error) {
-	base := s.urls(m.Provider, "baseUrl")
-	switch m.API {
-	case llm.APIAnthropic:
-		return &anthropic.Provider{BaseURL: base, Client: s.client, Now: s.now}, nil
-	case llm.APIOpenAIChat:
-		return &openai.ChatProvider{ProviderID: m.Provider, BaseURL: base, HTTPClient: s.client, Now: s.now}, nil
-	case llm.APIOpenAIResponses:
-		return &openai.ResponsesProvider{ProviderID: m.Provider, BaseURL: base, HTTPClient: s.client, Now: s.now}, nil
-	case llm.APICodex:
-		return &openai.CodexProvider{BaseURL: base, HTTPClient: s.client, Now: s.now}, nil
-	case llm.APIGoogle:
-		return &google.Gemini{BaseURL: base, Client: s.client, Now: s.now}, nil
-	case llm.APIGeminiCLI:
-		return &google.CodeAssist{BaseURL: base, Client: s.client, Now: s.now}, nil
+	p, err := upstream.New(m, upstream.Options{BaseURL: s.urls(m.Provider, "baseUrl"), Client: s.client, Now: s.now})
+	if err != nil {
+		return nil, errorf(http.StatusBadRequest, "Model "+m.Provider+"/"+m.ID+" uses api "+m.API+", which the gateway does not serve")
 	}
-	return nil, errorf(http.StatusBadRequest, "Model "+m.Provider+"/"+m.ID+" uses api "+m.API+", which the gateway does not serve")
+	return p, nil
 }
 
 // writeFinal awaits the terminal event of a non-streamed request and

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/vault"
 )
 
@@ -58,6 +59,19 @@ func Secret(e vault.Entry) string {
 		return e.Credential.Key
 	}
 	return e.Credential.Access
+}
+
+// LLMCredential is what a provider adapter takes for entry e: the API
+// key, or the OAuth access token with the account, project and instance
+// it belongs to. The gateway and the agent both send requests with it.
+func LLMCredential(e vault.Entry) llm.Credential {
+	c := e.Credential
+	if !c.IsOAuth() {
+		return llm.APIKey(Secret(e))
+	}
+	out := llm.OAuthToken(c.Access)
+	out.AccountID, out.ProjectID, out.EnterpriseURL = c.AccountID, c.ProjectID, c.EnterpriseURL
+	return out
 }
 
 // byType returns the entries of one credential type, keeping their order.
