@@ -189,8 +189,27 @@ type stack struct {
 func startStack(t *testing.T, f *fakeUpstream) *stack {
 	t.Helper()
 	dir := t.TempDir()
+	b := startBroker(t, f, dir, "127.0.0.1:0")
+	gm, token := startGateway(t, f, b, filepath.Join(dir, "gw"))
+	return &stack{fake: f, broker: b.client(), gw: gm, gwURL: gm.URL(), token: token}
+}
+
+// runningBroker is a broker started by startBroker; stop ends it before
+// the test does (a restart is a second startBroker on the same dir and
+// address).
+type runningBroker struct {
+	m     *brokerd.Main
+	token string
+	stop  func()
+}
+
+func (b *runningBroker) client() *brokerapi.Client { return brokerapi.NewClient(b.m.URL(), b.token, nil) }
+
+// startBroker runs a broker on the vault in dir, listening on bind.
+func startBroker(t *testing.T, f *fakeUpstream, dir, bind string) *runningBroker {
+	t.Helper()
 	bm := &brokerd.Main{Config: brokerd.Config{
-		Bind:         "127.0.0.1:0",
+		Bind:         bind,
 		DBPath:       filepath.Join(dir, "vault.db"),
 		TokenPath:    filepath.Join(dir, "auth-broker.token"),
 		KeyPath:      filepath.Join(dir, "vault.key"),
@@ -210,23 +229,34 @@ func startStack(t *testing.T, f *fakeUpstream) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	btok := strings.TrimSpace(string(raw))
 	bctx, bstop := context.WithCancel(context.Background())
 	bdone := make(chan error, 1)
 	go func() { bdone <- bm.Run(bctx) }()
-	t.Cleanup(func() {
-		bstop()
-		if err := <-bdone; err != nil {
-			t.Errorf("broker Run: %v", err)
-		}
-		bm.Close()
-	})
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			bstop()
+			if err := <-bdone; err != nil {
+				t.Errorf("broker Run: %v", err)
+			}
+			bm.Close()
+		})
+	}
+	t.Cleanup(stop)
+	return &runningBroker{m: bm, token: strings.TrimSpace(string(raw)), stop: stop}
+}
 
+// startGateway runs a gateway following broker b, with its state in dir;
+// it returns the gateway and its bearer token.
+func startGateway(t *testing.T, f *fakeUpstream, b *runningBroker, dir string) (*gatewayd.Main, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*waitLong)
+	defer cancel()
 	gm := &gatewayd.Main{Config: gatewayd.Config{
 		Bind:          "127.0.0.1:0",
-		TokenPath:     filepath.Join(dir, "gw", "auth-gateway.token"),
-		BrokerURL:     bm.URL(),
-		BrokerToken:   btok,
+		TokenPath:     filepath.Join(dir, "auth-gateway.token"),
+		BrokerURL:     b.m.URL(),
+		BrokerToken:   b.token,
 		URLs:          f.urls,
 		Logger:        slog.New(slog.DiscardHandler),
 		Out:           io.Discard,
@@ -239,18 +269,18 @@ func startStack(t *testing.T, f *fakeUpstream) *stack {
 	gctx, gstop := context.WithCancel(context.Background())
 	gdone := make(chan error, 1)
 	go func() { gdone <- gm.Run(gctx) }()
-	t.Cleanup(func() { // registered last: runs before the broker stops
+	t.Cleanup(func() { // registered after the broker's: runs before the broker stops
 		gstop()
 		if err := <-gdone; err != nil {
 			t.Errorf("gateway Run: %v", err)
 		}
 		gm.Close()
 	})
-	raw, err = os.ReadFile(gm.Config.TokenPath)
+	raw, err := os.ReadFile(gm.Config.TokenPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &stack{fake: f, broker: brokerapi.NewClient(bm.URL(), btok, nil), gw: gm, gwURL: gm.URL(), token: strings.TrimSpace(string(raw))}
+	return gm, strings.TrimSpace(string(raw))
 }
 
 // upload stores cred at the broker and waits until the gateway's store
