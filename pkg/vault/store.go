@@ -15,11 +15,20 @@ const (
 	CauseDisabled       = "disabled"                     // stored for an empty cause
 	CauseRefreshPrefix  = "auth-broker refresh failed: " // 15.x; no longer written (E4)
 	CauseClientRefresh  = "oauth refresh failed: "
-	CauseUsageProbe     = "oauth refresh failed during usage probe: "
+	CauseUsageProbe     = "oauth refresh failed during usage probe: " // 15.x; no longer written (E4)
 	// CauseReplacedByOAuth disables a provider's API keys when an OAuth
 	// credential of that provider is upserted (18.1.21, broker.md §5.4).
 	CauseReplacedByOAuth = "replaced by oauth login"
 )
+
+// RefreshFailureCause is the disable cause of a definitive refresh failure
+// on every path — sweep, HTTP refresh, usage probe (18.1.21, Decision E4):
+// "oauth refresh failed: Error: <message>". The "Error: " prefix is the
+// reference's stringified JavaScript error (broker.md §2.2), kept
+// byte-for-byte.
+func RefreshFailureCause(err error) string {
+	return CauseClientRefresh + "Error: " + err.Error()
+}
 
 // Record is one row of the vault.
 type Record struct {

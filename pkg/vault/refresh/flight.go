@@ -85,13 +85,9 @@ func (r *Refresher) failed(ctx context.Context, rec vault.Record, err error, tim
 	return &vault.Error{Code: vault.EUPSTREAM, Message: msg, Err: err}
 }
 
-// Cause is the disable cause recorded for a definitive refresh failure on
-// every path (18.1.21, Decision E4): "oauth refresh failed: Error: <message>".
-// The "Error: " prefix is the reference's stringified JavaScript error
-// (broker.md §2.2), kept byte-for-byte.
-func Cause(err error) string {
-	return vault.CauseClientRefresh + "Error: " + err.Error()
-}
+// Cause is the disable cause recorded for a definitive refresh failure
+// (vault.RefreshFailureCause).
+func Cause(err error) string { return vault.RefreshFailureCause(err) }
 
 func (r *Refresher) result(provider, outcome string) {
 	if r.OnResult != nil {

@@ -132,7 +132,7 @@ func (s *Service) fetchAndStore(key string, q request) *vault.UsageReport {
 			log.Warn("usage probe refresh failed definitively; disabling credential", "error", err)
 			dctx, dcancel := context.WithTimeout(s.ctx, 5*time.Second)
 			if s.Store != nil {
-				if _, derr := s.Store.DisableIf(dctx, q.id, q.cred, vault.CauseUsageProbe+err.Error()); derr != nil {
+				if _, derr := s.Store.DisableIf(dctx, q.id, q.cred, vault.RefreshFailureCause(err)); derr != nil {
 					log.Warn("usage probe disable failed", "error", derr)
 				}
 			}

@@ -285,7 +285,8 @@ func TestServiceDefinitiveRefreshFailureDisablesAndTombstones(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "oauth refresh failed during usage probe: OpenAI Codex token refresh failed: 400 invalid_grant"; r.DisabledCause != want {
+	// E4: one cause on every refresh path, the usage probe included.
+	if want := "oauth refresh failed: Error: OpenAI Codex token refresh failed: 400 invalid_grant"; r.DisabledCause != want {
 		t.Fatalf("cause = %q, want %q", r.DisabledCause, want)
 	}
 	en, ok := e.cached(t, rec)
