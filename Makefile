@@ -116,6 +116,11 @@ bench-gateway: build ## the gateway's cost vs a bare reverse proxy, against a lo
 	$(GO) build -o $(BIN)/benchgateway ./internal/benchgateway
 	$(BIN)/benchgateway -gateway $(BIN)/gateway $(BENCH_GATEWAY_FLAGS)
 
+.PHONY: bench-scale
+bench-scale: build ## one broker and three gateway processes vs one gateway: throughput at concurrency 16 and gateway CPU per request (docs/scale.md)
+	$(GO) build -o $(BIN)/benchgateway ./internal/benchgateway
+	$(BIN)/benchgateway -scale -gateway $(BIN)/gateway -duration 2s $(BENCH_GATEWAY_FLAGS)
+
 .PHONY: e2e-browser
 e2e-browser: ## the usage page (GET /usage) in headless chromium against a real broker; installs Debian's chromium if missing
 	@command -v chromium >/dev/null 2>&1 || { echo "installing chromium (apt-get)"; \

@@ -52,6 +52,7 @@ type options struct {
 	streams  int
 	jsonOut  bool
 	strict   bool
+	scale    bool
 }
 
 func main() {
@@ -72,7 +73,15 @@ func main() {
 	flag.IntVar(&o.streams, "streams", 1000, "concurrent open streams for the memory figure")
 	flag.BoolVar(&o.jsonOut, "json", false, "print the report as JSON")
 	flag.BoolVar(&o.strict, "strict", false, "exit 1 when a target is missed")
+	flag.BoolVar(&o.scale, "scale", false, "measure one gateway against three on one broker instead (throughput and gateway CPU per request)")
 	flag.Parse()
+	if o.scale {
+		if err := runScale(o, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "benchgateway -scale:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	rep, err := run(o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchgateway:", err)
@@ -91,12 +100,9 @@ func main() {
 }
 
 func run(o options) (*report, error) {
-	gw, err := filepath.Abs(o.gateway)
+	gw, err := absGateway(o.gateway)
 	if err != nil {
 		return nil, err
-	}
-	if _, err := os.Stat(gw); err != nil {
-		return nil, fmt.Errorf("gateway binary: %w (run make build)", err)
 	}
 	f, err := startFake()
 	if err != nil {
@@ -124,6 +130,18 @@ func run(o options) (*report, error) {
 	rep.LoadAfter = benchproc.LoadAvg()
 	rep.fill(&r)
 	return rep, nil
+}
+
+// absGateway is the gateway binary's absolute path, checked to exist.
+func absGateway(path string) (string, error) {
+	gw, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(gw); err != nil {
+		return "", fmt.Errorf("gateway binary: %w (run make build)", err)
+	}
+	return gw, nil
 }
 
 // rounds collects one value per round per figure.
@@ -208,7 +226,7 @@ func oneRound(o options, f *fake, b *broker, gwBin string, i int, r *rounds) (er
 		if k == 2 {
 			continue
 		}
-		rps, err := throughput(eps[k], eps[k].small, 16, o.duration)
+		rps, err := throughput(eps[k:k+1], eps[k].small, 16, o.duration)
 		if err != nil {
 			return err
 		}

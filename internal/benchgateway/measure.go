@@ -145,14 +145,17 @@ func untilFirstToken(body io.Reader) (time.Duration, error) {
 	}
 }
 
-// throughput runs conc workers sending r for d; completions per second.
-func throughput(e *endpoint, r request, conc int, d time.Duration) (float64, error) {
+// throughput runs conc workers sending r for d, worker i through
+// eps[i mod len(eps)]; completions per second. r.body is sent as is, so
+// every endpoint must take the same request shape.
+func throughput(eps []*endpoint, r request, conc int, d time.Duration) (float64, error) {
 	var n atomic.Int64
 	var firstErr atomic.Value
 	stop := time.Now().Add(d)
 	var wg sync.WaitGroup
 	t0 := time.Now()
-	for range conc {
+	for w := range conc {
+		e := eps[w%len(eps)]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
