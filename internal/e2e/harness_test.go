@@ -203,7 +203,9 @@ type runningBroker struct {
 	stop  func()
 }
 
-func (b *runningBroker) client() *brokerapi.Client { return brokerapi.NewClient(b.m.URL(), b.token, nil) }
+func (b *runningBroker) client() *brokerapi.Client {
+	return brokerapi.NewClient(b.m.URL(), b.token, nil)
+}
 
 // startBroker runs a broker on the vault in dir, listening on bind.
 func startBroker(t *testing.T, f *fakeUpstream, dir, bind string) *runningBroker {
