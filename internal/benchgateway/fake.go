@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 )
 
 // deltas is the number of text deltas of the streamed reply.
@@ -23,6 +24,8 @@ type fake struct {
 
 	mu   sync.Mutex
 	hold chan struct{} // guarded by mu
+
+	lastKey atomic.Value // string: the x-api-key of the latest request
 }
 
 // Markers in the prompt text that select the reply.
@@ -63,8 +66,11 @@ func sseEvents(texts []string) [][]byte {
 	return ev
 }
 
-func startFake() (*fake, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+func startFake() (*fake, error) { return startFakeOn("127.0.0.1:0") }
+
+// startFakeOn is startFake listening on bind.
+func startFakeOn(bind string) (*fake, error) {
+	ln, err := net.Listen("tcp", bind)
 	if err != nil {
 		return nil, err
 	}
@@ -87,6 +93,7 @@ func (f *fake) serve(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	f.lastKey.Store(r.Header.Get("x-api-key"))
 	body, _ := io.ReadAll(r.Body)
 	if !bytes.Contains(body, []byte(`"stream":true`)) {
 		w.Header().Set("Content-Type", "application/json")

@@ -53,6 +53,7 @@ type options struct {
 	jsonOut  bool
 	strict   bool
 	scale    bool
+	netns    bool
 }
 
 func main() {
@@ -74,6 +75,7 @@ func main() {
 	flag.BoolVar(&o.jsonOut, "json", false, "print the report as JSON")
 	flag.BoolVar(&o.strict, "strict", false, "exit 1 when a target is missed")
 	flag.BoolVar(&o.scale, "scale", false, "measure one gateway against three on one broker instead (throughput and gateway CPU per request)")
+	flag.BoolVar(&o.netns, "netns", true, "with -scale: each gateway in its own network namespace when root and the ip tool allow (else loopback ports)")
 	flag.Parse()
 	if o.scale {
 		if err := runScale(o, os.Stdout); err != nil {

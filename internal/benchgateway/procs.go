@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -29,16 +30,22 @@ import (
 // API-key credential.
 type broker struct {
 	url, token string
+	port       string // the listening port, for URLs on other addresses
 	stop       func()
 }
 
-func startBroker() (*broker, error) {
+// startBroker runs a broker in this process on 127.0.0.1 with one
+// anthropic API key.
+func startBroker() (*broker, error) { return startBrokerOn("127.0.0.1:0") }
+
+// startBrokerOn is startBroker listening on bind.
+func startBrokerOn(bind string) (*broker, error) {
 	dir, err := os.MkdirTemp("", "benchgateway-broker-")
 	if err != nil {
 		return nil, err
 	}
 	m := &brokerd.Main{Config: brokerd.Config{
-		Bind:      "127.0.0.1:0",
+		Bind:      bind,
 		DBPath:    filepath.Join(dir, "vault.db"),
 		TokenPath: filepath.Join(dir, "auth-broker.token"),
 		KeyPath:   filepath.Join(dir, "vault.key"),
@@ -58,7 +65,7 @@ func startBroker() (*broker, error) {
 	runCtx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- m.Run(runCtx) }()
-	b := &broker{url: m.URL(), token: strings.TrimSpace(string(raw)), stop: func() {
+	b := &broker{url: m.URL(), port: m.URL()[strings.LastIndexByte(m.URL(), ':')+1:], token: strings.TrimSpace(string(raw)), stop: func() {
 		stop()
 		<-done
 		m.Close()
@@ -85,6 +92,13 @@ type proc struct {
 // startGateway runs a real bin/gateway process with a throwaway HOME,
 // following the broker, with the anthropic base URL pointed at the fake.
 func startGateway(bin string, b *broker, upstream string) (*proc, error) {
+	return startGatewayAt(bin, b.url, b.token, upstream, "", nil)
+}
+
+// startGatewayAt is startGateway with the broker at brokerURL, listening on
+// bind ("" = a free 127.0.0.1 port), its command run after prefix (e.g.
+// ip netns exec <ns>).
+func startGatewayAt(bin, brokerURL, brokerToken, upstream, bind string, prefix []string) (*proc, error) {
 	home, err := os.MkdirTemp("", "benchgateway-gw-")
 	if err != nil {
 		return nil, err
@@ -96,9 +110,9 @@ func startGateway(bin string, b *broker, upstream string) (*proc, error) {
 	if err := os.WriteFile(filepath.Join(home, ".omp", "auth-gateway.token"), []byte(token+"\n"), 0o600); err != nil {
 		return nil, err
 	}
-	env := append(benchproc.CleanEnv(), "HOME="+home, "OMP_AUTH_BROKER_URL="+b.url, "OMP_AUTH_BROKER_TOKEN="+b.token,
+	env := append(benchproc.CleanEnv(), "HOME="+home, "OMP_AUTH_BROKER_URL="+brokerURL, "OMP_AUTH_BROKER_TOKEN="+brokerToken,
 		"OMP_PROVIDER_ANTHROPIC_BASE_URL="+upstream)
-	p, err := startProc("gateway", home, bin, nil, env, token, chatSmall)
+	p, err := startProcAt("gateway", home, bin, nil, env, token, chatSmall, bind, prefix)
 	if err != nil {
 		os.RemoveAll(home)
 	}
@@ -124,16 +138,25 @@ func startBare(upstream string) (*proc, error) {
 }
 
 func startProc(name, home, bin string, args, env []string, token string, first request) (*proc, error) {
-	port, err := benchproc.FreePort()
-	if err != nil {
-		return nil, err
+	return startProcAt(name, home, bin, args, env, token, first, "", nil)
+}
+
+// startProcAt is startProc listening on addr ("" = a free 127.0.0.1
+// port), the command run after prefix.
+func startProcAt(name, home, bin string, args, env []string, token string, first request, addr string, prefix []string) (*proc, error) {
+	if addr == "" {
+		port, err := benchproc.FreePort()
+		if err != nil {
+			return nil, err
+		}
+		addr = "127.0.0.1:" + strconv.Itoa(port)
 	}
 	logf, err := os.Create(filepath.Join(home, name+".log"))
 	if err != nil {
 		return nil, err
 	}
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	cmd := exec.Command(bin, append(args, "--bind", addr)...)
+	argv := append(append(slices.Clone(prefix), bin), append(args, "--bind", addr)...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = home, env, logf, logf
 	p := &proc{name: name, url: "http://" + addr, token: token}
 	start := time.Now()

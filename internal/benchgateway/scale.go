@@ -36,24 +36,47 @@ func runScale(o options, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	f, err := startFake()
+	var links []netLink
+	bind := "127.0.0.1:0"
+	if o.netns && netnsAvailable() {
+		var cleanup func()
+		if links, cleanup, err = setupNetns(3); err != nil {
+			return err
+		}
+		defer cleanup()
+		bind = "0.0.0.0:0" // reachable from every namespace's veth
+	}
+	f, err := startFakeOn(bind)
 	if err != nil {
 		return err
 	}
 	defer f.srv.Close()
-	b, err := startBroker()
+	fport := f.url[strings.LastIndexByte(f.url, ':')+1:]
+	b, err := startBrokerOn(bind)
 	if err != nil {
 		return fmt.Errorf("broker: %w", err)
 	}
 	defer b.stop()
 	var eps []*endpoint
 	for i := range 3 {
-		p, err := startGateway(gw, b, f.url)
+		var p *proc
+		if links != nil {
+			l := links[i]
+			p, err = startGatewayAt(gw, "http://"+l.brokerIP+":"+b.port, b.token, "http://"+l.hostIP+":"+fport,
+				l.nsIP+":4000", []string{"ip", "netns", "exec", l.ns})
+		} else {
+			p, err = startGateway(gw, b, "http://127.0.0.1:"+fport)
+		}
 		if err != nil {
 			return err
 		}
 		defer p.stop()
 		eps = append(eps, &endpoint{name: "gateway" + strconv.Itoa(i), url: p.url, token: p.token, small: chatSmall, pid: p.pid})
+	}
+	if links != nil {
+		fmt.Fprintf(w, "each gateway in its own network namespace (veth, 10.231.<i>.0/24); broker and fake upstream on the host\n")
+	} else {
+		fmt.Fprintf(w, "loopback ports (network namespaces need root and the ip tool)\n")
 	}
 	for _, e := range eps { // warm-up
 		if _, err := latency(e, chatSmall, 50); err != nil {
@@ -105,7 +128,7 @@ func runScale(o options, w io.Writer) error {
 	fmt.Fprintf(w, "  ratio three/one: %.2f× throughput; on %d cores the client, the fake upstream, the broker and the gateways share them, so the ceiling is the machine, and the CPU per request is what scales with cores\n",
 		rep.ThreeRPSMedian/rep.OneRPSMedian, rep.Cores)
 	fmt.Fprintf(w, "load average: %.2f before, %.2f after\n", rep.LoadBefore, rep.LoadAfter)
-	return nil
+	return fleetChecks(w, eps, b, f, links)
 }
 
 // cpuTime is the summed user+system time of the endpoints' processes.
