@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -209,7 +210,7 @@ func (a *app) runAgent(ctx context.Context, f *agentFlags, messages []string) er
 	bashOpt := tools.BashOptions{
 		NoLogin: env.Get("PI_BASH_NO_LOGIN") != "" || env.Get("CLAUDE_BASH_NO_LOGIN") != "",
 		NoCI:    env.Get("PI_BASH_NO_CI") != "" || env.Get("CLAUDE_BASH_NO_CI") != "",
-		Prefix:  firstNonEmpty(env.Get("PI_SHELL_PREFIX"), env.Get("CLAUDE_CODE_SHELL_PREFIX")),
+		Prefix:  cmp.Or(env.Get("PI_SHELL_PREFIX"), env.Get("CLAUDE_CODE_SHELL_PREFIX")),
 	}
 	todos := &tools.TodoList{}
 	todos.Set(agent.RestoreTodos(sf))
@@ -607,13 +608,4 @@ func systemPrompt(f *agentFlags, env *config.Env, cwd string, set *tools.Set) (s
 func isTerminal(r io.Reader) bool {
 	f, ok := r.(*os.File)
 	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
-}
-
-func firstNonEmpty(vs ...string) string {
-	for _, v := range vs {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

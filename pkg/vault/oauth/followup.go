@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -44,10 +45,10 @@ func (r *Registry) followUp(ctx context.Context, p *Provider, cred vault.Credent
 		orgName, _ := org["name"].(string)
 		if cred.AccountID == "" || cred.Email == "" || orgID == "" {
 			if b, err := r.anthropicBootstrap(ctx, hc, cred.Access); err == nil { // failures ignored (reference)
-				cred.AccountID = firstNonEmpty(cred.AccountID, b.AccountUUID)
-				cred.Email = firstNonEmpty(cred.Email, b.AccountEmail)
-				orgID = firstNonEmpty(orgID, b.OrgUUID)
-				orgName = firstNonEmpty(orgName, b.OrgName)
+				cred.AccountID = cmp.Or(cred.AccountID, b.AccountUUID)
+				cred.Email = cmp.Or(cred.Email, b.AccountEmail)
+				orgID = cmp.Or(orgID, b.OrgUUID)
+				orgName = cmp.Or(orgName, b.OrgName)
 			}
 		}
 		setExtra(&cred, "orgId", orgID)
@@ -65,7 +66,7 @@ func (r *Registry) followUp(ctx context.Context, p *Provider, cred vault.Credent
 		if err != nil {
 			o.progress("Could not read the Google account email: " + err.Error())
 		}
-		cred.Email = firstNonEmpty(email, cred.Email)
+		cred.Email = cmp.Or(email, cred.Email)
 		var project string
 		if p.ID == "google-gemini-cli" {
 			project, err = r.geminiProject(ctx, hc, cred.Access, o)
@@ -107,7 +108,7 @@ type anthropicAccount struct {
 // anthropicBootstrap reads the signed-in account from the Claude Code
 // bootstrap endpoint (root: providers.anthropic.baseUrl).
 func (r *Registry) anthropicBootstrap(ctx context.Context, hc *http.Client, access string) (anthropicAccount, error) {
-	base := strings.TrimRight(firstNonEmpty(r.urls("anthropic", KindBaseURL), provider.AnthropicBaseURL), "/")
+	base := strings.TrimRight(cmp.Or(r.urls("anthropic", KindBaseURL), provider.AnthropicBaseURL), "/")
 	var out struct {
 		OAuthAccount anthropicAccount `json:"oauth_account"`
 	}
@@ -122,7 +123,7 @@ func (r *Registry) anthropicBootstrap(ctx context.Context, hc *http.Client, acce
 
 // googleEmail reads the account email from Google's userinfo endpoint.
 func (r *Registry) googleEmail(ctx context.Context, id string, hc *http.Client, access string) (string, error) {
-	u := firstNonEmpty(r.urls(id, KindUserinfoURL), provider.GoogleUserinfoURL)
+	u := cmp.Or(r.urls(id, KindUserinfoURL), provider.GoogleUserinfoURL)
 	var out struct {
 		Email string `json:"email"`
 	}
@@ -178,7 +179,7 @@ const workspaceProjectHint = "This account requires setting the GOOGLE_CLOUD_PRO
 // project: loadCodeAssist, then onboardUser on the default tier and its
 // long-running operation (reference discoverProject).
 func (r *Registry) geminiProject(ctx context.Context, hc *http.Client, access string, o *LoginOptions) (string, error) {
-	base := strings.TrimRight(firstNonEmpty(r.urls("google-gemini-cli", KindBaseURL), provider.CodeAssistURL), "/")
+	base := strings.TrimRight(cmp.Or(r.urls("google-gemini-cli", KindBaseURL), provider.CodeAssistURL), "/")
 	headers := map[string]string{
 		"Authorization":   "Bearer " + access,
 		"Content-Type":    "application/json",
@@ -197,7 +198,7 @@ func (r *Registry) geminiProject(ctx context.Context, hc *http.Client, access st
 		return "", err
 	}
 	if ca.CurrentTier != nil {
-		if p := firstNonEmpty(ca.Project, env); p != "" {
+		if p := cmp.Or(ca.Project, env); p != "" {
 			return p, nil
 		}
 		return "", errors.New(workspaceProjectHint)
@@ -205,7 +206,7 @@ func (r *Registry) geminiProject(ctx context.Context, hc *http.Client, access st
 	tier := "legacy-tier"
 	for _, t := range ca.AllowedTiers {
 		if t.IsDefault {
-			tier = firstNonEmpty(t.ID, "free-tier")
+			tier = cmp.Or(t.ID, "free-tier")
 			break
 		}
 	}
@@ -222,7 +223,7 @@ func (r *Registry) geminiProject(ctx context.Context, hc *http.Client, access st
 	if err != nil {
 		return "", err
 	}
-	if p := firstNonEmpty(op.project(), env); p != "" {
+	if p := cmp.Or(op.project(), env); p != "" {
 		return p, nil
 	}
 	return "", errors.New("Could not discover or provision a Google Cloud project. Try setting the GOOGLE_CLOUD_PROJECT or GOOGLE_CLOUD_PROJECT_ID environment variable. See https://goo.gle/gemini-cli-auth-docs#workspace-gca")
@@ -231,7 +232,7 @@ func (r *Registry) geminiProject(ctx context.Context, hc *http.Client, access st
 // antigravityProject discovers the Antigravity project, onboarding the free
 // tier first when the account has none (reference discoverProject).
 func (r *Registry) antigravityProject(ctx context.Context, hc *http.Client, access string, o *LoginOptions) (string, error) {
-	base := strings.TrimRight(firstNonEmpty(r.urls("google-antigravity", KindBaseURL), provider.AntigravityURL), "/")
+	base := strings.TrimRight(cmp.Or(r.urls("google-antigravity", KindBaseURL), provider.AntigravityURL), "/")
 	headers := map[string]string{
 		"Authorization": "Bearer " + access,
 		"Content-Type":  "application/json",
@@ -357,15 +358,6 @@ func withKey(m map[string]any, k, v string) map[string]any {
 		out[k] = v
 	}
 	return out
-}
-
-func firstNonEmpty(vs ...string) string {
-	for _, v := range vs {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // setExtra stores a string field of the credential's provider data ("" is

@@ -1,6 +1,7 @@
 package usage
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -101,10 +102,10 @@ func (p Anthropic) Fetch(ctx context.Context, r Request) (*vault.UsageReport, er
 		if prof, _, err := getJSON(ctx, r, http.MethodGet, base+"/profile", headers, nil); err == nil {
 			pm, acct := object(prof), object(object(prof)["account"])
 			if accountID == "" {
-				accountID = firstNonEmpty(trimmed(pm, "uuid"), trimmed(acct, "uuid"))
+				accountID = cmp.Or(trimmed(pm, "uuid"), trimmed(acct, "uuid"))
 			}
 			if email == "" {
-				email = firstNonEmpty(trimmed(pm, "email"), trimmed(acct, "email"))
+				email = cmp.Or(trimmed(pm, "email"), trimmed(acct, "email"))
 			}
 		}
 	}
@@ -225,19 +226,10 @@ func AnthropicReport(payload any, now int64) *vault.UsageReport {
 // a usage payload.
 func anthropicIdentity(m map[string]any) (accountID, email, orgID string) {
 	acct, org, user := object(m["account"]), object(m["organization"]), object(m["user"])
-	accountID = firstNonEmpty(trimmed(m, "account_id"), trimmed(m, "accountId"), trimmed(m, "user_id"), trimmed(m, "userId"),
+	accountID = cmp.Or(trimmed(m, "account_id"), trimmed(m, "accountId"), trimmed(m, "user_id"), trimmed(m, "userId"),
 		trimmed(m, "org_id"), trimmed(m, "orgId"), trimmed(acct, "uuid"), trimmed(acct, "id"),
 		trimmed(org, "uuid"), trimmed(org, "id"), trimmed(user, "uuid"), trimmed(user, "id"))
-	email = firstNonEmpty(trimmed(m, "email"), trimmed(m, "user_email"), trimmed(m, "userEmail"), trimmed(acct, "email"), trimmed(user, "email"))
-	orgID = firstNonEmpty(trimmed(m, "org_id"), trimmed(m, "orgId"), trimmed(org, "uuid"), trimmed(org, "id"))
+	email = cmp.Or(trimmed(m, "email"), trimmed(m, "user_email"), trimmed(m, "userEmail"), trimmed(acct, "email"), trimmed(user, "email"))
+	orgID = cmp.Or(trimmed(m, "org_id"), trimmed(m, "orgId"), trimmed(org, "uuid"), trimmed(org, "id"))
 	return accountID, email, orgID
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
 }

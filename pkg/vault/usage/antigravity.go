@@ -1,6 +1,7 @@
 package usage
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -96,14 +97,14 @@ func agClassify(id, label string) *agDescriptor {
 	case strings.Contains(src, "day") || strings.Contains(src, "24h"):
 		return &agDescriptor{"daily", "Daily", ptr(dayMs)}
 	case id != "" || label != "":
-		return &agDescriptor{id: firstNonEmpty(id, label), label: firstNonEmpty(label, id)}
+		return &agDescriptor{id: cmp.Or(id, label), label: cmp.Or(label, id)}
 	}
 	return nil
 }
 
 // agQuotas flattens a model's quota fields into one list.
 func agQuotas(model map[string]any) []agQuota {
-	prov := firstNonEmpty(str(model["modelProvider"]), str(model["apiProvider"]))
+	prov := cmp.Or(str(model["modelProvider"]), str(model["apiProvider"]))
 	var out []agQuota
 	add := func(v any, tier string, d *agDescriptor) {
 		items := array(v)
@@ -117,12 +118,12 @@ func agQuotas(model map[string]any) []agQuota {
 			}
 			q := agQuota{remaining: numberPtr(m["remainingFraction"]), resetTime: str(m["resetTime"]), tier: str(m["tier"]),
 				windowID: str(m["windowId"]), windowLbl: str(m["windowLabel"]),
-				provider: firstNonEmpty(str(m["modelProvider"]), str(m["apiProvider"]), prov)}
+				provider: cmp.Or(str(m["modelProvider"]), str(m["apiProvider"]), prov)}
 			if tier != "" {
 				q.tier = tier
 			}
 			if d != nil {
-				q.windowID, q.windowLbl = firstNonEmpty(q.windowID, d.id), firstNonEmpty(q.windowLbl, d.label)
+				q.windowID, q.windowLbl = cmp.Or(q.windowID, d.id), cmp.Or(q.windowLbl, d.label)
 			}
 			out = append(out, q)
 		}
@@ -253,14 +254,14 @@ func AntigravityReport(payload any, now int64, accountID, projectID string) *vau
 			var win *vault.UsageWindow
 			d, reset := descs[i], parseISO(q.resetTime)
 			if d != nil || reset != nil {
-				win = &vault.UsageWindow{ID: "default", Label: firstNonEmpty(q.windowLbl, "Default"), ResetsAt: reset}
+				win = &vault.UsageWindow{ID: "default", Label: cmp.Or(q.windowLbl, "Default"), ResetsAt: reset}
 				if d != nil {
-					win.ID, win.Label, win.DurationMs = d.id, firstNonEmpty(q.windowLbl, d.label), d.durationMs
+					win.ID, win.Label, win.DurationMs = d.id, cmp.Or(q.windowLbl, d.label), d.durationMs
 				}
 			}
 			ck, cn := agCounter(q.provider)
-			tierKey := strings.ToLower(firstNonEmpty(q.tier, "default"))
-			wid := firstNonEmpty(q.windowID, "default")
+			tierKey := strings.ToLower(cmp.Or(q.tier, "default"))
+			wid := cmp.Or(q.windowID, "default")
 			if win != nil {
 				wid = win.ID
 			}

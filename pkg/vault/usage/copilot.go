@@ -1,6 +1,7 @@
 package usage
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -87,7 +88,7 @@ func (p Copilot) Fetch(ctx context.Context, r Request) (*vault.UsageReport, erro
 	api := copilotAPI(r.BaseURL, c)
 	now := r.nowMs()
 	if c.Type == vault.TypeAPIKey {
-		user := firstNonEmpty(strings.TrimSpace(c.AccountID), extra(c, "username"), extra(c, "user"))
+		user := cmp.Or(strings.TrimSpace(c.AccountID), extra(c, "username"), extra(c, "user"))
 		if user == "" {
 			user = p.login(ctx, r, api, c.Key)
 		}
@@ -106,7 +107,7 @@ func (p Copilot) Fetch(ctx context.Context, r Request) (*vault.UsageReport, erro
 		rep := CopilotQuotaReport(m, now, user)
 		return rep, nil
 	}
-	token := firstNonEmpty(c.Refresh, c.Access)
+	token := cmp.Or(c.Refresh, c.Access)
 	m, err := p.internal(ctx, r, api, token)
 	if err != nil {
 		r.logger().Warn("Copilot usage fetch failed", "error", err)

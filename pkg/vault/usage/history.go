@@ -1,6 +1,7 @@
 package usage
 
 import (
+	"cmp"
 	"strings"
 
 	"github.com/ompgo/omp/pkg/vault"
@@ -24,8 +25,8 @@ func HistoryEntries(provider string, c vault.Credential, rep *vault.UsageReport,
 	for _, l := range rep.Limits {
 		e := vault.UsageHistoryEntry{
 			RecordedAt: at, Provider: provider, AccountKey: key,
-			Email:     firstNonEmpty(c.Email, metaEmail),
-			AccountID: firstNonEmpty(c.AccountID, strings.TrimSpace(l.Scope.AccountID), metaAccount),
+			Email:     cmp.Or(c.Email, metaEmail),
+			AccountID: cmp.Or(c.AccountID, strings.TrimSpace(l.Scope.AccountID), metaAccount),
 			LimitID:   l.ID, Label: l.Label, Status: l.Status,
 		}
 		if l.Window != nil {

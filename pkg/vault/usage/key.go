@@ -1,6 +1,7 @@
 package usage
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"strconv"
@@ -40,7 +41,7 @@ func CacheIdentity(c vault.Credential) string {
 		}
 	}
 	if account == "" && email == "" {
-		secret := firstNonEmpty(strings.TrimSpace(c.Key), strings.TrimSpace(c.Refresh), strings.TrimSpace(c.Access))
+		secret := cmp.Or(strings.TrimSpace(c.Key), strings.TrimSpace(c.Refresh), strings.TrimSpace(c.Access))
 		if secret != "" {
 			b.WriteString("|secret:" + secretHash(secret))
 		} else {

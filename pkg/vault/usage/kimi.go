@@ -1,6 +1,7 @@
 package usage
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -162,7 +163,7 @@ func kimiWindow(w map[string]any, now int64) *vault.UsageWindow {
 	if dur != nil {
 		id = canonicalWindowID(*dur)
 	}
-	return &vault.UsageWindow{ID: id, Label: firstNonEmpty(label, "Usage window"), DurationMs: dur, ResetsAt: resets}
+	return &vault.UsageWindow{ID: id, Label: cmp.Or(label, "Usage window"), DurationMs: dur, ResetsAt: resets}
 }
 
 func canonicalWindowID(ms int64) string {
@@ -186,7 +187,7 @@ func kimiRowOf(m map[string]any, def string, now int64) *kimiRow {
 	if used == nil && limit == nil {
 		return nil
 	}
-	return &kimiRow{label: firstNonEmpty(str(m["name"]), str(m["title"]), def), used: used, limit: limit, remaining: rem, resetsAt: kimiReset(m, now)}
+	return &kimiRow{label: cmp.Or(str(m["name"]), str(m["title"]), def), used: used, limit: limit, remaining: rem, resetsAt: kimiReset(m, now)}
 }
 
 // KimiReport converts a /usages payload into a report; nil when it holds
@@ -223,7 +224,7 @@ func KimiReport(payload any, now int64, accountID string) *vault.UsageReport {
 			w = map[string]any{}
 		}
 		d, _ := number(w["duration"])
-		label := firstNonEmpty(str(item["name"]), str(item["title"]), str(item["scope"]), str(detail["name"]), str(detail["title"]),
+		label := cmp.Or(str(item["name"]), str(item["title"]), str(item["scope"]), str(detail["name"]), str(detail["title"]),
 			kimiDurationLabel(d, str(w["timeUnit"])), "Limit #"+strconv.Itoa(i+1))
 		if row := kimiRowOf(detail, label, now); row != nil {
 			row.window = kimiWindow(w, now)
