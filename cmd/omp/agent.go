@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -25,7 +24,6 @@ import (
 	"github.com/ompgo/omp/pkg/agent/tools"
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/llm/catalog"
-	"github.com/ompgo/omp/pkg/llm/upstream"
 )
 
 // agentFlags are the agent's command-line flags (agent.md §8.1).
@@ -383,189 +381,6 @@ func (a *app) prompts(messages []string, stdinTTY bool) ([]string, error) {
 		return nil, errNoPrompt
 	}
 	return prompts, nil
-}
-
-// openSession creates, continues or keeps in memory the session (§3.11).
-func (a *app) openSession(f *agentFlags, dirs config.Dirs, cwd, terminal string) (*session.File, error) {
-	if f.noSession {
-		return session.Create("", cwd, session.Options{})
-	}
-	sdirs := session.Dirs(dirs.AgentDir, cwd, dirs.Home)
-	if f.sessionDir != "" {
-		sdirs = []string{f.sessionDir}
-	}
-	if f.resume != "" {
-		return resumeSession(f.resume, sdirs, dirs.AgentDir, f.sessionDir != "", cwd)
-	}
-	if f.fork != "" {
-		src, err := resumeSession(f.fork, sdirs, dirs.AgentDir, f.sessionDir != "", cwd)
-		if err != nil {
-			return nil, err
-		}
-		if src.Path() == "" || src.Persist() != nil {
-			return nil, errors.New("Fork failed (session not persisted or cancelled)")
-		}
-		return session.Fork(src.Path(), sdirs[0], cwd, nil)
-	}
-	if f.cont {
-		// The terminal's breadcrumb first (D4), then the newest file.
-		if p := session.ReadBreadcrumb(dirs.AgentDir, terminal, cwd); p != "" && f.sessionDir == "" {
-			if sf, err := session.Open(p); err == nil {
-				return sf, nil
-			}
-		}
-		if p := session.MostRecent(sdirs...); p != "" {
-			return session.Open(p)
-		}
-	}
-	return session.Create(sdirs[0], cwd, session.Options{})
-}
-
-// resumeSession opens --resume <v> (§3.11, D63): a value with a path
-// separator or a .jsonl suffix is a file (a missing one starts a new
-// session there); anything else is a case-insensitive prefix of a session
-// id, a file name or the id part of it, searched in the cwd's directories
-// and then, without --session-dir, in every project's.
-func resumeSession(v string, sdirs []string, agentDir string, explicitDir bool, cwd string) (*session.File, error) {
-	if strings.ContainsAny(v, `/\`) || strings.HasSuffix(v, ".jsonl") {
-		sf, err := session.Open(v)
-		if errors.Is(err, fs.ErrNotExist) {
-			abs, aerr := filepath.Abs(v)
-			if aerr != nil {
-				return nil, aerr
-			}
-			return session.CreateAt(abs, cwd, session.Options{})
-		}
-		return sf, err
-	}
-	match := func(dirs []string) string {
-		lv := strings.ToLower(v)
-		for _, info := range session.List(dirs...) {
-			base := strings.ToLower(filepath.Base(info.Path))
-			_, idPart, _ := strings.Cut(base, "_")
-			if strings.HasPrefix(strings.ToLower(info.ID), lv) || strings.HasPrefix(base, lv) || strings.HasPrefix(idPart, lv) {
-				return info.Path
-			}
-		}
-		return ""
-	}
-	p := match(sdirs)
-	if p == "" && !explicitDir {
-		all, _ := filepath.Glob(filepath.Join(agentDir, "sessions", "*"))
-		p = match(all)
-	}
-	if p == "" {
-		return nil, fmt.Errorf("Session %q not found.", v)
-	}
-	return session.Open(p)
-}
-
-// keyLadder resolves a provider's credential (§9.6): --api-key, the
-// models.yml apiKey, the broker's credentials (broker mode), then the
-// provider's environment variables.
-type keyLadder struct {
-	flag     string
-	models   *catalog.File
-	env      *config.Env
-	resolver *config.Resolver
-	broker   *agentBroker // nil outside broker mode
-	session  string       // the session id, for sticky broker credentials
-}
-
-func (k *keyLadder) key(ctx context.Context, provider string) (string, bool) {
-	if p, ok := k.models.Providers[provider]; ok {
-		if p.Auth == "none" {
-			return "", true
-		}
-		if p.APIKey != "" {
-			if v, ok := k.resolver.Resolve(ctx, p.APIKey); ok {
-				return v, true
-			}
-		}
-	}
-	if v := config.EnvAPIKey(k.env, provider); v != "" {
-		return v, true
-	}
-	return "", false
-}
-
-// available reports whether provider has a credential on the ladder.
-func (k *keyLadder) available(ctx context.Context, provider string) bool {
-	if _, ok := k.key(ctx, provider); ok {
-		return true
-	}
-	return k.broker != nil && k.broker.has(ctx, provider)
-}
-
-func (k *keyLadder) credential(ctx context.Context, m llm.Model) (llm.Credential, error) {
-	if k.flag != "" {
-		return llm.APIKey(k.flag), nil
-	}
-	if p, ok := k.models.Providers[m.Provider]; (!ok || p.APIKey == "" && p.Auth != "none") && k.broker != nil {
-		c, found, err := k.broker.credential(ctx, m.Provider, k.session, m.ID)
-		if err != nil {
-			return llm.Credential{}, fmt.Errorf("auth broker: %w", err)
-		}
-		if found {
-			return c, nil
-		}
-	}
-	v, ok := k.key(ctx, m.Provider)
-	if !ok {
-		return llm.Credential{}, fmt.Errorf("No API key for provider %q: pass --api-key, set apiKey in models.yml or the provider's environment variable", m.Provider)
-	}
-	if m.Provider == "anthropic" && strings.HasPrefix(v, "sk-ant-oat") {
-		return llm.OAuthToken(v), nil
-	}
-	return llm.APIKey(v), nil
-}
-
-// pickModel resolves the selector, else the session's model, else the
-// first model with a credential (models.yml providers first).
-func pickModel(ctx context.Context, cat *llm.Catalog, sel, sessionModel string, keys *keyLadder) (llm.Model, error) {
-	if sel != "" {
-		if p, id, ok := strings.Cut(sel, "/"); ok {
-			if m, found := cat.Lookup(p, id); found {
-				return m, nil
-			}
-		} else if ms := cat.ByID(sel); len(ms) > 0 {
-			return ms[0], nil
-		}
-		return llm.Model{}, fmt.Errorf("Model %q not found", sel)
-	}
-	if sessionModel != "" {
-		p, id := session.SplitModelKey(sessionModel)
-		if m, ok := cat.Lookup(p, id); ok {
-			return m, nil
-		}
-	}
-	custom := make([]string, 0, len(keys.models.Providers))
-	for id := range keys.models.Providers {
-		custom = append(custom, id)
-	}
-	slices.Sort(custom)
-	for _, p := range append(custom, cat.Providers()...) {
-		if keys.flag == "" && !keys.available(ctx, p) {
-			continue
-		}
-		for _, m := range cat.Models() {
-			if m.Provider == p {
-				return m, nil
-			}
-		}
-	}
-	return llm.Model{}, errors.New("No models available: configure the auth broker (OMP_AUTH_BROKER_URL) or provider API keys")
-}
-
-// newProvider returns the upstream provider of a model's wire API; base
-// (the OMP_PROVIDER_<ID>_BASE_URL / config override, may be "") beats the
-// model's baseUrl.
-func newProvider(m llm.Model, base string) (llm.Provider, error) {
-	p, err := upstream.New(m, upstream.Options{BaseURL: base, Client: &http.Client{}})
-	if err != nil {
-		return nil, fmt.Errorf("model %s uses api %q, which this build does not support", m.Key(), m.API)
-	}
-	return p, nil
 }
 
 // systemPrompt builds the system prompt: --system-prompt replaces the
