@@ -15,6 +15,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ompgo/omp/pkg/agent/secrets"
 	"github.com/ompgo/omp/pkg/agent/session"
 	"github.com/ompgo/omp/pkg/agent/tools"
 	"github.com/ompgo/omp/pkg/llm"
@@ -41,6 +42,10 @@ type Agent struct {
 	SystemPrompt string
 	// ThinkingLevel is off|minimal|low|medium|high|xhigh ("" = provider default).
 	ThinkingLevel string
+	// Secrets restores secret placeholders in the model's tool-call
+	// arguments before they are validated and run (agent.md §11; nil:
+	// none). Obfuscating requests is the Provider's job (secrets.Wrap).
+	Secrets *secrets.Obfuscator
 	// Retry is the auto-retry policy (zero: disabled).
 	Retry Retry
 	// Emit receives every event, synchronously, in order (nil: dropped).
@@ -351,6 +356,7 @@ func (a *Agent) execute(ctx context.Context, c llm.Content) (session.Message, bo
 	if args == nil {
 		args = json.RawMessage("{}")
 	}
+	args = a.Secrets.RestoreArguments(args)
 	a.emit(&Event{Type: EventToolExecutionStart, ToolCallID: c.ID, ToolName: c.Name, Args: args})
 	var res tools.Result
 	isErr := true
