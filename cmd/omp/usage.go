@@ -16,6 +16,8 @@ import (
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	"github.com/ompgo/omp/pkg/vault/oauth"
+	"github.com/ompgo/omp/pkg/vault/refresh"
 	"github.com/ompgo/omp/pkg/vault/sqlite"
 	"github.com/ompgo/omp/pkg/vault/usage"
 )
@@ -305,8 +307,10 @@ func (b *brokerUsage) history(ctx context.Context, since int64, provider string)
 // localUsage probes directly with the local vault (on the broker host, or
 // with environment API keys only when there is no vault).
 type localUsage struct {
-	store *sqlite.Store // nil without a vault
-	svc   *usage.Service
+	store  *sqlite.Store // nil without a vault
+	keeper *refresh.Keeper
+	stop   context.CancelFunc
+	svc    *usage.Service
 }
 
 func (a *app) localUsage(ctx context.Context) (*localUsage, error) {
@@ -330,15 +334,27 @@ func (a *app) localUsage(ctx context.Context) (*localUsage, error) {
 		if l.store, _, err = a.openLocalVault(ctx); err != nil {
 			return nil, err
 		}
-		l.svc.Store, l.svc.Cache, l.svc.History = l.store, l.store, l.store
+		l.svc.Cache, l.svc.History = l.store, l.store
+		// An OAuth access token at or near expiry is refreshed before its
+		// probe, as the broker does; a rotated refresh token is written
+		// through a Keeper, which retries a failed write until close.
+		l.keeper = &refresh.Keeper{Store: l.store, Logger: log}
+		var kctx context.Context
+		kctx, l.stop = context.WithCancel(context.WithoutCancel(ctx))
+		go l.keeper.Run(kctx)
+		ref := &refresh.Refresher{Store: l.keeper, OAuth: oauth.NewRegistry(l.svc.URLs), HTTP: l.svc.HTTP, Logger: log}
+		l.svc.Store, l.svc.Refresh = l.keeper, ref.RefreshNow
 	}
 	return l, nil
 }
 
 func (l *localUsage) close() {
 	l.svc.Close()
-	if l.store != nil {
-		l.store.Close()
+	if l.keeper != nil {
+		l.stop()
+		if err := l.keeper.Close(); err != nil { // closes the store
+			l.svc.Logger.Warn("vault close failed", "error", err)
+		}
 	}
 }
 
