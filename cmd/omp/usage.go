@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/ompgo/omp/internal/config"
+	"github.com/ompgo/omp/pkg/llm/catalog"
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
 	"github.com/ompgo/omp/pkg/vault/oauth"
@@ -326,6 +328,12 @@ func (a *app) localUsage(ctx context.Context) (*localUsage, error) {
 		URLs:   config.URLs{Env: env, Settings: settings}.URL,
 		APIKey: func(p string) string { return config.EnvAPIKey(env, p) },
 		Logger: log,
+	}
+	// A models.yml provider baseUrl moves the Codex and Anthropic probes by
+	// the 18.1.21 rules (usage.md §2, E8); an unreadable file is ignored
+	// here (the agent reports it).
+	if models, err := catalog.Load(filepath.Join(dirs.AgentDir, "models.yml")); err == nil {
+		l.svc.ModelBaseURL = func(p string) string { return models.Providers[p].BaseURL }
 	}
 	// No vault yet: do not create one (and its key) just to show usage. An
 	// agent.db may be an omp-go vault from before the move to vault.db,

@@ -79,7 +79,9 @@ type request struct {
 	id       int64 // stored row id; 0 for an env/runtime key
 	cred     vault.Credential
 	base     string
-	prober   Prober
+	// modelBase: base came from models.yml (Request.ModelBase).
+	modelBase bool
+	prober    Prober
 }
 
 func (q request) key() string { return CacheKey(q.provider, q.base, q.cred) }
@@ -146,7 +148,7 @@ func (s *Service) fetchAndStore(key string, q request) *vault.UsageReport {
 	var rep *vault.UsageReport
 	if q.prober.Supports(cred) {
 		var err error
-		rep, err = q.prober.Fetch(ctx, Request{Provider: q.provider, Credential: cred, BaseURL: q.base, HTTP: s.HTTP,
+		rep, err = q.prober.Fetch(ctx, Request{Provider: q.provider, Credential: cred, BaseURL: q.base, ModelBase: q.modelBase, HTTP: s.HTTP,
 			Now: s.now, Logger: log, Wait: s.Wait})
 		if err != nil {
 			log.Debug("usage fetch failed", "error", err)

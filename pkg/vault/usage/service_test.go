@@ -121,7 +121,8 @@ func (e *env) reports(t *testing.T) []vault.UsageReport {
 // cached reads the durable cache entry of rec (stale read).
 func (e *env) cached(t *testing.T, rec vault.Record) (entry, bool) {
 	t.Helper()
-	raw, ok, err := e.store.GetCache(context.Background(), cachePrefix+CacheKey(rec.Provider, e.svc.base(rec.Provider), rec.Credential), true)
+	base, _ := e.svc.base(rec.Provider)
+	raw, ok, err := e.store.GetCache(context.Background(), cachePrefix+CacheKey(rec.Provider, base, rec.Credential), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +176,8 @@ func TestServiceKeepsLastGoodDurablyFor24h(t *testing.T) {
 	e := newEnv(t)
 	rec := e.addCodex(t, "a@x.io", 48*time.Hour)
 	e.reports(t)
-	key := cachePrefix + CacheKey(rec.Provider, e.svc.base(rec.Provider), rec.Credential)
+	base, _ := e.svc.base(rec.Provider)
+	key := cachePrefix + CacheKey(rec.Provider, base, rec.Credential)
 	e.clk.Add(24*time.Hour - time.Second)
 	if _, ok, _ := e.store.GetCache(context.Background(), key, false); !ok {
 		t.Fatal("last-good row gone before 24 h")
