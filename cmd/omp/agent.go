@@ -218,7 +218,7 @@ func (a *app) runAgent(ctx context.Context, f *agentFlags, messages []string) er
 		return err
 	}
 	ag := &agent.Agent{Session: sf, Provider: prov, Model: model, Credential: cred, Tools: set,
-		SystemPrompt: system, ThinkingLevel: level, Retry: agent.DefaultRetry()}
+		SystemPrompt: system, ThinkingLevel: level, Retry: agent.DefaultRetry(), Compaction: compactionSettings(settings)}
 	if broker != nil && cred.Kind == llm.CredentialOAuth {
 		// OAuth access tokens rotate during long runs: take the snapshot's
 		// current one (refreshed through the broker near expiry) per turn.

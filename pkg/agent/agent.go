@@ -15,6 +15,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ompgo/omp/pkg/agent/compaction"
 	"github.com/ompgo/omp/pkg/agent/session"
 	"github.com/ompgo/omp/pkg/agent/tools"
 	"github.com/ompgo/omp/pkg/llm"
@@ -49,6 +50,9 @@ type Agent struct {
 	Now func() time.Time
 	// Sleep waits d or until ctx ends (default: a timer).
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Compaction are the §6.1 settings (zero: no automatic compaction;
+	// use compaction.Defaults).
+	Compaction compaction.Settings
 
 	messages []session.Message
 	loaded   bool
@@ -56,6 +60,10 @@ type Agent struct {
 	retryAfter time.Duration
 	// todoFailed queues the D22 reminder for the next prompt.
 	todoFailed bool
+	// pruned is the D26 saving made since the usage of the assistant
+	// message with timestamp prunedAt was measured (D24).
+	pruned   int
+	prunedAt int64
 }
 
 // todoReminder is D22's hidden next-turn message after a failed todo call.
@@ -110,7 +118,17 @@ func (a *Agent) Prompt(ctx context.Context, text string) (*llm.Message, error) {
 }
 
 // PromptContent is Prompt with a user message of text and image blocks.
+// After the run, overflow and truncated-output recovery and threshold
+// compaction run as §5.6 says (when Compaction.Enabled).
 func (a *Agent) PromptContent(ctx context.Context, content []llm.Content) (*llm.Message, error) {
+	final, err := a.promptContent(ctx, content)
+	if err != nil {
+		return final, err
+	}
+	return a.maintain(ctx, final)
+}
+
+func (a *Agent) promptContent(ctx context.Context, content []llm.Content) (*llm.Message, error) {
 	a.load()
 	if a.todoFailed {
 		a.todoFailed = false

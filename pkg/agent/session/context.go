@@ -32,6 +32,14 @@ func (f *File) ActivePath() []*Entry {
 	return f.pathLocked(f.leaf)
 }
 
+// PathTo returns the entries from a root to id (empty for "" or an
+// unknown id).
+func (f *File) PathTo(id string) []*Entry {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.pathLocked(id)
+}
+
 func (f *File) pathLocked(leaf string) []*Entry {
 	var rev []*Entry
 	seen := map[string]bool{}
@@ -166,6 +174,18 @@ func (b *batch) add(e *Entry) {
 
 // finish decodes the collected messages and drops those that fail.
 func (b *batch) finish() []Message {
+	b.decode()
+	out := b.out[:0]
+	for _, m := range b.out {
+		if m.Role != "" && (m.LLM != nil || !isLLMRole(m.Role)) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// decode decodes the collected messages in place.
+func (b *batch) decode() {
 	if len(b.raws) > 0 {
 		size := 48
 		for _, r := range b.raws {
@@ -193,13 +213,6 @@ func (b *batch) finish() []Message {
 			}
 		}
 	}
-	out := b.out[:0]
-	for _, m := range b.out {
-		if m.Role != "" && (m.LLM != nil || !isLLMRole(m.Role)) {
-			out = append(out, m)
-		}
-	}
-	return out
 }
 
 // appendEntryMessage converts a context-producing entry (§3.9 step 4).
