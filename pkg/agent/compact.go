@@ -184,8 +184,11 @@ func (a *Agent) completeOnce(ctx context.Context, system, prompt string, maxToke
 
 // maintain is §5.6 steps 2–4 after a run that ended with final. It
 // returns the run's new final message when a recovery continued the run.
+// A recovery whose continued run fails again before any assistant turn
+// succeeds counts as a failed attempt; two of them in a row stop the
+// recovery so that a context no compaction can shrink cannot loop.
 func (a *Agent) maintain(ctx context.Context, final *llm.Message) (*llm.Message, error) {
-	for recoveries := 0; final != nil && ctx.Err() == nil; {
+	for stuck := 0; final != nil && ctx.Err() == nil; {
 		var reason, failPrefix string
 		switch {
 		case final.StopReason == llm.StopError && IsOverflow(final) && a.newerThanCompaction(final):
@@ -197,10 +200,9 @@ func (a *Agent) maintain(ctx context.Context, final *llm.Message) (*llm.Message,
 		default:
 			return a.thresholdMaintenance(ctx, final)
 		}
-		if !a.Compaction.Enabled || recoveries >= 2 {
+		if !a.Compaction.Enabled || stuck >= 2 {
 			return final, nil
 		}
-		recoveries++
 		a.emit(&Event{Type: EventAutoCompactionStart, Reason: reason})
 		if a.Compaction.Off() {
 			a.emit(&Event{Type: EventAutoCompactionEnd, WillRetry: true, ErrorMessage: failPrefix + "compaction is off"})
@@ -215,9 +217,16 @@ func (a *Agent) maintain(ctx context.Context, final *llm.Message) (*llm.Message,
 			return final, nil
 		}
 		a.emit(&Event{Type: EventAutoCompactionEnd, Result: res.JSON(), WillRetry: true})
+		n := len(a.messages)
 		var werr error
 		if final, werr = a.run(ctx, nil); werr != nil {
 			return final, werr
+		}
+		stuck++
+		for _, m := range a.messages[min(n, len(a.messages)):] {
+			if l := m.LLM; l != nil && l.Role == llm.RoleAssistant && l.StopReason != llm.StopError && l.StopReason != llm.StopAborted {
+				stuck = 0
+			}
 		}
 	}
 	return final, nil

@@ -88,11 +88,10 @@ func BranchSummary(ctx context.Context, p BranchPreparation, o Options) (string,
 		return "", Details{}, errors.New("compaction: no model")
 	}
 	reserve := o.Settings.branchReserve()
-	budget := 0
-	if o.ContextWindow > 0 {
-		budget = max(o.ContextWindow-reserve, 1024)
+	if w := o.ContextWindow; w > 0 && float64(reserve) > 0.85*float64(w) {
+		reserve = int(0.15 * float64(w))
 	}
-	prompt := conversation(Serialize(p.Messages, budget))
+	prompt := conversation(Serialize(p.Messages, transcriptBudget(o.ContextWindow, reserve)))
 	if ci := strings.TrimSpace(o.CustomInstructions); ci != "" {
 		prompt += ci
 	} else {

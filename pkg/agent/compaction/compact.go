@@ -51,11 +51,8 @@ func Compact(ctx context.Context, p *Preparation, o Options) (*Result, error) {
 	if o.Complete == nil {
 		return nil, errors.New("compaction: no model")
 	}
-	reserve := o.Settings.reserve()
-	maxTranscript := 0
-	if o.ContextWindow > 0 {
-		maxTranscript = max(o.ContextWindow-reserve, 1024)
-	}
+	reserve := o.Settings.effectiveReserve(o.ContextWindow)
+	maxTranscript := transcriptBudget(o.ContextWindow, reserve)
 	var history, prefix string
 	var herr, perr error
 	var wg sync.WaitGroup

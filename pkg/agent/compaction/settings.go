@@ -55,6 +55,26 @@ func (s Settings) branchReserve() int {
 	return 16384
 }
 
+// effectiveReserve is the reserve for a window: reserveTokens, or 15 %
+// of a window it would take more than 85 % of (D23's small-window rule).
+func (s Settings) effectiveReserve(contextWindow int) int {
+	r := s.reserve()
+	if contextWindow > 0 && float64(r) > 0.85*float64(contextWindow) {
+		r = int(0.15 * float64(contextWindow))
+	}
+	return r
+}
+
+// transcriptBudget is the largest transcript a summary request may carry
+// (D29: contextWindow − reserveTokens, with the small-window reserve, less
+// the answer's room); 0 = no limit for an unknown window.
+func transcriptBudget(contextWindow, reserve int) int {
+	if contextWindow <= 0 {
+		return 0
+	}
+	return max(contextWindow-reserve-reserve*8/10, 1024)
+}
+
 // Threshold is the context size in tokens above which automatic
 // compaction runs (§6.2, D23): thresholdTokens, else thresholdPercent of
 // the window, else window − max(15 % of the window, reserveTokens) with
