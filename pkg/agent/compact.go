@@ -26,13 +26,43 @@ const autoContinueText = "Continue if you have next steps."
 // summaryAttempts is D25's bound on summariser calls.
 const summaryAttempts = 3
 
-// Compact is the manual compaction (/compact, RPC compact, §6.3): it
-// ignores compaction.enabled, prunes tool outputs first (D26) and returns
-// the CompactionResult. compaction.ErrNothing ("Nothing to compact")
-// when there is nothing to summarise.
+// Compact is the manual compaction (/compact, §6.3) with the built-in
+// compactor: it aborts an active run first, ignores compaction.enabled,
+// prunes tool outputs (D26) and returns the CompactionResult.
+// compaction.ErrNothing ("Nothing to compact") when there is nothing to
+// summarise.
 func (a *Agent) Compact(ctx context.Context, customInstructions string) (*compaction.Result, error) {
-	a.load()
+	<-a.Abort()
+	a.setCompacting(true)
+	defer a.setCompacting(false)
 	return a.compact(ctx, customInstructions)
+}
+
+// BuiltinCompactor is the Compactor of agent.md §6 over the Compaction
+// settings: context-full compaction with the current model. With the
+// strategy "off" only manual compactions run.
+func (a *Agent) BuiltinCompactor() CompactFunc {
+	return func(ctx context.Context, reason, instructions string) (json.RawMessage, error) {
+		if reason != "manual" && a.Compaction.Off() {
+			return nil, errors.New("compaction is off")
+		}
+		res, err := a.compact(ctx, instructions)
+		if errors.Is(err, compaction.ErrNothing) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return res.JSON(), nil
+	}
+}
+
+// context returns a snapshot of the in-memory context.
+func (a *Agent) context() []session.Message {
+	a.st.mu.Lock()
+	defer a.st.mu.Unlock()
+	a.load()
+	return a.messages
 }
 
 // compact prunes, prepares, summarises with the current model, appends
@@ -43,8 +73,8 @@ func (a *Agent) compact(ctx context.Context, instructions string) (*compaction.R
 	}
 	path := a.Session.ActivePath()
 	msgs := a.Session.EntryMessages(path)
-	usage := compaction.ContextUsage(a.messages, a.pruneSavings())
-	prep, err := compaction.Prepare(path, msgs, a.Compaction, usage, a.Model.ContextWindow)
+	usage := compaction.ContextUsage(a.context(), a.pruneSavings())
+	prep, err := compaction.Prepare(path, msgs, a.Compaction, usage, a.CurrentModel().ContextWindow)
 	if err != nil {
 		return nil, err
 	}
@@ -55,19 +85,23 @@ func (a *Agent) compact(ctx context.Context, instructions string) (*compaction.R
 	if _, err := a.Session.Append(session.TypeCompaction, res.Entry()); err != nil {
 		return nil, fmt.Errorf("session: %w", err)
 	}
-	a.messages = a.Session.BuildContext().Messages
+	a.ReloadContext()
+	a.st.mu.Lock()
 	a.pruned = 0
+	a.st.mu.Unlock()
 	return res, nil
 }
 
 func (a *Agent) summaryOptions(instructions string) compaction.Options {
-	return compaction.Options{Complete: a.complete, Settings: a.Compaction, ContextWindow: a.Model.ContextWindow,
+	return compaction.Options{Complete: a.complete, Settings: a.Compaction, ContextWindow: a.CurrentModel().ContextWindow,
 		CustomInstructions: instructions, Cwd: a.Session.Header().Cwd}
 }
 
 // prune is D26 over the active path: the pruned tool results are
-// rewritten in the file and the context rebuilt; the saving is
-// remembered against the usage that measured them (D24).
+// rewritten in the file and the context rebuilt (failed assistant
+// messages the loop dropped from memory come back; the payload repairs of
+// §3.9 leave them out all the same). The saving is remembered against the
+// usage that measured them (D24).
 func (a *Agent) prune() error {
 	path := a.Session.ActivePath()
 	p := compaction.Prune(path, a.Session.EntryMessages(path), a.now().UnixMilli())
@@ -77,24 +111,38 @@ func (a *Agent) prune() error {
 	if err := a.Session.ReplaceMessages(p.Replace); err != nil {
 		return err
 	}
-	// Failed assistant messages the loop dropped from memory come back
-	// here; the payload repairs (§3.9) leave them out all the same.
-	a.messages = a.Session.BuildContext().Messages
-	u := compaction.ContextUsage(a.messages, 0)
-	if u.Index >= 0 {
+	a.ReloadContext()
+	msgs := a.context()
+	if u := compaction.ContextUsage(msgs, 0); u.Index >= 0 {
+		a.st.mu.Lock()
 		a.pruned += p.Saved
-		a.prunedAt = a.messages[u.Index].LLM.Timestamp
+		a.prunedAt = msgs[u.Index].LLM.Timestamp
+		a.st.mu.Unlock()
 	}
 	return nil
 }
 
 // pruneSavings is the saving made since the current usage was measured.
 func (a *Agent) pruneSavings() int {
-	u := compaction.ContextUsage(a.messages, 0)
-	if u.Index >= 0 && a.messages[u.Index].LLM.Timestamp == a.prunedAt {
+	msgs := a.context()
+	a.st.mu.Lock()
+	defer a.st.mu.Unlock()
+	if u := compaction.ContextUsage(msgs, 0); u.Index >= 0 && msgs[u.Index].LLM.Timestamp == a.prunedAt {
 		return a.pruned
 	}
 	return 0
+}
+
+// progressSince reports whether an assistant turn after the first n
+// context messages succeeded.
+func (a *Agent) progressSince(n int) bool {
+	msgs := a.context()
+	for _, m := range msgs[min(n, len(msgs)):] {
+		if l := m.LLM; l != nil && l.Role == llm.RoleAssistant && l.StopReason != llm.StopError && l.StopReason != llm.StopAborted {
+			return true
+		}
+	}
+	return false
 }
 
 // complete is the summariser call (D52: the current model and
@@ -123,13 +171,14 @@ func (a *Agent) complete(ctx context.Context, system, prompt string, maxTokens i
 }
 
 func (a *Agent) completeOnce(ctx context.Context, system, prompt string, maxTokens int) (string, *llm.Message, error) {
-	if a.Model.MaxTokens > 0 {
-		maxTokens = min(maxTokens, a.Model.MaxTokens)
+	model := a.CurrentModel()
+	if model.MaxTokens > 0 {
+		maxTokens = min(maxTokens, model.MaxTokens)
 	}
-	req := &llm.Request{Model: a.Model.WireID(), Stream: true, MaxTokens: max(maxTokens, 256),
+	req := &llm.Request{Model: model.WireID(), Stream: true, MaxTokens: max(maxTokens, 256),
 		System:    []llm.SystemBlock{{Text: system}},
 		Messages:  []llm.Message{{Role: llm.RoleUser, Content: []llm.Content{llm.Text(prompt)}, Timestamp: a.now().UnixMilli()}},
-		SessionID: a.Session.Header().ID, DisableReasoning: a.Model.Reasoning}
+		SessionID: a.Session.Header().ID, DisableReasoning: model.Reasoning}
 	fail := func(err error) (string, *llm.Message, error) {
 		m := &llm.Message{Role: llm.RoleAssistant, StopReason: llm.StopError, ErrorMessage: err.Error()}
 		var ue *llm.UpstreamError
@@ -146,14 +195,15 @@ func (a *Agent) completeOnce(ctx context.Context, system, prompt string, maxToke
 		return "", m, errors.New(m.ErrorMessage)
 	}
 	a.retryAfter = 0
-	cred := a.Credential
+	tc := a.turnConfig()
+	cred := tc.cred
 	if a.Credentials != nil {
 		var err error
 		if cred, err = a.Credentials(ctx); err != nil {
 			return fail(err)
 		}
 	}
-	st, err := a.Provider.Stream(ctx, req, a.Model, cred)
+	st, err := tc.provider.Stream(ctx, req, tc.model, cred)
 	if err != nil {
 		return fail(err)
 	}
@@ -182,106 +232,44 @@ func (a *Agent) completeOnce(ctx context.Context, system, prompt string, maxToke
 	return fail(llm.ErrTruncated)
 }
 
-// maintain is §5.6 steps 2–4 after a run that ended with final. It
-// returns the run's new final message when a recovery continued the run.
-// A recovery whose continued run fails again before any assistant turn
-// succeeds counts as a failed attempt; two of them in a row stop the
-// recovery so that a context no compaction can shrink cannot loop.
-func (a *Agent) maintain(ctx context.Context, final *llm.Message) (*llm.Message, error) {
-	for stuck := 0; final != nil && ctx.Err() == nil; {
-		var reason, failPrefix string
-		switch {
-		case final.StopReason == llm.StopError && IsOverflow(final) && a.newerThanCompaction(final):
-			reason, failPrefix = ReasonOverflow, "Context overflow recovery failed: "
-		case final.StopReason == llm.StopLength && a.newerThanCompaction(final):
-			reason, failPrefix = ReasonIncomplete, "Incomplete response recovery failed: "
-		case final.StopReason == llm.StopError || final.StopReason == llm.StopAborted || final.StopReason == llm.StopLength:
-			return final, nil
-		default:
-			return a.thresholdMaintenance(ctx, final)
-		}
-		if !a.Compaction.Enabled || stuck >= 2 {
-			return final, nil
-		}
-		a.emit(&Event{Type: EventAutoCompactionStart, Reason: reason})
-		if a.Compaction.Off() {
-			a.emit(&Event{Type: EventAutoCompactionEnd, WillRetry: true, ErrorMessage: failPrefix + "compaction is off"})
-			return final, nil
-		}
-		// The failing message stays in the file; it leaves the context.
-		a.dropLastAssistant(final)
-		res, err := a.compact(ctx, "")
-		if err != nil {
-			a.emit(&Event{Type: EventAutoCompactionEnd, Aborted: ctx.Err() != nil, WillRetry: true,
-				ErrorMessage: failPrefix + err.Error()})
-			return final, nil
-		}
-		a.emit(&Event{Type: EventAutoCompactionEnd, Result: res.JSON(), WillRetry: true})
-		n := len(a.messages)
-		var werr error
-		if final, werr = a.run(ctx, nil); werr != nil {
-			return final, werr
-		}
-		stuck++
-		for _, m := range a.messages[min(n, len(a.messages)):] {
-			if l := m.LLM; l != nil && l.Role == llm.RoleAssistant && l.StopReason != llm.StopError && l.StopReason != llm.StopAborted {
-				stuck = 0
-			}
-		}
+// maintainThreshold is §5.6 step 4 after a run that ended well: prune
+// tool outputs, then compact through the Compactor when the adjusted
+// context is above the threshold, and auto-continue when the last message
+// stopped for tool use. A failure is reported in auto_compaction_end and
+// leaves final as it is.
+func (a *Agent) maintainThreshold(ctx context.Context, final *llm.Message, err error) (*llm.Message, error) {
+	if err != nil || final == nil || ctx.Err() != nil || !a.canAutoCompact() || !a.Compaction.Enabled || a.Compaction.Off() {
+		return final, err
 	}
-	return final, nil
-}
-
-// thresholdMaintenance is §5.6 step 4: prune, then compact when the
-// adjusted context is above the threshold, and auto-continue when the
-// last message stopped for tool use.
-func (a *Agent) thresholdMaintenance(ctx context.Context, final *llm.Message) (*llm.Message, error) {
-	if !a.Compaction.Enabled || a.Compaction.Off() {
+	switch final.StopReason {
+	case llm.StopError, llm.StopAborted, llm.StopLength:
 		return final, nil
 	}
 	if err := a.prune(); err != nil {
 		return final, err
 	}
-	t := compaction.Threshold(a.Model.ContextWindow, a.Compaction)
-	if t <= 0 || compaction.ContextUsage(a.messages, a.pruneSavings()).Tokens <= t {
+	t := compaction.Threshold(a.CurrentModel().ContextWindow, a.Compaction)
+	if t <= 0 || compaction.ContextUsage(a.context(), a.pruneSavings()).Tokens <= t {
 		return final, nil
 	}
 	a.emit(&Event{Type: EventAutoCompactionStart, Reason: ReasonThreshold})
-	res, err := a.compact(ctx, "")
-	if err != nil {
-		a.emit(&Event{Type: EventAutoCompactionEnd, Aborted: ctx.Err() != nil, ErrorMessage: "Auto-compaction failed: " + err.Error()})
+	a.setCompacting(true)
+	res, cerr := a.Compactor(ctx, ReasonThreshold, "")
+	a.setCompacting(false)
+	if cerr == nil && res == nil {
+		cerr = compaction.ErrNothing
+	}
+	if cerr != nil {
+		a.emit(&Event{Type: EventAutoCompactionEnd, Aborted: ctx.Err() != nil, ErrorMessage: "Auto-compaction failed: " + cerr.Error()})
 		return final, nil
 	}
-	a.emit(&Event{Type: EventAutoCompactionEnd, Result: res.JSON()})
+	a.emit(&Event{Type: EventAutoCompactionEnd, Result: res})
 	if !a.Compaction.AutoContinue || final.StopReason != llm.StopToolUse {
 		return final, nil
 	}
 	dev := &llm.Message{Role: llm.RoleDeveloper, Content: []llm.Content{llm.Text(autoContinueText)}, Timestamp: a.now().UnixMilli()}
-	return a.run(ctx, []session.Message{session.NewMessage(dev, nil)})
-}
-
-// newerThanCompaction reports whether m is newer than the latest
-// compaction summary in the context.
-func (a *Agent) newerThanCompaction(m *llm.Message) bool {
-	for i := len(a.messages) - 1; i >= 0; i-- {
-		if a.messages[i].Role == session.RoleCompactionSummary && a.messages[i].LLM != nil {
-			return m.Timestamp > a.messages[i].LLM.Timestamp
-		}
-	}
-	return true
-}
-
-// dropLastAssistant removes the last assistant message from the context
-// when it is m's (matched by timestamp and stop reason).
-func (a *Agent) dropLastAssistant(m *llm.Message) {
-	for i := len(a.messages) - 1; i >= 0; i-- {
-		if l := a.messages[i].LLM; l != nil && l.Role == llm.RoleAssistant {
-			if l.Timestamp == m.Timestamp && l.StopReason == m.StopReason {
-				a.messages = append(a.messages[:i:i], a.messages[i+1:]...)
-			}
-			return
-		}
-	}
+	final, err = a.run(ctx, []session.Message{session.NewMessage(dev, nil)})
+	return a.recover(ctx, final, err)
 }
 
 // NavigateOptions configure NavigateTree.
@@ -314,7 +302,6 @@ const NoopText = "Already at this point"
 // the abandoned branch is summarised into a branch_summary under the new
 // leaf (§6.10); a failed or cancelled summary leaves the tree unchanged.
 func (a *Agent) NavigateTree(ctx context.Context, targetID string, opt NavigateOptions) (Navigation, error) {
-	a.load()
 	target, ok := a.Session.Entry(targetID)
 	if !ok {
 		return Navigation{}, fmt.Errorf("Entry %s not found", targetID)
@@ -344,7 +331,7 @@ func (a *Agent) NavigateTree(ctx context.Context, targetID string, opt NavigateO
 		oldPath := a.Session.ActivePath()
 		entries := compaction.BranchEntries(oldPath, a.Session.PathTo(nav.Leaf))
 		prep := compaction.PrepareBranch(entries, a.Session.EntryMessages(entries),
-			compaction.BranchBudget(a.Model.ContextWindow, a.Compaction))
+			compaction.BranchBudget(a.CurrentModel().ContextWindow, a.Compaction))
 		var err error
 		summary, details, err = compaction.BranchSummary(ctx, prep, a.summaryOptions(opt.CustomInstructions))
 		if err != nil && !errors.Is(err, compaction.ErrNothingToSummarize) {
@@ -365,6 +352,6 @@ func (a *Agent) NavigateTree(ctx context.Context, targetID string, opt NavigateO
 		}
 		nav.SummaryEntryID = e.ID
 	}
-	a.messages = a.Session.BuildContext().Messages
+	a.ReloadContext()
 	return nav, nil
 }

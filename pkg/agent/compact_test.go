@@ -29,6 +29,7 @@ func newClockHarness(t *testing.T, script ...llm.Message) *harness {
 	}
 	h.agent.Session, h.agent.Now = sf, clock
 	h.agent.Compaction = compaction.Defaults()
+	h.agent.Compactor = h.agent.BuiltinCompactor()
 	return h
 }
 
@@ -147,7 +148,7 @@ func TestThresholdCompactionAfterARun(t *testing.T) {
 	}
 }
 
-func TestOverflowRecoveryCompactsAndContinues(t *testing.T) {
+func TestOverflowRecoveryWithBuiltinCompactor(t *testing.T) {
 	overflow := assistant(llm.StopError)
 	overflow.ErrorMessage = "prompt is too long: 210000 tokens > 200000 maximum"
 	h := newClockHarness(t,

@@ -54,7 +54,8 @@ type Event struct {
 	Success      bool
 	FinalError   string
 
-	// Reason, Aborted and WillRetry belong to the auto_compaction events.
+	// Reason is auto_compaction_start's "threshold", "overflow", "idle" or
+	// "incomplete"; Aborted and WillRetry belong to auto_compaction_end.
 	Reason    string
 	Aborted   bool
 	WillRetry bool
