@@ -133,6 +133,11 @@ func TestPrune(t *testing.T) {
 	if err := b.f.ReplaceMessages(p.Replace); err != nil {
 		t.Fatal(err)
 	}
+	// The decoded-message cache follows the replacement.
+	_, fresh := b.path()
+	if txt := fresh[2].LLM.Content[0].Text; txt != "[Output truncated - 10000 tokens]" {
+		t.Fatalf("in-memory message after the rewrite: %.40s", txt)
+	}
 	g, err := session.Open(b.f.Path())
 	if err != nil {
 		t.Fatal(err)

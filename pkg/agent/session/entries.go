@@ -8,28 +8,61 @@ import (
 // EntryMessages returns, for each entry, the agent message it contributes
 // to the context (§3.9 step 4), or a zero Message (Role "") for entries
 // that contribute none. Compaction entries are not converted here: their
-// summary is only emitted for the latest one by BuildContext. The common
-// roles are decoded in one batch, as in BuildContext.
+// summary is only emitted for the latest one by BuildContext. Each entry
+// is decoded once per File: BuildContext and EntryMessages remember what
+// they decoded, so after a context build this costs a lookup per entry.
 func (f *File) EntryMessages(entries []*Entry) []Message {
-	var b batch
-	pos := make([]int, len(entries))
+	out := make([]Message, len(entries))
+	var miss []int
+	f.mu.Lock()
 	for i, e := range entries {
+		if m, ok := f.cache[e]; ok {
+			out[i] = m
+		} else {
+			miss = append(miss, i)
+		}
+	}
+	f.mu.Unlock()
+	if len(miss) == 0 {
+		return out
+	}
+	var b batch
+	pos := make([]int, len(miss))
+	for k, i := range miss {
 		n := len(b.out)
-		b.add(e)
-		pos[i] = -1
+		b.add(entries[i])
+		pos[k] = -1
 		if len(b.out) > n {
-			pos[i] = n
+			pos[k] = n
 		}
 	}
 	b.decode()
 	f.rehydrate(b.out)
-	out := make([]Message, len(entries))
-	for i, p := range pos {
-		if p >= 0 && (b.out[p].LLM != nil || !isLLMRole(b.out[p].Role)) {
+	f.remember(&b)
+	f.mu.Lock()
+	for k, i := range miss {
+		if p := pos[k]; p >= 0 && valid(b.out[p]) {
 			out[i] = b.out[p]
+		} else if f.cache != nil {
+			f.cache[entries[i]] = Message{}
 		}
 	}
+	f.mu.Unlock()
 	return out
+}
+
+// remember caches the decoded messages of a batch by entry.
+func (f *File) remember(b *batch) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.cache == nil {
+		f.cache = make(map[*Entry]Message, len(b.out))
+	}
+	for i, e := range b.ents {
+		if e != nil && valid(b.out[i]) {
+			f.cache[e] = b.out[i]
+		}
+	}
 }
 
 // ReplaceMessages replaces the message of the given message entries (id →
@@ -70,6 +103,7 @@ func (f *File) ReplaceMessages(repl map[string][]byte) error {
 		return fmt.Errorf("session: %d of %d entries to replace not found", len(repl)-len(changes), len(repl))
 	}
 	for _, c := range changes {
+		delete(f.cache, f.lines[c.line].entry)
 		e := *f.lines[c.line].entry
 		e.Raw = c.raw
 		f.lines[c.line] = line{raw: c.raw, entry: &e}
