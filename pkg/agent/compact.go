@@ -302,6 +302,9 @@ const NoopText = "Already at this point"
 // the abandoned branch is summarised into a branch_summary under the new
 // leaf (§6.10); a failed or cancelled summary leaves the tree unchanged.
 func (a *Agent) NavigateTree(ctx context.Context, targetID string, opt NavigateOptions) (Navigation, error) {
+	if a.IsStreaming() {
+		return Navigation{}, ErrBusy
+	}
 	target, ok := a.Session.Entry(targetID)
 	if !ok {
 		return Navigation{}, fmt.Errorf("Entry %s not found", targetID)

@@ -3,6 +3,8 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -277,5 +279,37 @@ func TestNavigateTreeWithBranchSummary(t *testing.T) {
 	}
 	if _, err := h.agent.NavigateTree(ctx, "nope", NavigateOptions{}); err == nil {
 		t.Fatal("unknown entry accepted")
+	}
+}
+
+func TestThresholdMaintenancePrunesOldToolOutputs(t *testing.T) {
+	var script []llm.Message
+	for i := range 8 {
+		script = append(script, assistant(llm.StopToolUse, toolCall(fmt.Sprintf("t%d", i), "bash", `{"command":"head -c 40000 /dev/zero | tr '\\0' y"}`)))
+	}
+	script = append(script, withUsage(assistant(llm.StopEnd, llm.Text("done")), 90000))
+	h := newClockHarness(t, script...)
+	h.agent.Model.ContextWindow = 1_000_000
+	if _, err := h.agent.Prompt(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	// 8 × 10,000 tokens: the newest four are protected, the older four
+	// (40,000 ≥ 20,000) are pruned — in the file and in memory.
+	data, _ := os.ReadFile(h.agent.Session.Path())
+	if n := strings.Count(string(data), "[Output truncated - 10000 tokens]"); n != 4 {
+		t.Fatalf("%d pruned results in the file", n)
+	}
+	pruned := 0
+	for _, m := range h.agent.Messages() {
+		if m.LLM != nil && m.LLM.Role == llm.RoleToolResult && m.LLM.Content[0].Text == "[Output truncated - 10000 tokens]" {
+			pruned++
+		}
+	}
+	if pruned != 4 || h.seq(EventAutoCompactionStart) != "" {
+		t.Fatalf("%d pruned in memory; events %s", pruned, h.seq(EventAutoCompactionStart))
+	}
+	// The saving counts against the measured usage (D24).
+	if got := h.agent.pruneSavings(); got != 40000 {
+		t.Fatalf("savings = %d", got)
 	}
 }
