@@ -86,6 +86,7 @@ func (a *Agent) compact(ctx context.Context, instructions string) (*compaction.R
 		return nil, fmt.Errorf("session: %w", err)
 	}
 	a.ReloadContext()
+	a.resyncTodos()
 	a.st.mu.Lock()
 	a.pruned = 0
 	a.st.mu.Unlock()
@@ -131,6 +132,12 @@ func (a *Agent) pruneSavings() int {
 		return a.pruned
 	}
 	return 0
+}
+
+func (a *Agent) resyncTodos() {
+	if a.Todos != nil {
+		a.Todos.Set(RestoreTodos(a.Session))
+	}
 }
 
 // progressSince reports whether an assistant turn after the first n
@@ -356,5 +363,6 @@ func (a *Agent) NavigateTree(ctx context.Context, targetID string, opt NavigateO
 		nav.SummaryEntryID = e.ID
 	}
 	a.ReloadContext()
+	a.resyncTodos()
 	return nav, nil
 }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/ompgo/omp/pkg/agent/compaction"
 	"github.com/ompgo/omp/pkg/agent/session"
+	"github.com/ompgo/omp/pkg/agent/tools"
 	"github.com/ompgo/omp/pkg/llm"
 )
 
@@ -311,5 +313,27 @@ func TestThresholdMaintenancePrunesOldToolOutputs(t *testing.T) {
 	// The saving counts against the measured usage (D24).
 	if got := h.agent.pruneSavings(); got != 40000 {
 		t.Fatalf("savings = %d", got)
+	}
+}
+
+func TestNavigateTreeResyncsTodos(t *testing.T) {
+	h := newClockHarness(t)
+	h.agent.Todos = &tools.TodoList{}
+	base, err := h.agent.Session.AppendMessage(session.NewMessage(&llm.Message{Role: llm.RoleUser, Content: []llm.Content{llm.Text("plan")}}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	details := json.RawMessage(`{"phases":[{"name":"P","tasks":[{"content":"write tests","status":"pending"}]}],"storage":"session"}`)
+	_, _ = h.agent.Session.AppendMessage(session.NewMessage(&llm.Message{Role: llm.RoleToolResult, ToolCallID: "t", ToolName: "todo",
+		Content: []llm.Content{llm.Text("ok")}}, details))
+	h.agent.Todos.Set(RestoreTodos(h.agent.Session))
+	if len(h.agent.Todos.Phases()) != 1 {
+		t.Fatal("setup: no todos")
+	}
+	if _, err := h.agent.NavigateTree(context.Background(), base.ID, NavigateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if p := h.agent.Todos.Phases(); len(p) != 0 {
+		t.Fatalf("todos after moving before the todo call: %+v", p)
 	}
 }
