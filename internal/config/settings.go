@@ -33,6 +33,9 @@ type Settings struct {
 	// agent obfuscates secrets in every model request.
 	SecretsEnabled bool
 
+	// root is the whole document, for the typed getters (agentsettings.go).
+	root map[string]any
+
 	// Providers holds providers.<id>.{tokenUrl,usageUrl,baseUrl,authorizeUrl,userinfoUrl,redirectUri,clientId},
 	// by provider id.
 	Providers map[string]ProviderURLs
@@ -114,6 +117,7 @@ func ParseSettings(data []byte) (s *Settings, err error) {
 	if !ok {
 		return s, nil
 	}
+	s.root = root
 	s.BrokerURL, _ = lookup(root, "auth.broker.url", isString).(string)
 	s.BrokerToken, _ = lookup(root, "auth.broker.token", isString).(string)
 	switch v := lookup(root, "codexResets.autoRedeem", isBoolOrString).(type) {

@@ -361,3 +361,16 @@ func TestReadRuleScheme(t *testing.T) {
 		t.Fatalf("unknown scheme: %v", err)
 	}
 }
+
+func TestRunCommand(t *testing.T) {
+	env := &Env{Cwd: t.TempDir(), Environ: []string{"PATH=" + os.Getenv("PATH")}}
+	r, err := RunCommand(context.Background(), env, BashOptions{NoLogin: true}, "echo hi; exit 3")
+	if err != nil || r.Output != "hi\n" || r.ExitCode == nil || *r.ExitCode != 3 || r.Cancelled || r.Truncated {
+		t.Fatalf("r = %+v, %v", r, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if r, err = RunCommand(ctx, env, BashOptions{NoLogin: true}, "sleep 30"); err != nil || !r.Cancelled || r.ExitCode != nil {
+		t.Fatalf("cancelled r = %+v, %v", r, err)
+	}
+}
