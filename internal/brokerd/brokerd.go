@@ -215,6 +215,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	api.History = m.Store
 	api.Disabled = m.Store
 	api.Tokens = []string{token}
+	api.ClientTokens = m.Store
 	api.Metrics = metrics
 	api.WriteBack = m.Keeper
 	metrics.AttachWriteBack(m.Keeper)

@@ -68,6 +68,17 @@ CREATE TABLE usage_history (
 CREATE INDEX idx_usage_history_series ON usage_history(provider, account_key, limit_id, recorded_at);
 CREATE INDEX idx_usage_history_recorded ON usage_history(recorded_at);
 `,
+	// Named client tokens (per-client broker bearers). Only the SHA-256
+	// digest of a 256-bit random token is kept, so it needs no sealing: the
+	// vault file does not let anyone present the token.
+	2: `
+CREATE TABLE client_tokens (
+  name       TEXT PRIMARY KEY,
+  scope      TEXT NOT NULL CHECK (scope IN ('client', 'admin')),
+  digest     BLOB NOT NULL UNIQUE CHECK (length(digest) = 32),
+  created_at INTEGER NOT NULL -- epoch ms
+) STRICT;
+`,
 }
 
 // schemaVersion is the user_version of a fully migrated vault.
