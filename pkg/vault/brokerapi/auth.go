@@ -27,11 +27,6 @@ type TokenSource interface {
 // takes effect, and a revoked token's open streams close, within it.
 const DefaultTokenPollInterval = 250 * time.Millisecond
 
-// missReloadSpacing bounds the token-version reads an unknown bearer can
-// cause (a token created a moment ago works at once; a flood of wrong
-// bearers costs at most one primary-key read per spacing).
-const missReloadSpacing = 50 * time.Millisecond
-
 // Routes a client-scope token may use ("METHOD pattern", chi patterns).
 // Every other authenticated route needs admin scope (the shared bearer or
 // an admin token); adding a route therefore denies it to clients until it
@@ -104,12 +99,10 @@ type auth struct {
 	src    TokenSource // nil: shared tokens only
 	shared []string
 	log    *slog.Logger
-	now    func() time.Time
 
 	table atomic.Pointer[authTable]
 
-	mu        sync.Mutex // serialises reloads; guards live and lastCheck
-	lastCheck time.Time
+	mu sync.Mutex // serialises reloads; guards live
 	// live holds the cancel functions of the open requests of each client
 	// token (by digest). A reload cancels those of tokens that are gone.
 	live map[[sha256.Size]byte]map[*liveReq]struct{}
@@ -117,8 +110,8 @@ type auth struct {
 
 type liveReq struct{ cancel context.CancelFunc }
 
-func newAuth(shared []string, src TokenSource, log *slog.Logger, now func() time.Time) (*auth, error) {
-	a := &auth{src: src, shared: shared, log: log, now: now, live: map[[sha256.Size]byte]map[*liveReq]struct{}{}}
+func newAuth(shared []string, src TokenSource, log *slog.Logger) (*auth, error) {
+	a := &auth{src: src, shared: shared, log: log, live: map[[sha256.Size]byte]map[*liveReq]struct{}{}}
 	b, err := httpx.NewBearer(shared)
 	if err != nil {
 		return nil, err
@@ -143,11 +136,10 @@ func (a *auth) lookup(r *http.Request) *principal {
 	if a.src == nil {
 		return nil
 	}
-	// Unknown: maybe a token created a moment ago by another process.
-	a.mu.Lock()
-	due := a.now().Sub(a.lastCheck) >= missReloadSpacing
-	a.mu.Unlock()
-	if due && a.reload(r.Context()) {
+	// Unknown: maybe a token created a moment ago by another process. The
+	// version check is one primary-key read, cheaper than the 401's log
+	// line, so a flood of wrong bearers costs little more than before.
+	if a.reload(r.Context()) {
 		return a.match(tok)
 	}
 	return nil
@@ -170,7 +162,6 @@ func (a *auth) reload(ctx context.Context) bool {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.lastCheck = a.now()
 	cur := a.table.Load()
 	v, err := a.src.TokensVersion(ctx)
 	if err != nil {

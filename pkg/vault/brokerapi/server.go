@@ -126,7 +126,7 @@ func (s *Server) init() error {
 			s.TokenPollInterval = DefaultTokenPollInterval
 		}
 		var err error
-		if s.auth, err = newAuth(s.Tokens, s.ClientTokens, s.log, s.Now); err != nil && s.initErr == nil {
+		if s.auth, err = newAuth(s.Tokens, s.ClientTokens, s.log); err != nil && s.initErr == nil {
 			s.initErr = errors.Join(errNoToken, err)
 		}
 		if s.auth != nil {
