@@ -30,11 +30,15 @@ const DefaultTokenPollInterval = 250 * time.Millisecond
 // Routes a client-scope token may use ("METHOD pattern", chi patterns).
 // Every other authenticated route needs admin scope (the shared bearer or
 // an admin token); adding a route therefore denies it to clients until it
-// is listed here.
+// is listed here. GET /v1/usage/history is the accounts' utilisation over
+// time — what GET /v1/usage shows, kept — and `omp usage --history` (F7),
+// the gateway's history relay and the usage page read it with the member's
+// token; other clients' burn (GET /v1/usage/clients) stays admin.
 var clientRoutes = map[string]bool{
 	"GET /v1/snapshot":                        true,
 	"GET /v1/snapshot/stream":                 true,
 	"GET /v1/usage":                           true,
+	"GET /v1/usage/history":                   true,
 	"POST /v1/credential/{id:[0-9]+}/refresh": true,
 	"POST /v1/credential/{id:[0-9]+}/block":   true,
 	"POST /v1/usage/observed":                 true,
@@ -48,7 +52,6 @@ var adminActions = map[string]string{
 	"POST /v1/credential/{id:[0-9]+}/disable":  "disable credentials",
 	"DELETE /v1/credential/{id:[0-9]+}/blocks": "lift blocks",
 	"POST /v1/usage/stale":                     "expire usage reports",
-	"GET /v1/usage/history":                    "read usage history",
 	"GET /v1/usage/clients":                    "read client usage",
 	"GET /v1/credentials/disabled":             "list disabled credentials",
 	"GET /metrics":                             "read metrics",
@@ -139,7 +142,7 @@ func (a *auth) lookup(r *http.Request) *principal {
 	// Unknown: maybe a token created a moment ago by another process. The
 	// version check is one primary-key read, cheaper than the 401's log
 	// line, so a flood of wrong bearers costs little more than before.
-	if a.reload(r.Context()) {
+	if a.reload(context.WithoutCancel(r.Context())) {
 		return a.match(tok)
 	}
 	return nil
@@ -165,7 +168,9 @@ func (a *auth) reload(ctx context.Context) bool {
 	cur := a.table.Load()
 	v, err := a.src.TokensVersion(ctx)
 	if err != nil {
-		a.log.Warn("auth-broker token read failed", "error", err.Error())
+		if ctx.Err() == nil { // not a shutdown
+			a.log.Warn("auth-broker token read failed", "error", err.Error())
+		}
 		return false
 	}
 	if v == cur.version {
@@ -173,7 +178,9 @@ func (a *auth) reload(ctx context.Context) bool {
 	}
 	toks, err := a.src.ClientTokens(ctx)
 	if err != nil {
-		a.log.Warn("auth-broker token read failed", "error", err.Error())
+		if ctx.Err() == nil { // not a shutdown
+			a.log.Warn("auth-broker token read failed", "error", err.Error())
+		}
 		return false
 	}
 	digests := make([][sha256.Size]byte, 0, len(toks))
