@@ -119,7 +119,7 @@ func TestTokenCLIAgainstRunningBroker(t *testing.T) {
 		t.Fatalf("client token snapshot: %v", err)
 	}
 	_, err := cl.Upload(ctx, "openai", vault.Credential{Type: vault.TypeAPIKey, Key: "sk-test"})
-	if vault.ErrorCode(err) != vault.EFORBIDDEN {
+	if vault.ErrorCode(err) != vault.EFORBIDDEN || err.Error() != "Auth broker request failed: 403 Forbidden: token gw-a may not upload credentials" {
 		t.Fatalf("client token upload: %v, want EFORBIDDEN", err)
 	}
 

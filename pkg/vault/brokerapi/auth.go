@@ -77,11 +77,11 @@ func principalFrom(ctx context.Context) *principal {
 	return p
 }
 
-// ObservedInstallID is the install id observed usage posted on ctx's
+// observedInstallID is the install id observed usage posted on ctx's
 // request is recorded under: a client-scope token's name, whatever id the
 // body claims (a client cannot report burn as another); the claimed id for
 // the shared bearer and admin tokens.
-func ObservedInstallID(ctx context.Context, claimed string) string {
+func observedInstallID(ctx context.Context, claimed string) string {
 	if p := principalFrom(ctx); p != nil && p.named && p.scope == vault.ScopeClient {
 		return p.name
 	}

@@ -291,3 +291,40 @@ func TestTokenWritesLoggedByNameNeverByToken(t *testing.T) {
 		}
 	}
 }
+
+// TestObservedUsageAttributedToClientToken: observed usage posted with a
+// client token is recorded under the token's name whatever installId the
+// body claims (also an empty one); the shared bearer and an admin token
+// keep the claimed id.
+func TestObservedUsageAttributedToClientToken(t *testing.T) {
+	e := newEnv(t, withClientTokens)
+	ctx := context.Background()
+	client := createToken(t, e.store, "gw-a", vault.ScopeClient)
+	admin := createToken(t, e.store, "ops", vault.ScopeAdmin)
+	now := e.clk.Now().UnixMilli()
+	entry := []brokerapi.ObservedUsageEntry{{At: now, Provider: "anthropic", Model: "m", Requests: 1, InputTokens: 10}}
+	post := func(tok, claimed string) {
+		t.Helper()
+		c := brokerapi.NewClient(e.ts.URL, tok, e.ts.Client())
+		if err := c.PostObserved(ctx, brokerapi.ClientUsageReport{InstallID: claimed, Entries: entry}); err != nil {
+			t.Fatalf("post as %q: %v", claimed, err)
+		}
+	}
+	post(client, "gw-b")        // forged: another member's id
+	post(client, "")            // empty: still attributed
+	post(admin, "ops-tooling")  // admin: as claimed
+	post(testToken, "ref-inst") // shared bearer: as claimed (reference clients)
+	got, err := e.client.UsageClients(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]int64{}
+	for _, c := range got.Clients {
+		for _, p := range c.Providers {
+			ids[c.InstallID] += p.Requests
+		}
+	}
+	if len(ids) != 3 || ids["gw-a"] != 2 || ids["ops-tooling"] != 1 || ids["ref-inst"] != 1 {
+		t.Fatalf("clients by install id %v, want gw-a:2 ops-tooling:1 ref-inst:1 (no gw-b)", ids)
+	}
+}
