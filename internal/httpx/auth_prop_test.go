@@ -180,3 +180,23 @@ func TestBearerMatchTimeIndependentOfPosition(t *testing.T) {
 		t.Fatalf("Match time depends on the matching position: first %v, last %v, miss %v", best[0], best[1], best[2])
 	}
 }
+
+// BenchmarkBearerMatch is the per-request cost of the bearer check for an
+// allow-list of n entries (the shared token plus n-1 client tokens).
+func BenchmarkBearerMatch(b *testing.B) {
+	for _, n := range []int{1, 10, 100, 1000} {
+		digests := make([][sha256.Size]byte, n-1)
+		for i := range digests {
+			digests[i] = sha256.Sum256([]byte("ompct_" + strconv.Itoa(i)))
+		}
+		bearer, err := httpx.NewBearerSet([]string{"shared-token"}, digests)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			for b.Loop() {
+				bearer.Match("ompct_0")
+			}
+		})
+	}
+}
