@@ -328,3 +328,30 @@ func TestObservedUsageAttributedToClientToken(t *testing.T) {
 		t.Fatalf("clients by install id %v, want gw-a:2 ops-tooling:1 ref-inst:1 (no gw-b)", ids)
 	}
 }
+
+// BenchmarkAuthSnapshot is GET /v1/snapshot through the whole handler with
+// the shared bearer and with a client token among 100 (lookup among 101
+// digests, principal in the context, request tracked for revocation).
+func BenchmarkAuthSnapshot(b *testing.B) {
+	e := newEnv(b, withClientTokens)
+	for i := range 10 {
+		e.upsert("anthropic", oauthCred("u"+itoa(int64(i))+"@example.com", e.clk.Now().UnixMilli()+3_600_000))
+	}
+	var client string
+	for i := range 100 {
+		client = createToken(b, e.store, "gw-"+itoa(int64(i)), vault.ScopeClient)
+	}
+	h := e.srv.Handler()
+	if rec := httptestRecorder(h, http.MethodGet, "/v1/snapshot", "Bearer "+client); rec.Code != http.StatusOK {
+		b.Fatalf("client token: %d", rec.Code)
+	}
+	for name, tok := range map[string]string{"shared": testToken, "client-of-100": client} {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if rec := httptestRecorder(h, http.MethodGet, "/v1/snapshot", "Bearer "+tok); rec.Code != http.StatusOK {
+					b.Fatal(rec.Code)
+				}
+			}
+		})
+	}
+}
