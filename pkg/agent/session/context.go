@@ -33,6 +33,31 @@ func (f *File) ActivePath() []*Entry {
 }
 
 func (f *File) pathLocked(leaf string) []*Entry {
+	// A path without a cycle visits each entry at most once, so a walk
+	// longer than the tree has one; only then is a set of seen ids worth
+	// its cost (a long session's path is thousands of entries).
+	var rev []*Entry
+	for id := leaf; id != ""; {
+		e, ok := f.byID[id]
+		if !ok {
+			break
+		}
+		if len(rev) == len(f.byID) {
+			rev = f.cyclePathLocked(leaf)
+			break
+		}
+		rev = append(rev, e)
+		id = e.ParentID
+	}
+	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
+		rev[i], rev[j] = rev[j], rev[i]
+	}
+	return rev
+}
+
+// cyclePathLocked is the walk from leaf towards a root, leaf first,
+// stopping at a repeated id.
+func (f *File) cyclePathLocked(leaf string) []*Entry {
 	var rev []*Entry
 	seen := map[string]bool{}
 	for id := leaf; id != "" && !seen[id]; {
@@ -43,9 +68,6 @@ func (f *File) pathLocked(leaf string) []*Entry {
 		seen[id] = true
 		rev = append(rev, e)
 		id = e.ParentID
-	}
-	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
-		rev[i], rev[j] = rev[j], rev[i]
 	}
 	return rev
 }
@@ -141,10 +163,9 @@ func (f *File) replay(e *Entry, ctx *Context) {
 	}
 }
 
-// batch collects the context messages of a path. The user, developer,
-// assistant and toolResult messages (nearly all of a long session) are
-// decoded together in one pi-native decoder call in finish; the rest
-// right away.
+// batch collects the context messages of a path. Message entries (nearly
+// all of a long session) are decoded together by pinative.DecodeMessages
+// in finish, the rest right away.
 type batch struct {
 	out  []Message
 	idx  []int    // positions in out awaiting the batch decode
@@ -153,49 +174,33 @@ type batch struct {
 
 func (b *batch) add(e *Entry) {
 	if e.Type == TypeMessage {
-		raw := e.field("message")
-		if role := messageRole(raw); isLLMRole(role) {
+		if raw := e.field("message"); len(raw) > 0 {
 			b.idx = append(b.idx, len(b.out))
 			b.raws = append(b.raws, raw)
-			b.out = append(b.out, Message{Role: role, Raw: raw})
-			return
+			b.out = append(b.out, Message{Raw: raw})
 		}
+		return
 	}
 	b.out = appendEntryMessage(b.out, e)
 }
 
-// finish decodes the collected messages and drops those that fail.
+// finish decodes the collected messages. Those the batch decoder declines
+// (other roles, anything unusual) go through DecodeMessage one by one;
+// a message that fails there too is dropped.
 func (b *batch) finish() []Message {
 	if len(b.raws) > 0 {
-		size := 48
-		for _, r := range b.raws {
-			size += len(r) + 1
-		}
-		body := make([]byte, 0, size)
-		body = append(body, `{"modelId":"s","context":{"messages":[`...)
-		for i, r := range b.raws {
-			if i > 0 {
-				body = append(body, ',')
-			}
-			body = append(body, r...)
-		}
-		body = append(body, "]}}"...)
-		if req, err := pinative.DecodeRequest(body); err == nil && len(req.Canonical.Messages) == len(b.raws) {
-			for k, i := range b.idx {
-				b.out[i].LLM = &req.Canonical.Messages[k]
-			}
-		} else {
-			// One bad message: decode them one by one.
-			for _, i := range b.idx {
-				if m, err := DecodeMessage(b.out[i].Raw); err == nil {
-					b.out[i] = m
-				}
+		llms, ok := pinative.DecodeMessages(b.raws)
+		for k, i := range b.idx {
+			if ok[k] {
+				b.out[i].Role, b.out[i].LLM = string(llms[k].Role), &llms[k]
+			} else if m, err := DecodeMessage(b.out[i].Raw); err == nil {
+				b.out[i] = m
 			}
 		}
 	}
 	out := b.out[:0]
 	for _, m := range b.out {
-		if m.Role != "" && (m.LLM != nil || !isLLMRole(m.Role)) {
+		if m.Role != "" {
 			out = append(out, m)
 		}
 	}
