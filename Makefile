@@ -120,6 +120,13 @@ bench-gateway: build ## the gateway's cost vs a bare reverse proxy, against a lo
 	$(GO) build -o $(BIN)/benchgateway ./internal/benchgateway
 	$(BIN)/benchgateway -gateway $(BIN)/gateway $(BENCH_GATEWAY_FLAGS)
 
+# Flags for the bench-startup tool, e.g. BENCH_STARTUP_FLAGS='-runs 50' or '-json'.
+BENCH_STARTUP_FLAGS ?=
+.PHONY: bench-startup
+bench-startup: build ## start-up of bin/omp: `auth-broker status` to first output, `omp -p` to first upstream request (wall, CPU, page faults)
+	$(GO) build -o $(BIN)/benchstart ./internal/benchstart
+	$(BIN)/benchstart -omp $(BIN)/omp $(BENCH_STARTUP_FLAGS)
+
 .PHONY: bench-scale
 bench-scale: build ## one broker and three gateway processes vs one gateway: throughput at concurrency 16 and gateway CPU per request (docs/scale.md)
 	$(GO) build -o $(BIN)/benchgateway ./internal/benchgateway

@@ -10,7 +10,10 @@
 // in the reference's order, after every other entry; the other entries are
 // kept as they are, so bare-id resolution (first write wins, gateway.md §4)
 // keeps preferring the original providers. Only the fields llm.Model reads
-// are kept.
+// are kept. The binary carries the catalog as Go (pkg/llm/catalog_gen.go);
+// regenerate it after a refresh:
+//
+//	go test ./pkg/llm -run TestBuiltinCatalogGoMatchesJSON -update-catalog
 package main
 
 import (

@@ -4,15 +4,16 @@ import (
 	"bytes"
 	"regexp"
 	"strings"
+	"sync"
 )
 
-var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // ValidEnvName reports whether name is a POSIX shell identifier
 // ([A-Za-z_][A-Za-z0-9_]*), the only names accepted from .env files.
-func ValidEnvName(name string) bool { return envNameRE.MatchString(name) }
+func ValidEnvName(name string) bool { return envNameRE().MatchString(name) }
 
-var exportRE = regexp.MustCompile(`^export[ \t]+(.*)$`)
+var exportRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^export[ \t]+(.*)$`) })
 
 // ParseDotenv parses the content of a .env file with the reference's
 // Bun-compatible line rules: blank lines and full-line # comments are
@@ -46,7 +47,7 @@ func parseDotenvLine(line string) (key, value string, ok bool) {
 		return "", "", false
 	}
 	key = strings.TrimSpace(trimmed[:eq])
-	if m := exportRE.FindStringSubmatch(key); m != nil {
+	if m := exportRE().FindStringSubmatch(key); m != nil {
 		key = strings.TrimSpace(m[1])
 	}
 	if !ValidEnvName(key) {

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -109,7 +110,7 @@ func LoadRules(cwd, agentDir, home string) *Rules {
 }
 
 // keyValueRE is the fallback front-matter line form.
-var keyValueRE = regexp.MustCompile(`^(\w+):\s*(.*)$`)
+var keyValueRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\w+):\s*(.*)$`) })
 
 // ParseRule parses one rule file: front matter only when the text starts
 // with "---" and has a closing "\n---"; YAML first, `key: value` lines
@@ -140,7 +141,7 @@ func ParseRule(name, path, text string, cursor bool) (Rule, string) {
 		}
 		meta = map[string]any{}
 		for l := range strings.Lines(front) {
-			if m := keyValueRE.FindStringSubmatch(strings.TrimRight(l, "\r\n")); m != nil {
+			if m := keyValueRE().FindStringSubmatch(strings.TrimRight(l, "\r\n")); m != nil {
 				meta[m[1]] = m[2]
 			}
 		}

@@ -1,9 +1,7 @@
 package llm
 
 import (
-	_ "embed"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"sync"
 )
@@ -84,27 +82,34 @@ type Catalog struct {
 
 // NewCatalog returns a catalog of models; a later model with the same
 // provider and id replaces an earlier one.
-func NewCatalog(models ...Model) *Catalog {
-	c := &Catalog{byKey: make(map[string]int, len(models)), byID: make(map[string][]int)}
-	for _, m := range models {
-		if i, ok := c.byKey[m.Key()]; ok {
-			c.models[i] = m
-			continue
+func NewCatalog(models ...Model) *Catalog { return newCatalog(models) }
+
+// newCatalog is NewCatalog over the concatenation of parts, without
+// building it.
+func newCatalog(parts ...[]Model) *Catalog {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	c := &Catalog{byKey: make(map[string]int, n), byID: make(map[string][]int, n), models: make([]Model, 0, n)}
+	for _, p := range parts {
+		for _, m := range p {
+			key := m.Key()
+			if i, ok := c.byKey[key]; ok {
+				c.models[i] = m
+				continue
+			}
+			c.byKey[key] = len(c.models)
+			c.byID[m.ID] = append(c.byID[m.ID], len(c.models))
+			c.models = append(c.models, m)
 		}
-		c.byKey[m.Key()] = len(c.models)
-		c.byID[m.ID] = append(c.byID[m.ID], len(c.models))
-		c.models = append(c.models, m)
 	}
 	return c
 }
 
 // With returns a new catalog holding c's models overridden and extended by
 // models.
-func (c *Catalog) With(models ...Model) *Catalog {
-	all := make([]Model, 0, len(c.models)+len(models))
-	all = append(all, c.models...)
-	return NewCatalog(append(all, models...)...)
-}
+func (c *Catalog) With(models ...Model) *Catalog { return newCatalog(c.models, models) }
 
 // Lookup returns the model with the given provider and id.
 func (c *Catalog) Lookup(provider, id string) (Model, bool) {
@@ -141,16 +146,10 @@ func (c *Catalog) Providers() []string {
 	return out
 }
 
-//go:embed catalog.json
-var builtinJSON []byte
-
-var builtin = sync.OnceValues(func() (*Catalog, error) {
-	var models []Model
-	if err := json.Unmarshal(builtinJSON, &models); err != nil {
-		return nil, fmt.Errorf("llm: bundled catalog: %w", err)
-	}
-	return NewCatalog(models...), nil
-})
+// builtin is the bundled catalog, built on first use from catalog_gen.go
+// (catalog.json as Go: decoding the JSON was most of `omp -p`'s time before
+// its first request).
+var builtin = sync.OnceValue(func() *Catalog { return NewCatalog(builtinModels()...) })
 
 // Builtin returns the bundled catalog: the subscription providers
 // (anthropic, openai, openai-codex, google, google-gemini-cli,
@@ -158,10 +157,4 @@ var builtin = sync.OnceValues(func() (*Catalog, error) {
 // and Responses wires (groq, cerebras, mistral, deepseek, together,
 // fireworks, moonshot, xai), generated from the reference pi-catalog by
 // scripts/gencatalog.go.
-func Builtin() *Catalog {
-	c, err := builtin()
-	if err != nil {
-		panic(err) // the embedded file is tested; this cannot happen at run time
-	}
-	return c
-}
+func Builtin() *Catalog { return builtin() }

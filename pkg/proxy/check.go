@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ompgo/omp/pkg/llm"
@@ -29,7 +30,9 @@ const (
 
 // chatProbeWalk matches the failures after which the completion probe
 // tries the next candidate model (a missing or retired model).
-var chatProbeWalk = regexp.MustCompile(`(?i)not[_ -]found|invalid[_ -]model|model[_ -]is[_ -]not[_ -]valid|no longer supported|deprecated|404|decommissioned`)
+var chatProbeWalk = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)not[_ -]found|invalid[_ -]model|model[_ -]is[_ -]not[_ -]valid|no longer supported|deprecated|404|decommissioned`)
+})
 
 // CredentialHealth is one row of GET /v1/credentials/check and of
 // `omp auth-gateway check` (CredentialHealthResult, gateway.md §7). OK is
@@ -190,7 +193,7 @@ func (s *Server) chatProbe(ctx context.Context, e vault.Entry) *CompletionHealth
 			return &CompletionHealth{OK: ptrTo(false), Reason: "aborted", ModelID: m.ID}
 		}
 		r := s.chatAttempt(ctx, e, m)
-		if *r.OK || !chatProbeWalk.MatchString(r.Reason) {
+		if *r.OK || !chatProbeWalk().MatchString(r.Reason) {
 			return r
 		}
 		last = r

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // IdentityKey computes the credential's identity key with the 18.1.21 rule
@@ -222,7 +223,7 @@ func APIKeyMatchKey(provider, key string) string {
 	var tok string
 	switch provider {
 	case "alibaba-token-plan":
-		tok = structuredToken(key, func(t string) bool { return alibabaToken.MatchString(t) })
+		tok = structuredToken(key, func(t string) bool { return alibabaToken().MatchString(t) })
 	case "cloudflare-ai-gateway":
 		tok = structuredToken(key, func(string) bool { return true })
 	default:
@@ -234,7 +235,7 @@ func APIKeyMatchKey(provider, key string) string {
 	return "token:" + tok
 }
 
-var alibabaToken = regexp.MustCompile(`^sk-[A-Za-z0-9._~+/-]+={0,2}$`)
+var alibabaToken = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^sk-[A-Za-z0-9._~+/-]+={0,2}$`) })
 
 // structuredToken parses a plain token or {"token": …, …} as the reference
 // does; "" when the key does not parse.

@@ -69,7 +69,7 @@ func Compact(ctx context.Context, p *Preparation, o Options) (*Result, error) {
 		var b strings.Builder
 		b.WriteString(conversation(Serialize(p.ToSummarize, maxTranscript)))
 		if p.PreviousSummary != "" {
-			b.WriteString("<previous-summary>\n" + strings.TrimSpace(filesBlocks.ReplaceAllString(p.PreviousSummary, "")) +
+			b.WriteString("<previous-summary>\n" + strings.TrimSpace(filesBlocks().ReplaceAllString(p.PreviousSummary, "")) +
 				"\n</previous-summary>\n\n")
 			b.WriteString(strings.TrimSpace(updatePrompt))
 		} else {
@@ -80,7 +80,7 @@ func Compact(ctx context.Context, p *Preparation, o Options) (*Result, error) {
 		}
 		history, herr = o.Complete(ctx, SystemPrompt(), b.String(), reserve*8/10)
 	case p.PreviousSummary != "":
-		history = strings.TrimSpace(filesBlocks.ReplaceAllString(p.PreviousSummary, ""))
+		history = strings.TrimSpace(filesBlocks().ReplaceAllString(p.PreviousSummary, ""))
 	default:
 		history = NoPriorHistory
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ompgo/omp/pkg/agent/session"
 	"github.com/ompgo/omp/pkg/llm"
@@ -87,13 +88,15 @@ func (f FileOps) Details() Details {
 
 // filesBlocks matches the <files> block and the legacy <read-files> and
 // <modified-files> blocks.
-var filesBlocks = regexp.MustCompile(`(?s)\s*<(files|read-files|modified-files)>.*?</(files|read-files|modified-files)>`)
+var filesBlocks = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?s)\s*<(files|read-files|modified-files)>.*?</(files|read-files|modified-files)>`)
+})
 
 // WithFiles strips any earlier file blocks from summary and appends one
 // <files> block for ops (none when there are no files), rendered with D31
 // relative to cwd.
 func WithFiles(summary string, ops FileOps, cwd string) string {
-	summary = strings.TrimSpace(filesBlocks.ReplaceAllString(summary, ""))
+	summary = strings.TrimSpace(filesBlocks().ReplaceAllString(summary, ""))
 	block := RenderFiles(ops, cwd)
 	if block == "" {
 		return summary

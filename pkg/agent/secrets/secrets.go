@@ -445,7 +445,7 @@ func (o *Obfuscator) replacement(value, custom string) string {
 
 // protectedRE finds placeholders already in text: they are never redacted
 // again.
-var protectedRE = regexp.MustCompile(`#[A-Z2-7]{4}#|<<\$env:S[0-9]+>>`)
+var protectedRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`#[A-Z2-7]{4}#|<<\$env:S[0-9]+>>`) })
 
 // span is a claimed byte range of the input and what replaces it.
 type span struct {
@@ -462,7 +462,7 @@ func (o *Obfuscator) Obfuscate(text string) string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	var claimed []span
-	for _, loc := range protectedRE.FindAllStringIndex(text, -1) {
+	for _, loc := range protectedRE().FindAllStringIndex(text, -1) {
 		claimed = append(claimed, span{loc[0], loc[1], ""})
 	}
 	protected := len(claimed)
@@ -534,7 +534,7 @@ func (o *Obfuscator) Restore(text string) string {
 	if len(o.byCode) == 0 && len(o.legacy) == 0 {
 		return text
 	}
-	return protectedRE.ReplaceAllStringFunc(text, func(m string) string {
+	return protectedRE().ReplaceAllStringFunc(text, func(m string) string {
 		if v, ok := o.byCode[m]; ok {
 			return v
 		}

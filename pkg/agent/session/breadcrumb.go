@@ -5,19 +5,20 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // terminalVars are the terminal-id variables of §3.1, in D4's order.
 var terminalVars = []string{"TMUX_PANE", "CMUX_SURFACE_ID", "KITTY_WINDOW_ID", "TERM_SESSION_ID", "WT_SESSION"}
 
-var unsafeID = regexp.MustCompile(`[^A-Za-z0-9._-]`)
+var unsafeID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9._-]`) })
 
 // TerminalID returns the sanitised id of the terminal (D4), or "" when
 // none of the variables is set. getenv looks a variable up.
 func TerminalID(getenv func(string) string) string {
 	for _, v := range terminalVars {
 		if id := getenv(v); id != "" {
-			return unsafeID.ReplaceAllString(id, "_")
+			return unsafeID().ReplaceAllString(id, "_")
 		}
 	}
 	return ""

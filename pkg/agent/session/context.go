@@ -41,6 +41,31 @@ func (f *File) PathTo(id string) []*Entry {
 }
 
 func (f *File) pathLocked(leaf string) []*Entry {
+	// A path without a cycle visits each entry at most once, so a walk
+	// longer than the tree has one; only then is a set of seen ids worth
+	// its cost (a long session's path is thousands of entries).
+	var rev []*Entry
+	for id := leaf; id != ""; {
+		e, ok := f.byID[id]
+		if !ok {
+			break
+		}
+		if len(rev) == len(f.byID) {
+			rev = f.cyclePathLocked(leaf)
+			break
+		}
+		rev = append(rev, e)
+		id = e.ParentID
+	}
+	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
+		rev[i], rev[j] = rev[j], rev[i]
+	}
+	return rev
+}
+
+// cyclePathLocked is the walk from leaf towards a root, leaf first,
+// stopping at a repeated id.
+func (f *File) cyclePathLocked(leaf string) []*Entry {
 	var rev []*Entry
 	seen := map[string]bool{}
 	for id := leaf; id != "" && !seen[id]; {
@@ -51,9 +76,6 @@ func (f *File) pathLocked(leaf string) []*Entry {
 		seen[id] = true
 		rev = append(rev, e)
 		id = e.ParentID
-	}
-	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
-		rev[i], rev[j] = rev[j], rev[i]
 	}
 	return rev
 }
@@ -150,10 +172,9 @@ func (f *File) replay(e *Entry, ctx *Context) {
 	}
 }
 
-// batch collects the context messages of a path. The user, developer,
-// assistant and toolResult messages (nearly all of a long session) are
-// decoded together in one pi-native decoder call in finish; the rest
-// right away.
+// batch collects the context messages of a path. Message entries (nearly
+// all of a long session) are decoded together by pinative.DecodeMessages
+// in decode, the rest right away.
 type batch struct {
 	out  []Message
 	ents []*Entry // the entry of each message of out (nil: synthesised)
@@ -168,13 +189,12 @@ func (b *batch) add(e *Entry) {
 		}
 	}()
 	if e.Type == TypeMessage {
-		raw := e.field("message")
-		if role := messageRole(raw); isLLMRole(role) {
+		if raw := e.field("message"); len(raw) > 0 {
 			b.idx = append(b.idx, len(b.out))
 			b.raws = append(b.raws, raw)
-			b.out = append(b.out, Message{Role: role, Raw: raw})
-			return
+			b.out = append(b.out, Message{Raw: raw})
 		}
+		return
 	}
 	b.out = appendEntryMessage(b.out, e)
 }
@@ -202,29 +222,12 @@ func (b *batch) filter() []Message {
 // decode decodes the collected messages in place.
 func (b *batch) decode() {
 	if len(b.raws) > 0 {
-		size := 48
-		for _, r := range b.raws {
-			size += len(r) + 1
-		}
-		body := make([]byte, 0, size)
-		body = append(body, `{"modelId":"s","context":{"messages":[`...)
-		for i, r := range b.raws {
-			if i > 0 {
-				body = append(body, ',')
-			}
-			body = append(body, r...)
-		}
-		body = append(body, "]}}"...)
-		if req, err := pinative.DecodeRequest(body); err == nil && len(req.Canonical.Messages) == len(b.raws) {
-			for k, i := range b.idx {
-				b.out[i].LLM = &req.Canonical.Messages[k]
-			}
-		} else {
-			// One bad message: decode them one by one.
-			for _, i := range b.idx {
-				if m, err := DecodeMessage(b.out[i].Raw); err == nil {
-					b.out[i] = m
-				}
+		llms, ok := pinative.DecodeMessages(b.raws)
+		for k, i := range b.idx {
+			if ok[k] {
+				b.out[i].Role, b.out[i].LLM = string(llms[k].Role), &llms[k]
+			} else if m, err := DecodeMessage(b.out[i].Raw); err == nil {
+				b.out[i] = m
 			}
 		}
 	}

@@ -54,16 +54,25 @@ type Entry struct {
 	ParentID  string // "" for a root
 	Timestamp string
 	Raw       json.RawMessage
+
+	// message is the raw "message" member of Raw as parseEntry found it
+	// (nil when not known: field then scans Raw). Whoever replaces Raw
+	// clears it.
+	message []byte
 }
 
 // parseEntry decodes the base fields of line; ok is false for a line that
 // is not a JSON object with a string type.
 func parseEntry(line []byte) (Entry, bool) {
 	e := Entry{Raw: line}
-	ok := scanObject(line, func(key string, val []byte) {
-		switch key {
+	ok := scanObject(line, func(key []byte, val []byte) {
+		switch string(key) {
 		case "type":
-			e.Type, _ = rawString(val)
+			e.Type = entryType(val)
+		case "message":
+			if e.message == nil {
+				e.message = val
+			}
 		case "id":
 			e.ID, _ = rawString(val)
 		case "parentId":
@@ -78,11 +87,33 @@ func parseEntry(line []byte) (Entry, bool) {
 	return e, true
 }
 
+// entryType decodes a raw type value, without allocating for the types
+// of §3.3.
+func entryType(val []byte) string {
+	if len(val) >= 2 && val[0] == '"' {
+		for _, t := range entryTypes {
+			if string(val[1:len(val)-1]) == t {
+				return t
+			}
+		}
+	}
+	t, _ := rawString(val)
+	return t
+}
+
+// entryTypes are the types of §3.3, the most frequent first.
+var entryTypes = [...]string{TypeMessage, TypeModelChange, TypeThinkingLevelChange, TypeCompaction,
+	TypeBranchSummary, TypeCustom, TypeCustomMessage, TypeLabel, TypeSessionInfo, TypeModeChange,
+	TypeResetBoundary, TypeTitleChange, TypeSession, TypeTitle}
+
 // field returns the raw value of a top-level member of the entry.
 func (e *Entry) field(name string) []byte {
+	if name == "message" && e.message != nil {
+		return e.message
+	}
 	var out []byte
-	scanObject(e.Raw, func(key string, val []byte) {
-		if key == name && out == nil {
+	scanObject(e.Raw, func(key []byte, val []byte) {
+		if string(key) == name && out == nil {
 			out = val
 		}
 	})

@@ -162,7 +162,10 @@ func Parse(data []byte) (*File, error) {
 }
 
 func parse(data []byte) (*File, error) {
-	f := &File{byID: map[string]*Entry{}}
+	// Sized once for every line: a long session is thousands of entries.
+	n := bytes.Count(data, []byte{'\n'}) + 1
+	f := &File{byID: make(map[string]*Entry, n), lines: make([]line, 0, n)}
+	entries := make([]Entry, 0, n) // never grown: lines point into it
 	rest := data
 	headerSeen := false
 	for len(rest) > 0 {
@@ -209,7 +212,8 @@ func parse(data []byte) (*File, error) {
 		}
 		l := line{raw: raw}
 		if e, ok := parseEntry(raw); ok {
-			l.entry = &e
+			entries = append(entries, e)
+			l.entry = &entries[len(entries)-1]
 			if e.ID != "" {
 				f.byID[e.ID] = l.entry
 				f.leaf = e.ID

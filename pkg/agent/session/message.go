@@ -224,8 +224,8 @@ func decodeLLMFast(raw json.RawMessage) (Message, bool) {
 // is not an object).
 func messageRole(raw []byte) string {
 	var role string
-	if !scanObject(raw, func(key string, val []byte) {
-		if key == "role" {
+	if !scanObject(raw, func(key []byte, val []byte) {
+		if string(key) == "role" {
 			role, _ = rawString(val)
 		}
 	}) {

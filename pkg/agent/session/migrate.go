@@ -68,7 +68,7 @@ func (f *File) migrate() error {
 			if err != nil {
 				return fmt.Errorf("session: migrate: %w", err)
 			}
-			l.raw, l.entry.Raw = b, b
+			l.raw, l.entry.Raw, l.entry.message = b, b, nil
 		}
 	}
 	if from < 2 && prev != "" {

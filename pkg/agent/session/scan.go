@@ -6,17 +6,17 @@ import (
 )
 
 // scanObject walks the top-level members of the JSON object in line and
-// calls fn with each key (unescaped only when it has no escapes, which is
-// true of every key this package looks up) and the raw value bytes. It
-// checks the structure (strings, nesting, separators) but not every
-// literal, so a line it accepts may still fail a full decode later; such
-// a line is then skipped for the context like any other bad line (D7).
+// calls fn with each key (its raw bytes between the quotes, a view of
+// line, so an escaped spelling of a key this package looks up does not
+// match it) and the raw value bytes. It checks the structure (strings,
+// nesting, separators) but not every literal, so a line it accepts may
+// still fail a full decode later; such a line is then skipped for the context like any other bad line (D7).
 // It returns false for a line that is not an object.
 //
 // Why not encoding/json: loading a long session decodes every line, and
 // a full json.Unmarshal of each entry (validation pass + reflection) was
 // most of the load time of a 10 000-entry session (BenchmarkOpen10k).
-func scanObject(line []byte, fn func(key string, val []byte)) bool {
+func scanObject(line []byte, fn func(key, val []byte)) bool {
 	i := skipWS(line, 0)
 	if i >= len(line) || line[i] != '{' {
 		return false
@@ -43,7 +43,7 @@ func scanObject(line []byte, fn func(key string, val []byte)) bool {
 		if !ok {
 			return false
 		}
-		fn(string(key), line[i:vEnd])
+		fn(key, line[i:vEnd])
 		i = skipWS(line, vEnd)
 		if i >= len(line) {
 			return false
@@ -146,4 +146,6 @@ func rawString(v []byte) (string, bool) {
 
 // ScanObject calls fn with each top-level member of the JSON object line
 // (the raw value bytes, not copied); false when line is not an object.
-func ScanObject(line []byte, fn func(key string, val []byte)) bool { return scanObject(line, fn) }
+func ScanObject(line []byte, fn func(key string, val []byte)) bool {
+	return scanObject(line, func(k, v []byte) { fn(string(k), v) })
+}

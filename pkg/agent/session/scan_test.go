@@ -18,7 +18,8 @@ func FuzzScanObject(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
 		got := map[string][]byte{}
-		ok := scanObject(line, func(k string, v []byte) {
+		ok := scanObject(line, func(kb []byte, v []byte) {
+			k := string(kb)
 			if !bytes.Contains(line, v) {
 				t.Fatalf("value %q not inside the line", v)
 			}

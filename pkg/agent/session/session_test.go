@@ -367,6 +367,16 @@ func TestBuildContextTable(t *testing.T) {
 			want: []string{"u2"},
 		},
 		{
+			name: "messages the batch decoder declines keep their place",
+			lines: []string{msg("a", "", "user", "u1"),
+				`{"type":"message","id":"b","parentId":"a","timestamp":"t","message":{"role":"user","Content":"folded","timestamp":1}}`,
+				`{"type":"message","id":"c","parentId":"b","timestamp":"t","message":{"role":"bashExecution","command":"ls","output":"o","exitCode":0,"timestamp":1}}`,
+				`{"type":"message","id":"d","parentId":"c","timestamp":"t","message":{"role":"user","content":tru}}`,
+				`{"type":"message","id":"e","parentId":"d","timestamp":"t"}`,
+				msg("f", "e", "assistant", "a1")},
+			want: []string{"u1", "folded", "Ran `ls`\n\n```\no\n```", "a1"},
+		},
+		{
 			name: "cycle guard",
 			lines: []string{`{"type":"message","id":"a","parentId":"b","timestamp":"t","message":{"role":"user","content":"x","timestamp":1}}`,
 				`{"type":"message","id":"b","parentId":"a","timestamp":"t","message":{"role":"user","content":"y","timestamp":1}}`},

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -27,9 +28,9 @@ type BashDetails struct {
 }
 
 var (
-	envNameRE  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	headTailRE = regexp.MustCompile(`\s*\|\s*(head|tail)(\s+(-n\s*\d+|-\d+))?\s*$`)
-	cdPrefixRE = regexp.MustCompile(`^\s*cd\s+("[^"]*"|'[^']*'|[^\s;&|]+)\s*&&\s*`)
+	envNameRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
+	headTailRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\s*\|\s*(head|tail)(\s+(-n\s*\d+|-\d+))?\s*$`) })
+	cdPrefixRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*cd\s+("[^"]*"|'[^']*'|[^\s;&|]+)\s*&&\s*`) })
 )
 
 // BashOptions configure the bash tool (settings and environment of §7.5).
@@ -78,7 +79,7 @@ func runBash(ctx context.Context, env *Env, opt BashOptions, args map[string]any
 	if m, ok := args["env"].(map[string]any); ok {
 		for k, v := range m {
 			s, isStr := v.(string)
-			if !envNameRE.MatchString(k) || !isStr {
+			if !envNameRE().MatchString(k) || !isStr {
 				return Result{}, Errorf("Invalid environment variable %q: names must match ^[A-Za-z_][A-Za-z0-9_]*$ and values be strings", k)
 			}
 			extra[k] = s
@@ -91,10 +92,10 @@ func runBash(ctx context.Context, env *Env, opt BashOptions, args map[string]any
 	dir := str(args, "cwd")
 	if !strings.Contains(command, "\n") {
 		if !opt.KeepHeadTail && !strings.Contains(command, "<<") {
-			command = headTailRE.ReplaceAllString(command, "")
+			command = headTailRE().ReplaceAllString(command, "")
 			command = strings.TrimSuffix(strings.TrimSpace(command), " 2>&1")
 		}
-		if m := cdPrefixRE.FindStringSubmatch(command); m != nil && dir == "" {
+		if m := cdPrefixRE().FindStringSubmatch(command); m != nil && dir == "" {
 			dir = strings.Trim(m[1], `"'`)
 			command = command[len(m[0]):]
 		}

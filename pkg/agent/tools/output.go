@@ -19,14 +19,16 @@ const (
 )
 
 // ansiRE matches CSI and OSC escape sequences.
-var ansiRE = regexp.MustCompile(`\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]`)
+var ansiRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]`)
+})
 
 // Sanitize applies D34: strip ANSI CSI/OSC sequences, turn \r\n and lone
 // \r into \n, drop C0 controls other than \t and \n, replace invalid UTF-8
 // with U+FFFD.
 func Sanitize(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
-	s = ansiRE.ReplaceAllString(s, "")
+	s = ansiRE().ReplaceAllString(s, "")
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	s = strings.ReplaceAll(s, "\r", "\n")
 	return strings.Map(func(r rune) rune {
@@ -135,7 +137,7 @@ type Artifacts struct {
 	init bool
 }
 
-var artifactRE = regexp.MustCompile(`^(\d+)\.`)
+var artifactRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\d+)\.`) })
 
 // Allocate reserves the next id and returns it with its file path.
 func (a *Artifacts) Allocate(tool string) (id, path string, err error) {
@@ -147,7 +149,7 @@ func (a *Artifacts) Allocate(tool string) (id, path string, err error) {
 	if !a.init {
 		names, _ := filepath.Glob(filepath.Join(a.Dir, "*.log"))
 		for _, n := range names {
-			if m := artifactRE.FindStringSubmatch(filepath.Base(n)); m != nil {
+			if m := artifactRE().FindStringSubmatch(filepath.Base(n)); m != nil {
 				if v, _ := strconv.Atoi(m[1]); v >= a.next {
 					a.next = v + 1
 				}
@@ -187,7 +189,7 @@ func (a *Artifacts) Read(id string) (string, error) {
 			}
 			return string(data), nil
 		}
-		if m := artifactRE.FindStringSubmatch(base); m != nil {
+		if m := artifactRE().FindStringSubmatch(base); m != nil {
 			ids = append(ids, m[1])
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ompgo/omp/pkg/llm"
 )
@@ -34,7 +35,7 @@ type ReadTruncation struct {
 	OutputBytes int    `json:"outputBytes"`
 }
 
-var rangeSuffix = regexp.MustCompile(`^(.*):(\d+)-(\d+)$`)
+var rangeSuffix = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.*):(\d+)-(\d+)$`) })
 
 // Read returns the read tool (§7.2).
 func Read(env *Env) *Tool {
@@ -80,7 +81,7 @@ func Read(env *Env) *Tool {
 			st, err := os.Stat(abs)
 			if errors.Is(err, fs.ErrNotExist) {
 				// D68: "file:N-M" selects lines when no such file exists.
-				if m := rangeSuffix.FindStringSubmatch(p); m != nil {
+				if m := rangeSuffix().FindStringSubmatch(p); m != nil {
 					a, _ := strconv.Atoi(m[2])
 					b, _ := strconv.Atoi(m[3])
 					if b >= a {

@@ -230,18 +230,21 @@ func (f *File) Apply(base *llm.Catalog) *llm.Catalog {
 			m.Compat = rawJSON(e.Compat)
 			add = append(add, m)
 		}
-		// Overrides apply to the provider's existing models (bundled or just added).
-		cur := base.With(add...)
-		for mid, o := range p.ModelOverrides {
-			m, ok := cur.Lookup(pid, mid)
-			if !ok {
-				continue
+		// Overrides apply to the provider's existing models (bundled or just
+		// added); the merged catalog is built only when there are some.
+		if len(p.ModelOverrides) > 0 {
+			cur := base.With(add...)
+			for mid, o := range p.ModelOverrides {
+				m, ok := cur.Lookup(pid, mid)
+				if !ok {
+					continue
+				}
+				if p.BaseURL != "" {
+					m.BaseURL = p.BaseURL
+				}
+				applyOverride(&m, o, p.Headers)
+				add = append(add, m)
 			}
-			if p.BaseURL != "" {
-				m.BaseURL = p.BaseURL
-			}
-			applyOverride(&m, o, p.Headers)
-			add = append(add, m)
 		}
 		if len(p.Models) == 0 && p.BaseURL != "" {
 			// Override-only provider: retarget its bundled models.

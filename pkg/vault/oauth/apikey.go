@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // KeyLogin is an API-key login flow (discrepancies.md A13): show where to
@@ -207,14 +208,14 @@ func (r *Registry) KeyLogin(id string) (KeyLogin, bool) {
 // ErrAPIKeyRequired is returned for an empty paste (the reference's text).
 var ErrAPIKeyRequired = errors.New("API key is required")
 
-var bearerPrefix = regexp.MustCompile(`(?i)^bearer\b\s*`)
+var bearerPrefix = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^bearer\b\s*`) })
 
 // Normalize trims the pasted key and strips a "Bearer " prefix where the
 // flow says so.
 func (k KeyLogin) Normalize(pasted string) (string, error) {
 	key := strings.TrimSpace(pasted)
 	if k.StripBearer && key != "" {
-		if key = bearerPrefix.ReplaceAllString(key, ""); key == "" {
+		if key = bearerPrefix().ReplaceAllString(key, ""); key == "" {
 			return "", fmt.Errorf("%s API key is empty after stripping Bearer prefix", k.Name)
 		}
 	}

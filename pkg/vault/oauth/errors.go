@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -222,9 +223,11 @@ func Classify(err error) Class {
 }
 
 var (
-	definitiveText = regexp.MustCompile(`(?i)invalid_grant|invalid_token|revoked|unauthorized|expired.*refresh|refresh.*expired`)
-	authStatusText = regexp.MustCompile(`\b(401|403)\b`)
-	networkText    = regexp.MustCompile(`(?i)timeout|network|fetch failed|ECONNREFUSED`)
+	definitiveText = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)invalid_grant|invalid_token|revoked|unauthorized|expired.*refresh|refresh.*expired`)
+	})
+	authStatusText = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b(401|403)\b`) })
+	networkText    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)timeout|network|fetch failed|ECONNREFUSED`) })
 )
 
 // IsDefinitiveMessage is the reference's isDefinitiveOAuthFailure (broker.md
@@ -232,8 +235,8 @@ var (
 // invalid_grant/invalid_token/revoked/unauthorized/expired refresh → true;
 // else a 401 or 403 not accompanied by a network hint → true; else false.
 func IsDefinitiveMessage(msg string) bool {
-	if definitiveText.MatchString(msg) {
+	if definitiveText().MatchString(msg) {
 		return true
 	}
-	return authStatusText.MatchString(msg) && !networkText.MatchString(msg)
+	return authStatusText().MatchString(msg) && !networkText().MatchString(msg)
 }

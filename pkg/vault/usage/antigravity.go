@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/ompgo/omp/internal/provider"
 	"github.com/ompgo/omp/pkg/vault"
@@ -83,16 +84,16 @@ type agDescriptor struct {
 }
 
 var (
-	reSevenDay = regexp.MustCompile(`7[\s_-]*day`)
-	reFiveHour = regexp.MustCompile(`5[\s_-]*hour`)
+	reSevenDay = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`7[\s_-]*day`) })
+	reFiveHour = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`5[\s_-]*hour`) })
 )
 
 func agClassify(id, label string) *agDescriptor {
 	src := strings.ToLower(id + " " + label)
 	switch {
-	case strings.Contains(src, "week") || strings.Contains(src, "7d") || reSevenDay.MatchString(src):
+	case strings.Contains(src, "week") || strings.Contains(src, "7d") || reSevenDay().MatchString(src):
 		return &agDescriptor{"weekly", "Weekly", ptr(weekMs)}
-	case strings.Contains(src, "5h") || strings.Contains(src, "five hour") || reFiveHour.MatchString(src):
+	case strings.Contains(src, "5h") || strings.Contains(src, "five hour") || reFiveHour().MatchString(src):
 		return &agDescriptor{"5h", "5 Hour", ptr(5 * hourMs)}
 	case strings.Contains(src, "day") || strings.Contains(src, "24h"):
 		return &agDescriptor{"daily", "Daily", ptr(dayMs)}

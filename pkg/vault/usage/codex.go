@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ompgo/omp/internal/provider"
 	"github.com/ompgo/omp/pkg/vault"
@@ -176,8 +177,8 @@ func codexLimit(id, label string, w *codexWindow, key string, rl *codexRateLimit
 }
 
 var (
-	codexPrefix  = regexp.MustCompile(`^codex[-_]`)
-	nonAlnumRuns = regexp.MustCompile(`[^a-z0-9]+`)
+	codexPrefix  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^codex[-_]`) })
+	nonAlnumRuns = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-z0-9]+`) })
 )
 
 // codexSlug names an additional limit: "spark" for Spark/bengalfox meters,
@@ -194,8 +195,8 @@ func codexSlug(name, feature string) string {
 	if src == "" {
 		src = "extra"
 	}
-	s := codexPrefix.ReplaceAllString(strings.ToLower(src), "")
-	s = strings.Trim(nonAlnumRuns.ReplaceAllString(s, "-"), "-")
+	s := codexPrefix().ReplaceAllString(strings.ToLower(src), "")
+	s = strings.Trim(nonAlnumRuns().ReplaceAllString(s, "-"), "-")
 	if s == "" {
 		return "extra"
 	}
