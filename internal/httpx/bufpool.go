@@ -65,9 +65,6 @@ func class(b []byte) int {
 	return -1
 }
 
-// pooled reports whether b has a class capacity (PutBuffer keeps it).
-func pooled(b []byte) bool { return class(b) >= 0 }
-
 // NewBufferRequest is http.NewRequestWithContext with body as the
 // request body (Content-Length and GetBody set as for a *bytes.Reader),
 // where body came from GetBuffer and goes back to the pool once nothing
@@ -77,12 +74,11 @@ func pooled(b []byte) bool { return class(b) >= 0 }
 // it was given (the RoundTripper contract: it closes the body, even on
 // errors, possibly after Do returned while it still writes). A reader
 // that is never closed only keeps the buffer from being recycled.
+//
+// A buffer of no class (small, or grown past its class) is not recycled,
+// but the readers still drop it once closed: the http.Request lives as
+// long as its response (a whole stream), the body bytes need not.
 func NewBufferRequest(ctx context.Context, method, url string, body []byte) (*http.Request, func(), error) {
-	if !pooled(body) {
-		// Nothing to recycle: the plain request, no reference counting.
-		req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
-		return req, func() {}, err
-	}
 	rb := &refBuffer{buf: body}
 	rb.refs.Store(1) // the caller's, dropped by release
 	req, err := http.NewRequestWithContext(ctx, method, url, rb.reader())
