@@ -32,7 +32,9 @@ var bufPools [len(bufClasses)]sync.Pool // of *[]byte
 // and within the largest class.
 func GetBuffer(n int) []byte {
 	if n <= MinPooled {
-		return make([]byte, 0, max(n, 512))
+		// Exact: a small streaming request's body lives as long as its
+		// stream (the decoded request views it).
+		return make([]byte, 0, max(n, 64))
 	}
 	for i, c := range bufClasses {
 		if n <= c {
