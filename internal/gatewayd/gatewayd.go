@@ -248,10 +248,20 @@ const UpstreamIdlePerHost = 64
 // connection, so the 4 KiB default cost 2 KiB per stream for nothing.
 const upstreamWriteBuffer = 2 << 10
 
+// upstreamReadBuffer is the per-connection read buffer of the upstream
+// client (HTTP/1). It holds response header lines and SSE chunks in
+// passing; the SSE reader above it keeps its own buffer and reads larger
+// events straight through. An open stream holds its connection, and the
+// 4 KiB default was 3 KiB of gateway memory per open stream (of the
+// ≤ 64 KiB budget, issue 9) for no fewer reads on provider streams, whose
+// events are flushed one by one and rarely exceed 1 KiB.
+const upstreamReadBuffer = 1 << 10
+
 // upstreamTransport is http.DefaultTransport's configuration with
 // UpstreamIdlePerHost idle connections per host.
 func upstreamTransport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.ReadBufferSize = upstreamReadBuffer
 	t.WriteBufferSize = upstreamWriteBuffer
 	t.MaxIdleConnsPerHost = UpstreamIdlePerHost
 	if t.MaxIdleConns < 4*UpstreamIdlePerHost {

@@ -59,7 +59,7 @@ type Reader struct {
 // heap per stream, counted by the GC's pacing even where its pages were
 // never touched. 1 KiB holds a whole delta event of every upstream; the
 // rare larger event (a Responses response.created) grows it once. Reads
-// come from the HTTP client's own 4 KiB buffer, so a small one costs no
+// come from the HTTP client's own buffer, so a small one costs no extra
 // system calls.
 const initialBuf = 1 << 10
 

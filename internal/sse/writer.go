@@ -18,10 +18,19 @@ const maxKeptBuf = 64 << 10
 // SetHeaders sets the event-stream response headers (broker.md §2.9,
 // wire-formats.md §2.2). Call it before the first write.
 func SetHeaders(h http.Header) {
-	h.Set("Content-Type", "text/event-stream; charset=utf-8")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("Connection", "keep-alive")
-	h.Set("X-Accel-Buffering", "no")
+	h["Content-Type"] = streamHeaders.contentType
+	h["Cache-Control"] = streamHeaders.cacheControl
+	h["Connection"] = streamHeaders.connection
+	h["X-Accel-Buffering"] = streamHeaders.accelBuffering
+}
+
+// streamHeaders are SetHeaders' values, shared by every stream: set
+// straight into the map (canonical keys) without Header.Set's value slice
+// per header per response. Nothing modifies a header value in place, and
+// each slice is full (len = cap), so an Add copies instead of writing
+// into it.
+var streamHeaders = struct{ contentType, cacheControl, connection, accelBuffering []string }{
+	[]string{"text/event-stream; charset=utf-8"}, []string{"no-cache"}, []string{"keep-alive"}, []string{"no"},
 }
 
 // AppendEvent appends one frame to dst: an "event:" line when name is not

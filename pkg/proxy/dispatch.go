@@ -31,7 +31,7 @@ func (s *Server) inference(f *format) httpx.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		defer putBody(body) // after the stream is closed: req views body
+		defer httpx.PutBuffer(body) // after the stream is closed: req views body
 		req, err := f.decode(body)
 		if err != nil {
 			return err
@@ -98,15 +98,18 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	return b, nil
 }
 
-// readAllSized is io.ReadAll into a recycled buffer (getBody) sized from
+// readAllSized is io.ReadAll into a recycled buffer (httpx.GetBuffer) sized from
 // the declared Content-Length (capped at BodyLimit): a large body is read
 // into one buffer instead of a doubling series of copies. Without a
-// declared length it starts at the smallest class and grows.
+// declared length it starts at the smallest class and grows. The body is
+// decoded in place (the canonical request's strings view it), so it goes
+// back to the pool only when the request is over, and nothing kept past
+// the request may view it (the session id is cloned).
 func readAllSized(r io.Reader, n int64) ([]byte, error) {
 	if n < 0 {
 		n = 0
 	}
-	b := getBody(int(min(n, BodyLimit)) + 1) // +1: EOF is seen without growing
+	b := httpx.GetBuffer(int(min(n, BodyLimit)) + 1) // +1: EOF is seen without growing
 	for {
 		m, err := r.Read(b[len(b):cap(b)])
 		b = b[:len(b)+m]

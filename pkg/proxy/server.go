@@ -169,16 +169,25 @@ const (
 	corsExposeHeaders = "x-request-id, request-id, x-litellm-model-id, x-litellm-model-api-base, x-litellm-response-cost, x-litellm-response-duration-ms, openai-processing-ms"
 )
 
+// corsValues are the CORS header values, shared by every response: set
+// straight into the header map (the keys are canonical) rather than
+// through Header.Set, which allocates a value slice per header per
+// request. Nothing modifies a header value in place, and each slice is
+// full (len = cap), so an Add copies instead of writing into it.
+var corsValues = struct{ origin, methods, allow, maxAge, expose []string }{
+	[]string{"*"}, []string{"GET, POST, OPTIONS"}, []string{corsAllowHeaders}, []string{"86400"}, []string{corsExposeHeaders},
+}
+
 // cors sets the CORS headers on every response and answers any OPTIONS
 // request 204 without auth.
 func cors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		h.Set("Access-Control-Allow-Origin", "*")
-		h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
-		h.Set("Access-Control-Allow-Headers", corsAllowHeaders)
-		h.Set("Access-Control-Max-Age", "86400")
-		h.Set("Access-Control-Expose-Headers", corsExposeHeaders)
+		h["Access-Control-Allow-Origin"] = corsValues.origin
+		h["Access-Control-Allow-Methods"] = corsValues.methods
+		h["Access-Control-Allow-Headers"] = corsValues.allow
+		h["Access-Control-Max-Age"] = corsValues.maxAge
+		h["Access-Control-Expose-Headers"] = corsValues.expose
 		if r.Method == http.MethodOptions {
 			w.WriteHeader(http.StatusNoContent)
 			return

@@ -1,7 +1,6 @@
 package anthropic
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ompgo/omp/internal/httpx"
 	"github.com/ompgo/omp/internal/provider"
 	"github.com/ompgo/omp/internal/retryafter"
 	"github.com/ompgo/omp/internal/sse"
@@ -75,8 +75,10 @@ func (p *Provider) endpoint(model llm.Model) string {
 // status.
 func (p *Provider) Stream(ctx context.Context, req *llm.Request, model llm.Model, cred llm.Credential) (*llm.Stream, error) {
 	oauth := cred.Kind == llm.CredentialOAuth
-	body := EncodeRequest(make([]byte, 0, encodedSizeHint(req)), req, model, oauth, true)
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, p.endpoint(model), bytes.NewReader(body))
+	// A recycled buffer: a large request is encoded without a fresh,
+	// zeroed allocation; it goes back once the transport has sent it.
+	body := EncodeRequest(httpx.GetBuffer(encodedSizeHint(req)), req, model, oauth, true)
+	hreq, release, err := httpx.NewBufferRequest(ctx, http.MethodPost, p.endpoint(model), body)
 	if err != nil {
 		return nil, fmt.Errorf("anthropic: build request: %w", err)
 	}
@@ -86,6 +88,7 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, model llm.Model
 		client = http.DefaultClient
 	}
 	resp, err := client.Do(hreq)
+	release()
 	if err != nil {
 		return nil, &llm.UpstreamError{Provider: providerID(model), Message: "request failed", Err: err}
 	}
