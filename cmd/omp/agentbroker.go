@@ -33,7 +33,11 @@ func connectBroker(ctx context.Context, env *config.Env, dirs config.Dirs, setti
 	if err != nil || b == nil {
 		return nil, err
 	}
-	store := remote.New(remote.Options{Client: brokerapi.NewClient(b.URL, b.Token, nil)})
+	pool, err := remote.LoadPool(env.Get(remote.EnvAccountPoolFile))
+	if err != nil {
+		return nil, err // before the first snapshot request (fleet.md §10)
+	}
+	store := remote.New(remote.Options{Client: brokerapi.NewClient(b.URL, b.Token, nil), Pool: pool})
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() {

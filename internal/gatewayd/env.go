@@ -27,6 +27,11 @@ func FromEnv(ctx context.Context, env *config.Env, dirs config.Dirs, log, warn *
 	}
 	if b != nil {
 		cfg.BrokerURL, cfg.BrokerToken = b.URL, b.Token
+		// The account pool is read only in broker mode, before the first
+		// snapshot request (fleet.md §10); its errors are *remote.PoolError.
+		if cfg.Pool, err = remote.LoadPool(env.Get(remote.EnvAccountPoolFile)); err != nil {
+			return cfg, err
+		}
 		// The gateway uses the snapshot cache only when its path is set
 		// explicitly; the reference gateway never does (client.md §5.3).
 		if env.Get(config.EnvSnapshotCache) != "" {

@@ -91,6 +91,10 @@ type Config struct {
 	// (client.md §5; Token and URL must be BrokerToken and BrokerURL).
 	// nil (the default, as the reference gateway): always a live fetch.
 	SnapshotCache *remote.Cache
+	// Pool is the account pool (OMP_AUTH_BROKER_ACCOUNT_POOL_FILE,
+	// fleet.md §10): the OAuth accounts this gateway serves. Providers left
+	// without credentials get no models. nil: every credential.
+	Pool remote.Pool
 }
 
 // Main is a running gateway.
@@ -147,7 +151,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		return fmt.Errorf("refusing --no-auth on non-loopback bind %s: any client that can reach it could use every credential of the broker; bind 127.0.0.1, drop --no-auth, or add %s", bind, AllowNonLoopbackNoAuthFlag)
 	}
 	m.Broker = brokerapi.NewClient(c.BrokerURL, c.BrokerToken, c.BrokerHTTPClient)
-	m.Store = remote.New(remote.Options{Client: m.Broker, Logger: c.Logger, Cache: c.SnapshotCache})
+	m.Store = remote.New(remote.Options{Client: m.Broker, Logger: c.Logger, Cache: c.SnapshotCache, Pool: c.Pool})
 	fromCache, err := m.Store.Boot(ctx)
 	if err != nil {
 		c.Logger.Error("auth-gateway initial snapshot failed", "broker", c.BrokerURL, "error", err.Error())

@@ -98,6 +98,11 @@ type Options struct {
 	// (GET /v1/snapshot 200s, stream snapshot frames) is written to it as
 	// received. nil: no cache.
 	Cache *Cache
+	// Pool restricts the OAuth accounts this client uses (fleet.md §10,
+	// LoadPool): every applied snapshot, entry frame and refresh reply is
+	// filtered through it; the snapshot cache keeps what the broker sent.
+	// nil: every credential.
+	Pool Pool
 }
 
 // Status is the store's sync state, for /healthz detail and metrics.
@@ -132,6 +137,7 @@ type Store struct {
 	status     Status
 	usage      []vault.UsageReport
 	usageAt    time.Time
+	poolWarned bool // the F12 warnings were logged (first applied snapshot)
 }
 
 var _ vault.Source = (*Store)(nil)
@@ -234,6 +240,10 @@ func (s *Store) Refresh(ctx context.Context, id int64) (vault.Entry, error) {
 		}
 		if !e.Credential.IsOAuth() {
 			return vault.Entry{}, vault.Errorf(vault.EUPSTREAM, "Broker returned non-OAuth credential for id=%d", id)
+		}
+		if !s.opts.Pool.Allows(e) {
+			s.drop(id)
+			return vault.Entry{}, vault.Errorf(vault.EINVALID, "Broker refreshed credential id=%d outside the configured account pool", id)
 		}
 		s.put(e)
 		return e, nil

@@ -3,7 +3,9 @@ package remote
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/ompgo/omp/pkg/vault"
@@ -201,8 +203,12 @@ func (s *Store) applySnapshot(snap vault.Snapshot, force bool, raw []byte) {
 	s.status.LastSync = s.receivedAt
 	s.entries = make(map[int64]vault.Entry, len(snap.Credentials))
 	for _, e := range snap.Credentials {
-		s.entries[e.ID] = e
+		if s.opts.Pool.Allows(e) {
+			s.entries[e.ID] = e
+		}
 	}
+	warnPool := s.opts.Pool != nil && !s.poolWarned
+	s.poolWarned = true
 	if s.status.Mode == ModeConnecting || s.status.Mode == ModeCache {
 		s.status.Mode = ModePoll
 		if !s.opts.NoStream {
@@ -210,6 +216,12 @@ func (s *Store) applySnapshot(snap vault.Snapshot, force bool, raw []byte) {
 		}
 	}
 	s.mu.Unlock()
+	if warnPool {
+		// Decision F12: a mistyped key must not silently empty a provider.
+		for prov, keys := range s.opts.Pool.Unmatched(snap.Credentials) {
+			s.log.Warn(fmt.Sprintf("account pool for %s: no broker credential for %s", prov, strings.Join(keys, ", ")))
+		}
+	}
 	s.readyOnce.Do(func() { close(s.ready) })
 	s.changed()
 	if raw != nil && s.opts.Cache != nil {
@@ -226,7 +238,11 @@ func (s *Store) applyEntry(ev brokerapi.Event) {
 		return
 	}
 	s.mu.Lock()
-	s.entries[ev.Entry.ID] = *ev.Entry
+	if s.opts.Pool.Allows(*ev.Entry) {
+		s.entries[ev.Entry.ID] = *ev.Entry
+	} else {
+		delete(s.entries, ev.Entry.ID) // left the pool (fleet.md §10)
+	}
 	s.mu.Unlock()
 	s.changed()
 }
