@@ -56,6 +56,9 @@ type Entry struct {
 	Credential  Credential // already redacted
 	IdentityKey string     // "" → null
 	RotatesInMs *int64     // nil → null; absent from refresh/upload replies
+	// Blocks are the broker's shared blocks of this credential (fleet.md
+	// §2), unexpired when sent; nil when there is none.
+	Blocks []CredentialBlock
 }
 
 // NewEntry redacts r into a snapshot entry.
