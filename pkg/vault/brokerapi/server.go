@@ -61,6 +61,15 @@ type Server struct {
 	Usage     UsageSource    // nil: GET /v1/usage reports []
 	History   HistorySource  // nil: GET /v1/usage/history reports []
 	Disabled  DisabledSource // nil: GET /v1/credentials/disabled reports []
+	// Blocks keeps the fleet's credential blocks (fleet.md §3–§4); nil:
+	// snapshots carry no blocks and the block routes answer 404 No route.
+	Blocks vault.BlockStore
+	// ClientUsage records observed client usage (fleet.md §8); nil: POST
+	// /v1/usage/observed answers 501 and GET /v1/usage/clients reports [].
+	ClientUsage vault.ClientUsageStore
+	// Invalidator expires cached usage reports for POST /v1/usage/stale and
+	// OAuth block posts; nil: they expire nothing.
+	Invalidator UsageInvalidator
 	// Tokens is the bearer allow-list; the server refuses to run with none
 	// (discrepancies.md A7).
 	Tokens  []string
@@ -118,7 +127,7 @@ func (s *Server) init() error {
 			s.initErr = errors.Join(errNoToken, err)
 		}
 		s.adapter = httpx.Adapter{Logger: s.log, CrashMessage: "auth-broker handler crashed", Classify: classify}
-		s.hub = &hub{store: s.Store, schedule: s.schedule, now: s.Now, log: s.log, metrics: s.Metrics}
+		s.hub = &hub{store: s.Store, blocks: s.Blocks, schedule: s.schedule, now: s.Now, log: s.log, metrics: s.Metrics}
 		s.router = s.routes()
 	})
 	return s.initErr
@@ -204,6 +213,11 @@ func (s *Server) routes() http.Handler {
 	r.Method(http.MethodGet, "/usage", usagepage.Handler())
 	r.Method(http.MethodPost, "/v1/credential/{id:[0-9]+}/refresh", a.Handler(s.refresh))
 	r.Method(http.MethodPost, "/v1/credential/{id:[0-9]+}/disable", a.Handler(s.disable))
+	r.Method(http.MethodPost, "/v1/credential/{id:[0-9]+}/block", a.Handler(s.postBlock))
+	r.Method(http.MethodDelete, "/v1/credential/{id:[0-9]+}/blocks", a.Handler(s.deleteBlocks))
+	r.Method(http.MethodPost, "/v1/usage/stale", a.Handler(s.usageStale))
+	r.Method(http.MethodPost, "/v1/usage/observed", a.Handler(s.usageObserved))
+	r.Method(http.MethodGet, "/v1/usage/clients", a.Handler(s.usageClients))
 	r.Method(http.MethodPost, "/v1/credential", a.Handler(s.upload))
 	if s.Metrics != nil {
 		r.Method(http.MethodGet, "/metrics", s.Metrics.Handler())

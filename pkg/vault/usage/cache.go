@@ -88,17 +88,56 @@ func (q request) key() string { return CacheKey(q.provider, q.base, q.cred) }
 // fresh entries are returned as is; otherwise one fetch per key runs.
 func (s *Service) get(q request) *vault.UsageReport {
 	key := q.key()
-	if e, ok := s.read(s.ctx, key, false); ok && int64(e.ExpiresAt) > s.now().UnixMilli() {
+	if e, ok := s.read(s.ctx, key, false); ok && s.fresh(q.provider, e) {
 		return e.Value
 	}
 	v, _, _ := s.flight.Do(key, func() (any, error) {
-		if e, ok := s.read(s.ctx, key, false); ok && int64(e.ExpiresAt) > s.now().UnixMilli() {
+		if e, ok := s.read(s.ctx, key, false); ok && s.fresh(q.provider, e) {
 			return e.Value, nil
 		}
 		return s.fetchAndStore(key, q), nil
 	})
 	r, _ := v.(*vault.UsageReport)
 	return r
+}
+
+// staleMarkerTTL is how long an invalidation keeps cached "no report"
+// entries from being served (the reference force-refresh marker lives 5
+// minutes, fleet.md §6).
+const staleMarkerTTL = 5 * time.Minute
+
+// fresh reports whether cache entry e of provider may be served: not
+// expired and not invalidated since it was fetched (InvalidateUsage).
+func (s *Service) fresh(provider string, e entry) bool {
+	now := s.now().UnixMilli()
+	if int64(e.ExpiresAt) <= now {
+		return false
+	}
+	s.mu.Lock()
+	since := max(s.staleAt[""], s.staleAt[provider])
+	s.mu.Unlock()
+	if since == 0 {
+		return true
+	}
+	if e.Value == nil { // no fetch time: stale while the marker lives
+		return now-since >= staleMarkerTTL.Milliseconds()
+	}
+	return e.Value.FetchedAt > since
+}
+
+// InvalidateUsage expires the cached reports of provider ("" = every
+// provider): the next Report or Reports probes them upstream again
+// (POST /v1/usage/stale and OAuth block posts, fleet.md §3 and §6). The
+// marker is in memory: it expires this process's view of the cache.
+func (s *Service) InvalidateUsage(_ context.Context, provider string) error {
+	s.init()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.staleAt == nil {
+		s.staleAt = map[string]int64{}
+	}
+	s.staleAt[provider] = s.now().UnixMilli()
+	return nil
 }
 
 // errDefinitive is implemented by refresh errors that know whether the

@@ -80,6 +80,10 @@ type Service struct {
 
 	latest   []vault.UsageReport
 	latestAt time.Time
+
+	// staleAt maps a provider ("" = every provider) to when its cached
+	// reports were invalidated (epoch ms); guarded by mu.
+	staleAt map[string]int64
 }
 
 type aggCall struct {
