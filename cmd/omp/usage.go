@@ -47,9 +47,10 @@ func newUsageCmd(a *app) *cobra.Command {
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
-				// fleet.md §9 actions: not built yet (they need broker routes
-				// this broker does not serve).
-				return fmt.Errorf("omp usage %s is not supported yet", args[0])
+				if args[0] == "invalidate" {
+					return a.runUsageInvalidate(cmd.Context(), *f)
+				}
+				return a.runUsageClients(cmd.Context(), *f)
 			}
 			return a.runUsage(cmd.Context(), *f)
 		},

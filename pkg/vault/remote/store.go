@@ -127,6 +127,7 @@ type Store struct {
 	booted int
 
 	flights singleflight.Group
+	posts   sync.WaitGroup // fire-and-forget block posts in flight
 
 	mu         sync.RWMutex // guards everything below
 	gen        int64
@@ -141,6 +142,11 @@ type Store struct {
 }
 
 var _ vault.Source = (*Store)(nil)
+
+// The store shares the blocks its picker sets with the fleet.
+var _ interface {
+	PublishBlock(vault.Entry, string, string, int64)
+} = (*Store)(nil)
 
 // New returns a store over opts.Client. Nothing is fetched until Run.
 func New(opts Options) *Store {
@@ -333,9 +339,13 @@ func (s *Store) wait(ctx context.Context) error {
 	}
 }
 
-// put holds e (a refresh reply) in place of the entry with its id.
+// put holds e (a refresh reply) in place of the entry with its id. Refresh
+// replies carry no blocks: the held entry's are kept (fleet.md §5).
 func (s *Store) put(e vault.Entry) {
 	s.mu.Lock()
+	if held, ok := s.entries[e.ID]; ok && e.Blocks == nil {
+		e.Blocks = held.Blocks
+	}
 	s.entries[e.ID] = e
 	s.mu.Unlock()
 	s.changed()
