@@ -65,19 +65,24 @@ clean: ## remove build output and make-run state
 
 REFERENCE_VERSION ?= 18.1.21
 REFERENCE_DIR := .interop
-.PHONY: interop interop-install interop-diff bench-vault bench-gateway
+.PHONY: interop interop-install interop-diff interop-fleet bench-vault bench-gateway
 interop-install: ## install the reference TypeScript omp (+ bun) from npm into .interop/ unless present
 	@mkdir -p $(REFERENCE_DIR) && cd $(REFERENCE_DIR) && \
 	  { [ -x node_modules/@oven/bun-linux-x64/bin/bun ] && [ -f node_modules/@oh-my-pi/pi-coding-agent/dist/cli.js ]; } || \
 	  npm install --no-audit --no-fund @oven/bun-linux-x64 @oh-my-pi/pi-coding-agent@$(REFERENCE_VERSION) >/dev/null
 
-interop: build interop-install ## check the reference TypeScript omp against our broker and our gateway, on one HOME too, the snapshot cache both ways and our agent's session files (installs it from npm into .interop/)
+interop: build interop-install ## check the reference TypeScript omp against our broker and our gateway, on one HOME too, the snapshot cache both ways, our agent's session files and a fleet block reaching a reference gateway (installs it from npm into .interop/)
 	$(GO) build -o $(BIN)/fakeupstream ./internal/e2eclis/fakeupstream
 	scripts/interop.sh $(REFERENCE_DIR)
 	scripts/interop-gateway.sh $(REFERENCE_DIR) $(BIN)
 	scripts/interop-samehome.sh $(REFERENCE_DIR) $(BIN)
 	scripts/interop-agent.sh $(REFERENCE_DIR) $(BIN)
+	scripts/interop-fleet.sh $(REFERENCE_DIR) $(BIN)
 	$(INTEROP_DIFF)
+
+interop-fleet: build interop-install ## only the fleet interop: our gateway's usage-limit block reaches a reference gateway through our broker
+	$(GO) build -o $(BIN)/fakeupstream ./internal/e2eclis/fakeupstream
+	scripts/interop-fleet.sh $(REFERENCE_DIR) $(BIN)
 
 # The differential suite (internal/interopdiff, build tag interop): the same
 # request sequences against the reference broker and ours, each with a fake
