@@ -241,6 +241,18 @@ func (a *app) runAgent(ctx context.Context, f *agentFlags, messages []string) er
 	} else {
 		fmt.Fprintln(a.stderr, "Working...")
 	}
+	if broker != nil {
+		// In broker mode every settled turn's burn is reported (fleet.md §8.2).
+		emit := ag.Emit
+		ag.Emit = func(e *agent.Event) {
+			if e.Type == agent.EventTurnEnd {
+				broker.observeTurn(e.Message)
+			}
+			if emit != nil {
+				emit(e)
+			}
+		}
+	}
 	var final *llm.Message
 	for i, p := range prompts {
 		content := []llm.Content{llm.Text(p)}

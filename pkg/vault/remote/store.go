@@ -169,6 +169,9 @@ func New(opts Options) *Store {
 		status: Status{Mode: ModeConnecting}}
 }
 
+// Client is the broker client the store talks through.
+func (s *Store) Client() *brokerapi.Client { return s.opts.Client }
+
 // Ready is closed once the first snapshot has been applied.
 func (s *Store) Ready() <-chan struct{} { return s.ready }
 
