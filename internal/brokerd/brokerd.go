@@ -211,6 +211,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		URLs:    c.URLs,
 		Logger:  c.Logger,
 	}
+	m.Usage.OnReport = m.healBlocks
 	api.Store = m.Keeper
 	api.Refresher = m.Refresher
 	api.Usage = m.Usage
@@ -340,6 +341,28 @@ func (m *Main) prune(ctx context.Context) {
 		}
 	}
 }
+
+// healBlocks is the usage service's OnReport: a fresh report that shows a
+// block scope healthy lifts the credential's block for it, unless the
+// block was posted within healGrace (fleet.md §4). Each heal advances the
+// generation, so the fleet sees it.
+func (m *Main) healBlocks(ctx context.Context, id int64, provider string, rep *vault.UsageReport) {
+	key, scopes := usage.HealthyScopes(provider, rep)
+	if len(scopes) == 0 {
+		return
+	}
+	n, err := m.Store.HealBlocks(ctx, id, key, scopes, time.Now().Add(-healGrace).UnixMilli())
+	switch {
+	case err != nil:
+		m.Config.Logger.Warn("auth-broker block healing failed", "id", id, "provider", provider, "error", vault.ErrorMessage(err))
+	case n > 0:
+		m.Config.Logger.Info("auth-broker credential blocks healed", "id", id, "provider", provider, "providerKey", key, "blocks", n)
+	}
+}
+
+// healGrace is how long a posted block is safe from healing (the
+// reference's updated_at + 300000 ms).
+const healGrace = 5 * time.Minute
 
 // Close releases the vault and background work. Call it after Run has
 // returned (Serve does): closing under a running Run pulls the store from

@@ -25,21 +25,37 @@ func (s *Store) RecordClientUsage(ctx context.Context, r vault.ClientUsageReport
 			r.InstallID, nullable(r.Hostname), nowMs); err != nil {
 			return false, err
 		}
+		if len(r.Entries) == 0 {
+			return true, nil
+		}
+		// Prepared once per report: a 100-entry report runs 200 statements.
+		find, err := tx.PrepareContext(ctx, `SELECT id FROM client_usage WHERE install_id = ? AND app = ? AND provider = ? AND model = ?
+			AND recorded_at >= ? ORDER BY recorded_at DESC, id DESC LIMIT 1`)
+		if err != nil {
+			return false, err
+		}
+		defer find.Close()
+		add, err := tx.PrepareContext(ctx, `UPDATE client_usage SET recorded_at = max(recorded_at, ?), requests = requests + ?,
+			input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, cache_read_tokens = cache_read_tokens + ?,
+			cache_write_tokens = cache_write_tokens + ?, cost_usd = cost_usd + ? WHERE id = ?`)
+		if err != nil {
+			return false, err
+		}
+		defer add.Close()
+		ins, err := tx.PrepareContext(ctx, `INSERT INTO client_usage(recorded_at, install_id, app, provider, model, requests,
+			input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		if err != nil {
+			return false, err
+		}
+		defer ins.Close()
 		for _, e := range r.Entries {
 			var id int64
-			err := tx.QueryRowContext(ctx, `SELECT id FROM client_usage WHERE install_id = ? AND app = ? AND provider = ? AND model = ?
-				AND recorded_at >= ? ORDER BY recorded_at DESC, id DESC LIMIT 1`,
-				r.InstallID, r.App, e.Provider, e.Model, e.At-merge).Scan(&id)
+			err := find.QueryRowContext(ctx, r.InstallID, r.App, e.Provider, e.Model, e.At-merge).Scan(&id)
 			switch {
 			case err == nil:
-				_, err = tx.ExecContext(ctx, `UPDATE client_usage SET recorded_at = max(recorded_at, ?), requests = requests + ?,
-					input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, cache_read_tokens = cache_read_tokens + ?,
-					cache_write_tokens = cache_write_tokens + ?, cost_usd = cost_usd + ? WHERE id = ?`,
-					e.At, e.Requests, e.InputTokens, e.OutputTokens, e.CacheReadTokens, e.CacheWriteTokens, e.CostUsd, id)
+				_, err = add.ExecContext(ctx, e.At, e.Requests, e.InputTokens, e.OutputTokens, e.CacheReadTokens, e.CacheWriteTokens, e.CostUsd, id)
 			case errors.Is(err, sql.ErrNoRows):
-				_, err = tx.ExecContext(ctx, `INSERT INTO client_usage(recorded_at, install_id, app, provider, model, requests,
-					input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-					e.At, r.InstallID, r.App, e.Provider, e.Model, e.Requests, e.InputTokens, e.OutputTokens,
+				_, err = ins.ExecContext(ctx, e.At, r.InstallID, r.App, e.Provider, e.Model, e.Requests, e.InputTokens, e.OutputTokens,
 					e.CacheReadTokens, e.CacheWriteTokens, e.CostUsd)
 			}
 			if err != nil {

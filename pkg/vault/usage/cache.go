@@ -122,7 +122,7 @@ func (s *Service) fresh(provider string, e entry) bool {
 	if e.Value == nil { // no fetch time: stale while the marker lives
 		return now-since >= staleMarkerTTL.Milliseconds()
 	}
-	return e.Value.FetchedAt > since
+	return e.Value.FetchedAt >= since
 }
 
 // InvalidateUsage expires the cached reports of provider ("" = every
@@ -198,6 +198,9 @@ func (s *Service) fetchAndStore(key string, q request) *vault.UsageReport {
 			rep.Limits = []vault.UsageLimit{}
 		}
 		s.write(wctx, key, rep, s.jittered(ReportTTL))
+		if s.OnReport != nil && q.id != 0 {
+			s.OnReport(wctx, q.id, q.provider, rep)
+		}
 		if s.History != nil {
 			if entries := HistoryEntries(q.provider, q.cred, rep, s.now().UnixMilli()); len(entries) > 0 {
 				if err := s.History.RecordUsage(wctx, entries); err != nil {

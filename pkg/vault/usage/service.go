@@ -66,6 +66,10 @@ type Service struct {
 	Deadline time.Duration
 	// Timeout bounds one credential's refresh and fetch (default 10 s).
 	Timeout time.Duration
+	// OnReport, if set, is called after each successful upstream fetch of a
+	// stored credential (id ≠ 0) with its fresh report; the broker heals
+	// fleet blocks from it (fleet.md §4). It must not block for long.
+	OnReport func(ctx context.Context, id int64, provider string, rep *vault.UsageReport)
 
 	once   sync.Once
 	ctx    context.Context // canceled by Close; parent of every fetch

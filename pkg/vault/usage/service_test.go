@@ -494,3 +494,38 @@ func (c notifyCache) SetCache(ctx context.Context, key string, value []byte, kee
 	}
 	return err
 }
+
+func TestServiceInvalidateUsageReprobesAndReports(t *testing.T) {
+	e := newEnv(t)
+	var got []int64
+	e.svc.OnReport = func(_ context.Context, id int64, provider string, rep *vault.UsageReport) {
+		if provider == "openai-codex" && rep != nil {
+			got = append(got, id)
+		}
+	}
+	rec := e.addCodex(t, "a@x.io", time.Hour)
+	e.reports(t)
+	e.reports(t)
+	if n := e.codex.calls.Load(); n != 1 {
+		t.Fatalf("calls = %d, want 1 (cached)", n)
+	}
+	e.clk.Add(time.Millisecond)
+	if err := e.svc.InvalidateUsage(context.Background(), "anthropic"); err != nil {
+		t.Fatal(err)
+	}
+	e.reports(t)
+	if n := e.codex.calls.Load(); n != 1 {
+		t.Fatalf("calls = %d after another provider's invalidation, want 1", n)
+	}
+	if err := e.svc.InvalidateUsage(context.Background(), "openai-codex"); err != nil {
+		t.Fatal(err)
+	}
+	e.reports(t)
+	e.reports(t)
+	if n := e.codex.calls.Load(); n != 2 {
+		t.Fatalf("calls = %d after invalidation, want 2 (one re-probe, then cached)", n)
+	}
+	if len(got) != 2 || got[0] != rec.ID {
+		t.Fatalf("OnReport ids %v, want two of %d", got, rec.ID)
+	}
+}
