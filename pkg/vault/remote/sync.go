@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -201,11 +202,19 @@ func (s *Store) applySnapshot(snap vault.Snapshot, force bool, raw []byte) {
 	s.gen, s.serverNow, s.refresher = snap.Generation, snap.ServerNowMs, snap.Refresher
 	s.receivedAt = s.opts.Now()
 	s.status.LastSync = s.receivedAt
+	old := s.entries
 	s.entries = make(map[int64]vault.Entry, len(snap.Credentials))
+	blocksChanged := false
 	for _, e := range snap.Credentials {
 		if s.opts.Pool.Allows(e) {
 			s.entries[e.ID] = e
+			blocksChanged = blocksChanged || !slices.Equal(old[e.ID].Blocks, e.Blocks)
 		}
+	}
+	if blocksChanged {
+		// A block came or went: the 15 s usage cache may rank on stale
+		// state (fleet.md §5, applying snapshots).
+		s.usage = nil
 	}
 	warnPool := s.opts.Pool != nil && !s.poolWarned
 	s.poolWarned = true
@@ -239,6 +248,9 @@ func (s *Store) applyEntry(ev brokerapi.Event) {
 	}
 	s.mu.Lock()
 	if s.opts.Pool.Allows(*ev.Entry) {
+		if !slices.Equal(s.entries[ev.Entry.ID].Blocks, ev.Entry.Blocks) {
+			s.usage = nil
+		}
 		s.entries[ev.Entry.ID] = *ev.Entry
 	} else {
 		delete(s.entries, ev.Entry.ID) // left the pool (fleet.md §10)
