@@ -68,7 +68,7 @@ clean: ## remove build output and make-run state
 
 REFERENCE_VERSION ?= 18.1.21
 REFERENCE_DIR := .interop
-.PHONY: interop interop-install interop-diff bench-vault bench-gateway
+.PHONY: interop interop-install interop-diff interop-fleet bench-vault bench-gateway
 interop-install: ## install the reference TypeScript omp (+ bun) from npm into .interop/ unless present
 	@mkdir -p $(REFERENCE_DIR) && cd $(REFERENCE_DIR) && \
 	  { [ -x node_modules/@oven/bun-linux-x64/bin/bun ] && [ -f node_modules/@oh-my-pi/pi-coding-agent/dist/cli.js ]; } || \
@@ -80,7 +80,11 @@ interop: build interop-install ## check the reference TypeScript omp against our
 	scripts/interop-gateway.sh $(REFERENCE_DIR) $(BIN)
 	scripts/interop-samehome.sh $(REFERENCE_DIR) $(BIN)
 	scripts/interop-agent.sh $(REFERENCE_DIR) $(BIN)
+	scripts/interop-fleet.sh $(REFERENCE_DIR) $(BIN)
 	$(INTEROP_DIFF)
+
+interop-fleet: build interop-install ## a reference 18.1.21 gateway on our broker meets an upstream 429 and its block reaches our broker's snapshot
+	scripts/interop-fleet.sh $(REFERENCE_DIR) $(BIN)
 
 # The differential suite (internal/interopdiff, build tag interop): the same
 # request sequences against the reference broker and ours, each with a fake
