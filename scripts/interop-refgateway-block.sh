@@ -8,8 +8,8 @@
 # reference marks the account (markUsageLimitReached) and writes the block
 # through to our broker; our snapshot (capabilities header) must then
 # carry it on that credential, and our log must show the upsert.
-# Usage: scripts/interop-fleet.sh [reference-dir] [bin-dir]
-# (`make interop-fleet` runs it); INTEROP_KEEP=1 keeps the work dir.
+# Usage: scripts/interop-refgateway-block.sh [reference-dir] [bin-dir]
+# (`make interop` and `make interop-refgateway-block` run it); INTEROP_KEEP=1 keeps the work dir.
 set -euo pipefail
 ref=${1:-.interop}; bin=${2:-bin}
 bun="$ref/node_modules/@oven/bun-linux-x64/bin/bun"
@@ -19,7 +19,7 @@ cli="$ref/node_modules/@oh-my-pi/pi-coding-agent/dist/cli.js"
 bun=$(cd "$(dirname "$bun")" && pwd)/bun; cli=$(cd "$(dirname "$cli")" && pwd)/cli.js
 bin=$(cd "$bin" && pwd)
 
-name=interop-fleet keep_var=INTEROP_KEEP
+name=interop-refgateway-block keep_var=INTEROP_KEEP
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -71,14 +71,14 @@ HOME="$ghome" OMP_AUTH_BROKER_URL="$broker" OMP_AUTH_BROKER_TOKEN="$btoken" ANTH
 pids+=($!)
 for _ in $(seq 150); do grep -q "listening" "$work/gateway.log" 2>/dev/null && break; sleep 0.2; done
 gtoken=$(cat "$ghome/.omp/auth-gateway.token")
-echo "interop-fleet: fake $fake, our broker $broker, reference gateway http://127.0.0.1:$gport"
+echo "interop-refgateway-block: fake $fake, our broker $broker, reference gateway http://127.0.0.1:$gport"
 
 set +e
 curl -sS -m 60 -o "$work/reply.json" -w '%{http_code}\n' -H "Authorization: Bearer $gtoken" -H 'Content-Type: application/json' \
   -H 'session_id: fleet-1' -d '{"model":"claude-sonnet-4-5","max_tokens":16,"messages":[{"role":"user","content":"hi"}]}' \
   "http://127.0.0.1:$gport/v1/messages" >"$work/status.txt"
 set -e
-echo "interop-fleet: gateway answered $(cat "$work/status.txt"); fake saw $(grep -c '^429' "$work/fake.log" || true) request(s)"
+echo "interop-refgateway-block: gateway answered $(cat "$work/status.txt"); fake saw $(grep -c '^429' "$work/fake.log" || true) request(s)"
 
 fail=1
 for _ in $(seq 50); do
@@ -94,7 +94,7 @@ sys.exit(0 if hits else 1)'; then fail=0; break; fi
 done
 if [ "$fail" -eq 0 ] && grep -q "auth-broker credential block upserted" "$work/broker.log"; then
   echo "OK   the reference gateway's usage-limit block reached our broker's snapshot"
-  echo "interop-fleet OK"
+  echo "interop-refgateway-block OK"
 else
   echo "FAIL no anthropic:oauth block on our broker after the reference gateway met a 429"
   echo "--- gateway log"; tail -40 "$work/gateway.log"; echo "--- broker log"; grep -i "block\|credential" "$work/broker.log" | tail -20
