@@ -15,7 +15,7 @@ PKGS := ./...
 # Pinned; `go run` fetches and caches it, so `make lint` needs no install step.
 STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: help build run test race unit fuzz bench lint vet check clean fleet-bound
+.PHONY: help build run test race unit fuzz bench lint vet check clean fleet-bound interop-refgateway-block
 
 help: ## list targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -60,6 +60,9 @@ bench: ## run the benchmarks
 
 check: lint test ## everything CI checks
 
+interop-refgateway-block: build interop-install ## a reference 18.1.21 gateway on our broker meets an upstream 429 and its block reaches our broker's snapshot
+	scripts/interop-refgateway-block.sh $(REFERENCE_DIR) $(BIN)
+
 fleet-bound: ## storage bound at full size: 100 000 observed entries from 50 install ids and 10 000 block posts, pruned per round; prints vault size and memory
 	OMP_FLEET_BOUND_FULL=1 $(GO) test -count=1 -timeout 10m -run '^TestFleetStorageStaysBounded$$' -v ./pkg/vault/brokerapi/
 
@@ -68,20 +71,26 @@ clean: ## remove build output and make-run state
 
 REFERENCE_VERSION ?= 18.1.21
 REFERENCE_DIR := .interop
-.PHONY: interop interop-install interop-diff bench-vault bench-gateway
+.PHONY: interop interop-install interop-diff interop-fleet bench-vault bench-gateway
 interop-install: ## install the reference TypeScript omp (+ bun) from npm into .interop/ unless present
 	@mkdir -p $(REFERENCE_DIR) && cd $(REFERENCE_DIR) && \
 	  { [ -x node_modules/@oven/bun-linux-x64/bin/bun ] && [ -f node_modules/@oh-my-pi/pi-coding-agent/dist/cli.js ]; } || \
 	  npm install --no-audit --no-fund @oven/bun-linux-x64 @oh-my-pi/pi-coding-agent@$(REFERENCE_VERSION) >/dev/null
 
-interop: build interop-install ## check the reference TypeScript omp against our broker and our gateway, on one HOME too, the snapshot cache both ways and our agent's session files, compacted ones included (installs it from npm into .interop/)
+interop: build interop-install ## check the reference TypeScript omp against our broker and our gateway, on one HOME too, the snapshot cache both ways, our agent's session files (compacted ones included) and a fleet block reaching a reference gateway (installs it from npm into .interop/)
 	$(GO) build -o $(BIN)/fakeupstream ./internal/e2eclis/fakeupstream
 	scripts/interop.sh $(REFERENCE_DIR)
+	scripts/interop-refgateway-block.sh $(REFERENCE_DIR) $(BIN)
 	scripts/interop-gateway.sh $(REFERENCE_DIR) $(BIN)
 	scripts/interop-samehome.sh $(REFERENCE_DIR) $(BIN)
 	scripts/interop-agent.sh $(REFERENCE_DIR) $(BIN)
 	scripts/interop-compact.sh $(REFERENCE_DIR) $(BIN)
+	scripts/interop-fleet.sh $(REFERENCE_DIR) $(BIN)
 	$(INTEROP_DIFF)
+
+interop-fleet: build interop-install ## only the fleet interop: our gateway's usage-limit block reaches a reference gateway through our broker
+	$(GO) build -o $(BIN)/fakeupstream ./internal/e2eclis/fakeupstream
+	scripts/interop-fleet.sh $(REFERENCE_DIR) $(BIN)
 
 # The differential suite (internal/interopdiff, build tag interop): the same
 # request sequences against the reference broker and ours, each with a fake

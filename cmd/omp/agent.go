@@ -361,6 +361,15 @@ func (a *app) newAgentRuntime(ctx context.Context, f *agentFlags, env *config.En
 		ag.Credentials = func(ctx context.Context) (llm.Credential, error) { return keys.credential(ctx, ag.CurrentModel()) }
 		ag.RefreshCredential = func(ctx context.Context) (llm.Credential, error) { return keys.refresh(ctx, ag.CurrentModel()) }
 	}
+	if broker != nil {
+		// In broker mode every settled turn's burn is reported (fleet.md
+		// §8.2), whatever the mode.
+		ag.Subscribe(func(e *agent.Event) {
+			if e.Type == agent.EventTurnEnd {
+				broker.observeTurn(e.Message)
+			}
+		})
+	}
 	built = true
 	return &agentRuntime{ag: ag, cat: cat, keys: keys, env: env, dirs: dirs, settings: settings, cwd: cwd,
 		terminal: terminal, tenv: tenv, bashOpt: bashOpt, broker: broker}, nil

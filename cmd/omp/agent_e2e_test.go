@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -542,7 +543,8 @@ func TestAgentE2EBrokerMode(t *testing.T) {
 	e.fake.push(asst(llm.StopEnd, llm.Text("from the broker's key")))
 	cmd := exec.Command(binary(t), "-p", "--no-session", "--model", "anthropic/claude-3-haiku-20240307", "hi")
 	cmd.Dir = e.project
-	cmd.Env = []string{"HOME=" + e.home, "PATH=" + os.Getenv("PATH"), "OMP_AUTH_BROKER_URL=" + b.url, "OMP_AUTH_BROKER_TOKEN=" + b.token}
+	cmd.Env = []string{"HOME=" + e.home, "PATH=" + os.Getenv("PATH"), "OMP_AUTH_BROKER_URL=" + b.url, "OMP_AUTH_BROKER_TOKEN=" + b.token,
+		"OMP_APP_NAME= robot "}
 	out, err := cmd.Output()
 	if err != nil {
 		var stderr string
@@ -553,6 +555,18 @@ func TestAgentE2EBrokerMode(t *testing.T) {
 	}
 	if string(out) != "from the broker's key\n" || len(e.fake.keys) != 1 || e.fake.keys[0] != "sk-ant-api03-broker-held" {
 		t.Fatalf("stdout %q, upstream keys %v", out, e.fake.keys)
+	}
+	// The turn's burn reached the broker before exit (fleet.md §8.2), under
+	// the install id the run created and OMP_APP_NAME trimmed.
+	id, err := os.ReadFile(filepath.Join(e.home, ".omp", "install-id"))
+	if err != nil {
+		t.Fatalf("install id: %v", err)
+	}
+	u, err := b.client.UsageClients(context.Background(), 0)
+	if err != nil || len(u.Clients) != 1 || u.Clients[0].InstallID != strings.TrimSpace(string(id)) ||
+		len(u.Clients[0].Providers) != 1 || u.Clients[0].Providers[0].App != "robot" ||
+		u.Clients[0].Providers[0].InputTokens != 10 || u.Clients[0].Providers[0].OutputTokens != 5 {
+		t.Fatalf("broker clients %+v (%v), want install %s app robot with 10 in / 5 out", u.Clients, err, id)
 	}
 
 	// A broker URL without a token is a hard error naming the token file.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -20,9 +21,13 @@ const brokerReadyTimeout = 15 * time.Second
 // credential store fed by the broker, and the picker that chooses a
 // provider's credential for the session.
 type agentBroker struct {
-	store  *remote.Store
-	picker *vaultpick.Picker
-	stop   func() // cancels the sync and waits for it
+	store    *remote.Store
+	picker   *vaultpick.Picker
+	reporter *remote.Reporter // observed usage (fleet.md §8.2); nil without an install id
+	// who the agent's burn is attributed to: <config dir>/install-id, the
+	// host name, OMP_APP_NAME or "omp".
+	installID, hostname, app string
+	stop                     func() // flushes observed usage, cancels the sync and waits for it
 }
 
 // connectBroker starts the remote store when a broker is configured and
@@ -33,14 +38,33 @@ func connectBroker(ctx context.Context, env *config.Env, dirs config.Dirs, setti
 	if err != nil || b == nil {
 		return nil, err
 	}
-	store := remote.New(remote.Options{Client: brokerapi.NewClient(b.URL, b.Token, nil)})
+	pool, err := remote.LoadPool(env.Get(remote.EnvAccountPoolFile))
+	if err != nil {
+		return nil, err // before the first snapshot request (fleet.md §10)
+	}
+	store := remote.New(remote.Options{Client: brokerapi.NewClient(b.URL, b.Token, nil), Pool: pool})
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		_ = store.Run(sctx)
 	}()
-	ab := &agentBroker{store: store, picker: &vaultpick.Picker{Source: store}, stop: func() { cancel(); <-done }}
+	ab := &agentBroker{store: store, picker: &vaultpick.Picker{Source: store}, app: config.AppName(env)}
+	if id, err := config.InstallID(dirs.InstallIDPath()); err == nil {
+		ab.installID, ab.hostname = id, config.Hostname()
+		ab.reporter = &remote.Reporter{Client: store.Client()}
+	}
+	ab.stop = func() {
+		if ab.reporter != nil {
+			// The final batch of a short run: bounded, never blocks exit long.
+			fctx, fcancel := context.WithTimeout(context.Background(), 3*time.Second)
+			ab.reporter.Close(fctx)
+			fcancel()
+		}
+		store.WaitPosts()
+		cancel()
+		<-done
+	}
 	select {
 	case <-store.Ready():
 		return ab, nil
@@ -90,4 +114,28 @@ func (b *agentBroker) refresh(ctx context.Context, provider, sessionID, modelID 
 		return llm.Credential{}, false, err
 	}
 	return vaultpick.LLMCredential(e), true, nil
+}
+
+// observeTurn records the token burn of one settled assistant turn (the
+// turn_end event's message, fleet.md §8.2): provider, model and usage as
+// the session file stores them. Zero-token turns are skipped.
+func (b *agentBroker) observeTurn(raw json.RawMessage) {
+	if b == nil || b.reporter == nil || len(raw) == 0 {
+		return
+	}
+	var m struct {
+		Role     string `json:"role"`
+		Provider string `json:"provider"`
+		Model    string `json:"model"`
+		Usage    *struct {
+			Input, Output, CacheRead, CacheWrite int64
+			Cost                                 struct{ Total float64 }
+		} `json:"usage"`
+	}
+	if json.Unmarshal(raw, &m) != nil || m.Role != "assistant" || m.Usage == nil {
+		return
+	}
+	b.reporter.Record(remote.Observation{InstallID: b.installID, Hostname: b.hostname, App: b.app,
+		Provider: m.Provider, Model: m.Model, InputTokens: m.Usage.Input, OutputTokens: m.Usage.Output,
+		CacheReadTokens: m.Usage.CacheRead, CacheWriteTokens: m.Usage.CacheWrite, CostUsd: m.Usage.Cost.Total})
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 
 	"github.com/ompgo/omp/internal/gatewayd"
+	"github.com/ompgo/omp/pkg/vault/remote"
 )
 
 func main() {
@@ -42,9 +43,14 @@ func (a *app) execute(ctx context.Context, args []string) int {
 	err := root.ExecuteContext(ctx)
 	var ex *exitError
 	var ue *usageError
+	var pe *remote.PoolError
 	switch {
 	case err == nil:
 		return 0
+	case errors.As(err, &pe):
+		// An unusable account pool file: the exact fleet.md §10 text.
+		fmt.Fprintln(stderr, pe.Msg)
+		return 1
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "error: %s\n\nUSAGE\n  %s\n\nRun `%s --help` for details.\n", ue.err, ue.cmd.UseLine(), ue.cmd.CommandPath())
 		return 1

@@ -19,7 +19,9 @@ import (
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
 	"github.com/ompgo/omp/pkg/vault/oauth"
+	vaultpick "github.com/ompgo/omp/pkg/vault/pick"
 	"github.com/ompgo/omp/pkg/vault/refresh"
+	"github.com/ompgo/omp/pkg/vault/remote"
 	"github.com/ompgo/omp/pkg/vault/sqlite"
 	"github.com/ompgo/omp/pkg/vault/usage"
 )
@@ -49,9 +51,10 @@ func newUsageCmd(a *app) *cobra.Command {
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
-				// fleet.md §9 actions: not built yet (they need broker routes
-				// this broker does not serve).
-				return fmt.Errorf("omp usage %s is not supported yet", args[0])
+				if args[0] == "invalidate" {
+					return a.runUsageInvalidate(cmd.Context(), *f)
+				}
+				return a.runUsageClients(cmd.Context(), *f)
 			}
 			return a.runUsage(cmd.Context(), *f)
 		},
@@ -262,7 +265,15 @@ func (a *app) usageSource(ctx context.Context) (usageSource, error) {
 		return nil, err
 	}
 	if bc != nil {
-		return &brokerUsage{client: brokerapi.NewClient(bc.URL, bc.Token, nil)}, nil
+		env, _, err := a.setup()
+		if err != nil {
+			return nil, err
+		}
+		pool, err := remote.LoadPool(env.Get(remote.EnvAccountPoolFile))
+		if err != nil {
+			return nil, err // before the first broker request (fleet.md §10)
+		}
+		return &brokerUsage{client: brokerapi.NewClient(bc.URL, bc.Token, nil), pool: pool}, nil
 	}
 	return a.localUsage(ctx)
 }
@@ -271,6 +282,7 @@ func (a *app) usageSource(ctx context.Context) (usageSource, error) {
 // account list, GET /v1/usage/history (fleet.md Decision F7).
 type brokerUsage struct {
 	client *brokerapi.Client
+	pool   remote.Pool // the account pool (fleet.md §10); nil: every account
 	gone   []tombstone // fetched by live, alongside the reports
 }
 
@@ -287,12 +299,42 @@ func (b *brokerUsage) live(ctx context.Context) ([]vault.UsageReport, []usageAcc
 		return nil, nil, err
 	}
 	var accounts []usageAccount
+	var pooled []vault.Entry // OAuth entries of pooled providers inside the pool
 	if snap.Snapshot != nil {
 		for _, e := range snap.Snapshot.Credentials {
+			if !b.pool.Allows(e) {
+				continue
+			}
+			if _, ok := b.pool[e.Provider]; ok && e.Credential.Type == vault.TypeOAuth {
+				pooled = append(pooled, e)
+			}
 			accounts = append(accounts, accountOf(e.Provider, e.Credential))
 		}
 	}
-	return u.Reports, accounts, nil
+	return b.poolReports(u.Reports, pooled), accounts, nil
+}
+
+// poolReports keeps the reports of pooled providers only when they belong
+// to an in-pool OAuth credential (fleet.md §10); other providers' reports
+// pass.
+func (b *brokerUsage) poolReports(reports []vault.UsageReport, pooled []vault.Entry) []vault.UsageReport {
+	if b.pool == nil {
+		return reports
+	}
+	var out []vault.UsageReport
+	for i, r := range reports {
+		if _, ok := b.pool[r.Provider]; !ok {
+			out = append(out, r)
+			continue
+		}
+		for _, e := range pooled {
+			if e.Provider == r.Provider && vaultpick.MatchReport(r.Provider, e.Credential, reports[i:i+1]) != nil {
+				out = append(out, r)
+				break
+			}
+		}
+	}
+	return out
 }
 
 func (b *brokerUsage) disabled(context.Context) []tombstone { return b.gone }

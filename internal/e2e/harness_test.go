@@ -249,8 +249,8 @@ func startBroker(t *testing.T, f *fakeUpstream, dir, bind string) *runningBroker
 }
 
 // startGateway runs a gateway following broker b, with its state in dir;
-// it returns the gateway and its bearer token.
-func startGateway(t *testing.T, f *fakeUpstream, b *runningBroker, dir string) (*gatewayd.Main, string) {
+// it returns the gateway and its bearer token. tune adjusts the config.
+func startGateway(t *testing.T, f *fakeUpstream, b *runningBroker, dir string, tune ...func(*gatewayd.Config)) (*gatewayd.Main, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*waitLong)
 	defer cancel()
@@ -265,6 +265,9 @@ func startGateway(t *testing.T, f *fakeUpstream, b *runningBroker, dir string) (
 		Version:       "e2e",
 		ShutdownGrace: time.Second,
 	}}
+	for _, f := range tune {
+		f(&gm.Config)
+	}
 	if err := gm.Open(ctx); err != nil {
 		t.Fatalf("gateway Open: %v", err)
 	}

@@ -26,7 +26,7 @@ var ErrCheckNoBroker error = exactError(MsgCheckNoBroker)
 // gateway's broker-backed store from a fresh snapshot and probes every
 // credential through the gateway's own core (proxy.Server.CheckCredentials),
 // sequentially. strict adds the completion probe (§1.5). Only BrokerURL,
-// BrokerToken, URLs, Logger, HTTPClient and BrokerHTTPClient of cfg are
+// BrokerToken, Pool, URLs, Logger, HTTPClient and BrokerHTTPClient of cfg are
 // used; nothing listens.
 func Check(ctx context.Context, cfg Config, strict bool) ([]proxy.CredentialHealth, error) {
 	if cfg.BrokerURL == "" {
@@ -40,7 +40,7 @@ func Check(ctx context.Context, cfg Config, strict bool) ([]proxy.CredentialHeal
 	if res, err := broker.Snapshot(ctx, nil, 0); err != nil || res.Snapshot == nil {
 		return nil, &SnapshotError{Err: err}
 	}
-	store := remote.New(remote.Options{Client: broker, Logger: log, NoStream: true})
+	store := remote.New(remote.Options{Client: broker, Logger: log, NoStream: true, Pool: cfg.Pool})
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {

@@ -27,6 +27,18 @@ func FromEnv(ctx context.Context, env *config.Env, dirs config.Dirs, log, warn *
 	}
 	if b != nil {
 		cfg.BrokerURL, cfg.BrokerToken = b.URL, b.Token
+		// The account pool is read only in broker mode, before the first
+		// snapshot request (fleet.md §10); its errors are *remote.PoolError.
+		if cfg.Pool, err = remote.LoadPool(env.Get(remote.EnvAccountPoolFile)); err != nil {
+			return cfg, err
+		}
+		// The install id attributes the gateway's own burn; without one
+		// (an unwritable config dir) observed usage is not reported.
+		if id, err := config.InstallID(dirs.InstallIDPath()); err == nil {
+			cfg.InstallID, cfg.Hostname = id, config.Hostname()
+		} else {
+			warn.Warn("auth-gateway install id unavailable; observed usage not reported", "error", err.Error())
+		}
 		// The gateway uses the snapshot cache only when its path is set
 		// explicitly; the reference gateway never does (client.md §5.3).
 		if env.Get(config.EnvSnapshotCache) != "" {

@@ -91,15 +91,27 @@ type Config struct {
 	// (client.md §5; Token and URL must be BrokerToken and BrokerURL).
 	// nil (the default, as the reference gateway): always a live fetch.
 	SnapshotCache *remote.Cache
+	// Pool is the account pool (OMP_AUTH_BROKER_ACCOUNT_POOL_FILE,
+	// fleet.md §10): the OAuth accounts this gateway serves. Providers left
+	// without credentials get no models. nil: every credential.
+	Pool remote.Pool
+	// InstallID and Hostname attribute the gateway's own observed usage
+	// (requests without x-omp-install-id, fleet.md §8.2); an empty
+	// InstallID turns observed-usage reporting off.
+	InstallID, Hostname string
+	// ObservedFlush is the observed-usage batching delay; default
+	// remote.DefaultObservedFlush (10 s).
+	ObservedFlush time.Duration
 }
 
 // Main is a running gateway.
 type Main struct {
 	Config Config
 
-	Broker *brokerapi.Client
-	Store  *remote.Store // the broker's credentials, followed live
-	Proxy  *proxy.Server
+	Broker   *brokerapi.Client
+	Store    *remote.Store // the broker's credentials, followed live
+	Proxy    *proxy.Server
+	Reporter *remote.Reporter // observed usage to the broker; nil when off
 
 	ln  net.Listener
 	url string
@@ -147,7 +159,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		return fmt.Errorf("refusing --no-auth on non-loopback bind %s: any client that can reach it could use every credential of the broker; bind 127.0.0.1, drop --no-auth, or add %s", bind, AllowNonLoopbackNoAuthFlag)
 	}
 	m.Broker = brokerapi.NewClient(c.BrokerURL, c.BrokerToken, c.BrokerHTTPClient)
-	m.Store = remote.New(remote.Options{Client: m.Broker, Logger: c.Logger, Cache: c.SnapshotCache})
+	m.Store = remote.New(remote.Options{Client: m.Broker, Logger: c.Logger, Cache: c.SnapshotCache, Pool: c.Pool})
 	fromCache, err := m.Store.Boot(ctx)
 	if err != nil {
 		c.Logger.Error("auth-gateway initial snapshot failed", "broker", c.BrokerURL, "error", err.Error())
@@ -171,7 +183,22 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		tokens = []string{token}
 	}
 
+	var observe func(proxy.Observed)
+	if c.InstallID != "" {
+		m.Reporter = &remote.Reporter{Client: m.Broker, Every: c.ObservedFlush, Logger: c.Logger}
+		observe = func(o proxy.Observed) {
+			inst, host := o.InstallID, o.Hostname
+			if inst == "" {
+				inst, host = c.InstallID, c.Hostname
+			}
+			m.Reporter.Record(remote.Observation{InstallID: inst, Hostname: host, App: o.App,
+				Provider: o.Provider, Model: o.Model, CredentialID: o.CredentialID,
+				InputTokens: o.Usage.Input, OutputTokens: o.Usage.Output,
+				CacheReadTokens: o.Usage.CacheRead, CacheWriteTokens: o.Usage.CacheWrite, CostUsd: o.Usage.Cost.Total})
+		}
+	}
 	m.Proxy, err = proxy.New(proxy.Options{
+		Observe:    observe,
 		Source:     m.Store,
 		Tokens:     tokens,
 		NoAuth:     c.NoAuth,
@@ -230,6 +257,13 @@ func (m *Main) Run(ctx context.Context) error {
 		})
 	})
 	err := g.Wait()
+	if m.Reporter != nil {
+		// The final batch: bounded, the broker may be gone.
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		m.Reporter.Close(fctx)
+		cancel()
+	}
+	m.Store.WaitPosts()
 	if errors.Is(err, context.Canceled) {
 		err = nil
 	}

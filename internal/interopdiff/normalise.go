@@ -45,7 +45,7 @@ func (m *idMap) id(n int) int64 {
 }
 
 var (
-	idInText   = regexp.MustCompile(`(id=|Credential |credential )(\d+)\b`)
+	idInText   = regexp.MustCompile(`(id=|Credential |credential |/v1/credential/)(\d+)\b`)
 	idTemplate = regexp.MustCompile(`\{id(\d)\}`)
 )
 
@@ -93,14 +93,14 @@ func (n *normaliser) value(key string, v any) any {
 		switch key {
 		case "generation":
 			return "<generation>"
-		case "generatedAt", "serverNowMs":
+		case "generatedAt", "serverNowMs", "updatedAtMs", "firstSeen", "lastSeen":
 			return "<now>"
 		case "nextSweepInMs", "rotatesInMs":
 			if x == maxSafeInteger {
 				return x
 			}
 			return "<ms>"
-		case "expires":
+		case "expires", "blockedUntilMs":
 			d := time.Duration(x-float64(n.now.UnixMilli())) * time.Millisecond
 			if d.Abs() < 7*24*time.Hour {
 				return fmt.Sprintf("now%+dm", int(d.Round(time.Minute).Minutes()))

@@ -96,10 +96,18 @@ func pickHeaders(h http.Header) map[string]string {
 // from any refresher skew.
 const FarExpiry = "4102444800000"
 
+// inMinutes is the {in<N>m} placeholder: now + N minutes in epoch ms
+// (block deadlines, observed-usage times).
+var inMinutes = regexp.MustCompile(`\{in(\d+)m\}`)
+
 func expand(s, tokenURL string) string {
 	if strings.Contains(s, "{big}") {
 		s = strings.ReplaceAll(s, "{big}", strings.Repeat("x", 3<<19))
 	}
+	s = inMinutes.ReplaceAllStringFunc(s, func(m string) string {
+		n, _ := strconv.Atoi(inMinutes.FindStringSubmatch(m)[1])
+		return strconv.FormatInt(time.Now().Add(time.Duration(n)*time.Minute).UnixMilli(), 10)
+	})
 	return strings.NewReplacer("{tokenUrl}", tokenURL, "{far}", FarExpiry).Replace(s)
 }
 

@@ -1,5 +1,7 @@
 package interopdiff
 
+import "fmt"
+
 // Step builders keep the table readable.
 
 func up(provider, cred string, accept ...string) Step {
@@ -35,6 +37,34 @@ func disable(n, body string, accept ...string) Step {
 }
 
 var upstream = Step{Upstream: true}
+
+// Fleet step builders (fleet.md §3–§8).
+func block(n, body string, accept ...string) Step {
+	return Step{Method: "POST", Path: "/v1/credential/{id" + n + "}/block", Body: body, Accept: accept}
+}
+
+func blockBody(key, scope, until string) string {
+	return `{"providerKey":"` + key + `","blockScope":"` + scope + `","blockedUntilMs":` + until + `}`
+}
+
+func unblock(n string, accept ...string) Step {
+	return Step{Method: "DELETE", Path: "/v1/credential/{id" + n + "}/blocks", Accept: accept}
+}
+
+func observed(body string, accept ...string) Step {
+	return Step{Method: "POST", Path: "/v1/usage/observed", Body: body, Accept: accept}
+}
+
+// usageEntry is one ObservedUsageEntry at now + 1 minute.
+func usageEntry(provider, model string, in int) string {
+	return `{"at":{in1m},"provider":"` + provider + `","model":"` + model + `","requests":1,"inputTokens":` + fmt.Sprint(in) +
+		`,"outputTokens":2,"cacheReadTokens":0,"cacheWriteTokens":0,"costUsd":0.5}`
+}
+
+// blockViews: the capable view, the 15.x view (no blocks from ours: F1)
+// and a header without codex-meter-block-scopes (Codex meters folded).
+var blockViews = []Step{snap(true), snap(false, "F1"),
+	{Path: "/v1/snapshot", Header: map[string]string{CapabilitiesHeader: "something-else"}}, stream(true)}
 
 // both views of the vault: 18.1.21 (capabilities header) and 15.x (none,
 // E1 gate).
@@ -203,6 +233,53 @@ var Sequences = []Sequence{
 		up("openai", `{"type":"cookie","value":"c"}`, "B6"),
 		up("anthropic", oauth("a", "__remote__", ""), "B1"), snap(true)}},
 	{"malformed: oversize body", []Step{up("openai", apiKey("{big}", ""), "B30"), snap(true, "B30")}},
+	// Fleet: blocks (fleet.md §3–§4).
+	{"block post: schema and lookup errors", []Step{
+		up("openai", apiKey("sk-b1", "")),
+		block("1", ""), block("1", "{}", "B6"), block("1", "[]", "B6"),
+		block("1", `{"providerKey":"","blockScope":"","blockedUntilMs":1}`, "B6"),
+		block("1", `{"providerKey":"openai:api_key","blockScope":"","blockedUntilMs":"1"}`, "B6"),
+		block("1", `{"providerKey":"openai:api_key","blockScope":null,"blockedUntilMs":1}`, "B6"),
+		block("1", `{"providerKey":"openai:api_key","blockScope":"","blockedUntilMs":1,"foo":1}`, "B6"),
+		block("9", blockBody("openai:api_key", "", "{in5m}")), block("9", "{}", "B6"),
+		{Method: "POST", Path: "/v1/credential/abc/block", Body: "{}"}, {Path: "/v1/credential/{id1}/block"},
+		snap(true)}},
+	{"block post: foreign providerKey (F3)", []Step{
+		up("openai", apiKey("sk-b2", "")), block("1", blockBody("a:b", "", "{in5m}"), "F3"), snap(true, "F3")}},
+	{"block on an api key, then delete", with([]Step{
+		up("openai", apiKey("sk-b3", "")), block("1", blockBody("openai:api_key", "", "{in10m}")),
+		block("1", blockBody("openai:api_key", "", "{in5m}"))}, with(blockViews, unblock("1"), snap(true), unblock("9"),
+		Step{Method: "DELETE", Path: "/v1/credential/abc/blocks"}, Step{Method: "DELETE", Path: "/v1/credential/{id1}/block"})...)},
+	{"codex meter blocks: shared splits into chat and spark", with([]Step{
+		up("openai-codex", oauth("at-cb1", "ok-cb1", `,"email":"cb1@example.com","accountId":"acct-cb1"`)),
+		block("1", blockBody("openai-codex:oauth", "chat", "{in5m}")), block("1", blockBody("openai-codex:oauth", "spark", "{in15m}")),
+		block("1", blockBody("openai-codex:oauth", "shared", "{in10m}")),
+		block("1", blockBody("openai-codex:oauth", "model-policy:gpt-x", "{in20m}"))}, blockViews...)},
+	{"block deadlines: past, far future (F2)", []Step{
+		up("anthropic", oauth("at-bd1", "ok-bd1", `,"email":"bd1@example.com"`)),
+		block("1", blockBody("anthropic:oauth", "tier:fable", "1")), block("1", blockBody("anthropic:oauth", "", "1e15")),
+		snap(true, "F2")}},
+	{"blocks of a disabled row: 404 and gone", []Step{
+		up("anthropic", oauth("at-bx1", "ok-bx1", `,"email":"bx1@example.com"`)), block("1", blockBody("anthropic:oauth", "", "{in5m}")),
+		disable("1", ""), block("1", blockBody("anthropic:oauth", "", "{in5m}")), unblock("1"), snap(true)}},
+
+	// Fleet: usage cache and observed usage (fleet.md §6, §8).
+	{"usage stale: no body, provider body, unknown key (F5)", []Step{
+		{Method: "POST", Path: "/v1/usage/stale"}, {Method: "POST", Path: "/v1/usage/stale", Body: `{"provider":"anthropic"}`},
+		{Method: "POST", Path: "/v1/usage/stale", Body: `{"foo":1}`, Accept: []string{"F5"}}, {Path: "/v1/usage/stale"}}},
+	{"observed usage: schema errors", []Step{
+		observed(""), observed("{}", "B6"), observed(`{"installId":"i","entries":[{"at":1}]}`, "B6"),
+		observed(`{"installId":"i","hostname":null,"entries":[]}`, "B6"), observed(`{"installId":"i","entries":[],"foo":1}`, "B6")}},
+	{"observed usage: merge and per-client sums", []Step{
+		observed(`{"installId":"diff-install-1","hostname":"host-1","app":" omp ","entries":[` + usageEntry("anthropic", "m1", 10) + `,` +
+			usageEntry("anthropic", "m1", 20) + `,` + usageEntry("openai", "m2", 1000) + `]}`),
+		observed(`{"installId":"diff-install-2","entries":[]}`),
+		{Path: "/v1/usage/clients"}, {Path: "/v1/usage/clients?sinceMs=99999999999999"}}},
+	{"observed usage: Go bounds (F9)", []Step{
+		observed(`{"installId":"   ","entries":[]}`, "F9"),
+		observed(`{"installId":"diff-install-3","entries":[` + usageEntry("anthropic", "m3", -5) + `]}`),
+		{Path: "/v1/usage/clients", Accept: []string{"F9"}}}},
+
 	{"unauthorized and unknown routes", []Step{
 		{Path: "/v1/snapshot", NoAuth: true}, {Path: "/v1/nope"}, {Method: "DELETE", Path: "/v1/credential"}, {Path: "/v1/healthz"}}},
 }

@@ -58,7 +58,7 @@ func (s *Server) inference(f *format) httpx.HandlerFunc {
 			"stream", req.Stream, "peer", httpx.Peer(r), "requestId", id)
 
 		opened := time.Now()
-		stream, err := s.open(ctx, req, model, sid)
+		stream, credID, err := s.open(ctx, req, model, sid)
 		if err != nil {
 			return err
 		}
@@ -72,10 +72,12 @@ func (s *Server) inference(f *format) httpx.HandlerFunc {
 		if req.Stream {
 			s.metrics.streams.Inc()
 			defer s.metrics.streams.Dec()
-			s.writeStream(w, f, req, stream)
+			s.observe(r, model, credID, s.writeStream(w, f, req, stream))
 			return nil
 		}
-		return s.writeFinal(w, f, req, stream, start)
+		final, err := s.writeFinal(w, f, req, stream, start)
+		s.observe(r, model, credID, final)
+		return err
 	}
 }
 
@@ -129,10 +131,10 @@ func readAllSized(r io.Reader, n int64) ([]byte, error) {
 // retry ladder (gateway.md §5 step 10, §12.8) while nothing has been sent
 // to the client: a Provider fails before the first byte only by returning
 // an error, so every retry here is invisible to the client.
-func (s *Server) open(ctx context.Context, req *llm.Request, model llm.Model, sid string) (*llm.Stream, error) {
+func (s *Server) open(ctx context.Context, req *llm.Request, model llm.Model, sid string) (*llm.Stream, int64, error) {
 	prov, err := s.provider(model)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	lad := s.picker.Ladder(model.Provider, sid, model.ID)
 	e, err := lad.First(ctx)
@@ -140,24 +142,24 @@ func (s *Server) open(ctx context.Context, req *llm.Request, model llm.Model, si
 		if !errors.Is(err, pick.ErrNoCredential) {
 			s.log.Warn("auth-gateway getApiKey threw", "provider", model.Provider, "error", err)
 		}
-		return nil, err
+		return nil, 0, err
 	}
 	for {
 		st, err := prov.Stream(ctx, req, model, pick.LLMCredential(e))
 		if err == nil {
-			return st, nil
+			return st, e.ID, nil
 		}
 		if ctx.Err() != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		fail, retryAfter := ladderFailure(err)
 		next, ok, lerr := lad.Next(ctx, e, fail, retryAfter)
 		if lerr != nil {
 			s.log.Warn("auth-gateway getApiKey threw", "provider", model.Provider, "error", lerr)
-			return nil, err
+			return nil, 0, err
 		}
 		if !ok {
-			return nil, err
+			return nil, 0, err
 		}
 		s.log.Info("auth-gateway credential retry", "provider", model.Provider,
 			"failed", e.ID, "next", next.ID, "status", llm.Classify(err).Status)
@@ -201,7 +203,8 @@ func (s *Server) provider(m llm.Model) (llm.Provider, error) {
 
 // writeFinal awaits the terminal event of a non-streamed request and
 // answers 200 with the format's JSON, or the error envelope (§5 step 11).
-func (s *Server) writeFinal(w http.ResponseWriter, f *format, req *llm.Request, st *llm.Stream, start time.Time) error {
+// It returns the final message (for observed usage), nil when there was none.
+func (s *Server) writeFinal(w http.ResponseWriter, f *format, req *llm.Request, st *llm.Stream, start time.Time) (*llm.Message, error) {
 	var final *llm.Message
 	var cause error
 	var done bool
@@ -212,7 +215,7 @@ func (s *Server) writeFinal(w http.ResponseWriter, f *format, req *llm.Request, 
 		}
 	}
 	if final == nil {
-		return &apiError{Status: http.StatusBadGateway, Message: msgUpstream, Err: llm.ErrTruncated}
+		return nil, &apiError{Status: http.StatusBadGateway, Message: msgUpstream, Err: llm.ErrTruncated}
 	}
 	if done {
 		if body, ok := f.final(req, final, s.now()); ok {
@@ -227,7 +230,7 @@ func (s *Server) writeFinal(w http.ResponseWriter, f *format, req *llm.Request, 
 			h.Set("openai-processing-ms", ms)
 			w.WriteHeader(http.StatusOK)
 			_, _ = w.Write(body)
-			return nil
+			return final, nil
 		}
 	}
 	// Error envelopes carry none of the success headers (§12.2).
@@ -239,7 +242,7 @@ func (s *Server) writeFinal(w http.ResponseWriter, f *format, req *llm.Request, 
 			msg = msgAborted
 		}
 		s.log.Info("auth-gateway non-streaming aborted", "format", f.name)
-		return &apiError{Status: 499, Message: msg, Err: cause}
+		return final, &apiError{Status: 499, Message: msg, Err: cause}
 	}
 	if cause == nil {
 		msg := final.ErrorMessage
@@ -249,5 +252,5 @@ func (s *Server) writeFinal(w http.ResponseWriter, f *format, req *llm.Request, 
 		cause = errors.New(msg)
 	}
 	s.log.Warn("auth-gateway non-streaming failed", "format", f.name, "error", cause)
-	return cause
+	return final, cause
 }

@@ -52,5 +52,6 @@
 //
 // The contract is api/gateway.yaml (a test keeps it equal to the router).
 //
-// Not implemented yet: the x-omp-* attribution headers, fleet blocks.
+// The x-omp-* attribution headers feed Options.Observe (observed usage,
+// fleet.md §8.2); fleet blocks are the picker's (pkg/vault/pick).
 package proxy

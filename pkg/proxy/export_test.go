@@ -12,3 +12,6 @@ func SetCatalog(s *Server, c *llm.Catalog) { s.models = &models{catalog: c} }
 
 // SetPingInterval shortens the Anthropic ping interval.
 func SetPingInterval(s *Server, d time.Duration) { s.pingInterval = d }
+
+// SetObserve sets Options.Observe.
+func SetObserve(s *Server, f func(Observed)) { s.observer = f }

@@ -62,6 +62,10 @@ type Options struct {
 	// query (sinceMs, days, provider); nil answers 404. A *vault.Error with
 	// EINVALID or ENOTFOUND keeps its status and message.
 	History func(ctx context.Context, query url.Values) (HistoryPage, error)
+	// Observe receives the token burn of every settled upstream request,
+	// errored and aborted ones included, zero-token ones skipped (fleet.md
+	// §8.2); it must not block. nil: nothing is recorded.
+	Observe func(Observed)
 }
 
 // HistoryPage is the broker's usage-history answer (fleet.md §7.1).
@@ -73,20 +77,21 @@ type HistoryPage struct {
 
 // Server is the gateway's HTTP core. Build it with New.
 type Server struct {
-	source  vault.Source
-	bearer  *httpx.Bearer // nil when NoAuth
-	log     *slog.Logger
-	version string
-	urls    func(provider, kind string) string
-	client  *http.Client
-	status  func() any
-	history func(ctx context.Context, query url.Values) (HistoryPage, error)
-	now     func() time.Time
-	picker  *pick.Picker
-	probers []usage.Prober
-	metrics *metrics
-	models  *models
-	router  http.Handler
+	source   vault.Source
+	bearer   *httpx.Bearer // nil when NoAuth
+	log      *slog.Logger
+	version  string
+	urls     func(provider, kind string) string
+	client   *http.Client
+	status   func() any
+	history  func(ctx context.Context, query url.Values) (HistoryPage, error)
+	observer func(Observed)
+	now      func() time.Time
+	picker   *pick.Picker
+	probers  []usage.Prober
+	metrics  *metrics
+	models   *models
+	router   http.Handler
 	// pingInterval is PingInterval (tests shorten it).
 	pingInterval time.Duration
 }
@@ -100,6 +105,7 @@ func New(o Options) (*Server, error) {
 	s := &Server{
 		source: o.Source, log: o.Logger, version: o.Version, urls: o.URLs,
 		client: o.HTTPClient, status: o.Status, now: o.Now, history: o.History,
+		observer: o.Observe,
 	}
 	if !o.NoAuth || len(o.Tokens) > 0 {
 		b, err := httpx.NewBearer(o.Tokens)

@@ -17,7 +17,9 @@ const PingInterval = 15 * time.Second
 // (never buffered). A failure after the 200 is the format's error event
 // (the encoder writes it from the error event); a client gone ends the
 // loop, and the request context has already cancelled the upstream call.
-func (s *Server) writeStream(w http.ResponseWriter, f *format, req *llm.Request, st *llm.Stream) {
+// It returns the message of the terminal event (for observed usage), nil
+// when the stream ended without one.
+func (s *Server) writeStream(w http.ResponseWriter, f *format, req *llm.Request, st *llm.Stream) (final *llm.Message) {
 	sse.SetHeaders(w.Header())
 	w.WriteHeader(http.StatusOK)
 	out := sse.NewHTTPWriter(w, 0)
@@ -35,12 +37,15 @@ func (s *Server) writeStream(w http.ResponseWriter, f *format, req *llm.Request,
 	}
 	if enc.ping == nil {
 		for ev := range st.Events() {
+			if ev.Type.IsTerminal() {
+				final = ev.Partial
+			}
 			buf = enc.encode(buf[:0], &ev)
 			if !write(buf) || ev.Type.IsTerminal() {
-				return
+				return final
 			}
 		}
-		return
+		return final
 	}
 	// Keepalive frames come from a timer callback rather than a second
 	// goroutine reading the upstream: the handler goroutine reads and
@@ -76,12 +81,16 @@ func (s *Server) writeStream(w http.ResponseWriter, f *format, req *llm.Request,
 		timer.Stop()
 	}()
 	for ev := range st.Events() {
+		if ev.Type.IsTerminal() {
+			final = ev.Partial
+		}
 		buf = enc.encode(buf[:0], &ev)
 		mu.Lock()
 		ok := !stopped && write(buf)
 		mu.Unlock()
 		if !ok || ev.Type.IsTerminal() {
-			return
+			return final
 		}
 	}
+	return final
 }

@@ -39,6 +39,10 @@ type entry struct {
 // dumpDir, when set, receives every request body.
 var dumpDir string
 
+// limitKey, when set, is the credential whose Anthropic requests get a
+// usage-limit 429 (retry-after 120 s): the fleet interop's "account X".
+var limitKey string
+
 type server struct {
 	n   int // guarded by mu
 	mu  sync.Mutex
@@ -57,6 +61,7 @@ func main() {
 	logPath := flag.String("log", "", "request log (JSON lines; default stderr)")
 	addrFile := flag.String("addr-file", "", "write the bound address here once listening")
 	flag.StringVar(&dumpDir, "dump-dir", "", "also save each request body here (NNN-<path>.json)")
+	flag.StringVar(&limitKey, "limit-key", "", "answer this credential's /v1/messages with a usage-limit 429")
 	flag.Parse()
 	var out io.Writer = os.Stderr
 	if *logPath != "" {
@@ -96,6 +101,13 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() { s.record(e) }()
 	p := strings.TrimSuffix(r.URL.Path, "/")
 	switch {
+	case r.Method == http.MethodPost && p == "/v1/messages" && limitKey != "" &&
+		(e.XAPIKey == limitKey || e.Authorization == "Bearer "+limitKey):
+		e.Status = http.StatusTooManyRequests
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("retry-after", "120")
+		w.WriteHeader(http.StatusTooManyRequests)
+		fmt.Fprint(w, `{"type":"error","error":{"type":"rate_limit_error","message":"You have reached your usage limit for this account"}}`)
 	case r.Method == http.MethodPost && p == "/v1/messages":
 		anthropicMessages(w, req.Model, req.Stream)
 	case r.Method == http.MethodPost && p == "/v1/messages/count_tokens":

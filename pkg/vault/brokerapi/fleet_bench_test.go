@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ompgo/omp/internal/benchcpu"
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
 )
@@ -107,6 +108,7 @@ func BenchmarkObservedPost100(b *testing.B) {
 	var lat []time.Duration
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := benchcpu.Start(b)
 	for b.Loop() {
 		t0 := time.Now()
 		if err := e.client.PostObserved(ctx, rep); err != nil {
@@ -114,6 +116,7 @@ func BenchmarkObservedPost100(b *testing.B) {
 		}
 		lat = append(lat, time.Since(t0))
 	}
+	cpu()
 	b.ReportMetric(float64(percentile(lat, 0.50).Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(percentile(lat, 0.99).Microseconds())/1000, "p99-ms")
 }
@@ -166,11 +169,13 @@ func BenchmarkSnapshot1000Blocks(b *testing.B) {
 			var lat []time.Duration
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu := benchcpu.Start(b)
 			for b.Loop() {
 				t0 := time.Now()
 				get()
 				lat = append(lat, time.Since(t0))
 			}
+			cpu()
 			b.ReportMetric(float64(percentile(lat, 0.50).Microseconds())/1000, "p50-ms")
 			b.ReportMetric(float64(size), "body-bytes")
 		})

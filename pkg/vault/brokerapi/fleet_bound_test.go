@@ -32,12 +32,16 @@ func TestFleetStorageStaysBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("storage volume test")
 	}
-	entries, blocks := 20_000, 2_000 // total over 5 rounds: 100 000 / 10 000 (full)
+	// Per round; the full run makes 100 000 entries and 10 000 block posts
+	// over 5 rounds. The default run is small enough for -race on a
+	// loaded CI host.
+	entries, blocks, workers := 20_000, 2_000, 16
 	if os.Getenv(fleetScaleEnv) == "" {
-		entries, blocks = 2_000, 200
+		entries, blocks, workers = 1_000, 100, 4
 	}
 	const rounds, installs, creds, scopes = 5, 50, 20, 60
 	e := newEnv(t)
+	e.client.Timeout = 2 * time.Minute // a loaded host; the test is about volume, not latency
 	ctx := context.Background()
 	ids := make([]int64, creds)
 	for i := range ids {
@@ -65,8 +69,8 @@ func TestFleetStorageStaysBounded(t *testing.T) {
 		}
 		close(work)
 		var wg sync.WaitGroup
-		errs := make(chan error, 16)
-		for range 16 {
+		errs := make(chan error, workers)
+		for range workers {
 			wg.Go(func() {
 				for w := range work {
 					if err := w(); err != nil {
@@ -114,7 +118,8 @@ func TestFleetStorageStaysBounded(t *testing.T) {
 	if heaps[last] > heaps[2]*3/2+8<<20 {
 		t.Fatalf("heap grew: %d → %d bytes", heaps[2], heaps[last])
 	}
-	if rss[2] > 0 && rss[last] > rss[2]*5/4+8<<20 {
+	// Under -race VmRSS is mostly the detector's shadow memory.
+	if !raceEnabled && rss[2] > 0 && rss[last] > rss[2]*5/4+8<<20 {
 		t.Fatalf("VmRSS grew: %d → %d bytes", rss[2], rss[last])
 	}
 }

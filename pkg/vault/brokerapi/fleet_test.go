@@ -321,3 +321,29 @@ func TestUsageStale(t *testing.T) {
 		t.Fatal("stale moved the generation")
 	}
 }
+
+// TestExternalBlockWriterReachesStream: a local-mode process writing a
+// block into the same vault file advances the generation, so the broker's
+// poll publishes it to stream subscribers (fleet.md §4, external writers).
+func TestExternalBlockWriterReachesStream(t *testing.T) {
+	e := newEnv(t)
+	rec := e.upsert("anthropic", oauthCred("x@x.y", e.clk.Now().UnixMilli()+3_600_000))
+	ctx := streamCtx(t)
+	st, err := e.client.Stream(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if ev, err := st.Next(); err != nil || ev.Kind != "snapshot" {
+		t.Fatalf("first event %+v %v", ev, err)
+	}
+	other := e.openSecondStore()
+	until := e.clk.Now().UnixMilli() + 120_000
+	if _, err := other.PutBlock(context.Background(), rec.ID, vault.CredentialBlock{ProviderKey: "anthropic:oauth", UntilMs: until}); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := st.Next()
+	if err != nil || ev.Kind != "entry" || len(ev.Entry.Blocks) != 1 || ev.Entry.Blocks[0].UntilMs != until {
+		t.Fatalf("event %+v %v, want the external block", ev, err)
+	}
+}

@@ -1,9 +1,12 @@
 package pick
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ompgo/omp/pkg/vault"
 )
 
 // Block durations (usage.md §5.2, §5.4).
@@ -62,8 +65,8 @@ func (b *Blocks) now() int64 {
 
 // Block blocks credential id under providerKey (and scope, "" = every
 // scope) until untilMs, or keeps the existing block when it ends later: a
-// block is never shortened.
-func (b *Blocks) Block(providerKey, scope string, id int64, untilMs int64) {
+// block is never shortened. It returns the block's end after the merge.
+func (b *Blocks) Block(providerKey, scope string, id int64, untilMs int64) int64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.m == nil {
@@ -76,6 +79,7 @@ func (b *Blocks) Block(providerKey, scope string, id int64, untilMs int64) {
 		b.m[k] = ids
 	}
 	ids[id] = max(ids[id], untilMs)
+	return ids[id]
 }
 
 // Until returns when the block of credential id ends, checking the global
@@ -146,4 +150,23 @@ func (b *Blocks) Counts() map[string]int {
 		}
 	}
 	return out
+}
+
+// sharedUntil returns the latest end among e's snapshot blocks (the
+// broker's shared blocks, fleet.md §5) that apply to providerKey and scope
+// "" or one of scopes and end after nowMs. A block of a foreign provider
+// key is never consulted.
+func sharedUntil(e vault.Entry, providerKey string, scopes []string, nowMs int64) (untilMs int64, ok bool) {
+	for _, b := range e.Blocks {
+		if b.ProviderKey != providerKey || b.UntilMs <= nowMs {
+			continue
+		}
+		if b.Scope != "" && !slices.Contains(scopes, b.Scope) {
+			continue
+		}
+		if !ok || b.UntilMs > untilMs {
+			untilMs, ok = b.UntilMs, true
+		}
+	}
+	return untilMs, ok
 }

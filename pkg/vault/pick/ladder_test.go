@@ -48,7 +48,7 @@ func TestMarkUsageLimitExtendsToTheReportsReset(t *testing.T) {
 	p, _ := newPicker(src)
 	// Key names the credential (no sticky for this session).
 	sw, _ := p.MarkUsageLimitReached(ctx, "openai-codex", "", LimitOptions{Key: "tok-a"})
-	until, _ := p.Blocks.Until(ProviderKey("openai-codex", "oauth"), nil, 1)
+	until, _ := p.Blocks.Until(ProviderKey("openai-codex", "oauth"), []string{"chat"}, 1)
 	if !sw.Switched || until != reset {
 		t.Fatalf("switch %+v until %d, want switched and the report's reset %d", sw, until, reset)
 	}

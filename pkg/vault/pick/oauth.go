@@ -20,7 +20,7 @@ func (p *Picker) pickOAuth(ctx context.Context, provider, session string, opts O
 	if hasSticky {
 		for _, e := range creds {
 			if e.ID == stickyID {
-				stickyUnblocked = !p.Blocks.Blocked(pk, sc.scopes(), e.ID)
+				stickyUnblocked = !p.blocked(pk, sc.scopes(), e)
 			}
 		}
 	}
@@ -67,7 +67,7 @@ func (p *Picker) pickOAuth(ctx context.Context, provider, session string, opts O
 		}
 	}
 	for i, c := range cs {
-		if p.Blocks.Blocked(pk, sc.scopes(), c.entry.ID) {
+		if p.blocked(pk, sc.scopes(), c.entry) {
 			continue
 		}
 		if reports != nil {
@@ -97,7 +97,7 @@ func (p *Picker) pickOAuth(ctx context.Context, provider, session string, opts O
 		return e, nil
 	}
 	// Every candidate failed: the first is used anyway when it is blocked.
-	if len(cs) > 0 && p.Blocks.Blocked(pk, sc.scopes(), cs[0].entry.ID) {
+	if len(cs) > 0 && p.blocked(pk, sc.scopes(), cs[0].entry) {
 		p.setSticky(provider, session, cs[0].entry.ID)
 		return cs[0].entry, nil
 	}
@@ -109,7 +109,7 @@ func (p *Picker) pickOAuth(ctx context.Context, provider, session string, opts O
 // limits in scope sc are exhausted is blocked, and a blocked one carries
 // its unblock time.
 func (p *Picker) applyUsage(pk string, sc limitScope, c *candidate, reports []vault.UsageReport, nowMs int64) {
-	if until, ok := p.Blocks.Until(pk, sc.scopes(), c.entry.ID); ok {
+	if until, ok := p.until(pk, sc.scopes(), c.entry); ok {
 		c.blocked, c.blockedUntil = true, until
 		return
 	}
@@ -120,10 +120,17 @@ func (p *Picker) applyUsage(pk string, sc limitScope, c *candidate, reports []va
 	}
 }
 
-// block blocks e under pk in scope ("" = provider-wide) until untilMs.
+// block blocks e under pk in scope ("" = provider-wide) until untilMs and
+// hands the merged block to the Source when it shares blocks (BlockSink):
+// every block the picker sets — usage limits, exhausted scoped limits, auth
+// failures, refresh failures — takes this one path, in the gateway and in
+// the agent alike.
 func (p *Picker) block(pk, scope string, e vault.Entry, untilMs int64, why string) {
-	p.Blocks.Block(pk, scope, e.ID, untilMs)
-	p.log().Info("pick: credential blocked", "providerKey", pk, "scope", scope, "id", e.ID, "untilMs", untilMs, "reason", why)
+	merged := p.Blocks.Block(pk, scope, e.ID, untilMs)
+	p.log().Info("pick: credential blocked", "providerKey", pk, "scope", scope, "id", e.ID, "untilMs", merged, "reason", why)
+	if sink, ok := p.Source.(BlockSink); ok {
+		sink.PublishBlock(e, pk, scope, merged)
+	}
 }
 
 // prepare brings e up to date: forced → Source.Refresh; else the Source's

@@ -18,6 +18,14 @@ type Preparer interface {
 	Prepare(ctx context.Context, id int64) (vault.Entry, error)
 }
 
+// BlockSink is implemented by sources that share blocks with a fleet
+// (remote.Store posts them to the broker, fleet.md §5). The Picker hands it
+// every block it sets, with the merged deadline; PublishBlock must not
+// block the request (fire-and-forget).
+type BlockSink interface {
+	PublishBlock(e vault.Entry, providerKey, scope string, untilMs int64)
+}
+
 // Timings (usage.md §5.3).
 const (
 	// UsageTimeout bounds the usage prefetch of a ranking: max(5 s, 1.5 ×
@@ -148,6 +156,23 @@ func (p *Picker) order(pk string, n int, session string) []int {
 	return rotation(n, session, start)
 }
 
+// until returns when e's block under pk ends — the latest of this
+// process's blocks (provider-wide or in scopes) and the broker's shared
+// blocks on the entry — and whether one is in force now.
+func (p *Picker) until(pk string, scopes []string, e vault.Entry) (int64, bool) {
+	u, ok := p.Blocks.Until(pk, scopes, e.ID)
+	if su, sok := sharedUntil(e, pk, scopes, p.now().UnixMilli()); sok && (!ok || su > u) {
+		u, ok = su, true
+	}
+	return u, ok
+}
+
+// blocked reports whether e is blocked now under pk (see until).
+func (p *Picker) blocked(pk string, scopes []string, e vault.Entry) bool {
+	_, ok := p.until(pk, scopes, e)
+	return ok
+}
+
 // ErrNoCredential is the cause of NoCredential errors: errors.Is(err,
 // ErrNoCredential) tells "nothing to pick" from a failing Source.
 var ErrNoCredential = errors.New("no credential available")
@@ -176,7 +201,7 @@ func (p *Picker) Pick(ctx context.Context, provider, sessionID string, opts Opti
 		ord := p.order(pk, len(keys), sessionID)
 		chosen := keys[ord[0]]
 		for _, i := range ord {
-			if !p.Blocks.Blocked(pk, nil, keys[i].ID) {
+			if !p.blocked(pk, nil, keys[i]) {
 				chosen = keys[i]
 				break
 			}

@@ -26,6 +26,10 @@ type strategy struct {
 type limitScope struct {
 	// block is the block scope ("" = provider-wide).
 	block string
+	// lookup are the request scopes a block is checked under besides the
+	// provider-wide one (fleet.md §5): block, plus Codex's legacy "shared"
+	// and "model-policy:<model>". nil: block alone.
+	lookup []string
 	// exhaust returns the limits whose exhaustion blocks the credential
 	// for this model; rank, the limits ranking looks at.
 	exhaust, rank func([]vault.UsageLimit) []vault.UsageLimit
@@ -33,21 +37,73 @@ type limitScope struct {
 
 // scopeFor returns the limit scope of provider's requests for modelID:
 // every limit, provider-wide, unless the provider's strategy scopes them.
+// Cursor has no strategy but honours model-policy blocks (fleet.md §2).
 func scopeFor(provider, modelID string) limitScope {
 	if s, ok := strategies[provider]; ok && s.scope != nil {
 		return s.scope(modelID)
 	}
-	return limitScope{exhaust: allLimits, rank: allLimits}
+	sc := limitScope{exhaust: allLimits, rank: allLimits}
+	if provider == "cursor" && modelID != "" {
+		sc.lookup = []string{modelPolicyScope(modelID)}
+	}
+	return sc
 }
 
 func allLimits(ls []vault.UsageLimit) []vault.UsageLimit { return ls }
 
-// scopes is the scope list of Blocks lookups: nil for provider-wide.
+// modelPolicyScope is the block scope of a model the account is not
+// entitled to: "model-policy:<bare model id, lowercased>".
+func modelPolicyScope(modelID string) string {
+	if i := strings.LastIndexByte(modelID, '/'); i >= 0 {
+		modelID = modelID[i+1:]
+	}
+	return "model-policy:" + strings.ToLower(modelID)
+}
+
+// scopes is the scope list of block lookups: nil for provider-wide.
 func (s limitScope) scopes() []string {
+	if s.lookup != nil {
+		return s.lookup
+	}
 	if s.block == "" {
 		return nil
 	}
 	return []string{s.block}
+}
+
+// codexScope scopes a Codex request to the meter it spends (fleet.md §2,
+// §5): a "-spark" model the Spark meter (limits "openai-codex:spark:…",
+// block scope "spark"), every other model the chat windows
+// ("openai-codex:primary"/"secondary", scope "chat"). Blocks are checked
+// under the meter, the legacy "shared" (both meters) and the model's
+// model-policy scope, so an exhausted Spark meter never stops chat
+// requests, nor the reverse.
+func codexScope(modelID string) limitScope {
+	spark := isSpark("openai-codex", modelID)
+	meter := "chat"
+	if spark {
+		meter = "spark"
+	}
+	limits := func(ls []vault.UsageLimit) []vault.UsageLimit {
+		var out []vault.UsageLimit
+		for _, l := range ls {
+			if l.ID == "openai-codex:primary" || l.ID == "openai-codex:secondary" {
+				if !spark {
+					out = append(out, l)
+				}
+				continue
+			}
+			if parts := strings.Split(l.ID, ":"); len(parts) > 1 && parts[1] == "spark" && spark {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	lookup := []string{meter, "shared"}
+	if modelID != "" {
+		lookup = append(lookup, modelPolicyScope(modelID))
+	}
+	return limitScope{block: meter, lookup: lookup, exhaust: limits, rank: limits}
 }
 
 // strategies are the ranking strategies of usage.md §5.3.
@@ -57,6 +113,7 @@ var strategies = map[string]strategy{
 		secondary:      findLimit("openai-codex:secondary", "secondary", "7d"),
 		primaryDefault: time.Hour, secDefault: 7 * 24 * time.Hour,
 		boost: codexBoost,
+		scope: codexScope,
 	},
 	"anthropic": {
 		primary:        findLimit("anthropic:5h", "", ""),

@@ -79,14 +79,15 @@ func TestRankBlocksExhaustedAccountUntilEarliestFutureReset(t *testing.T) {
 		t.Fatalf("got %d, want 2", got)
 	}
 	pk := ProviderKey("openai-codex", "oauth")
-	if until, ok := p.Blocks.Until(pk, nil, 1); !ok || until != now+20*60_000 {
+	// Codex blocks live in the meter's scope: a chat model blocks "chat".
+	if until, ok := p.Blocks.Until(pk, []string{"chat"}, 1); !ok || until != now+20*60_000 {
 		t.Fatalf("block until %d (%v), want the earliest reset %d", until, ok, now+20*60_000)
 	}
 	// Once the reset passes the account comes back by itself.
 	clk.Advance(20*time.Minute + time.Millisecond)
 	src.reports[0] = report("openai-codex", "a", nil,
 		limit("openai-codex:primary", "1h", hourMs, 0, 0), limit("openai-codex:secondary", "7d", 7*dayMs, 0, 0))
-	if p.Blocks.Blocked(pk, nil, 1) {
+	if p.Blocks.Blocked(pk, []string{"chat"}, 1) {
 		t.Fatal("still blocked after its reset")
 	}
 	if got := mustPick(t, p, "openai-codex", "", Options{}).ID; got != 1 {
@@ -99,7 +100,7 @@ func TestRankBlocksExhaustedAccountWithoutResetFor60s(t *testing.T) {
 	src.reports[0].Limits[1] = limit("openai-codex:secondary", "7d", 7*dayMs, 1, 0)
 	p, _ := newPicker(src)
 	mustPick(t, p, "openai-codex", "", Options{})
-	until, _ := p.Blocks.Until(ProviderKey("openai-codex", "oauth"), nil, 1)
+	until, _ := p.Blocks.Until(ProviderKey("openai-codex", "oauth"), []string{"chat"}, 1)
 	if want := t0.Add(DefaultBlock).UnixMilli(); until != want {
 		t.Fatalf("until = %d, want now+60s = %d", until, want)
 	}

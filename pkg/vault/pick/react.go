@@ -94,7 +94,7 @@ func (p *Picker) MarkUsageLimitReached(ctx context.Context, provider, sessionID 
 		if e.ID == failed.ID {
 			continue
 		}
-		u, blocked := p.Blocks.Until(pk, sc.scopes(), e.ID)
+		u, blocked := p.until(pk, sc.scopes(), e)
 		if !blocked {
 			return Switch{Switched: true}, nil
 		}

@@ -142,3 +142,10 @@ func exhaustedUntil(r *vault.UsageReport, sc limitScope, nowMs int64) (untilMs i
 	}
 	return earliest, true
 }
+
+// MatchReport returns the usage report of credential c of provider among
+// reports (usage.md §4.2, the rule selection uses), or nil. `omp usage`
+// uses it to keep the reports of an account pool's accounts only.
+func MatchReport(provider string, c vault.Credential, reports []vault.UsageReport) *vault.UsageReport {
+	return matchReport(provider, c, reports)
+}

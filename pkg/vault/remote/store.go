@@ -98,6 +98,11 @@ type Options struct {
 	// (GET /v1/snapshot 200s, stream snapshot frames) is written to it as
 	// received. nil: no cache.
 	Cache *Cache
+	// Pool restricts the OAuth accounts this client uses (fleet.md §10,
+	// LoadPool): every applied snapshot, entry frame and refresh reply is
+	// filtered through it; the snapshot cache keeps what the broker sent.
+	// nil: every credential.
+	Pool Pool
 }
 
 // Status is the store's sync state, for /healthz detail and metrics.
@@ -122,6 +127,7 @@ type Store struct {
 	booted int
 
 	flights singleflight.Group
+	posts   sync.WaitGroup // fire-and-forget block posts in flight
 
 	mu         sync.RWMutex // guards everything below
 	gen        int64
@@ -132,9 +138,15 @@ type Store struct {
 	status     Status
 	usage      []vault.UsageReport
 	usageAt    time.Time
+	poolWarned bool // the F12 warnings were logged (first applied snapshot)
 }
 
 var _ vault.Source = (*Store)(nil)
+
+// The store shares the blocks its picker sets with the fleet.
+var _ interface {
+	PublishBlock(vault.Entry, string, string, int64)
+} = (*Store)(nil)
 
 // New returns a store over opts.Client. Nothing is fetched until Run.
 func New(opts Options) *Store {
@@ -156,6 +168,9 @@ func New(opts Options) *Store {
 	return &Store{opts: opts, log: opts.Logger, ready: make(chan struct{}), entries: map[int64]vault.Entry{},
 		status: Status{Mode: ModeConnecting}}
 }
+
+// Client is the broker client the store talks through.
+func (s *Store) Client() *brokerapi.Client { return s.opts.Client }
 
 // Ready is closed once the first snapshot has been applied.
 func (s *Store) Ready() <-chan struct{} { return s.ready }
@@ -234,6 +249,10 @@ func (s *Store) Refresh(ctx context.Context, id int64) (vault.Entry, error) {
 		}
 		if !e.Credential.IsOAuth() {
 			return vault.Entry{}, vault.Errorf(vault.EUPSTREAM, "Broker returned non-OAuth credential for id=%d", id)
+		}
+		if !s.opts.Pool.Allows(e) {
+			s.drop(id)
+			return vault.Entry{}, vault.Errorf(vault.EINVALID, "Broker refreshed credential id=%d outside the configured account pool", id)
 		}
 		s.put(e)
 		return e, nil
@@ -323,9 +342,13 @@ func (s *Store) wait(ctx context.Context) error {
 	}
 }
 
-// put holds e (a refresh reply) in place of the entry with its id.
+// put holds e (a refresh reply) in place of the entry with its id. Refresh
+// replies carry no blocks: the held entry's are kept (fleet.md §5).
 func (s *Store) put(e vault.Entry) {
 	s.mu.Lock()
+	if held, ok := s.entries[e.ID]; ok && e.Blocks == nil {
+		e.Blocks = held.Blocks
+	}
 	s.entries[e.ID] = e
 	s.mu.Unlock()
 	s.changed()

@@ -3,7 +3,10 @@ package remote
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/ompgo/omp/pkg/vault"
@@ -199,10 +202,22 @@ func (s *Store) applySnapshot(snap vault.Snapshot, force bool, raw []byte) {
 	s.gen, s.serverNow, s.refresher = snap.Generation, snap.ServerNowMs, snap.Refresher
 	s.receivedAt = s.opts.Now()
 	s.status.LastSync = s.receivedAt
+	old := s.entries
 	s.entries = make(map[int64]vault.Entry, len(snap.Credentials))
+	blocksChanged := false
 	for _, e := range snap.Credentials {
-		s.entries[e.ID] = e
+		if s.opts.Pool.Allows(e) {
+			s.entries[e.ID] = e
+			blocksChanged = blocksChanged || !slices.Equal(old[e.ID].Blocks, e.Blocks)
+		}
 	}
+	if blocksChanged {
+		// A block came or went: the 15 s usage cache may rank on stale
+		// state (fleet.md §5, applying snapshots).
+		s.usage = nil
+	}
+	warnPool := s.opts.Pool != nil && !s.poolWarned
+	s.poolWarned = true
 	if s.status.Mode == ModeConnecting || s.status.Mode == ModeCache {
 		s.status.Mode = ModePoll
 		if !s.opts.NoStream {
@@ -210,6 +225,12 @@ func (s *Store) applySnapshot(snap vault.Snapshot, force bool, raw []byte) {
 		}
 	}
 	s.mu.Unlock()
+	if warnPool {
+		// Decision F12: a mistyped key must not silently empty a provider.
+		for prov, keys := range s.opts.Pool.Unmatched(snap.Credentials) {
+			s.log.Warn(fmt.Sprintf("account pool for %s: no broker credential for %s", prov, strings.Join(keys, ", ")))
+		}
+	}
 	s.readyOnce.Do(func() { close(s.ready) })
 	s.changed()
 	if raw != nil && s.opts.Cache != nil {
@@ -226,7 +247,14 @@ func (s *Store) applyEntry(ev brokerapi.Event) {
 		return
 	}
 	s.mu.Lock()
-	s.entries[ev.Entry.ID] = *ev.Entry
+	if s.opts.Pool.Allows(*ev.Entry) {
+		if !slices.Equal(s.entries[ev.Entry.ID].Blocks, ev.Entry.Blocks) {
+			s.usage = nil
+		}
+		s.entries[ev.Entry.ID] = *ev.Entry
+	} else {
+		delete(s.entries, ev.Entry.ID) // left the pool (fleet.md §10)
+	}
 	s.mu.Unlock()
 	s.changed()
 }

@@ -1,0 +1,167 @@
+package remote_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	"github.com/ompgo/omp/pkg/vault/remote"
+)
+
+// olderBroker answers POST /v1/usage/observed as brokers of other
+// versions do: reply(n, body) gives the status of post n.
+type olderBroker struct {
+	mu     sync.Mutex
+	bodies []map[string]any
+	reply  func(n int, body map[string]any) int
+}
+
+func (o *olderBroker) start(t *testing.T) *brokerapi.Client {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		var body map[string]any
+		_ = json.Unmarshal(raw, &body)
+		o.mu.Lock()
+		n := len(o.bodies)
+		o.bodies = append(o.bodies, body)
+		o.mu.Unlock()
+		st := o.reply(n, body)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(st)
+		if st == 200 {
+			_, _ = io.WriteString(w, `{"ok":true}`)
+		} else {
+			_, _ = io.WriteString(w, `{"error":"app must be removed"}`)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return brokerapi.NewClient(srv.URL, "tok", nil)
+}
+
+func (o *olderBroker) posts() []map[string]any {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]map[string]any(nil), o.bodies...)
+}
+
+func obs(model string) remote.Observation {
+	return remote.Observation{InstallID: "inst", Hostname: "h", App: "omp", Provider: "anthropic", Model: model, InputTokens: 1}
+}
+
+// Decision F10, each branch.
+func TestReporterRetryRule(t *testing.T) {
+	ctx := context.Background()
+	t.Run("400 resends without app, then omits it", func(t *testing.T) {
+		o := &olderBroker{reply: func(_ int, b map[string]any) int {
+			if _, ok := b["app"]; ok {
+				return 400
+			}
+			return 200
+		}}
+		r := &remote.Reporter{Client: o.start(t), Every: time.Hour}
+		r.Record(obs("a"))
+		r.Flush(ctx)
+		r.Record(obs("b"))
+		r.Flush(ctx)
+		p := o.posts()
+		if len(p) != 3 {
+			t.Fatalf("%d posts, want 3 (refused, resent without app, next without app)", len(p))
+		}
+		_, app0 := p[0]["app"]
+		_, app1 := p[1]["app"]
+		_, app2 := p[2]["app"]
+		if !app0 || app1 || app2 {
+			t.Errorf("app keys sent %v %v %v, want true false false", app0, app1, app2)
+		}
+	})
+	t.Run("second 400 drops the batch but keeps reporting", func(t *testing.T) {
+		o := &olderBroker{reply: func(n int, _ map[string]any) int {
+			if n < 2 {
+				return 400
+			}
+			return 200
+		}}
+		r := &remote.Reporter{Client: o.start(t), Every: time.Hour}
+		r.Record(obs("a"))
+		r.Flush(ctx)
+		r.Flush(ctx) // nothing pending: the batch was dropped
+		r.Record(obs("b"))
+		r.Flush(ctx)
+		p := o.posts()
+		if len(p) != 3 {
+			t.Fatalf("%d posts, want 3 (refused, refused without app, the next batch)", len(p))
+		}
+		if m := p[2]["entries"].([]any)[0].(map[string]any)["model"]; m != "b" {
+			t.Errorf("last post carries %v, want only the new entry b", m)
+		}
+	})
+	for _, st := range []int{404, 501} {
+		t.Run(http.StatusText(st)+" turns reporting off", func(t *testing.T) {
+			o := &olderBroker{reply: func(int, map[string]any) int { return st }}
+			r := &remote.Reporter{Client: o.start(t), Every: time.Hour}
+			r.Record(obs("a"))
+			r.Flush(ctx)
+			r.Record(obs("b"))
+			r.Flush(ctx)
+			if n := len(o.posts()); n != 1 {
+				t.Errorf("%d posts, want 1 (off after the first)", n)
+			}
+		})
+	}
+	t.Run("500 merges back for the next flush", func(t *testing.T) {
+		o := &olderBroker{reply: func(n int, _ map[string]any) int {
+			if n == 0 {
+				return 500
+			}
+			return 200
+		}}
+		r := &remote.Reporter{Client: o.start(t), Every: time.Hour}
+		r.Record(obs("a"))
+		r.Flush(ctx)
+		r.Record(obs("a"))
+		r.Flush(ctx)
+		p := o.posts()
+		if len(p) != 2 {
+			t.Fatalf("%d posts, want 2", len(p))
+		}
+		e := p[1]["entries"].([]any)[0].(map[string]any)
+		if e["requests"].(float64) != 2 || e["inputTokens"].(float64) != 2 {
+			t.Errorf("retried entry %v, want both records merged (2 requests, 2 tokens)", e)
+		}
+	})
+	t.Run("pending keys capped, oldest dropped", func(t *testing.T) {
+		o := &olderBroker{reply: func(int, map[string]any) int { return 200 }}
+		r := &remote.Reporter{Client: o.start(t), Every: time.Hour}
+		for i := range remote.MaxObservedPending + 5 {
+			r.Record(obs("m" + strings.Repeat("x", i%7) + string(rune('A'+i%26)) + time.Duration(i).String()))
+		}
+		r.Flush(ctx)
+		p := o.posts()
+		if len(p) != 1 || len(p[0]["entries"].([]any)) != remote.MaxObservedPending {
+			t.Fatalf("posted %d reports, first with %d entries; want 1 with %d", len(p), len(p[0]["entries"].([]any)), remote.MaxObservedPending)
+		}
+	})
+	t.Run("the timer flushes one report per install and app", func(t *testing.T) {
+		o := &olderBroker{reply: func(int, map[string]any) int { return 200 }}
+		r := &remote.Reporter{Client: o.start(t), Every: 30 * time.Millisecond}
+		r.Record(obs("a"))
+		x := obs("a")
+		x.App = "other"
+		r.Record(x)
+		deadline := time.Now().Add(3 * time.Second)
+		for len(o.posts()) < 2 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n := len(o.posts()); n != 2 {
+			t.Fatalf("%d posts after the timer, want 2 (one per app)", n)
+		}
+		r.Close(ctx)
+	})
+}
