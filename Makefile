@@ -15,7 +15,7 @@ PKGS := ./...
 # Pinned; `go run` fetches and caches it, so `make lint` needs no install step.
 STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: help build run test race unit fuzz bench lint vet check clean
+.PHONY: help build run test race unit fuzz bench lint vet check clean fleet-bound
 
 help: ## list targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -60,6 +60,9 @@ bench: ## run the benchmarks
 
 check: lint test ## everything CI checks
 
+fleet-bound: ## storage bound at full size: 100 000 observed entries from 50 install ids and 10 000 block posts, pruned per round; prints vault size and memory
+	OMP_FLEET_BOUND_FULL=1 $(GO) test -count=1 -timeout 10m -run '^TestFleetStorageStaysBounded$$' -v ./pkg/vault/brokerapi/
+
 clean: ## remove build output and make-run state
 	rm -rf $(BIN) $(RUN_HOME)
 
@@ -71,12 +74,13 @@ interop-install: ## install the reference TypeScript omp (+ bun) from npm into .
 	  { [ -x node_modules/@oven/bun-linux-x64/bin/bun ] && [ -f node_modules/@oh-my-pi/pi-coding-agent/dist/cli.js ]; } || \
 	  npm install --no-audit --no-fund @oven/bun-linux-x64 @oh-my-pi/pi-coding-agent@$(REFERENCE_VERSION) >/dev/null
 
-interop: build interop-install ## check the reference TypeScript omp against our broker and our gateway, on one HOME too, the snapshot cache both ways and our agent's session files (installs it from npm into .interop/)
+interop: build interop-install ## check the reference TypeScript omp against our broker and our gateway, on one HOME too, the snapshot cache both ways and our agent's session files, compacted ones included (installs it from npm into .interop/)
 	$(GO) build -o $(BIN)/fakeupstream ./internal/e2eclis/fakeupstream
 	scripts/interop.sh $(REFERENCE_DIR)
 	scripts/interop-gateway.sh $(REFERENCE_DIR) $(BIN)
 	scripts/interop-samehome.sh $(REFERENCE_DIR) $(BIN)
 	scripts/interop-agent.sh $(REFERENCE_DIR) $(BIN)
+	scripts/interop-compact.sh $(REFERENCE_DIR) $(BIN)
 	$(INTEROP_DIFF)
 
 # The differential suite (internal/interopdiff, build tag interop): the same

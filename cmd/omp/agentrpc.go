@@ -14,7 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/pkg/agent"
 	"github.com/ompgo/omp/pkg/agent/session"
 	"github.com/ompgo/omp/pkg/agent/tools"
@@ -378,7 +377,7 @@ func (s *rpcServer) switchModel(ctx context.Context, m llm.Model, role string) e
 	if err != nil {
 		return errors.New("No credentials for provider: " + m.Provider)
 	}
-	prov, err := newProvider(m, config.ProviderURL(s.rt.env, s.rt.settings, m.Provider, "baseUrl"))
+	prov, err := s.rt.provider(m)
 	if err != nil {
 		return err
 	}
@@ -527,7 +526,7 @@ func (s *rpcServer) adoptSessionModel(sf *session.File) {
 		if found, ok := s.rt.cat.Lookup(p, id); ok {
 			ctx := context.Background()
 			if cred, err := s.rt.keys.credential(ctx, found); err == nil {
-				if prov, err := newProvider(found, config.ProviderURL(s.rt.env, s.rt.settings, found.Provider, "baseUrl")); err == nil {
+				if prov, err := s.rt.provider(found); err == nil {
 					s.ag.RestoreModel(found, prov, cred)
 				}
 			}

@@ -46,6 +46,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ompgo/omp/pkg/agent/compaction"
+	"github.com/ompgo/omp/pkg/agent/secrets"
 	"github.com/ompgo/omp/pkg/agent/session"
 	"github.com/ompgo/omp/pkg/agent/tools"
 	"github.com/ompgo/omp/pkg/llm"
@@ -74,6 +76,10 @@ type Agent struct {
 	SystemPrompt string
 	// ThinkingLevel is off|minimal|low|medium|high|xhigh ("" = provider default).
 	ThinkingLevel string
+	// Secrets restores secret placeholders in the model's tool-call
+	// arguments before they are validated and run (agent.md §11; nil:
+	// none). Obfuscating requests is the Provider's job (secrets.Wrap).
+	Secrets *secrets.Obfuscator
 	// Retry is the auto-retry policy (zero: disabled).
 	Retry Retry
 	// Emit receives every event, synchronously, in order (nil: dropped).
@@ -82,6 +88,13 @@ type Agent struct {
 	Now func() time.Time
 	// Sleep waits d or until ctx ends (default: a timer).
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Compaction are the §6.1 settings used by BuiltinCompactor and the
+	// threshold maintenance (zero: no threshold compaction; use
+	// compaction.Defaults).
+	Compaction compaction.Settings
+	// Todos, when set, is the todo cache resynced from the branch after a
+	// compaction or a tree move (§6.9, §7.8).
+	Todos *tools.TodoList
 	// RefreshCredential, when set, force-refreshes the credential after an
 	// upstream 401/403 (broker mode: a refresh through the broker); the
 	// turn is then retried once with the new credential.
@@ -98,6 +111,10 @@ type Agent struct {
 	retryAfter time.Duration
 	// todoFailed queues the D22 reminder for the next prompt.
 	todoFailed bool
+	// pruned is the D26 saving made since the usage of the assistant
+	// message with timestamp prunedAt was measured (D24).
+	pruned   int
+	prunedAt int64
 }
 
 // todoReminder is D22's hidden next-turn message after a failed todo call.
@@ -198,12 +215,15 @@ func (a *Agent) prompt(ctx context.Context, content []llm.Content) (*llm.Message
 	}
 	user := &llm.Message{Role: llm.RoleUser, Content: content, Timestamp: a.now().UnixMilli()}
 	final, err := a.run(ctx, []session.Message{session.NewMessage(user, nil)})
-	return a.recover(ctx, final, err)
+	final, err = a.recover(ctx, final, err)
+	return a.maintainThreshold(ctx, final, err)
 }
 
 // recover is §5.6 after a run: auto-retry of transient errors, then
 // overflow and truncated-output recovery through the Compactor, each
-// followed by a continue(); each recovery runs at most once per prompt.
+// followed by a continue(); each recovery runs once per prompt, again
+// only after a continued run that made progress (a long run may fill the
+// window several times).
 func (a *Agent) recover(ctx context.Context, final *llm.Message, err error) (*llm.Message, error) {
 	var overflowDone, incompleteDone bool
 	for {
@@ -225,7 +245,9 @@ func (a *Agent) recover(ctx context.Context, final *llm.Message, err error) (*ll
 			if ok := a.autoCompact(ctx, "overflow", final, "Context overflow recovery failed: "); !ok {
 				return final, nil
 			}
+			n := a.MessageCount()
 			final, err = a.run(ctx, nil)
+			overflowDone = !a.progressSince(n)
 		case final.StopReason == llm.StopLength && !incompleteDone:
 			incompleteDone = true
 			if !a.canAutoCompact() {
@@ -235,7 +257,9 @@ func (a *Agent) recover(ctx context.Context, final *llm.Message, err error) (*ll
 			if ok := a.autoCompact(ctx, "incomplete", final, "Incomplete response recovery failed: "); !ok {
 				return final, nil
 			}
+			n := a.MessageCount()
 			final, err = a.run(ctx, nil)
+			incompleteDone = !a.progressSince(n)
 		default:
 			return final, nil
 		}
@@ -579,6 +603,7 @@ func (a *Agent) execute(ctx context.Context, c llm.Content) (session.Message, bo
 	if args == nil {
 		args = json.RawMessage("{}")
 	}
+	args = a.Secrets.RestoreArguments(args)
 	a.emit(&Event{Type: EventToolExecutionStart, ToolCallID: c.ID, ToolName: c.Name, Args: args})
 	var res tools.Result
 	isErr := true
