@@ -24,7 +24,9 @@
 //   - Subscribe adds event listeners (called synchronously in order, after
 //     the Emit field); EmitEvent lets session-level code emit.
 //   - SetSession switches files (aborts, clears the queues); ReloadContext
-//     rebuilds the in-memory context from the session.
+//     rebuilds the in-memory context from the session; RestoreModel and
+//     RestoreThinkingLevel adopt a switched-to session's own settings;
+//     AppendMessage adds a finished message (a user bash run) without a run.
 //   - Compactor is the hook compaction fills in: the §5.6 overflow and
 //     truncated-output recoveries call it between auto_compaction_start
 //     and auto_compaction_end, then continue the run; CompactNow is the
