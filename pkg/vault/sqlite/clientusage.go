@@ -3,9 +3,9 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/ompgo/omp/pkg/vault"
 )
@@ -25,47 +25,116 @@ func (s *Store) RecordClientUsage(ctx context.Context, r vault.ClientUsageReport
 			r.InstallID, nullable(r.Hostname), nowMs); err != nil {
 			return false, err
 		}
-		if len(r.Entries) == 0 {
-			return true, nil
-		}
-		// Prepared once per report: a 100-entry report runs 200 statements.
-		find, err := tx.PrepareContext(ctx, `SELECT id FROM client_usage WHERE install_id = ? AND app = ? AND provider = ? AND model = ?
-			AND recorded_at >= ? ORDER BY recorded_at DESC, id DESC LIMIT 1`)
-		if err != nil {
-			return false, err
-		}
-		defer find.Close()
-		add, err := tx.PrepareContext(ctx, `UPDATE client_usage SET recorded_at = max(recorded_at, ?), requests = requests + ?,
-			input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, cache_read_tokens = cache_read_tokens + ?,
-			cache_write_tokens = cache_write_tokens + ?, cost_usd = cost_usd + ? WHERE id = ?`)
-		if err != nil {
-			return false, err
-		}
-		defer add.Close()
-		ins, err := tx.PrepareContext(ctx, `INSERT INTO client_usage(recorded_at, install_id, app, provider, model, requests,
-			input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-		if err != nil {
-			return false, err
-		}
-		defer ins.Close()
-		for _, e := range r.Entries {
-			var id int64
-			err := find.QueryRowContext(ctx, r.InstallID, r.App, e.Provider, e.Model, e.At-merge).Scan(&id)
-			switch {
-			case err == nil:
-				_, err = add.ExecContext(ctx, e.At, e.Requests, e.InputTokens, e.OutputTokens, e.CacheReadTokens, e.CacheWriteTokens, e.CostUsd, id)
-			case errors.Is(err, sql.ErrNoRows):
-				_, err = ins.ExecContext(ctx, e.At, r.InstallID, r.App, e.Provider, e.Model, e.Requests, e.InputTokens, e.OutputTokens,
-					e.CacheReadTokens, e.CacheWriteTokens, e.CostUsd)
-			}
-			if err != nil {
-				return false, err
-			}
-		}
-		return true, nil
+		return true, addUsageTx(ctx, tx, r, merge)
 	})
 	if err != nil {
 		return blockError("record client usage", err)
+	}
+	return nil
+}
+
+// usageRow is one client_usage row a report adds to: an existing row (id
+// ≠ 0) that gets the sums of its merged entries, or a new one.
+type usageRow struct {
+	id    int64
+	at    int64 // recorded_at after the report
+	sum   vault.ObservedUsage
+	dirty bool
+}
+
+func (u *usageRow) add(e vault.ObservedUsage) {
+	u.sum.Requests += e.Requests
+	u.sum.InputTokens += e.InputTokens
+	u.sum.OutputTokens += e.OutputTokens
+	u.sum.CacheReadTokens += e.CacheReadTokens
+	u.sum.CacheWriteTokens += e.CacheWriteTokens
+	u.sum.CostUsd += e.CostUsd
+	u.at = max(u.at, e.At)
+	u.dirty = true
+}
+
+// addUsageTx applies the 5-minute merge rule to r's entries in order and
+// writes the outcome in three statements whatever the entry count: one
+// read of the series' recent rows, one UPDATE … FROM VALUES for the rows
+// that grew, one multi-row INSERT for the new ones.
+func addUsageTx(ctx context.Context, tx *wtx, r vault.ClientUsageReport, merge int64) error {
+	if len(r.Entries) == 0 {
+		return nil
+	}
+	type key struct{ provider, model string }
+	lo := r.Entries[0].At
+	for _, e := range r.Entries {
+		lo = min(lo, e.At)
+	}
+	// Only rows within the merge window of the earliest entry can take an
+	// entry; a series whose newest row is older inserts anyway.
+	rows, err := tx.QueryContext(ctx, `SELECT id, provider, model, recorded_at FROM client_usage
+		WHERE install_id = ? AND app = ? AND recorded_at >= ? ORDER BY recorded_at, id`, r.InstallID, r.App, lo-merge)
+	if err != nil {
+		return err
+	}
+	newest := map[key]*usageRow{}
+	for rows.Next() {
+		var k key
+		u := &usageRow{}
+		if err := rows.Scan(&u.id, &k.provider, &k.model, &u.at); err != nil {
+			rows.Close()
+			return err
+		}
+		newest[k] = u // ascending: the last one seen is the newest
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	var grown, added []*usageRow
+	for _, e := range r.Entries {
+		k := key{e.Provider, e.Model}
+		u := newest[k]
+		if u == nil || u.at < e.At-merge {
+			u = &usageRow{at: e.At, sum: vault.ObservedUsage{Provider: e.Provider, Model: e.Model}}
+			newest[k] = u
+			added = append(added, u)
+		} else if u.id != 0 && !u.dirty {
+			grown = append(grown, u)
+		}
+		u.add(e)
+	}
+	if len(grown) > 0 {
+		var q strings.Builder
+		args := make([]any, 0, 8*len(grown))
+		q.WriteString("WITH v(id, at, rq, it, ot, cr, cw, c) AS (VALUES ")
+		for i, u := range grown {
+			if i > 0 {
+				q.WriteByte(',')
+			}
+			q.WriteString("(?,?,?,?,?,?,?,?)")
+			args = append(args, u.id, u.at, u.sum.Requests, u.sum.InputTokens, u.sum.OutputTokens,
+				u.sum.CacheReadTokens, u.sum.CacheWriteTokens, u.sum.CostUsd)
+		}
+		q.WriteString(`) UPDATE client_usage SET recorded_at = max(client_usage.recorded_at, v.at), requests = requests + v.rq,
+			input_tokens = input_tokens + v.it, output_tokens = output_tokens + v.ot, cache_read_tokens = cache_read_tokens + v.cr,
+			cache_write_tokens = cache_write_tokens + v.cw, cost_usd = cost_usd + v.c FROM v WHERE client_usage.id = v.id`)
+		if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
+			return err
+		}
+	}
+	if len(added) > 0 {
+		var q strings.Builder
+		args := make([]any, 0, 11*len(added))
+		q.WriteString(`INSERT INTO client_usage(recorded_at, install_id, app, provider, model, requests,
+			input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd) VALUES `)
+		for i, u := range added {
+			if i > 0 {
+				q.WriteByte(',')
+			}
+			q.WriteString("(?,?,?,?,?,?,?,?,?,?,?)")
+			args = append(args, u.at, r.InstallID, r.App, u.sum.Provider, u.sum.Model, u.sum.Requests, u.sum.InputTokens,
+				u.sum.OutputTokens, u.sum.CacheReadTokens, u.sum.CacheWriteTokens, u.sum.CostUsd)
+		}
+		if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -152,6 +152,18 @@ func TestClientUsageMergeAggregateAndPrune(t *testing.T) {
 		entry(now+400_000, "anthropic", "m1", 10), // new row (beyond 5 min)
 		entry(now, "openai", "m2", 100),
 	}})
+	// The 5-minute rule: m1 at now and now+60 s share a row, now+400 s
+	// starts one; a second report within 5 minutes of that row adds to it.
+	rec(vault.ClientUsageReport{InstallID: "i1", App: "omp", Entries: []vault.ObservedUsage{entry(now+500_000, "anthropic", "m1", 0)}})
+	db := rawDB(t, e.path)
+	var n, last int64
+	if err := db.QueryRow("SELECT count(*), max(recorded_at) FROM client_usage WHERE provider = 'anthropic'").Scan(&n, &last); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if n != 2 || last != now+500_000 {
+		t.Fatalf("anthropic rows %d (newest at %d), want 2 rows, newest at now+500 s", n, last-now)
+	}
 	e.clk.Add(time.Second)
 	rec(vault.ClientUsageReport{InstallID: "i2", Entries: nil}) // seen, no usage
 	rec(vault.ClientUsageReport{InstallID: "i1"})               // hostname kept when not sent
@@ -160,7 +172,7 @@ func TestClientUsageMergeAggregateAndPrune(t *testing.T) {
 		t.Fatalf("clients %+v", got)
 	}
 	p := got[0].Providers
-	if len(p) != 2 || p[0].Provider != "openai" || p[1].Provider != "anthropic" || p[1].Requests != 3 || p[1].InputTokens != 30 || p[1].CostUsd != 1.5 || p[0].App != "omp" {
+	if len(p) != 2 || p[0].Provider != "openai" || p[1].Provider != "anthropic" || p[1].Requests != 4 || p[1].InputTokens != 30 || p[1].CostUsd != 2 || p[0].App != "omp" {
 		t.Fatalf("providers %+v", p)
 	}
 	if len(got[1].Providers) != 0 || got[1].Providers == nil {
@@ -170,7 +182,7 @@ func TestClientUsageMergeAggregateAndPrune(t *testing.T) {
 		t.Fatalf("future sinceMs: %+v", f)
 	}
 	// Prune: usage before the cut goes, then idle clients without usage.
-	if n := must[int64](t)(st.PruneClientUsage(ctx, now+500_000)); n < 3 {
+	if n := must[int64](t)(st.PruneClientUsage(ctx, now+600_000)); n < 3 {
 		t.Fatalf("pruned %d rows", n)
 	}
 	if left := must[[]vault.ClientSummary](t)(st.ClientUsage(ctx, 0)); len(left) != 0 {
