@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // InstallIDFile is the per-install UUID under the config root (fleet.md
@@ -18,7 +19,9 @@ const InstallIDFile = "install-id"
 // EnvAppName names the application label of observed usage (fleet.md §8.2).
 const EnvAppName = "OMP_APP_NAME"
 
-var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+var uuidRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+})
 
 // InstallIDPath is <config dir>/install-id, shared with the reference.
 func (d Dirs) InstallIDPath() string { return filepath.Join(d.ConfigDir, InstallIDFile) }
@@ -29,7 +32,7 @@ func (d Dirs) InstallIDPath() string { return filepath.Join(d.ConfigDir, Install
 func InstallID(path string) (string, error) {
 	invalid := false
 	if b, err := os.ReadFile(path); err == nil {
-		if s := strings.TrimSpace(string(b)); uuidRE.MatchString(s) {
+		if s := strings.TrimSpace(string(b)); uuidRE().MatchString(s) {
 			return s, nil
 		}
 		invalid = true
@@ -47,7 +50,7 @@ func InstallID(path string) (string, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, fs.ErrExist) {
 		if b, rerr := os.ReadFile(path); rerr == nil {
-			if s := strings.TrimSpace(string(b)); uuidRE.MatchString(s) {
+			if s := strings.TrimSpace(string(b)); uuidRE().MatchString(s) {
 				return s, nil
 			}
 		}
