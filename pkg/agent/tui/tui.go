@@ -1,0 +1,611 @@
+// Package tui is the agent's interactive mode (agent.md §8.4): a terminal
+// UI on the Charm stack (bubbletea, bubbles, lipgloss) that streams the
+// assistant's answer, shows tool calls as they run, takes multi-line
+// input, queues steering and follow-up messages while a run streams,
+// aborts on Esc, and offers the v1 slash commands (D49), a model picker
+// and the session tree.
+//
+// It renders inline, not on the alternate screen (D71): finished items
+// are printed into the terminal's scrollback, and only the live part (the
+// streaming message, running tools, queued messages, the editor) is
+// redrawn below them.
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/textarea"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/ompgo/omp/pkg/agent"
+	"github.com/ompgo/omp/pkg/agent/session"
+	"github.com/ompgo/omp/pkg/llm"
+)
+
+// Options configure Run. Agent is required; the callbacks are how the
+// caller (cmd/omp) provides what depends on its configuration.
+type Options struct {
+	// Agent is the agent of the opening session. Run replaces it on a
+	// session switch and sets its Emit.
+	Agent *agent.Agent
+	In    io.Reader
+	Out   io.Writer
+	// Cwd is the working directory (default paths of /export).
+	Cwd string
+	// SessionDir is where /new, /fork and /branch create session files
+	// ("" = in memory).
+	SessionDir string
+	// SessionDirs is the /resume scope (the current project's).
+	SessionDirs []string
+	// Models are the models the picker offers.
+	Models []llm.Model
+	// SetModel switches ag to the model named by selector (provider/id or
+	// a bare id), with its provider and credential, and records the
+	// change in the session.
+	SetModel func(ctx context.Context, ag *agent.Agent, selector string) error
+	// Compact runs a manual compaction with optional instructions (nil:
+	// /compact reports it is unavailable).
+	Compact func(ctx context.Context, ag *agent.Agent, instructions string) error
+	// OnSwitch is told about every session the UI switches to.
+	OnSwitch func(sf *session.File)
+	// Prompts are submitted one after the other at start (the positional
+	// messages of `omp [messages...]`).
+	Prompts []string
+	// Version is shown in the banner.
+	Version string
+}
+
+// Run runs the interactive mode until the user quits and returns the
+// session in use at the end (for the caller to persist).
+func Run(ctx context.Context, opt Options) (*session.File, error) {
+	if opt.Agent == nil {
+		return nil, errors.New("tui: no agent")
+	}
+	m := newModel(ctx, opt)
+	p := tea.NewProgram(m, tea.WithInput(opt.In), tea.WithOutput(opt.Out), tea.WithContext(ctx),
+		tea.WithoutSignalHandler())
+	// The loop's goroutine never blocks on the UI: its events go through
+	// a queue that a pump forwards to the program.
+	q := &pump{wake: make(chan struct{}, 1)}
+	pctx, stop := context.WithCancel(ctx)
+	pumped := make(chan struct{})
+	go func() { defer close(pumped); q.run(pctx, p.Send) }()
+	m.send = q.push
+	m.bind(opt.Agent)
+	_, err := p.Run()
+	m.stopRun()
+	stop()
+	<-pumped
+	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		err = nil
+	}
+	return m.ag.Session, err
+}
+
+// kind of a queued message.
+type queueKind int
+
+const (
+	steer queueKind = iota
+	followUp
+)
+
+type queued struct {
+	kind queueKind
+	text string
+}
+
+// toolRun is a tool call that is executing.
+type toolRun struct {
+	id, name, summary, output string
+}
+
+type model struct {
+	opt  Options
+	ctx  context.Context
+	ag   *agent.Agent
+	send func(tea.Msg)
+
+	width, height int
+	editor        textarea.Model
+	history       []string
+	histIdx       int // len(history) = the draft
+
+	running bool
+	runID   int
+	cancel  context.CancelFunc
+	done    chan struct{}
+	queue   []queued
+	stream  []block
+	tools   []*toolRun
+	notice  string
+
+	expand       bool // ctrl+o: full tool output
+	showThinking bool // ctrl+t
+	lastEsc      time.Time
+	lastCtrlC    time.Time
+
+	picker *picker
+	// lastTool is the output of the latest finished tool (ctrl+o prints it whole).
+	lastTool string
+}
+
+var (
+	styleDim     = lipgloss.NewStyle().Faint(true)
+	styleUser    = lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("12"))
+	styleTool    = lipgloss.NewStyle().Foreground(lipgloss.Color("13"))
+	styleError   = lipgloss.NewStyle().Foreground(lipgloss.Color("9"))
+	styleOK      = lipgloss.NewStyle().Foreground(lipgloss.Color("10"))
+	styleNotice  = lipgloss.NewStyle().Foreground(lipgloss.Color("11"))
+	styleQueued  = lipgloss.NewStyle().Foreground(lipgloss.Color("14"))
+	styleFooter  = lipgloss.NewStyle().Faint(true)
+	styleCursor  = lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("12"))
+	styleThought = lipgloss.NewStyle().Faint(true).Italic(true)
+)
+
+func newModel(ctx context.Context, opt Options) *model {
+	ta := textarea.New()
+	ta.Prompt = "│ "
+	ta.Placeholder = "Ask anything · / for commands · ctrl+d to quit"
+	ta.ShowLineNumbers = false
+	ta.CharLimit = 0
+	ta.MaxHeight = 10
+	ta.SetHeight(1)
+	ta.SetWidth(80)
+	ta.FocusedStyle.CursorLine = lipgloss.NewStyle()
+	// Enter is ours (submit / steer); ctrl+j inserts a newline (alt+enter
+	// too while idle, see handleKey).
+	ta.KeyMap.InsertNewline.SetKeys("ctrl+j")
+	ta.Focus()
+	return &model{opt: opt, ctx: ctx, editor: ta, width: 80, height: 24}
+}
+
+// bind makes ag the agent the UI drives.
+func (m *model) bind(ag *agent.Agent) {
+	send := m.send
+	ag.Emit = func(e *agent.Event) {
+		if msg := convert(e); msg != nil {
+			send(msg)
+		}
+	}
+	m.ag = ag
+	if m.opt.OnSwitch != nil {
+		m.opt.OnSwitch(ag.Session)
+	}
+}
+
+func (m *model) Init() tea.Cmd {
+	banner := styleDim.Render(fmt.Sprintf("omp %s · %s · session %s", m.opt.Version, m.ag.Model.Key(), shortID(m.ag.Session.Header().ID)))
+	cmds := []tea.Cmd{textarea.Blink, tea.Println(banner)}
+	if n := len(m.ag.Messages()); n > 0 {
+		cmds = append(cmds, tea.Println(styleDim.Render(fmt.Sprintf("resumed: %d messages in context", n))))
+	}
+	for _, p := range m.opt.Prompts {
+		if strings.TrimSpace(p) != "" {
+			m.queue = append(m.queue, queued{kind: followUp, text: p})
+		}
+	}
+	if len(m.queue) > 0 {
+		q := m.queue[0]
+		m.queue = m.queue[1:]
+		cmds = append(cmds, m.start(q.text))
+	}
+	return tea.Sequence(cmds...)
+}
+
+func shortID(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+// start prints the user's message and runs a prompt in the background.
+func (m *model) start(text string) tea.Cmd {
+	ctx, cancel := context.WithCancel(m.ctx)
+	m.running, m.cancel, m.stream, m.tools, m.notice = true, cancel, nil, nil, ""
+	done := make(chan struct{})
+	m.done = done
+	m.runID++
+	ag, send, id := m.ag, m.send, m.runID
+	go func() {
+		defer close(done)
+		final, err := ag.Prompt(ctx, text)
+		send(runDoneMsg{id: id, final: final, err: err})
+	}()
+	return tea.Println(userLine(text))
+}
+
+func userLine(text string) string {
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		if i == 0 {
+			lines[i] = styleUser.Render("› " + l)
+		} else {
+			lines[i] = styleUser.Render("  " + l)
+		}
+	}
+	return "\n" + strings.Join(lines, "\n")
+}
+
+// abort cancels the run; queued messages go back into the editor (§5.5).
+func (m *model) abort() {
+	if !m.running {
+		return
+	}
+	if len(m.queue) > 0 {
+		var texts []string
+		for _, q := range m.queue {
+			texts = append(texts, q.text)
+		}
+		if d := m.editor.Value(); d != "" {
+			texts = append(texts, d)
+		}
+		m.editor.SetValue(strings.Join(texts, "\n"))
+		m.queue = nil
+	}
+	m.cancel()
+}
+
+// stopRun aborts a run and waits for it to end (before a session switch
+// or exit).
+func (m *model) stopRun() {
+	if m.cancel != nil {
+		m.cancel()
+	}
+	if m.done != nil {
+		<-m.done
+	}
+	m.running, m.cancel, m.done = false, nil, nil
+	m.queue = nil
+	m.stream, m.tools = nil, nil
+}
+
+func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.editor.SetWidth(max(msg.Width-2, 10))
+		return m, nil
+	case tea.KeyMsg:
+		return m.handleKey(msg)
+	case streamMsg:
+		m.stream = msg.blocks
+		return m, nil
+	case assistantMsg:
+		m.stream = nil
+		return m, m.printAssistant(msg)
+	case toolStartMsg:
+		m.tools = append(m.tools, &toolRun{id: msg.id, name: msg.name, summary: msg.summary})
+		return m, nil
+	case toolUpdateMsg:
+		for _, t := range m.tools {
+			if t.id == msg.id {
+				t.output = msg.output
+			}
+		}
+		return m, nil
+	case toolEndMsg:
+		summary := ""
+		for i, t := range m.tools {
+			if t.id == msg.id {
+				summary = t.summary
+				m.tools = append(m.tools[:i], m.tools[i+1:]...)
+				break
+			}
+		}
+		m.lastTool = msg.output
+		return m, tea.Println(m.toolLines(msg, summary))
+	case noticeMsg:
+		m.notice = msg.text
+		return m, nil
+	case runDoneMsg:
+		return m, m.runDone(msg)
+	case cmdResultMsg:
+		return m, m.cmdResult(msg)
+	}
+	var cmd tea.Cmd
+	m.editor, cmd = m.editor.Update(msg)
+	return m, cmd
+}
+
+// runDone delivers the next queued message (steering first, D49) or goes
+// idle.
+func (m *model) runDone(msg runDoneMsg) tea.Cmd {
+	if msg.id != m.runID || m.done == nil {
+		return nil // a run stopped by a session switch
+	}
+	<-m.done
+	m.running, m.cancel, m.done, m.stream, m.tools, m.notice = false, nil, nil, nil, nil, ""
+	var cmds []tea.Cmd
+	if msg.err != nil {
+		cmds = append(cmds, tea.Println(styleError.Render("Error: "+msg.err.Error())))
+	}
+	aborted := msg.final != nil && msg.final.StopReason == llm.StopAborted
+	if len(m.queue) > 0 && !aborted && msg.err == nil {
+		i := 0
+		for j, q := range m.queue {
+			if q.kind == steer {
+				i = j
+				break
+			}
+		}
+		q := m.queue[i]
+		m.queue = append(m.queue[:i], m.queue[i+1:]...)
+		cmds = append(cmds, m.start(q.text))
+	}
+	return tea.Sequence(cmds...)
+}
+
+func (m *model) printAssistant(msg assistantMsg) tea.Cmd {
+	var out []string
+	for _, b := range msg.blocks {
+		switch b.kind {
+		case llm.ContentThinking:
+			if strings.TrimSpace(b.text) == "" {
+				continue
+			}
+			if m.showThinking {
+				out = append(out, styleThought.Render(m.wrap(b.text)))
+			} else {
+				out = append(out, styleThought.Render(fmt.Sprintf("∴ thought for %d lines (ctrl+t to show)", strings.Count(strings.TrimSpace(b.text), "\n")+1)))
+			}
+		case llm.ContentText:
+			if t := strings.TrimSpace(b.text); t != "" {
+				out = append(out, m.wrap(t))
+			}
+		}
+	}
+	switch msg.stop {
+	case llm.StopError:
+		out = append(out, styleError.Render("Error: "+msg.errMsg))
+	case llm.StopAborted:
+		// Esc aborts silently in the transcript (D71); the session
+		// records the interruption.
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return tea.Println("\n" + strings.Join(out, "\n"))
+}
+
+func (m *model) wrap(s string) string {
+	return lipgloss.NewStyle().Width(max(m.width-1, 20)).Render(s)
+}
+
+// toolLines is a finished tool call: name, argument summary, a preview of
+// the result (first and last lines; ctrl+o expands).
+func (m *model) toolLines(msg toolEndMsg, summary string) string {
+	mark := styleOK.Render("✓")
+	if msg.isError {
+		mark = styleError.Render("✗")
+	}
+	head := mark + " " + styleTool.Render(msg.name) + " " + summary
+	lines, hidden := preview(msg.output, m.expand)
+	out := []string{head}
+	for _, l := range lines {
+		out = append(out, styleDim.Render("  "+truncate(l, m.width-3)))
+	}
+	if hidden > 0 {
+		out = append(out, styleDim.Render(fmt.Sprintf("  … %d more lines (ctrl+o to expand)", hidden)))
+	}
+	return strings.Join(out, "\n")
+}
+
+func truncate(s string, n int) string {
+	r := []rune(strings.ReplaceAll(s, "\t", "    "))
+	if n < 4 || len(r) <= n {
+		return string(r)
+	}
+	return string(r[:n-1]) + "…"
+}
+
+func (m *model) handleKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
+	if m.picker != nil {
+		return m, m.pickerKey(k)
+	}
+	now := time.Now()
+	switch k.String() {
+	case "enter":
+		return m, m.submit(steer)
+	case "alt+enter":
+		if m.running {
+			return m, m.submit(followUp)
+		}
+		m.editor.InsertString("\n")
+		m.grow()
+		return m, nil
+	case "ctrl+q":
+		if m.running {
+			return m, m.submit(followUp)
+		}
+		return m, nil
+	case "esc":
+		switch {
+		case m.running:
+			m.abort()
+		case m.editor.Value() != "":
+			m.editor.Reset()
+			m.grow()
+		case now.Sub(m.lastEsc) < 500*time.Millisecond:
+			m.lastEsc = time.Time{}
+			return m, m.openTree()
+		default:
+			m.lastEsc = now
+		}
+		return m, nil
+	case "ctrl+c":
+		if now.Sub(m.lastCtrlC) < 500*time.Millisecond {
+			return m, tea.Quit
+		}
+		m.lastCtrlC = now
+		switch {
+		case m.editor.Value() != "":
+			m.editor.Reset()
+			m.grow()
+		case m.running:
+			m.abort()
+		}
+		return m, nil
+	case "ctrl+d":
+		if m.editor.Value() == "" {
+			return m, tea.Quit
+		}
+	case "ctrl+z":
+		return m, tea.Suspend
+	case "ctrl+o":
+		m.expand = !m.expand
+		if m.expand && m.lastTool != "" {
+			return m, tea.Println(styleDim.Render(indent(strings.TrimRight(m.lastTool, "\n"), "  ")))
+		}
+		return m, nil
+	case "ctrl+t":
+		m.showThinking = !m.showThinking
+		return m, nil
+	case "alt+m", "ctrl+l":
+		return m, m.openModelPicker()
+	case "ctrl+p":
+		return m, m.cycleModel()
+	case "up":
+		if m.editor.Line() == 0 && m.histIdx > 0 && (m.editor.Value() == "" || m.histIdx < len(m.history)) {
+			m.histIdx--
+			m.editor.SetValue(m.history[m.histIdx])
+			m.grow()
+			return m, nil
+		}
+	case "down":
+		if m.histIdx < len(m.history) && m.editor.Line() == m.editor.LineCount()-1 {
+			m.histIdx++
+			if m.histIdx == len(m.history) {
+				m.editor.Reset()
+			} else {
+				m.editor.SetValue(m.history[m.histIdx])
+			}
+			m.grow()
+			return m, nil
+		}
+	}
+	var cmd tea.Cmd
+	m.editor, cmd = m.editor.Update(k)
+	m.grow()
+	return m, cmd
+}
+
+// grow fits the editor's height to its content.
+func (m *model) grow() {
+	m.editor.SetHeight(min(max(m.editor.LineCount(), 1), 10))
+}
+
+func indent(s, pre string) string {
+	return pre + strings.ReplaceAll(s, "\n", "\n"+pre)
+}
+
+// submit handles Enter: a trailing backslash continues the line (D49);
+// otherwise the text is a slash command, user bash, a prompt, or — while
+// a run streams — a queued steering or follow-up message.
+func (m *model) submit(kind queueKind) tea.Cmd {
+	v := m.editor.Value()
+	if kind == steer && strings.HasSuffix(v, "\\") && m.editor.Line() == m.editor.LineCount()-1 {
+		m.editor.SetValue(strings.TrimSuffix(v, "\\") + "\n")
+		m.grow()
+		return nil
+	}
+	text := strings.TrimSpace(v)
+	if text == "" {
+		return nil
+	}
+	m.editor.Reset()
+	m.grow()
+	if len(m.history) == 0 || m.history[len(m.history)-1] != text {
+		m.history = append(m.history, text)
+	}
+	m.histIdx = len(m.history)
+	if strings.HasPrefix(text, "/") {
+		return m.command(text)
+	}
+	if m.running {
+		m.queue = append(m.queue, queued{kind: kind, text: text})
+		return nil
+	}
+	return m.start(text)
+}
+
+func (m *model) View() string {
+	var b strings.Builder
+	w := max(m.width-1, 20)
+	if len(m.stream) > 0 {
+		var parts []string
+		for _, bl := range m.stream {
+			switch bl.kind {
+			case llm.ContentThinking:
+				if m.showThinking {
+					parts = append(parts, styleThought.Render(tail(bl.text, 6)))
+				} else {
+					parts = append(parts, styleThought.Render("∴ thinking…"))
+				}
+			case llm.ContentText:
+				parts = append(parts, bl.text)
+			case llm.ContentToolCall:
+				parts = append(parts, styleTool.Render("⋯ "+bl.name)+" "+bl.text)
+			}
+		}
+		text := lipgloss.NewStyle().Width(w).Render(strings.Join(parts, "\n"))
+		// Keep the live area within the screen: the tail of a long answer.
+		b.WriteString(tail(text, max(m.height-14, 4)) + "\n")
+	}
+	for _, t := range m.tools {
+		b.WriteString(styleTool.Render("● "+t.name) + " " + truncate(t.summary, w-len(t.name)-3) + "\n")
+		if t.output != "" {
+			for _, l := range strings.Split(tail(strings.TrimRight(t.output, "\n"), 3), "\n") {
+				b.WriteString(styleDim.Render("  "+truncate(l, w-2)) + "\n")
+			}
+		}
+	}
+	if m.running && len(m.stream) == 0 && len(m.tools) == 0 {
+		b.WriteString(styleDim.Render("Working…") + "\n")
+	}
+	if m.notice != "" {
+		b.WriteString(styleNotice.Render(m.notice) + "\n")
+	}
+	for _, q := range m.queue {
+		label := "steer"
+		if q.kind == followUp {
+			label = "follow-up"
+		}
+		b.WriteString(styleQueued.Render("↳ queued "+label+": ") + truncate(oneLine(q.text, 200), w-20) + "\n")
+	}
+	if m.picker != nil {
+		b.WriteString(m.picker.view(w, max(m.height/2, 5)))
+		return b.String()
+	}
+	b.WriteString(m.editor.View() + "\n")
+	b.WriteString(m.footer())
+	return b.String()
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) <= n {
+		return s
+	}
+	return strings.Join(lines[len(lines)-n:], "\n")
+}
+
+func (m *model) footer() string {
+	parts := []string{m.ag.Model.Key()}
+	if m.ag.ThinkingLevel != "" {
+		parts = append(parts, "thinking "+m.ag.ThinkingLevel)
+	}
+	if m.running {
+		parts = append(parts, "enter steer · alt+enter follow-up · esc abort")
+	} else {
+		parts = append(parts, "enter send · ctrl+j newline · /help")
+	}
+	return styleFooter.Render(strings.Join(parts, " · "))
+}
