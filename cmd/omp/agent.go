@@ -101,9 +101,7 @@ func (a *app) runAgent(ctx context.Context, f *agentFlags, messages []string) er
 		return fmt.Errorf("unsupported --mode %q (text or json; rpc is not implemented yet)", f.mode)
 	}
 	stdinTTY := isTerminal(a.stdin)
-	if !f.print && f.mode == "" && stdinTTY {
-		return errors.New("interactive mode is not implemented yet: use -p/--print or --mode json")
-	}
+	interactive := !f.print && f.mode == "" && stdinTTY
 	if f.thinking != "" && !slices.Contains(thinkingLevels, f.thinking) {
 		return fmt.Errorf("invalid --thinking %q (want one of %s)", f.thinking, strings.Join(thinkingLevels, ", "))
 	}
@@ -112,8 +110,11 @@ func (a *app) runAgent(ctx context.Context, f *agentFlags, messages []string) er
 		return err
 	}
 	prompts, err := a.prompts(messages, stdinTTY)
-	if err != nil {
+	if err != nil && !(interactive && errors.Is(err, errNoPrompt)) {
 		return err
+	}
+	if interactive && len(attachments) > 0 {
+		return errors.New("@file attachments are not supported in interactive mode yet: use -p")
 	}
 
 	// Models: the bundled catalogue plus models.yml (§9.4); an invalid file
@@ -223,6 +224,10 @@ func (a *app) runAgent(ctx context.Context, f *agentFlags, messages []string) er
 		// OAuth access tokens rotate during long runs: take the snapshot's
 		// current one (refreshed through the broker near expiry) per turn.
 		ag.Credentials = func(ctx context.Context) (llm.Credential, error) { return keys.credential(ctx, model) }
+	}
+	if interactive {
+		return a.runInteractive(ctx, ag, f, interactiveDeps{cat: cat, keys: keys, env: env, settings: settings,
+			dirs: dirs, cwd: cwd, terminal: terminal, prompts: prompts})
 	}
 	out := bufio.NewWriter(a.stdout)
 	defer out.Flush()

@@ -1,0 +1,262 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ompgo/omp/pkg/agent/session"
+	"github.com/ompgo/omp/pkg/llm"
+)
+
+// tmuxPane drives the real omp binary in a detached tmux session on a
+// private socket: keys in with send-keys, the screen out with
+// capture-pane.
+type tmuxPane struct {
+	t    *testing.T
+	sock string
+}
+
+func newTmux(t *testing.T, dir string, env []string, args ...string) *tmuxPane {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed: the interactive-mode test needs it (make test installs it)")
+	}
+	p := &tmuxPane{t: t, sock: filepath.Join(t.TempDir(), "tmux.sock")}
+	// env -i: the pane sees only the test's environment, not the tmux
+	// server's.
+	argv := append([]string{"env", "-i"}, env...)
+	argv = append(argv, args...)
+	quoted := make([]string, len(argv))
+	for i, a := range argv {
+		quoted[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	p.tmux("-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "40", "-s", "omp", "-c", dir,
+		strings.Join(quoted, " "))
+	p.tmux("set-option", "-t", "omp", "remain-on-exit", "on")
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("screen at failure:\n%s", p.screen())
+		}
+		_ = exec.Command("tmux", "-S", p.sock, "kill-server").Run()
+	})
+	return p
+}
+
+func (p *tmuxPane) tmux(args ...string) string {
+	p.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-S", p.sock}, args...)...).CombinedOutput()
+	if err != nil {
+		p.t.Fatalf("tmux %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// screen is the visible pane plus its scrollback.
+func (p *tmuxPane) screen() string {
+	out, _ := exec.Command("tmux", "-S", p.sock, "capture-pane", "-p", "-J", "-S", "-500", "-t", "omp").Output()
+	return string(out)
+}
+
+// typeText types text literally; keys sends named keys (Enter, Escape, M-Enter, C-d).
+func (p *tmuxPane) typeText(text string) { p.tmux("send-keys", "-t", "omp", "-l", text) }
+func (p *tmuxPane) keys(keys ...string) {
+	p.tmux(append([]string{"send-keys", "-t", "omp"}, keys...)...)
+}
+
+// waitFor waits until every want is on the screen.
+func (p *tmuxPane) waitFor(what string, want ...string) string {
+	p.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s := p.screen()
+		ok := true
+		for _, w := range want {
+			if !strings.Contains(s, w) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return s
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("%s: %q not on the screen", what, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// dead reports whether the program in the pane has exited.
+func (p *tmuxPane) dead() bool {
+	out, err := exec.Command("tmux", "-S", p.sock, "display-message", "-p", "-t", "omp", "#{pane_dead}").Output()
+	return err != nil || strings.TrimSpace(string(out)) == "1"
+}
+
+// TestInteractiveModeInTmux runs `omp` in a real terminal (tmux) against
+// the fake upstream: a prompt streams its answer with a tool call shown
+// while it runs, a steer (Enter) and a follow-up (Alt+Enter) typed during
+// the run are queued and delivered, Esc aborts a hanging stream, slash
+// commands answer, and the model picker switches the model the next
+// request uses.
+func TestInteractiveModeInTmux(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and drives it in tmux")
+	}
+	e := newE2E(t)
+	yml := fmt.Sprintf(`providers:
+  fake:
+    baseUrl: %s
+    apiKey: FAKE_PROVIDER_KEY
+    api: anthropic-messages
+    auth: apiKey
+    models:
+      - id: fake-model
+        contextWindow: 200000
+        maxTokens: 8192
+      - id: fake-other
+        name: Fake Other
+        contextWindow: 100000
+        maxTokens: 4096
+`, e.fake.srv.URL)
+	if err := os.WriteFile(filepath.Join(e.home, ".omp", "agent", "models.yml"), []byte(yml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"HOME=" + e.home, "PATH=" + os.Getenv("PATH"), "TERM=xterm-256color", "LANG=C.UTF-8",
+		"FAKE_PROVIDER_KEY=sk-fake-123", "PI_BASH_NO_LOGIN=1"}
+	p := newTmux(t, e.project, env, binary(t), "--model", "fake/fake-model")
+	p.waitFor("startup", "fake/fake-model", "/help")
+
+	// 1. A prompt: the tool call is on screen while it runs; a steer and a
+	// follow-up typed meanwhile are queued, then delivered in that order.
+	e.fake.push(
+		asst(llm.StopToolUse, llm.Text("Let me look."), call("toolu_1", "bash", map[string]string{"command": "sleep 2; echo slept-well"})),
+		asst(llm.StopEnd, llm.Text("The answer is 42.")),
+		asst(llm.StopEnd, llm.Text("Steered answer.")),
+		asst(llm.StopEnd, llm.Text("Follow-up answer.")),
+	)
+	p.typeText("what is the answer?")
+	p.keys("Enter")
+	p.waitFor("tool running", "● bash sleep 2; echo slept-well", "Let me look.")
+	p.typeText("steer this way")
+	p.keys("Enter")
+	p.typeText("and then this")
+	p.keys("M-Enter")
+	p.waitFor("queued", "queued steer: steer this way", "queued follow-up: and then this")
+	p.waitFor("answers", "✓ bash sleep 2; echo slept-well", "slept-well", "The answer is 42.", "› steer this way",
+		"Steered answer.", "› and then this", "Follow-up answer.")
+	s := p.screen()
+	if i, j := strings.Index(s, "Steered answer."), strings.Index(s, "Follow-up answer."); i > j {
+		t.Fatalf("follow-up delivered before the steer:\n%s", s)
+	}
+	reqs := e.fake.requests()
+	if len(reqs) != 4 {
+		t.Fatalf("upstream requests = %d, want 4", len(reqs))
+	}
+	lastB, _ := json.Marshal(reqs[3]["messages"])
+	last := string(lastB)
+	if !strings.Contains(last, "steer this way") || !strings.Contains(last, "and then this") {
+		t.Fatalf("the follow-up request lacks the queued messages: %s", last)
+	}
+
+	// 2. Esc aborts a hanging stream; the editor is usable again.
+	hang := fakeHang{started: make(chan struct{})}
+	e.fake.push(hang)
+	p.typeText("this will hang")
+	p.keys("Enter")
+	select {
+	case <-hang.started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the hanging request never reached the fake upstream")
+	}
+	p.waitFor("working", "esc abort")
+	p.keys("Escape")
+	deadline := time.Now().Add(10 * time.Second)
+	for strings.Contains(lastLines(p.screen(), 2), "esc abort") {
+		if time.Now().After(deadline) {
+			t.Fatal("still running 10 s after Esc")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	// 3. Slash commands.
+	p.typeText("/help")
+	p.keys("Enter")
+	p.waitFor("/help", "/compact [focus]", "/tree", "/exit")
+	p.typeText("/rename tmux demo")
+	p.keys("Enter")
+	p.waitFor("/rename", "Session renamed to tmux demo")
+	p.typeText("/nope")
+	p.keys("Enter")
+	p.waitFor("unknown command", "Unknown command: /nope")
+
+	// 4. The model picker: /model lists the models, typing filters, Enter
+	// switches; the next request uses the new model.
+	p.typeText("/model")
+	p.keys("Enter")
+	p.waitFor("picker", "Select a model", "fake/fake-other", "Fake Other")
+	p.typeText("other")
+	p.keys("Enter")
+	p.waitFor("model switched", "Model: fake/fake-other")
+	e.fake.push(asst(llm.StopEnd, llm.Text("Other model here.")))
+	p.typeText("who are you?")
+	p.keys("Enter")
+	p.waitFor("answer from the new model", "Other model here.")
+	reqs = e.fake.requests()
+	if got := reqs[len(reqs)-1]["model"]; got != "fake-other" {
+		t.Fatalf("model of the last request = %v, want fake-other", got)
+	}
+
+	// 5. The session tree opens on double Esc and lists the prompts.
+	p.keys("Escape")
+	time.Sleep(100 * time.Millisecond)
+	p.keys("Escape")
+	p.waitFor("tree", "Session tree", "user: what is the answer?", "← current")
+	if os.Getenv("TUI_DEBUG") != "" {
+		t.Logf("screen:\n%s", p.screen())
+	}
+	p.keys("Escape")
+
+	// 6. Ctrl+D on the empty editor quits; the session is on disk with the
+	// aborted turn and the rename.
+	p.keys("C-d")
+	deadline = time.Now().Add(10 * time.Second)
+	for !p.dead() {
+		if time.Now().After(deadline) {
+			t.Fatal("omp did not exit on ctrl+d")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	files := e.sessionFiles(t)
+	if len(files) != 1 {
+		t.Fatalf("session files = %v", files)
+	}
+	sf, err := session.Open(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var aborted, renamed bool
+	for _, en := range sf.Entries() {
+		aborted = aborted || strings.Contains(string(en.Raw), `"stopReason":"aborted"`)
+		renamed = renamed || en.Type == session.TypeSessionInfo && strings.Contains(string(en.Raw), "tmux demo")
+	}
+	if !aborted || !renamed {
+		t.Fatalf("session file: aborted turn %v, rename %v", aborted, renamed)
+	}
+	if c := sf.BuildContext(); c.Model != "fake/fake-other" {
+		t.Fatalf("session model = %q", c.Model)
+	}
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
