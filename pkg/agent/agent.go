@@ -3,8 +3,37 @@
 // model order with argument validation, abort, the D21 retry policy, and
 // persistence of every finalised message to the session.
 //
+// Session-level API, for the modes (print, json, rpc, interactive), safe
+// to call from any goroutine while a run is active:
+//
+//   - Prompt / PromptContent run synchronously; Start schedules a run in a
+//     goroutine and returns at once. Both fail with ErrBusy while a run is
+//     active (one run at a time, §2.2).
+//   - Steer queues a message for the next steering check (after the
+//     running tool in "immediate" interrupt mode, whose remaining calls are
+//     skipped, else before the next turn); FollowUp queues one for when
+//     the run would end. SetSteeringMode / SetFollowUpMode ("one-at-a-time"
+//     or "all"), SetInterruptMode ("immediate" or "wait"), Modes,
+//     QueuedCounts, ClearQueues (§5.4).
+//   - Abort cancels a retry sleep and the run and returns a channel closed
+//     once the run has ended; AbortRetry cancels only the retry sleep (§5.5).
+//   - IsStreaming, IsCompacting, CurrentModel, CurrentThinkingLevel,
+//     SessionID, SessionFile, MessageCount, Messages; SetModel and
+//     SetThinkingLevel (effective from the next turn, persisted as entries);
+//     SetAutoRetry / SetAutoCompaction (runtime overrides, D48).
+//   - Subscribe adds event listeners (called synchronously in order, after
+//     the Emit field); EmitEvent lets session-level code emit.
+//   - SetSession switches files (aborts, clears the queues); ReloadContext
+//     rebuilds the in-memory context from the session.
+//   - Compactor is the hook compaction fills in: the §5.6 overflow and
+//     truncated-output recoveries call it between auto_compaction_start
+//     and auto_compaction_end, then continue the run; CompactNow is the
+//     manual path (RPC compact). Without it those errors end the run.
+//   - RefreshCredential: an upstream 401/403 force-refreshes the
+//     credential once and the turn is retried.
+//
 // Sub-packages hold the session files (session) and the built-in tools
-// (tools). The modes (print, json) are wired in cmd/omp.
+// (tools). The modes are wired in cmd/omp.
 package agent
 
 import (
@@ -20,8 +49,10 @@ import (
 	"github.com/ompgo/omp/pkg/llm"
 )
 
-// Agent runs prompts against one model over one session. It is not safe
-// for concurrent use: one run at a time (§2.2).
+// Agent runs prompts against one model over one session, one run at a
+// time (§2.2). Set the fields before the first run; afterwards change them
+// only through the methods (SetModel, SetThinkingLevel, …), which are
+// safe to call from any goroutine while a run is active.
 type Agent struct {
 	// Session receives every finalised message (required).
 	Session *session.File
@@ -49,7 +80,16 @@ type Agent struct {
 	Now func() time.Time
 	// Sleep waits d or until ctx ends (default: a timer).
 	Sleep func(ctx context.Context, d time.Duration) error
+	// RefreshCredential, when set, force-refreshes the credential after an
+	// upstream 401/403 (broker mode: a refresh through the broker); the
+	// turn is then retried once with the new credential.
+	RefreshCredential func(ctx context.Context) (llm.Credential, error)
+	// Compactor compacts the context (h/agent-compact provides it). The
+	// overflow and truncated-output recoveries of §5.6 call it; without it
+	// those errors end the run as they are.
+	Compactor CompactFunc
 
+	st       state
 	messages []session.Message
 	loaded   bool
 	// retryAfter is the upstream's retry hint of the latest failed turn.
@@ -63,10 +103,13 @@ const todoReminder = "<system-reminder>Your last todo call failed, so the todo l
 
 // Messages returns the in-memory context.
 func (a *Agent) Messages() []session.Message {
+	a.st.mu.Lock()
+	defer a.st.mu.Unlock()
 	a.load()
 	return slices.Clone(a.messages)
 }
 
+// load builds the context once; the caller holds st.mu or is the loop.
 func (a *Agent) load() {
 	if !a.loaded {
 		a.messages = a.Session.BuildContext().Messages
@@ -85,6 +128,20 @@ func (a *Agent) emit(e *Event) {
 	if a.Emit != nil {
 		a.Emit(e)
 	}
+	a.st.mu.Lock()
+	subs := a.st.subList
+	a.st.mu.Unlock()
+	for _, fn := range subs {
+		fn(e)
+	}
+}
+
+// setMessages replaces the in-memory context (the loop's writes take the
+// lock so that other goroutines may read it).
+func (a *Agent) setMessages(m []session.Message) {
+	a.st.mu.Lock()
+	a.messages = m
+	a.st.mu.Unlock()
 }
 
 func (a *Agent) sleep(ctx context.Context, d time.Duration) error {
@@ -102,16 +159,28 @@ func (a *Agent) sleep(ctx context.Context, d time.Duration) error {
 }
 
 // Prompt appends a user message with text and runs until the agent stops,
-// retrying transient failures (§5.6, §5.7). It returns the final assistant
-// message; its StopReason says how the run ended. An error means the
-// session could not be written.
+// retrying transient failures and recovering from overflow and truncated
+// output (§5.6, §5.7). It returns the final assistant message; its
+// StopReason says how the run ended. An error means the session could not
+// be written, or ErrBusy when a run is already active.
 func (a *Agent) Prompt(ctx context.Context, text string) (*llm.Message, error) {
 	return a.PromptContent(ctx, []llm.Content{llm.Text(text)})
 }
 
 // PromptContent is Prompt with a user message of text and image blocks.
 func (a *Agent) PromptContent(ctx context.Context, content []llm.Content) (*llm.Message, error) {
+	rctx, err := a.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer a.end()
+	return a.prompt(rctx, content)
+}
+
+func (a *Agent) prompt(ctx context.Context, content []llm.Content) (*llm.Message, error) {
+	a.st.mu.Lock()
 	a.load()
+	a.st.mu.Unlock()
 	if a.todoFailed {
 		a.todoFailed = false
 		if err := a.appendCustomMessage("todo-error-reminder", todoReminder, false); err != nil {
@@ -120,12 +189,80 @@ func (a *Agent) PromptContent(ctx context.Context, content []llm.Content) (*llm.
 	}
 	user := &llm.Message{Role: llm.RoleUser, Content: content, Timestamp: a.now().UnixMilli()}
 	final, err := a.run(ctx, []session.Message{session.NewMessage(user, nil)})
+	return a.recover(ctx, final, err)
+}
+
+// recover is §5.6 after a run: auto-retry of transient errors, then
+// overflow and truncated-output recovery through the Compactor, each
+// followed by a continue(); each recovery runs at most once per prompt.
+func (a *Agent) recover(ctx context.Context, final *llm.Message, err error) (*llm.Message, error) {
+	var overflowDone, incompleteDone bool
+	for {
+		if err != nil || final == nil || ctx.Err() != nil {
+			return final, err
+		}
+		switch {
+		case a.autoRetry() && IsTransient(final):
+			var again bool
+			if final, err, again = a.retry(ctx, final); !again {
+				return final, err
+			}
+		case final.StopReason == llm.StopError && IsOverflow(final) && !overflowDone:
+			overflowDone = true
+			if !a.canAutoCompact() {
+				return final, nil
+			}
+			a.dropLast(llm.StopError)
+			if ok := a.autoCompact(ctx, "overflow", final, "Context overflow recovery failed: "); !ok {
+				return final, nil
+			}
+			final, err = a.run(ctx, nil)
+		case final.StopReason == llm.StopLength && !incompleteDone:
+			incompleteDone = true
+			if !a.canAutoCompact() {
+				return final, nil
+			}
+			a.dropLast(llm.StopLength)
+			if ok := a.autoCompact(ctx, "incomplete", final, "Incomplete response recovery failed: "); !ok {
+				return final, nil
+			}
+			final, err = a.run(ctx, nil)
+		default:
+			return final, nil
+		}
+	}
+}
+
+func (a *Agent) canAutoCompact() bool { return a.Compactor != nil && a.AutoCompaction() }
+
+// autoCompact runs the Compactor between auto_compaction_start and _end.
+// On failure final becomes an error message with prefix + the error.
+func (a *Agent) autoCompact(ctx context.Context, reason string, final *llm.Message, prefix string) bool {
+	a.emit(&Event{Type: EventAutoCompactionStart, Reason: reason})
+	a.setCompacting(true)
+	res, err := a.Compactor(ctx, reason, "")
+	a.setCompacting(false)
+	if err == nil && res == nil {
+		err = errors.New("Nothing to compact")
+	}
 	if err != nil {
-		return final, err
+		aborted := ctx.Err() != nil
+		a.emit(&Event{Type: EventAutoCompactionEnd, Aborted: aborted, ErrorMessage: prefix + err.Error()})
+		if aborted {
+			final.StopReason, final.ErrorMessage = llm.StopAborted, "Request was aborted"
+		} else {
+			final.StopReason, final.ErrorMessage = llm.StopError, prefix+err.Error()
+		}
+		return false
 	}
-	if final == nil || !a.Retry.Enabled || !IsTransient(final) || ctx.Err() != nil {
-		return final, nil
-	}
+	a.emit(&Event{Type: EventAutoCompactionEnd, Result: res, WillRetry: true})
+	return true
+}
+
+// retry is the D21 sequence after a transient failure. again reports that
+// the new final message needs another look by recover (an overflow or a
+// truncation after a retry).
+func (a *Agent) retry(ctx context.Context, final *llm.Message) (*llm.Message, error, bool) {
 	// D21: every auto_retry_start is closed by one auto_retry_end.
 	for attempt := 1; ; attempt++ {
 		delay, ok := a.Retry.delay(attempt, a.retryAfter)
@@ -133,39 +270,53 @@ func (a *Agent) PromptContent(ctx context.Context, content []llm.Content) (*llm.
 			if attempt > 1 {
 				a.emit(&Event{Type: EventAutoRetryEnd, Success: false, Attempt: attempt - 1, FinalError: final.ErrorMessage})
 			}
-			return final, nil
+			return final, nil, false
 		}
 		a.emit(&Event{Type: EventAutoRetryStart, Attempt: attempt, MaxAttempts: a.Retry.MaxRetries,
 			DelayMs: delay.Milliseconds(), ErrorMessage: final.ErrorMessage})
 		// The failed message stays in the file; §3.9 repairs skip it.
-		a.dropLastAssistantError()
-		if err := a.sleep(ctx, delay); err != nil {
+		a.dropLast(llm.StopError)
+		sctx, cancel := context.WithCancel(ctx)
+		a.st.mu.Lock()
+		a.st.retryCancel = cancel
+		a.st.mu.Unlock()
+		serr := a.sleep(sctx, delay)
+		a.st.mu.Lock()
+		a.st.retryCancel = nil
+		a.st.mu.Unlock()
+		cancel()
+		if serr != nil {
 			a.emit(&Event{Type: EventAutoRetryEnd, Success: false, Attempt: attempt, FinalError: "Retry cancelled"})
 			final.StopReason, final.ErrorMessage = llm.StopAborted, "Request was aborted"
-			return final, nil
+			return final, nil, false
 		}
+		var err error
 		if final, err = a.run(ctx, nil); err != nil {
-			return final, err
+			return final, err, false
 		}
 		switch {
 		case final.StopReason == llm.StopAborted:
 			a.emit(&Event{Type: EventAutoRetryEnd, Success: false, Attempt: attempt, FinalError: "Retry cancelled"})
-			return final, nil
+			return final, nil, false
 		case final.StopReason != llm.StopError:
 			a.emit(&Event{Type: EventAutoRetryEnd, Success: true, Attempt: attempt})
-			return final, nil
+			return final, nil, true
 		case !IsTransient(final):
 			a.emit(&Event{Type: EventAutoRetryEnd, Success: false, Attempt: attempt, FinalError: final.ErrorMessage})
-			return final, nil
+			return final, nil, true
 		}
 	}
 }
 
-func (a *Agent) dropLastAssistantError() {
+// dropLast removes the last assistant message from the in-memory context
+// when it ended with stop (the file keeps it).
+func (a *Agent) dropLast(stop llm.StopReason) {
+	a.st.mu.Lock()
+	defer a.st.mu.Unlock()
 	for i := len(a.messages) - 1; i >= 0; i-- {
 		if m := a.messages[i].LLM; m != nil && m.Role == llm.RoleAssistant {
-			if m.StopReason == llm.StopError {
-				a.messages = slices.Delete(a.messages, i, i+1)
+			if m.StopReason == stop {
+				a.messages = slices.Delete(slices.Clone(a.messages), i, i+1)
 			}
 			return
 		}
@@ -186,13 +337,13 @@ func (a *Agent) appendCustomMessage(customType, text string, display bool) error
 	if err != nil {
 		return err
 	}
-	a.messages = append(a.messages, m)
+	a.setMessages(append(a.messages, m))
 	return nil
 }
 
 // persist appends m to the session and the in-memory context.
 func (a *Agent) persist(m session.Message) error {
-	a.messages = append(a.messages, m)
+	a.setMessages(append(a.messages, m))
 	if _, err := a.Session.AppendMessage(m); err != nil {
 		return fmt.Errorf("session: %w", err)
 	}
@@ -229,12 +380,19 @@ func (a *Agent) run(ctx context.Context, newMessages []session.Message) (*llm.Me
 			break
 		}
 		var results []json.RawMessage
-		aborted := false
+		aborted, skip := false, false
 		for _, c := range final.Content {
 			if c.Type != llm.ContentToolCall {
 				continue
 			}
-			rm, abort := a.execute(ctx, c)
+			var rm session.Message
+			if skip {
+				rm = a.skipTool(c)
+			} else {
+				var abort bool
+				rm, abort = a.executeInterruptible(ctx, c)
+				aborted = abort
+			}
 			if err := a.persist(rm); err != nil && werr == nil {
 				werr = err
 			}
@@ -242,9 +400,11 @@ func (a *Agent) run(ctx context.Context, newMessages []session.Message) (*llm.Me
 			a.emit(&Event{Type: EventMessageEnd, Message: rm.Raw})
 			results = append(results, rm.Raw)
 			produced = append(produced, rm.Raw)
-			if abort {
-				aborted = true
+			if aborted {
 				break
+			}
+			if !skip && a.interruptNow() && a.hasSteering() {
+				skip = true
 			}
 		}
 		a.emit(&Event{Type: EventTurnEnd, Message: fm.Raw, ToolResults: results})
@@ -252,9 +412,15 @@ func (a *Agent) run(ctx context.Context, newMessages []session.Message) (*llm.Me
 			final.StopReason, final.ErrorMessage = llm.StopAborted, "Request was aborted"
 			break
 		}
-		if len(results) == 0 {
-			break
+		steer := a.dequeue(false)
+		if len(results) > 0 || len(steer) > 0 {
+			newMessages = steer
+			continue
 		}
+		if newMessages = a.dequeue(true); len(newMessages) > 0 {
+			continue
+		}
+		break
 	}
 	a.emit(&Event{Type: EventAgentEnd, Messages: produced})
 	return final, werr
@@ -264,9 +430,10 @@ func (a *Agent) run(ctx context.Context, newMessages []session.Message) (*llm.Me
 // Every failure, cancellation included, becomes an error or aborted
 // message rather than a Go error.
 func (a *Agent) stream(ctx context.Context) *llm.Message {
-	req := a.request()
+	tc := a.turnConfig()
+	req := a.request(tc)
 	a.retryAfter = 0
-	placeholder := &llm.Message{Role: llm.RoleAssistant, API: a.Model.API, Provider: a.Model.Provider, Model: a.Model.ID,
+	placeholder := &llm.Message{Role: llm.RoleAssistant, API: tc.model.API, Provider: tc.model.Provider, Model: tc.model.ID,
 		Timestamp: a.now().UnixMilli()}
 	fail := func(partial *llm.Message, err error) *llm.Message {
 		m := *partial
@@ -288,7 +455,7 @@ func (a *Agent) stream(ctx context.Context) *llm.Message {
 		}
 		return &m
 	}
-	cred := a.Credential
+	cred := tc.cred
 	var err error
 	if a.Credentials != nil {
 		if cred, err = a.Credentials(ctx); err != nil {
@@ -296,7 +463,13 @@ func (a *Agent) stream(ctx context.Context) *llm.Message {
 			return fail(placeholder, err)
 		}
 	}
-	st, err := a.Provider.Stream(ctx, req, a.Model, cred)
+	st, err := tc.provider.Stream(ctx, req, tc.model, cred)
+	if err != nil && a.RefreshCredential != nil && authRejected(err) && ctx.Err() == nil {
+		// A rejected credential is refreshed once and the turn retried.
+		if fresh, rerr := a.RefreshCredential(ctx); rerr == nil {
+			st, err = tc.provider.Stream(ctx, req, tc.model, fresh)
+		}
+	}
 	if err != nil {
 		a.emit(&Event{Type: EventMessageStart, Message: session.EncodeMessage(placeholder, nil)})
 		return fail(placeholder, err)
@@ -342,6 +515,52 @@ func (a *Agent) stream(ctx context.Context) *llm.Message {
 		return fail(partial, ctx.Err())
 	}
 	return fail(partial, llm.ErrTruncated)
+}
+
+func (a *Agent) interruptNow() bool {
+	a.st.mu.Lock()
+	defer a.st.mu.Unlock()
+	return a.interruptModeLocked() == InterruptNow
+}
+
+// executeInterruptible runs a tool call under a context that a steering
+// interrupt also cancels (§5.5); a tool cut short by steering is an error
+// result, not an abort of the run.
+func (a *Agent) executeInterruptible(ctx context.Context, c llm.Content) (session.Message, bool) {
+	tctx, cancel := context.WithCancel(ctx)
+	a.st.mu.Lock()
+	a.st.toolCancel, a.st.steerCut = cancel, false
+	a.st.mu.Unlock()
+	rm, abort := a.execute(tctx, c)
+	a.st.mu.Lock()
+	cut := a.st.steerCut
+	a.st.toolCancel, a.st.steerCut = nil, false
+	a.st.mu.Unlock()
+	cancel()
+	if abort && cut && ctx.Err() == nil {
+		abort = false
+	}
+	return rm, abort
+}
+
+// skipTool is the error result of a call skipped by a steering interrupt.
+func (a *Agent) skipTool(c llm.Content) session.Message {
+	args := c.Arguments
+	if args == nil {
+		args = json.RawMessage("{}")
+	}
+	res := tools.TextResult(skippedText, nil)
+	a.emit(&Event{Type: EventToolExecutionStart, ToolCallID: c.ID, ToolName: c.Name, Args: args})
+	a.emit(&Event{Type: EventToolExecutionEnd, ToolCallID: c.ID, ToolName: c.Name, Result: resultJSON(res), IsError: true})
+	m := &llm.Message{Role: llm.RoleToolResult, ToolCallID: c.ID, ToolName: c.Name, Content: res.Content,
+		IsError: true, Timestamp: a.now().UnixMilli()}
+	return session.NewMessage(m, nil)
+}
+
+// authRejected reports an upstream 401 or 403.
+func authRejected(err error) bool {
+	var ue *llm.UpstreamError
+	return errors.As(err, &ue) && (ue.Status == 401 || ue.Status == 403)
 }
 
 // execute runs one tool call and returns its toolResult message and

@@ -83,6 +83,6 @@ func BenchmarkTurnOverhead(b *testing.B) {
 			b.Fatal(err, m)
 		}
 		// Keep the context from growing across iterations.
-		a.messages = a.messages[:0]
+		a.setMessages(a.messages[:0])
 	}
 }

@@ -22,6 +22,8 @@ const (
 	EventToolExecutionEnd    = "tool_execution_end"
 	EventAutoRetryStart      = "auto_retry_start"
 	EventAutoRetryEnd        = "auto_retry_end"
+	EventAutoCompactionStart = "auto_compaction_start"
+	EventAutoCompactionEnd   = "auto_compaction_end"
 )
 
 // Event is one agent event (§5.1). Only the fields of its Type are set.
@@ -40,7 +42,8 @@ type Event struct {
 	ToolCallID string
 	ToolName   string
 	Args       json.RawMessage
-	// Result is the tool result object {content, details?} (update and end).
+	// Result is the tool result object {content, details?} (update and
+	// end), or the CompactionResult of auto_compaction_end (nil: none).
 	Result  json.RawMessage
 	IsError bool
 
@@ -50,6 +53,12 @@ type Event struct {
 	ErrorMessage string
 	Success      bool
 	FinalError   string
+
+	// Reason is auto_compaction_start's "threshold", "overflow", "idle" or
+	// "incomplete"; Aborted and WillRetry belong to auto_compaction_end.
+	Reason    string
+	Aborted   bool
+	WillRetry bool
 }
 
 // AppendJSON appends the event as one JSON object. reduced selects the
@@ -119,6 +128,21 @@ func (e *Event) AppendJSON(dst []byte, reduced bool) []byte {
 		dst = strconv.AppendInt(dst, e.DelayMs, 10)
 		dst = append(dst, `,"errorMessage":`...)
 		dst = appendStr(dst, e.ErrorMessage)
+	case EventAutoCompactionStart:
+		dst = append(dst, `,"reason":`...)
+		dst = appendStr(dst, e.Reason)
+	case EventAutoCompactionEnd:
+		if e.Result != nil {
+			raw("result", e.Result)
+		}
+		dst = append(dst, `,"aborted":`...)
+		dst = strconv.AppendBool(dst, e.Aborted)
+		dst = append(dst, `,"willRetry":`...)
+		dst = strconv.AppendBool(dst, e.WillRetry)
+		if e.ErrorMessage != "" {
+			dst = append(dst, `,"errorMessage":`...)
+			dst = appendStr(dst, e.ErrorMessage)
+		}
 	case EventAutoRetryEnd:
 		dst = append(dst, `,"success":`...)
 		dst = strconv.AppendBool(dst, e.Success)

@@ -13,18 +13,19 @@ const imageOmitted = "[image omitted: model does not accept images]"
 // request builds the canonical request of the next turn (D17): system
 // prompt, the repaired context, the tools, maxTokens (D18), reasoning
 // (D14) and the session id for prompt-cache affinity.
-func (a *Agent) request() *llm.Request {
+func (a *Agent) request(tc turnConfig) *llm.Request {
 	msgs := session.LLMMessages(a.messages)
-	if !a.Model.AcceptsImages() {
+	m := tc.model
+	if !m.AcceptsImages() {
 		msgs = withoutImages(msgs)
 	}
 	req := &llm.Request{
-		Model:          a.Model.WireID(),
+		Model:          m.WireID(),
 		Messages:       msgs,
 		Stream:         true,
 		SessionID:      a.Session.Header().ID,
 		PromptCacheKey: a.Session.Header().ID,
-		MaxTokens:      a.maxTokens(msgs),
+		MaxTokens:      maxTokens(m, a.SystemPrompt, msgs),
 	}
 	if a.SystemPrompt != "" {
 		req.System = []llm.SystemBlock{{Text: a.SystemPrompt}}
@@ -32,13 +33,13 @@ func (a *Agent) request() *llm.Request {
 	if a.Tools != nil {
 		req.Tools = a.Tools.Specs()
 	}
-	if a.Model.Reasoning && a.ThinkingLevel != "" {
-		if a.ThinkingLevel == "off" {
+	if level := tc.level; m.Reasoning && level != "" {
+		if level == "off" {
 			req.DisableReasoning = true
 		} else {
-			req.Reasoning = llm.Effort(a.ThinkingLevel)
-			if a.Model.API == llm.APIAnthropic {
-				if b := anthropicBudgets[a.ThinkingLevel]; b > 0 {
+			req.Reasoning = llm.Effort(level)
+			if m.API == llm.APIAnthropic {
+				if b := anthropicBudgets[level]; b > 0 {
 					req.ThinkingBudget = min(b, max(req.MaxTokens-1, 1024))
 				}
 			}
@@ -49,19 +50,19 @@ func (a *Agent) request() *llm.Request {
 
 // maxTokens is D18: the model's maxTokens, capped at the room left in the
 // context window (estimated at 4 characters a token), at least 1024.
-func (a *Agent) maxTokens(msgs []llm.Message) int {
-	mt := a.Model.MaxTokens
+func maxTokens(m llm.Model, system string, msgs []llm.Message) int {
+	mt := m.MaxTokens
 	if mt <= 0 {
 		return 0
 	}
-	if a.Model.ContextWindow > 0 {
-		chars := len(a.SystemPrompt)
+	if m.ContextWindow > 0 {
+		chars := len(system)
 		for i := range msgs {
 			for _, c := range msgs[i].Content {
 				chars += len(c.Text) + len(c.Thinking) + len(c.Arguments)
 			}
 		}
-		if room := a.Model.ContextWindow - chars/4; room < mt {
+		if room := m.ContextWindow - chars/4; room < mt {
 			mt = room
 		}
 	}

@@ -1,0 +1,235 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ompgo/omp/pkg/llm"
+)
+
+// userTexts returns the texts of the user messages of request i.
+func userTexts(h *harness, i int) []string {
+	var out []string
+	for _, m := range h.prov.Requests[i].Messages {
+		if m.Role == llm.RoleUser {
+			out = append(out, m.TextContent())
+		}
+	}
+	return out
+}
+
+func TestSteerInterruptsTheToolBatch(t *testing.T) {
+	h := newHarness(t,
+		assistant(llm.StopToolUse, toolCall("t1", "bash", `{"command":"sleep 30"}`), toolCall("t2", "bash", `{"command":"echo never > never.txt"}`)),
+		assistant(llm.StopEnd, llm.Text("steered")),
+	)
+	var once sync.Once
+	h.agent.Subscribe(func(e *Event) {
+		if e.Type == EventToolExecutionStart && e.ToolCallID == "t1" {
+			once.Do(func() { go h.agent.Steer([]llm.Content{llm.Text("stop that")}) })
+		}
+	})
+	start := time.Now()
+	final, err := h.agent.Prompt(context.Background(), "go")
+	if err != nil || final.TextContent() != "steered" {
+		t.Fatalf("final = %+v, %v", final, err)
+	}
+	if time.Since(start) > 10*time.Second {
+		t.Fatalf("steering did not cut the running tool: %v", time.Since(start))
+	}
+	// The second turn sees both tool results (t2 skipped) and the steering message.
+	var skipped bool
+	for _, m := range h.prov.Requests[1].Messages {
+		if m.Role == llm.RoleToolResult && m.ToolCallID == "t2" && m.IsError && m.TextContent() == skippedText {
+			skipped = true
+		}
+	}
+	if !skipped {
+		t.Fatalf("t2 not skipped: %+v", h.prov.Requests[1].Messages)
+	}
+	if got := userTexts(h, 1); len(got) != 2 || got[1] != "stop that" {
+		t.Fatalf("user messages of turn 2 = %q", got)
+	}
+	if s, f := h.agent.QueuedCounts(); s != 0 || f != 0 {
+		t.Fatalf("queues not drained: %d %d", s, f)
+	}
+}
+
+func TestFollowUpRunsWhenTheRunWouldEnd(t *testing.T) {
+	for _, mode := range []string{ModeOneAtATime, ModeAll} {
+		t.Run(mode, func(t *testing.T) {
+			script := []llm.Message{assistant(llm.StopEnd, llm.Text("first")), assistant(llm.StopEnd, llm.Text("second"))}
+			if mode == ModeOneAtATime {
+				script = append(script, assistant(llm.StopEnd, llm.Text("third")))
+			}
+			h := newHarness(t, script...)
+			if err := h.agent.SetFollowUpMode(mode); err != nil {
+				t.Fatal(err)
+			}
+			h.agent.FollowUp([]llm.Content{llm.Text("a")})
+			h.agent.FollowUp([]llm.Content{llm.Text("b")})
+			final, err := h.agent.Prompt(context.Background(), "go")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]string{ModeOneAtATime: "third", ModeAll: "second"}[mode]
+			if final.TextContent() != want || len(h.prov.Requests) != len(script) {
+				t.Fatalf("final %q after %d requests", final.TextContent(), len(h.prov.Requests))
+			}
+			last := userTexts(h, len(script)-1)
+			if strings.Join(last, ",") != "go,a,b" {
+				t.Fatalf("user messages = %q", last)
+			}
+			if got := h.seq(EventAgentStart, EventAgentEnd); got != "agent_start agent_end" {
+				t.Fatalf("one run expected: %s", got)
+			}
+		})
+	}
+	if err := (&Agent{}).SetFollowUpMode("some"); err == nil || err.Error() != "Invalid follow-up mode: some" {
+		t.Fatalf("bad mode: %v", err)
+	}
+}
+
+func TestBusyAbortAndState(t *testing.T) {
+	h := newHarness(t, assistant(llm.StopToolUse, toolCall("t1", "bash", `{"command":"sleep 30"}`)))
+	started := make(chan struct{})
+	var once sync.Once
+	unsub := h.agent.Subscribe(func(e *Event) {
+		if e.Type == EventToolExecutionStart {
+			once.Do(func() { close(started) })
+		}
+	})
+	defer unsub()
+	done := make(chan *llm.Message, 1)
+	if err := h.agent.Start(context.Background(), []llm.Content{llm.Text("go")}, func(m *llm.Message, _ error) { done <- m }); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	if !h.agent.IsStreaming() {
+		t.Fatal("not streaming")
+	}
+	if _, err := h.agent.Prompt(context.Background(), "again"); !errors.Is(err, ErrBusy) {
+		t.Fatalf("second prompt: %v", err)
+	}
+	h.agent.FollowUp([]llm.Content{llm.Text("later")})
+	if s, f := h.agent.QueuedCounts(); s != 0 || f != 1 {
+		t.Fatalf("queued = %d %d", s, f)
+	}
+	if st, fu := h.agent.ClearQueues(); len(st) != 0 || len(fu) != 1 {
+		t.Fatalf("cleared = %v %v", st, fu)
+	}
+	select {
+	case <-h.agent.Abort():
+	case <-time.After(5 * time.Second):
+		t.Fatal("abort did not settle")
+	}
+	if h.agent.IsStreaming() {
+		t.Fatal("still streaming after abort")
+	}
+	if m := <-done; m.StopReason != llm.StopAborted {
+		t.Fatalf("final = %+v", m)
+	}
+	<-h.agent.Abort() // idle: returns at once
+	if n := h.agent.MessageCount(); n != 3 {
+		t.Fatalf("messages = %d", n)
+	}
+}
+
+func TestOverflowRecoveryCompactsAndContinues(t *testing.T) {
+	over := assistant(llm.StopError)
+	over.ErrorMessage, over.ErrorStatus = "prompt is too long: 300000 tokens > 200000 maximum", 400
+	h := newHarness(t, over, assistant(llm.StopEnd, llm.Text("after compaction")))
+	var reasons []string
+	h.agent.Compactor = func(ctx context.Context, reason, _ string) (json.RawMessage, error) {
+		reasons = append(reasons, reason)
+		h.agent.ReloadContext()
+		return json.RawMessage(`{"summary":"s","firstKeptEntryId":"x","tokensBefore":1}`), nil
+	}
+	final, err := h.agent.Prompt(context.Background(), "hi")
+	if err != nil || final.TextContent() != "after compaction" {
+		t.Fatalf("final = %+v, %v", final, err)
+	}
+	if strings.Join(reasons, ",") != "overflow" {
+		t.Fatalf("compactor reasons = %v", reasons)
+	}
+	if got := h.seq(EventAutoRetryStart, EventAutoCompactionStart, EventAutoCompactionEnd); got != "auto_compaction_start auto_compaction_end" {
+		t.Fatalf("events = %s", got)
+	}
+	var end string
+	for _, l := range h.lines {
+		if strings.Contains(l, EventAutoCompactionEnd) {
+			end = l
+		}
+	}
+	if end != `{"type":"auto_compaction_end","result":{"summary":"s","firstKeptEntryId":"x","tokensBefore":1},"aborted":false,"willRetry":true}` {
+		t.Fatalf("end = %s", end)
+	}
+	for _, m := range h.prov.Requests[1].Messages {
+		if m.Role == llm.RoleAssistant {
+			t.Fatalf("the failed turn was sent again: %+v", m)
+		}
+	}
+}
+
+func TestRecoveryWithoutCompactorOrFailing(t *testing.T) {
+	over := assistant(llm.StopError)
+	over.ErrorMessage = "context_length_exceeded"
+	h := newHarness(t, over)
+	final, _ := h.agent.Prompt(context.Background(), "hi")
+	if final.StopReason != llm.StopError || final.ErrorMessage != "context_length_exceeded" || len(h.prov.Requests) != 1 {
+		t.Fatalf("final = %+v", final)
+	}
+
+	h = newHarness(t, assistant(llm.StopLength, llm.Text("cut")))
+	h.agent.Compactor = func(context.Context, string, string) (json.RawMessage, error) { return nil, errors.New("model down") }
+	final, _ = h.agent.Prompt(context.Background(), "hi")
+	if final.StopReason != llm.StopError || final.ErrorMessage != "Incomplete response recovery failed: model down" {
+		t.Fatalf("final = %+v", final)
+	}
+	h = newHarness(t, assistant(llm.StopLength, llm.Text("cut")))
+	h.agent.Compactor = func(context.Context, string, string) (json.RawMessage, error) { t.Fatal("called"); return nil, nil }
+	h.agent.SetAutoCompaction(false)
+	if final, _ = h.agent.Prompt(context.Background(), "hi"); final.StopReason != llm.StopLength {
+		t.Fatalf("final = %+v", final)
+	}
+}
+
+// rejecting fails its first stream with a 401 unless the credential is
+// the refreshed one.
+type rejecting struct {
+	creds []string
+}
+
+func (p *rejecting) Stream(_ context.Context, _ *llm.Request, m llm.Model, c llm.Credential) (*llm.Stream, error) {
+	p.creds = append(p.creds, c.Secret)
+	if c.Secret != "fresh" {
+		return nil, &llm.UpstreamError{Status: 401, Message: "invalid token"}
+	}
+	return (&replayed{turns: [][]llm.Event{record(assistant(llm.StopEnd, llm.Text("ok")))}}).Stream(context.Background(), nil, m, c)
+}
+
+func TestUnauthorizedRefreshesOnceAndRetries(t *testing.T) {
+	h := newHarness(t)
+	p := &rejecting{}
+	h.agent.Provider, h.agent.Credential = p, llm.OAuthToken("stale")
+	refreshes := 0
+	h.agent.RefreshCredential = func(context.Context) (llm.Credential, error) {
+		refreshes++
+		return llm.OAuthToken("fresh"), nil
+	}
+	final, err := h.agent.Prompt(context.Background(), "hi")
+	if err != nil || final.TextContent() != "ok" || refreshes != 1 || strings.Join(p.creds, ",") != "stale,fresh" {
+		t.Fatalf("final = %+v, %v; refreshes %d, creds %v", final, err, refreshes, p.creds)
+	}
+	// Without a refresh hook the 401 ends the run.
+	h = newHarness(t)
+	h.agent.Provider, h.agent.Credential = &rejecting{}, llm.OAuthToken("stale")
+	if final, _ = h.agent.Prompt(context.Background(), "hi"); final.StopReason != llm.StopError || final.ErrorStatus != 401 {
+		t.Fatalf("final = %+v", final)
+	}
+}
