@@ -42,16 +42,13 @@ func (a *app) runInteractive(ctx context.Context, ag *agent.Agent, f *agentFlags
 		if err != nil {
 			return err
 		}
-		ag.Model, ag.Provider, ag.Credential, ag.Credentials = m, prov, cred, nil
+		// The UI switches models only between runs, so Credentials (read
+		// by the loop per turn) can be replaced here.
+		ag.Credentials = nil
 		if d.keys.broker != nil && cred.Kind == llm.CredentialOAuth {
 			ag.Credentials = func(ctx context.Context) (llm.Credential, error) { return d.keys.credential(ctx, m) }
 		}
-		if ag.Session.BuildContext().Model != m.Key() {
-			if _, err := ag.Session.AppendModelChange(m.Provider, m.ID, ""); err != nil {
-				return err
-			}
-		}
-		return nil
+		return ag.SetModel(m, prov, cred, "")
 	}
 	var models []llm.Model
 	for _, m := range d.cat.Models() {
@@ -71,7 +68,6 @@ func (a *app) runInteractive(ctx context.Context, ag *agent.Agent, f *agentFlags
 	sf, err := tui.Run(ctx, tui.Options{
 		Agent: ag, In: a.stdin, Out: a.stdout, Cwd: d.cwd,
 		SessionDir: newDir, SessionDirs: sdirs, Models: models, SetModel: setModel,
-		Compact: compactFunc(),
 		OnSwitch: func(sf *session.File) {
 			d.keys.session = sf.Header().ID
 			if sf.Path() != "" {
@@ -88,7 +84,3 @@ func (a *app) runInteractive(ctx context.Context, ag *agent.Agent, f *agentFlags
 	}
 	return err
 }
-
-// compactFunc is /compact's implementation; nil until the agent can
-// compact (the TUI then reports it as unavailable).
-func compactFunc() func(context.Context, *agent.Agent, string) error { return nil }

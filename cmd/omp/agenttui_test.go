@@ -132,33 +132,38 @@ func TestInteractiveModeInTmux(t *testing.T) {
 	p := newTmux(t, e.project, env, binary(t), "--model", "fake/fake-model")
 	p.waitFor("startup", "fake/fake-model", "/help")
 
-	// 1. A prompt: the tool call is on screen while it runs; a steer and a
-	// follow-up typed meanwhile are queued, then delivered in that order.
+	// 1. A prompt: the tool call is on screen while it runs. A follow-up
+	// (Alt+Enter) typed meanwhile waits above the editor; a steer (Enter)
+	// interrupts the running tool and is answered first, then the
+	// follow-up is delivered.
 	e.fake.push(
-		asst(llm.StopToolUse, llm.Text("Let me look."), call("toolu_1", "bash", map[string]string{"command": "sleep 2; echo slept-well"})),
-		asst(llm.StopEnd, llm.Text("The answer is 42.")),
+		asst(llm.StopToolUse, llm.Text("Let me look."), call("toolu_1", "bash", map[string]string{"command": "echo started; sleep 8"})),
 		asst(llm.StopEnd, llm.Text("Steered answer.")),
 		asst(llm.StopEnd, llm.Text("Follow-up answer.")),
 	)
 	p.typeText("what is the answer?")
 	p.keys("Enter")
-	p.waitFor("tool running", "● bash sleep 2; echo slept-well", "Let me look.")
-	p.typeText("steer this way")
-	p.keys("Enter")
+	p.waitFor("tool running", "● bash echo started; sleep 8", "Let me look.")
 	p.typeText("and then this")
 	p.keys("M-Enter")
-	p.waitFor("queued", "queued steer: steer this way", "queued follow-up: and then this")
-	p.waitFor("answers", "✓ bash sleep 2; echo slept-well", "slept-well", "The answer is 42.", "› steer this way",
-		"Steered answer.", "› and then this", "Follow-up answer.")
+	p.waitFor("queued follow-up", "queued follow-up: and then this")
+	start := time.Now()
+	p.typeText("steer this way")
+	p.keys("Enter")
+	p.waitFor("answers", "✗ bash echo started; sleep 8", "› steer this way", "Steered answer.", "› and then this",
+		"Follow-up answer.")
+	if d := time.Since(start); d > 6*time.Second {
+		t.Fatalf("the steer waited %v for the tool instead of interrupting it", d)
+	}
 	s := p.screen()
 	if i, j := strings.Index(s, "Steered answer."), strings.Index(s, "Follow-up answer."); i > j {
 		t.Fatalf("follow-up delivered before the steer:\n%s", s)
 	}
 	reqs := e.fake.requests()
-	if len(reqs) != 4 {
-		t.Fatalf("upstream requests = %d, want 4", len(reqs))
+	if len(reqs) != 3 {
+		t.Fatalf("upstream requests = %d, want 3", len(reqs))
 	}
-	lastB, _ := json.Marshal(reqs[3]["messages"])
+	lastB, _ := json.Marshal(reqs[2]["messages"])
 	last := string(lastB)
 	if !strings.Contains(last, "steer this way") || !strings.Contains(last, "and then this") {
 		t.Fatalf("the follow-up request lacks the queued messages: %s", last)

@@ -94,54 +94,50 @@ func (m *model) command(text string) tea.Cmd {
 	return tea.Sequence(echo, cmd)
 }
 
-// rebind returns a fresh agent for sf with the settings of old (its
-// context is rebuilt from sf's leaf on first use).
-func rebind(old *agent.Agent, sf *session.File) *agent.Agent {
-	return &agent.Agent{Session: sf, Provider: old.Provider, Model: old.Model, Credential: old.Credential,
-		Credentials: old.Credentials, Tools: old.Tools, SystemPrompt: old.SystemPrompt,
-		ThinkingLevel: old.ThinkingLevel, Retry: old.Retry, Now: old.Now, Sleep: old.Sleep}
-}
-
 // switchTo makes sf the session (§3.11 switchSession): stop the run,
 // clear the queues, flush the old file, rebuild the context, restore the
 // session's model and thinking level. fresh records the current model and
 // thinking level in a new session instead.
 func (m *model) switchTo(sf *session.File, fresh bool, note string) tea.Cmd {
 	m.stopRun()
-	old := m.ag
-	if old.Session != sf && old.Session.Path() != "" && hasMessages(old.Session) {
-		if err := old.Session.Persist(); err != nil {
+	ag := m.ag
+	if old := ag.Session; old != sf && old.Path() != "" && hasMessages(old) {
+		if err := old.Persist(); err != nil {
 			return m.fail("Saving the session failed: " + err.Error())
 		}
 	}
-	ag := rebind(old, sf)
+	if ag.Session != sf {
+		ag.SetSession(sf)
+	} else {
+		ag.ReloadContext()
+	}
+	m.switched()
 	var cmds []tea.Cmd
 	replay := sf.BuildContext()
+	model, level := ag.CurrentModel(), ag.CurrentThinkingLevel()
 	switch {
 	case fresh:
-		if m.opt.SetModel != nil {
-			if err := m.opt.SetModel(m.ctx, ag, old.Model.Key()); err != nil {
-				cmds = append(cmds, m.fail(err.Error()))
-			}
+		if err := ag.SetModel(model, ag.Provider, ag.Credential, ""); err != nil {
+			cmds = append(cmds, m.fail(err.Error()))
 		}
-		if ag.ThinkingLevel != "" {
-			if _, err := sf.AppendThinkingLevel(ag.ThinkingLevel); err != nil {
+		if level != "" {
+			if err := ag.SetThinkingLevel(level); err != nil {
 				cmds = append(cmds, m.fail(err.Error()))
 			}
 		}
 	default:
-		if replay.Model != "" && replay.Model != ag.Model.Key() && m.opt.SetModel != nil {
+		if replay.Model != "" && replay.Model != model.Key() && m.opt.SetModel != nil {
 			if err := m.opt.SetModel(m.ctx, ag, replay.Model); err != nil {
-				cmds = append(cmds, m.fail("Keeping "+ag.Model.Key()+": "+err.Error()))
+				cmds = append(cmds, m.fail("Keeping "+model.Key()+": "+err.Error()))
 			}
 		}
-		if replay.ThinkingLevel != "" {
+		if replay.ThinkingLevel != "" && replay.ThinkingLevel != level {
+			// Restored, not changed: nothing to record.
 			ag.ThinkingLevel = replay.ThinkingLevel
 		}
 	}
-	m.bind(ag)
-	n := len(ag.Messages())
-	return tea.Sequence(append(cmds, m.info(fmt.Sprintf("%s · %d messages in context · %s", note, n, ag.Model.Key())))...)
+	n := ag.MessageCount()
+	return tea.Sequence(append(cmds, m.info(fmt.Sprintf("%s · %d messages in context · %s", note, n, ag.CurrentModel().Key())))...)
 }
 
 func hasMessages(sf *session.File) bool {
@@ -160,10 +156,13 @@ func (m *model) setModel(sel string) tea.Cmd {
 	if m.opt.SetModel == nil {
 		return m.fail("Switching models is not available.")
 	}
+	if sel == m.ag.CurrentModel().Key() {
+		return m.info("Model: " + sel + " (unchanged)")
+	}
 	if err := m.opt.SetModel(m.ctx, m.ag, sel); err != nil {
 		return m.fail(err.Error())
 	}
-	return m.info("Model: " + m.ag.Model.Key())
+	return m.info("Model: " + m.ag.CurrentModel().Key())
 }
 
 func (m *model) openModelPicker() tea.Cmd {
@@ -179,7 +178,7 @@ func (m *model) openModelPicker() tea.Cmd {
 		if md.Name != "" && md.Name != md.ID {
 			label += "  " + styleDim.Render(md.Name)
 		}
-		p.items = append(p.items, pickItem{label: label, value: md.Key(), active: md.Key() == m.ag.Model.Key()})
+		p.items = append(p.items, pickItem{label: label, value: md.Key(), active: md.Key() == m.ag.CurrentModel().Key()})
 	}
 	m.openPicker(p)
 	return nil
@@ -192,7 +191,7 @@ func (m *model) cycleModel() tea.Cmd {
 	}
 	next := m.opt.Models[0]
 	for i, md := range m.opt.Models {
-		if md.Key() == m.ag.Model.Key() {
+		if md.Key() == m.ag.CurrentModel().Key() {
 			next = m.opt.Models[(i+1)%len(m.opt.Models)]
 		}
 	}
@@ -558,22 +557,21 @@ func (m *model) export(arg string) tea.Cmd {
 
 // compact runs the manual compaction in the background; esc cancels it.
 func (m *model) compact(instructions string) tea.Cmd {
-	if m.running {
-		return m.fail(errBusy)
-	}
-	if m.opt.Compact == nil {
-		return m.fail("Compaction failed: compaction is not available in this build")
-	}
+	// A manual compaction aborts the run first (§6.3).
+	m.stopRun()
 	ctx, cancel := context.WithCancel(m.ctx)
 	done := make(chan struct{})
 	m.runID++
 	m.running, m.cancel, m.done, m.notice = true, cancel, done, "Compacting… · esc to cancel"
-	ag, send, id, fn := m.ag, m.send, m.runID, m.opt.Compact
+	ag, send, id := m.ag, m.send, m.runID
 	go func() {
 		defer close(done)
-		err := fn(ctx, ag, instructions)
-		if ctx.Err() != nil && err != nil {
-			err = errors.New("Compaction cancelled")
+		_, err := ag.CompactNow(ctx, instructions)
+		switch {
+		case errors.Is(err, agent.ErrNoCompactor):
+			err = errors.New("compaction is not available in this build")
+		case err != nil && ctx.Err() != nil:
+			err = errors.New("cancelled")
 		}
 		send(cmdResultMsg{id: id, text: "── 📷 compacted · ctrl+o ──", err: err})
 	}()
@@ -589,8 +587,6 @@ func (m *model) cmdResult(msg cmdResultMsg) tea.Cmd {
 	if msg.err != nil {
 		return m.fail("Compaction failed: " + msg.err.Error())
 	}
-	// The compacted context is rebuilt from the session.
-	ag := rebind(m.ag, m.ag.Session)
-	m.bind(ag)
+	// The Compactor has rebuilt the agent's context from the session.
 	return m.info(msg.text)
 }

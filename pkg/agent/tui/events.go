@@ -27,6 +27,9 @@ type block struct {
 // streamMsg is the assistant message so far (message_update).
 type streamMsg struct{ blocks []block }
 
+// userMsg is a user message the loop appended (a delivered queue item).
+type userMsg struct{ text string }
+
 // assistantMsg is a finalised assistant message (message_end).
 type assistantMsg struct {
 	blocks []block
@@ -64,7 +67,13 @@ func convert(e *agent.Event) any {
 		return streamMsg{blocks: blocks(e.Assistant.Partial)}
 	case agent.EventMessageEnd:
 		m, err := session.DecodeMessage(e.Message)
-		if err != nil || m.LLM == nil || m.LLM.Role != llm.RoleAssistant {
+		if err != nil || m.LLM == nil {
+			return nil
+		}
+		if m.LLM.Role == llm.RoleUser {
+			return userMsg{text: contentText(m.LLM.Content)}
+		}
+		if m.LLM.Role != llm.RoleAssistant {
 			return nil
 		}
 		return assistantMsg{blocks: blocks(m.LLM), stop: m.LLM.StopReason, errMsg: m.LLM.ErrorMessage}

@@ -31,8 +31,9 @@ import (
 // Options configure Run. Agent is required; the callbacks are how the
 // caller (cmd/omp) provides what depends on its configuration.
 type Options struct {
-	// Agent is the agent of the opening session. Run replaces it on a
-	// session switch and sets its Emit.
+	// Agent drives the session; Run subscribes to its events and moves it
+	// to another session file on a session switch (Agent.SetSession).
+	// Manual compaction is its CompactNow (its Compactor).
 	Agent *agent.Agent
 	In    io.Reader
 	Out   io.Writer
@@ -45,13 +46,10 @@ type Options struct {
 	SessionDirs []string
 	// Models are the models the picker offers.
 	Models []llm.Model
-	// SetModel switches ag to the model named by selector (provider/id or
-	// a bare id), with its provider and credential, and records the
-	// change in the session.
+	// SetModel switches the idle ag to the model named by selector
+	// (provider/id or a bare id), with its provider and credential
+	// (Agent.SetModel, which records the change in the session).
 	SetModel func(ctx context.Context, ag *agent.Agent, selector string) error
-	// Compact runs a manual compaction with optional instructions (nil:
-	// /compact reports it is unavailable).
-	Compact func(ctx context.Context, ag *agent.Agent, instructions string) error
 	// OnSwitch is told about every session the UI switches to.
 	OnSwitch func(sf *session.File)
 	// Prompts are submitted one after the other at start (the positional
@@ -77,9 +75,16 @@ func Run(ctx context.Context, opt Options) (*session.File, error) {
 	pumped := make(chan struct{})
 	go func() { defer close(pumped); q.run(pctx, p.Send) }()
 	m.send = q.push
-	m.bind(opt.Agent)
+	m.ag = opt.Agent
+	unsubscribe := m.ag.Subscribe(func(e *agent.Event) {
+		if msg := convert(e); msg != nil {
+			q.push(msg)
+		}
+	})
+	m.switched()
 	_, err := p.Run()
 	m.stopRun()
+	unsubscribe()
 	stop()
 	<-pumped
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
@@ -166,35 +171,29 @@ func newModel(ctx context.Context, opt Options) *model {
 	return &model{opt: opt, ctx: ctx, editor: ta, width: 80, height: 24}
 }
 
-// bind makes ag the agent the UI drives.
-func (m *model) bind(ag *agent.Agent) {
-	send := m.send
-	ag.Emit = func(e *agent.Event) {
-		if msg := convert(e); msg != nil {
-			send(msg)
-		}
-	}
-	m.ag = ag
+// switched tells the caller about the agent's (new) session.
+func (m *model) switched() {
 	if m.opt.OnSwitch != nil {
-		m.opt.OnSwitch(ag.Session)
+		m.opt.OnSwitch(m.ag.Session)
 	}
 }
 
 func (m *model) Init() tea.Cmd {
-	banner := styleDim.Render(fmt.Sprintf("omp %s · %s · session %s", m.opt.Version, m.ag.Model.Key(), shortID(m.ag.Session.Header().ID)))
+	banner := styleDim.Render(fmt.Sprintf("omp %s · %s · session %s", m.opt.Version, m.ag.CurrentModel().Key(), shortID(m.ag.Session.Header().ID)))
 	cmds := []tea.Cmd{textarea.Blink, tea.Println(banner)}
-	if n := len(m.ag.Messages()); n > 0 {
+	if n := m.ag.MessageCount(); n > 0 {
 		cmds = append(cmds, tea.Println(styleDim.Render(fmt.Sprintf("resumed: %d messages in context", n))))
 	}
+	// The command line's messages: the first runs, the rest follow up.
 	for _, p := range m.opt.Prompts {
-		if strings.TrimSpace(p) != "" {
+		switch {
+		case strings.TrimSpace(p) == "":
+		case !m.running:
+			cmds = append(cmds, m.start(p))
+		default:
 			m.queue = append(m.queue, queued{kind: followUp, text: p})
+			m.ag.FollowUp([]llm.Content{llm.Text(p)})
 		}
-	}
-	if len(m.queue) > 0 {
-		q := m.queue[0]
-		m.queue = m.queue[1:]
-		cmds = append(cmds, m.start(q.text))
 	}
 	return tea.Sequence(cmds...)
 }
@@ -209,16 +208,18 @@ func shortID(id string) string {
 // start prints the user's message and runs a prompt in the background.
 func (m *model) start(text string) tea.Cmd {
 	ctx, cancel := context.WithCancel(m.ctx)
-	m.running, m.cancel, m.stream, m.tools, m.notice = true, cancel, nil, nil, ""
 	done := make(chan struct{})
-	m.done = done
 	m.runID++
-	ag, send, id := m.ag, m.send, m.runID
-	go func() {
-		defer close(done)
-		final, err := ag.Prompt(ctx, text)
+	send, id := m.send, m.runID
+	err := m.ag.Start(ctx, []llm.Content{llm.Text(text)}, func(final *llm.Message, err error) {
+		close(done)
 		send(runDoneMsg{id: id, final: final, err: err})
-	}()
+	})
+	if err != nil {
+		cancel()
+		return tea.Println(styleError.Render(err.Error()))
+	}
+	m.running, m.cancel, m.done, m.stream, m.tools, m.notice = true, cancel, done, nil, nil, ""
 	return tea.Println(userLine(text))
 }
 
@@ -234,28 +235,44 @@ func userLine(text string) string {
 	return "\n" + strings.Join(lines, "\n")
 }
 
-// abort cancels the run; queued messages go back into the editor (§5.5).
+// abort cancels the run; queued messages go back into the editor,
+// steering first, before the draft (§5.5).
 func (m *model) abort() {
 	if !m.running {
 		return
 	}
-	if len(m.queue) > 0 {
-		var texts []string
-		for _, q := range m.queue {
-			texts = append(texts, q.text)
-		}
+	steering, follow := m.ag.ClearQueues()
+	m.queue = nil
+	var texts []string
+	for _, c := range append(steering, follow...) {
+		texts = append(texts, contentText(c))
+	}
+	if len(texts) > 0 {
 		if d := m.editor.Value(); d != "" {
 			texts = append(texts, d)
 		}
 		m.editor.SetValue(strings.Join(texts, "\n"))
-		m.queue = nil
+		m.grow()
 	}
+	m.ag.Abort()
 	m.cancel()
+}
+
+func contentText(c []llm.Content) string {
+	var parts []string
+	for _, b := range c {
+		if b.Type == llm.ContentText {
+			parts = append(parts, b.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
 }
 
 // stopRun aborts a run and waits for it to end (before a session switch
 // or exit).
 func (m *model) stopRun() {
+	m.ag.ClearQueues()
+	<-m.ag.Abort()
 	if m.cancel != nil {
 		m.cancel()
 	}
@@ -281,6 +298,15 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case assistantMsg:
 		m.stream = nil
 		return m, m.printAssistant(msg)
+	case userMsg:
+		// A queued message the agent has just delivered.
+		for i, q := range m.queue {
+			if q.text == msg.text {
+				m.queue = append(m.queue[:i], m.queue[i+1:]...)
+				return m, tea.Println(userLine(msg.text))
+			}
+		}
+		return m, nil
 	case toolStartMsg:
 		m.tools = append(m.tools, &toolRun{id: msg.id, name: msg.name, summary: msg.summary})
 		return m, nil
@@ -327,18 +353,10 @@ func (m *model) runDone(msg runDoneMsg) tea.Cmd {
 	if msg.err != nil {
 		cmds = append(cmds, tea.Println(styleError.Render("Error: "+msg.err.Error())))
 	}
-	aborted := msg.final != nil && msg.final.StopReason == llm.StopAborted
-	if len(m.queue) > 0 && !aborted && msg.err == nil {
-		i := 0
-		for j, q := range m.queue {
-			if q.kind == steer {
-				i = j
-				break
-			}
-		}
-		q := m.queue[i]
-		m.queue = append(m.queue[:i], m.queue[i+1:]...)
-		cmds = append(cmds, m.start(q.text))
+	// The agent delivered the queued messages it could; what is left (the
+	// run failed) waits in the agent for the next prompt.
+	if s, f := m.ag.QueuedCounts(); s+f == 0 {
+		m.queue = nil
 	}
 	return tea.Sequence(cmds...)
 }
@@ -531,6 +549,12 @@ func (m *model) submit(kind queueKind) tea.Cmd {
 	}
 	if m.running {
 		m.queue = append(m.queue, queued{kind: kind, text: text})
+		content := []llm.Content{llm.Text(text)}
+		if kind == steer {
+			m.ag.Steer(content)
+		} else {
+			m.ag.FollowUp(content)
+		}
 		return nil
 	}
 	return m.start(text)
@@ -598,9 +622,9 @@ func tail(s string, n int) string {
 }
 
 func (m *model) footer() string {
-	parts := []string{m.ag.Model.Key()}
-	if m.ag.ThinkingLevel != "" {
-		parts = append(parts, "thinking "+m.ag.ThinkingLevel)
+	parts := []string{m.ag.CurrentModel().Key()}
+	if l := m.ag.CurrentThinkingLevel(); l != "" {
+		parts = append(parts, "thinking "+l)
 	}
 	if m.running {
 		parts = append(parts, "enter steer · alt+enter follow-up · esc abort")

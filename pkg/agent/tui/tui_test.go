@@ -58,7 +58,12 @@ func newRig(t *testing.T, script ...llm.Message) *rig {
 	ag := &agent.Agent{Session: sf, Provider: r.prov, Model: testModel}
 	r.m = newModel(context.Background(), Options{Agent: ag, Cwd: dir, SessionDir: filepath.Join(dir, "sessions")})
 	r.m.send = func(msg tea.Msg) { r.msgs <- msg }
-	r.m.bind(ag)
+	r.m.ag = ag
+	t.Cleanup(ag.Subscribe(func(e *agent.Event) {
+		if msg := convert(e); msg != nil {
+			r.msgs <- msg
+		}
+	}))
 	t.Cleanup(r.m.stopRun)
 	return r
 }
