@@ -219,7 +219,9 @@ func (a *app) runAgent(ctx context.Context, f *agentFlags, messages []string) er
 		return err
 	}
 	ag := &agent.Agent{Session: sf, Provider: prov, Model: model, Credential: cred, Tools: set,
-		SystemPrompt: system, ThinkingLevel: level, Retry: agent.DefaultRetry()}
+		SystemPrompt: system, ThinkingLevel: level, Retry: agent.DefaultRetry(), Compaction: compactionSettings(settings)}
+	ag.Compactor = ag.BuiltinCompactor()
+	ag.SetAutoCompaction(ag.Compaction.Enabled)
 	if broker != nil && cred.Kind == llm.CredentialOAuth {
 		// OAuth access tokens rotate during long runs: take the snapshot's
 		// current one (refreshed through the broker near expiry) per turn.

@@ -29,6 +29,9 @@ type Settings struct {
 	// CodexResets is the codexResets.* group (usage.md §8.3).
 	CodexResets CodexResets
 
+	// root is the whole document, for the typed getters (agentsettings.go).
+	root map[string]any
+
 	// Providers holds providers.<id>.{tokenUrl,usageUrl,baseUrl,authorizeUrl,userinfoUrl,redirectUri,clientId},
 	// by provider id.
 	Providers map[string]ProviderURLs
@@ -110,6 +113,7 @@ func ParseSettings(data []byte) (s *Settings, err error) {
 	if !ok {
 		return s, nil
 	}
+	s.root = root
 	s.BrokerURL, _ = lookup(root, "auth.broker.url", isString).(string)
 	s.BrokerToken, _ = lookup(root, "auth.broker.token", isString).(string)
 	switch v := lookup(root, "codexResets.autoRedeem", isBoolOrString).(type) {

@@ -44,6 +44,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ompgo/omp/pkg/agent/compaction"
 	"github.com/ompgo/omp/pkg/agent/session"
 	"github.com/ompgo/omp/pkg/agent/tools"
 	"github.com/ompgo/omp/pkg/llm"
@@ -80,6 +81,10 @@ type Agent struct {
 	Now func() time.Time
 	// Sleep waits d or until ctx ends (default: a timer).
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Compaction are the §6.1 settings used by BuiltinCompactor and the
+	// threshold maintenance (zero: no threshold compaction; use
+	// compaction.Defaults).
+	Compaction compaction.Settings
 	// RefreshCredential, when set, force-refreshes the credential after an
 	// upstream 401/403 (broker mode: a refresh through the broker); the
 	// turn is then retried once with the new credential.
@@ -96,6 +101,10 @@ type Agent struct {
 	retryAfter time.Duration
 	// todoFailed queues the D22 reminder for the next prompt.
 	todoFailed bool
+	// pruned is the D26 saving made since the usage of the assistant
+	// message with timestamp prunedAt was measured (D24).
+	pruned   int
+	prunedAt int64
 }
 
 // todoReminder is D22's hidden next-turn message after a failed todo call.
@@ -189,12 +198,15 @@ func (a *Agent) prompt(ctx context.Context, content []llm.Content) (*llm.Message
 	}
 	user := &llm.Message{Role: llm.RoleUser, Content: content, Timestamp: a.now().UnixMilli()}
 	final, err := a.run(ctx, []session.Message{session.NewMessage(user, nil)})
-	return a.recover(ctx, final, err)
+	final, err = a.recover(ctx, final, err)
+	return a.maintainThreshold(ctx, final, err)
 }
 
 // recover is §5.6 after a run: auto-retry of transient errors, then
 // overflow and truncated-output recovery through the Compactor, each
-// followed by a continue(); each recovery runs at most once per prompt.
+// followed by a continue(); each recovery runs once per prompt, again
+// only after a continued run that made progress (a long run may fill the
+// window several times).
 func (a *Agent) recover(ctx context.Context, final *llm.Message, err error) (*llm.Message, error) {
 	var overflowDone, incompleteDone bool
 	for {
@@ -216,7 +228,9 @@ func (a *Agent) recover(ctx context.Context, final *llm.Message, err error) (*ll
 			if ok := a.autoCompact(ctx, "overflow", final, "Context overflow recovery failed: "); !ok {
 				return final, nil
 			}
+			n := a.MessageCount()
 			final, err = a.run(ctx, nil)
+			overflowDone = !a.progressSince(n)
 		case final.StopReason == llm.StopLength && !incompleteDone:
 			incompleteDone = true
 			if !a.canAutoCompact() {
@@ -226,7 +240,9 @@ func (a *Agent) recover(ctx context.Context, final *llm.Message, err error) (*ll
 			if ok := a.autoCompact(ctx, "incomplete", final, "Incomplete response recovery failed: "); !ok {
 				return final, nil
 			}
+			n := a.MessageCount()
 			final, err = a.run(ctx, nil)
+			incompleteDone = !a.progressSince(n)
 		default:
 			return final, nil
 		}

@@ -25,6 +25,7 @@ const (
 func (f *File) SetBlobsDir(dir string) {
 	f.mu.Lock()
 	f.blobsDir = dir
+	f.cache = nil // decoded without the store
 	f.mu.Unlock()
 }
 

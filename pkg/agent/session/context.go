@@ -32,6 +32,14 @@ func (f *File) ActivePath() []*Entry {
 	return f.pathLocked(f.leaf)
 }
 
+// PathTo returns the entries from a root to id (empty for "" or an
+// unknown id).
+func (f *File) PathTo(id string) []*Entry {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.pathLocked(id)
+}
+
 func (f *File) pathLocked(leaf string) []*Entry {
 	var rev []*Entry
 	seen := map[string]bool{}
@@ -77,7 +85,7 @@ func (f *File) BuildContext() Context {
 		c := path[lastCompaction]
 		var comp Compaction
 		_ = c.Decode(&comp)
-		b.out = append(b.out, summaryMessage(RoleCompactionSummary, c, comp.Summary, comp.TokensBefore))
+		b.synth(summaryMessage(RoleCompactionSummary, c, comp.Summary, comp.TokensBefore))
 		kept := -1
 		for i := 0; i < lastCompaction; i++ {
 			if path[i].ID == comp.FirstKeptEntryID {
@@ -97,9 +105,10 @@ func (f *File) BuildContext() Context {
 	for _, e := range path[start:] {
 		b.add(e)
 	}
-	out := b.finish()
-	f.rehydrate(out)
-	ctx.Messages = out
+	b.decode()
+	f.rehydrate(b.out)
+	f.remember(&b)
+	ctx.Messages = b.filter()
 	return ctx
 }
 
@@ -147,11 +156,17 @@ func (f *File) replay(e *Entry, ctx *Context) {
 // right away.
 type batch struct {
 	out  []Message
+	ents []*Entry // the entry of each message of out (nil: synthesised)
 	idx  []int    // positions in out awaiting the batch decode
 	raws [][]byte // their raw messages
 }
 
 func (b *batch) add(e *Entry) {
+	defer func() {
+		for len(b.ents) < len(b.out) {
+			b.ents = append(b.ents, e)
+		}
+	}()
 	if e.Type == TypeMessage {
 		raw := e.field("message")
 		if role := messageRole(raw); isLLMRole(role) {
@@ -164,8 +179,28 @@ func (b *batch) add(e *Entry) {
 	b.out = appendEntryMessage(b.out, e)
 }
 
-// finish decodes the collected messages and drops those that fail.
-func (b *batch) finish() []Message {
+// synth appends a message that no entry holds verbatim.
+func (b *batch) synth(m Message) {
+	b.out = append(b.out, m)
+	b.ents = append(b.ents, nil)
+}
+
+// valid reports whether a decoded message of the batch counts.
+func valid(m Message) bool { return m.Role != "" && (m.LLM != nil || !isLLMRole(m.Role)) }
+
+// filter drops the messages that failed to decode.
+func (b *batch) filter() []Message {
+	out := make([]Message, 0, len(b.out))
+	for _, m := range b.out {
+		if valid(m) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// decode decodes the collected messages in place.
+func (b *batch) decode() {
 	if len(b.raws) > 0 {
 		size := 48
 		for _, r := range b.raws {
@@ -193,13 +228,6 @@ func (b *batch) finish() []Message {
 			}
 		}
 	}
-	out := b.out[:0]
-	for _, m := range b.out {
-		if m.Role != "" && (m.LLM != nil || !isLLMRole(m.Role)) {
-			out = append(out, m)
-		}
-	}
-	return out
 }
 
 // appendEntryMessage converts a context-producing entry (§3.9 step 4).

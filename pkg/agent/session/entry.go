@@ -113,17 +113,23 @@ func (m ModelChange) Key() string {
 	return ""
 }
 
-// Compaction is the payload of a compaction entry.
+// Compaction is the payload of a compaction entry (§3.3).
 type Compaction struct {
-	Summary          string `json:"summary"`
-	FirstKeptEntryID string `json:"firstKeptEntryId"`
-	TokensBefore     int64  `json:"tokensBefore"`
+	Summary          string          `json:"summary"`
+	ShortSummary     string          `json:"shortSummary,omitempty"`
+	FirstKeptEntryID string          `json:"firstKeptEntryId"`
+	TokensBefore     int64           `json:"tokensBefore"`
+	Details          json.RawMessage `json:"details,omitempty"`
+	PreserveData     json.RawMessage `json:"preserveData,omitempty"`
+	FromExtension    bool            `json:"fromExtension,omitempty"`
 }
 
-// BranchSummary is the payload of a branch_summary entry.
+// BranchSummary is the payload of a branch_summary entry (§3.3).
 type BranchSummary struct {
-	FromID  string `json:"fromId"`
-	Summary string `json:"summary"`
+	FromID        string          `json:"fromId"`
+	Summary       string          `json:"summary"`
+	Details       json.RawMessage `json:"details,omitempty"`
+	FromExtension bool            `json:"fromExtension,omitempty"`
 }
 
 // CustomMessage is the payload of a custom_message entry.

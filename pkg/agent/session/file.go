@@ -58,6 +58,9 @@ type File struct {
 	now func() time.Time
 	// blobsDir is the global blob store ("" = no blob handling).
 	blobsDir string
+	// cache holds the decoded context message of each entry seen by
+	// BuildContext or EntryMessages (a zero Message: none).
+	cache map[*Entry]Message
 }
 
 // Options configure Create.

@@ -143,3 +143,7 @@ func rawString(v []byte) (string, bool) {
 	}
 	return string(inner), true
 }
+
+// ScanObject calls fn with each top-level member of the JSON object line
+// (the raw value bytes, not copied); false when line is not an object.
+func ScanObject(line []byte, fn func(key string, val []byte)) bool { return scanObject(line, fn) }
