@@ -103,7 +103,7 @@ func (p *tmuxPane) dead() bool {
 // while it runs, a steer (Enter) and a follow-up (Alt+Enter) typed during
 // the run are queued and delivered, Esc aborts a hanging stream, slash
 // commands answer, and the model picker switches the model the next
-// request uses.
+// request uses, the tree opens, /compact compacts.
 func TestInteractiveModeInTmux(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and drives it in tmux")
@@ -125,6 +125,10 @@ func TestInteractiveModeInTmux(t *testing.T) {
         maxTokens: 4096
 `, e.fake.srv.URL)
 	if err := os.WriteFile(filepath.Join(e.home, ".omp", "agent", "models.yml"), []byte(yml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A tiny keepRecentTokens so /compact has something to summarise.
+	if err := os.WriteFile(filepath.Join(e.home, ".omp", "agent", "config.yml"), []byte("compaction:\n  keepRecentTokens: 10\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	env := []string{"HOME=" + e.home, "PATH=" + os.Getenv("PATH"), "TERM=xterm-256color", "LANG=C.UTF-8",
@@ -227,7 +231,17 @@ func TestInteractiveModeInTmux(t *testing.T) {
 	}
 	p.keys("Escape")
 
-	// 6. Ctrl+D on the empty editor quits; the session is on disk with the
+	// 6. /compact summarises with the current model and shows the divider.
+	e.fake.push(asst(llm.StopEnd, llm.Text("## Goal\nSummary of the work so far.")))
+	p.typeText("/compact keep it short")
+	p.keys("Enter")
+	p.waitFor("/compact", "── 📷 compacted · ctrl+o ──")
+	reqs = e.fake.requests()
+	if b, _ := json.Marshal(reqs[len(reqs)-1]); !strings.Contains(string(b), "keep it short") {
+		t.Fatalf("the summary request lacks the /compact instructions: %s", b)
+	}
+
+	// 7. Ctrl+D on the empty editor quits; the session is on disk with the
 	// aborted turn and the rename.
 	p.keys("C-d")
 	deadline = time.Now().Add(10 * time.Second)
@@ -245,13 +259,14 @@ func TestInteractiveModeInTmux(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var aborted, renamed bool
+	var aborted, renamed, compacted bool
 	for _, en := range sf.Entries() {
+		compacted = compacted || en.Type == session.TypeCompaction && strings.Contains(string(en.Raw), "Summary of the work so far.")
 		aborted = aborted || strings.Contains(string(en.Raw), `"stopReason":"aborted"`)
 		renamed = renamed || en.Type == session.TypeSessionInfo && strings.Contains(string(en.Raw), "tmux demo")
 	}
-	if !aborted || !renamed {
-		t.Fatalf("session file: aborted turn %v, rename %v", aborted, renamed)
+	if !aborted || !renamed || !compacted {
+		t.Fatalf("session file: aborted turn %v, rename %v, compaction %v", aborted, renamed, compacted)
 	}
 	if c := sf.BuildContext(); c.Model != "fake/fake-other" {
 		t.Fatalf("session model = %q", c.Model)

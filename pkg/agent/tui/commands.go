@@ -36,9 +36,9 @@ var commandHelp = []string{
 
 // cmdResultMsg ends a command that ran in the background (/compact).
 type cmdResultMsg struct {
-	id   int
-	text string
-	err  error
+	id     int
+	result json.RawMessage
+	err    error
 }
 
 func (m *model) info(s string) tea.Cmd { return tea.Println(styleDim.Render(s)) }
@@ -367,34 +367,18 @@ func (m *model) openTree() tea.Cmd {
 // navigate moves the leaf to id (§3.12): a user or custom message puts its
 // text in the editor and the leaf on its parent.
 func (m *model) navigate(id string) tea.Cmd {
-	sf := m.ag.Session
-	if id == sf.Leaf() {
-		return m.info("Already at this point")
-	}
-	e, ok := sf.Entry(id)
-	if !ok {
-		return m.fail("Entry " + id + " not found")
-	}
-	target := id
-	prefill := ""
-	if text, isUser := userMessage(e); isUser || e.Type == session.TypeCustomMessage {
-		_, prefill = entryText(e)
-		if isUser {
-			prefill = text
-		}
-		target = e.ParentID
-	}
-	if target == "" {
-		sf.ResetLeaf()
-	} else if err := sf.Branch(target); err != nil {
+	nav, err := m.ag.NavigateTree(m.ctx, id, agent.NavigateOptions{})
+	if err != nil {
 		return m.fail(err.Error())
 	}
-	cmd := m.switchTo(sf, false, "Moved in the tree")
-	if prefill != "" {
-		m.editor.SetValue(prefill)
+	if nav.Noop {
+		return m.info(agent.NoopText)
+	}
+	if nav.Prefill != "" {
+		m.editor.SetValue(nav.Prefill)
 		m.grow()
 	}
-	return cmd
+	return m.info(fmt.Sprintf("Moved in the tree · %d messages in context", m.ag.MessageCount()))
 }
 
 // openBranch picks a user message of the active path and starts a new
@@ -566,14 +550,14 @@ func (m *model) compact(instructions string) tea.Cmd {
 	ag, send, id := m.ag, m.send, m.runID
 	go func() {
 		defer close(done)
-		_, err := ag.CompactNow(ctx, instructions)
+		res, err := ag.CompactNow(ctx, instructions)
 		switch {
 		case errors.Is(err, agent.ErrNoCompactor):
 			err = errors.New("compaction is not available in this build")
 		case err != nil && ctx.Err() != nil:
 			err = errors.New("cancelled")
 		}
-		send(cmdResultMsg{id: id, text: "── 📷 compacted · ctrl+o ──", err: err})
+		send(cmdResultMsg{id: id, result: res, err: err})
 	}()
 	return nil
 }
@@ -584,9 +568,10 @@ func (m *model) cmdResult(msg cmdResultMsg) tea.Cmd {
 	}
 	<-m.done
 	m.running, m.cancel, m.done, m.notice = false, nil, nil, ""
+	c := compactionResult(msg.result)
 	if msg.err != nil {
-		return m.fail("Compaction failed: " + msg.err.Error())
+		c.err = msg.err.Error()
 	}
 	// The Compactor has rebuilt the agent's context from the session.
-	return m.info(msg.text)
+	return m.printCompacted(c)
 }

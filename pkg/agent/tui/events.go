@@ -50,6 +50,24 @@ type noticeMsg struct {
 	clear bool
 }
 
+// compactedMsg ends a compaction (auto_compaction_end, or /compact).
+type compactedMsg struct {
+	summary      string
+	tokensBefore int
+	err          string // "" on success
+	aborted      bool
+}
+
+// compactionResult reads a CompactionResult object.
+func compactionResult(raw json.RawMessage) compactedMsg {
+	var r struct {
+		Summary      string `json:"summary"`
+		TokensBefore int    `json:"tokensBefore"`
+	}
+	_ = json.Unmarshal(raw, &r)
+	return compactedMsg{summary: r.Summary, tokensBefore: r.TokensBefore}
+}
+
 // runDoneMsg ends a run started by the UI.
 type runDoneMsg struct {
 	id    int
@@ -88,6 +106,15 @@ func convert(e *agent.Event) any {
 			(e.DelayMs+999)/1000, oneLine(e.ErrorMessage, 80))}
 	case agent.EventAutoRetryEnd:
 		return noticeMsg{clear: true}
+	case agent.EventAutoCompactionStart:
+		return noticeMsg{text: "Compacting the context (" + e.Reason + ")… · esc to cancel"}
+	case agent.EventAutoCompactionEnd:
+		if e.Result == nil && e.ErrorMessage == "" && !e.Aborted {
+			return noticeMsg{clear: true} // nothing to compact
+		}
+		c := compactionResult(e.Result)
+		c.err, c.aborted = e.ErrorMessage, e.Aborted
+		return c
 	}
 	return nil
 }

@@ -137,8 +137,9 @@ type model struct {
 	lastCtrlC    time.Time
 
 	picker *picker
-	// lastTool is the output of the latest finished tool (ctrl+o prints it whole).
-	lastTool string
+	// lastTool is the output of the latest finished tool and lastSummary
+	// the latest compaction summary (ctrl+o prints them whole).
+	lastTool, lastSummary string
 }
 
 var (
@@ -331,6 +332,9 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case noticeMsg:
 		m.notice = msg.text
 		return m, nil
+	case compactedMsg:
+		m.notice = ""
+		return m, m.printCompacted(msg)
 	case runDoneMsg:
 		return m, m.runDone(msg)
 	case cmdResultMsg:
@@ -391,6 +395,22 @@ func (m *model) printAssistant(msg assistantMsg) tea.Cmd {
 		return nil
 	}
 	return tea.Println("\n" + strings.Join(out, "\n"))
+}
+
+// printCompacted shows the compaction divider (§8.4) or why it failed.
+func (m *model) printCompacted(c compactedMsg) tea.Cmd {
+	switch {
+	case c.aborted:
+		return m.info("Compaction cancelled")
+	case c.err != "":
+		return m.fail("Compaction failed: " + c.err)
+	}
+	m.lastSummary = c.summary
+	line := "── 📷 compacted · ctrl+o ──"
+	if c.tokensBefore > 0 {
+		line += styleDim.Render(fmt.Sprintf("  (%d tokens before)", c.tokensBefore))
+	}
+	return tea.Println("\n" + styleNotice.Render(line))
 }
 
 func (m *model) wrap(s string) string {
@@ -479,6 +499,11 @@ func (m *model) handleKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m, tea.Suspend
 	case "ctrl+o":
 		m.expand = !m.expand
+		if m.expand && m.lastSummary != "" {
+			s := m.lastSummary
+			m.lastSummary = ""
+			return m, tea.Println(styleDim.Render(m.wrap(s)))
+		}
 		if m.expand && m.lastTool != "" {
 			return m, tea.Println(styleDim.Render(indent(strings.TrimRight(m.lastTool, "\n"), "  ")))
 		}
