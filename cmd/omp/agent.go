@@ -78,7 +78,7 @@ var thinkingLevels = []string{"off", "minimal", "low", "medium", "high", "xhigh"
 // errNoPrompt is the empty-prompt error of print mode (§8.2, D70).
 var errNoPrompt = errors.New("No prompt provided")
 
-// runAgent is `omp [flags] [messages...]`: print and json modes.
+// runAgent is `omp [flags] [messages...]`: print, json and rpc modes.
 func (a *app) runAgent(ctx context.Context, f *agentFlags, messages []string) error {
 	env, dirs, err := a.setup()
 	if err != nil {
@@ -97,140 +97,48 @@ func (a *app) runAgent(ctx context.Context, f *agentFlags, messages []string) er
 		}
 		return a.listModels(dirs, filter)
 	}
-	if f.mode != "" && f.mode != "text" && f.mode != "json" {
-		return fmt.Errorf("unsupported --mode %q (text or json; rpc is not implemented yet)", f.mode)
+	if f.mode != "" && f.mode != "text" && f.mode != "json" && f.mode != "rpc" {
+		return fmt.Errorf("unsupported --mode %q (text, json or rpc)", f.mode)
 	}
+	rpc := f.mode == "rpc"
 	stdinTTY := isTerminal(a.stdin)
-	interactive := !f.print && f.mode == "" && stdinTTY
+	interactive := !rpc && !f.print && f.mode == "" && stdinTTY
 	if f.thinking != "" && !slices.Contains(thinkingLevels, f.thinking) {
 		return fmt.Errorf("invalid --thinking %q (want one of %s)", f.thinking, strings.Join(thinkingLevels, ", "))
+	}
+	if rpc {
+		// D45: RPC mode reads commands from stdin, not files or prompts.
+		for _, m := range messages {
+			if strings.HasPrefix(m, "@") {
+				return &exitError{code: 2, msg: "@file arguments are not supported in RPC mode"}
+			}
+		}
 	}
 	messages, attachments, err := fileArgs(messages, cwd)
 	if err != nil {
 		return err
 	}
-	prompts, err := a.prompts(messages, stdinTTY)
-	if err != nil && !(interactive && errors.Is(err, errNoPrompt)) {
-		return err
+	var prompts []string
+	if !rpc {
+		if prompts, err = a.prompts(messages, stdinTTY); err != nil && !(interactive && errors.Is(err, errNoPrompt)) {
+			return err
+		}
 	}
 	if interactive && len(attachments) > 0 {
 		return errors.New("@file attachments are not supported in interactive mode yet: use -p")
 	}
-
-	// Models: the bundled catalogue plus models.yml (§9.4); an invalid file
-	// leaves the catalogue working and says why.
-	cat := llm.Builtin()
-	models, err := catalog.Load(filepath.Join(dirs.AgentDir, "models.yml"))
-	if err != nil {
-		fmt.Fprintf(a.stderr, "Warning: %v\n", err)
-		models = &catalog.File{}
-	} else {
-		cat = models.Apply(cat)
-	}
-	resolver := config.NewResolver(env)
-	resolver.Logger = a.warnLogger()
-	settings := config.LoadSettings(dirs.AgentDir, a.warnLogger())
-	broker, err := connectBroker(ctx, env, dirs, settings, resolver)
+	rt, err := a.newAgentRuntime(ctx, f, env, dirs, cwd)
 	if err != nil {
 		return err
 	}
-	if broker != nil {
-		defer broker.stop()
-	}
-	keys := &keyLadder{flag: f.apiKey, models: models, env: env, resolver: resolver, broker: broker}
-
-	// Session.
-	terminal := session.TerminalID(env.Get)
-	sf, err := a.openSession(f, dirs, cwd, terminal)
-	if err != nil {
-		return err
-	}
-	if sf.Path() != "" {
-		sf.SetBlobsDir(filepath.Join(dirs.AgentDir, "blobs"))
-	}
-	// A resumed session from another directory works where it was started,
-	// when that directory still exists (§14.1).
-	if h := sf.Header().Cwd; h != "" && h != cwd {
-		if st, err := os.Stat(h); err == nil && st.IsDir() {
-			cwd = h
-		}
-	}
-	replay := sf.BuildContext()
-	keys.session = sf.Header().ID
-
-	sel, level := f.model, f.thinking
-	if f.provider != "" && sel != "" && !strings.Contains(sel, "/") {
-		sel = f.provider + "/" + sel
-	}
-	if s, l, ok := strings.Cut(sel, ":"); ok && slices.Contains(thinkingLevels, l) {
-		sel = s
-		if level == "" {
-			level = l
-		}
-	}
-	model, err := pickModel(ctx, cat, sel, replay.Model, keys)
-	if err != nil {
-		return err
-	}
-	if level == "" {
-		level = replay.ThinkingLevel
-	}
-	if level == "" {
-		level = "medium" // D51 defaultThinkingLevel
-	}
-	cred, err := keys.credential(ctx, model)
-	if err != nil {
-		return err
-	}
-	if replay.Model != model.Key() {
-		if _, err := sf.AppendModelChange(model.Provider, model.ID, ""); err != nil {
-			return err
-		}
-	}
-	if replay.ThinkingLevel != level {
-		if _, err := sf.AppendThinkingLevel(level); err != nil {
-			return err
-		}
-	}
-	prov, err := newProvider(model, config.ProviderURL(env, settings, model.Provider, "baseUrl"))
-	if err != nil {
-		return err
-	}
-
-	tenv := &tools.Env{Cwd: cwd, Home: dirs.Home, Environ: a.environ}
-	if d := sf.ArtifactsDir(); d != "" {
-		tenv.Artifacts = &tools.Artifacts{Dir: d}
-	}
-	enabled := func(string) bool { return !f.noTools }
-	if f.tools != "" && !f.noTools {
-		allow := strings.Split(f.tools, ",")
-		enabled = func(n string) bool { return slices.Contains(allow, n) }
-	}
-	bashOpt := tools.BashOptions{
-		NoLogin: env.Get("PI_BASH_NO_LOGIN") != "" || env.Get("CLAUDE_BASH_NO_LOGIN") != "",
-		NoCI:    env.Get("PI_BASH_NO_CI") != "" || env.Get("CLAUDE_BASH_NO_CI") != "",
-		Prefix:  cmp.Or(env.Get("PI_SHELL_PREFIX"), env.Get("CLAUDE_CODE_SHELL_PREFIX")),
-	}
-	todos := &tools.TodoList{}
-	todos.Set(agent.RestoreTodos(sf))
-	set := tools.Builtin(tenv, bashOpt, todos, enabled)
-	system, err := systemPrompt(f, env, cwd, set)
-	if err != nil {
-		return err
-	}
-	ag := &agent.Agent{Session: sf, Provider: prov, Model: model, Credential: cred, Tools: set,
-		SystemPrompt: system, ThinkingLevel: level, Retry: agent.DefaultRetry(), Compaction: compactionSettings(settings)}
-	ag.Compactor = ag.BuiltinCompactor()
-	ag.SetAutoCompaction(ag.Compaction.Enabled)
-	if broker != nil && cred.Kind == llm.CredentialOAuth {
-		// OAuth access tokens rotate during long runs: take the snapshot's
-		// current one (refreshed through the broker near expiry) per turn.
-		ag.Credentials = func(ctx context.Context) (llm.Credential, error) { return keys.credential(ctx, model) }
+	defer rt.close()
+	if rpc {
+		return a.runRPC(ctx, rt)
 	}
 	if interactive {
-		return a.runInteractive(ctx, ag, f, interactiveDeps{cat: cat, keys: keys, env: env, settings: settings,
-			dirs: dirs, cwd: cwd, terminal: terminal, prompts: prompts})
+		return a.runInteractive(ctx, rt, f, prompts)
 	}
+	ag, sf := rt.ag, rt.ag.Session
 	out := bufio.NewWriter(a.stdout)
 	defer out.Flush()
 	if f.mode == "json" {
@@ -264,7 +172,7 @@ func (a *app) runAgent(ctx context.Context, f *agentFlags, messages []string) er
 	if err := sf.Persist(); err != nil {
 		return err
 	}
-	session.WriteBreadcrumb(dirs.AgentDir, terminal, cwd, sf.Path())
+	session.WriteBreadcrumb(dirs.AgentDir, rt.terminal, rt.cwd, sf.Path())
 	if ctx.Err() != nil {
 		out.Flush()
 		return &exitError{code: 130}
@@ -294,6 +202,152 @@ func (a *app) runAgent(ctx context.Context, f *agentFlags, messages []string) er
 		out.WriteString(strings.Join(texts, "\n") + "\n")
 	}
 	return nil
+}
+
+// agentRuntime is an agent ready to run with what the modes need around
+// it: the catalogue and key ladder (model switches), the tool environment
+// (user bash) and the broker connection.
+type agentRuntime struct {
+	ag       *agent.Agent
+	cat      *llm.Catalog
+	keys     *keyLadder
+	env      *config.Env
+	dirs     config.Dirs
+	settings *config.Settings
+	cwd      string
+	terminal string
+	tenv     *tools.Env
+	bashOpt  tools.BashOptions
+	broker   *agentBroker
+}
+
+func (rt *agentRuntime) close() {
+	if rt.broker != nil {
+		rt.broker.stop()
+	}
+}
+
+// newAgentRuntime resolves the models, the credential, the session, the
+// model and the tools (agent.md §9, §3.11, §7) into an Agent.
+func (a *app) newAgentRuntime(ctx context.Context, f *agentFlags, env *config.Env, dirs config.Dirs, cwd string) (*agentRuntime, error) {
+	// Models: the bundled catalogue plus models.yml (§9.4); an invalid file
+	// leaves the catalogue working and says why.
+	cat := llm.Builtin()
+	models, err := catalog.Load(filepath.Join(dirs.AgentDir, "models.yml"))
+	if err != nil {
+		fmt.Fprintf(a.stderr, "Warning: %v\n", err)
+		models = &catalog.File{}
+	} else {
+		cat = models.Apply(cat)
+	}
+	resolver := config.NewResolver(env)
+	resolver.Logger = a.warnLogger()
+	settings := config.LoadSettings(dirs.AgentDir, a.warnLogger())
+	broker, err := connectBroker(ctx, env, dirs, settings, resolver)
+	if err != nil {
+		return nil, err
+	}
+	built := false
+	defer func() {
+		if !built && broker != nil {
+			broker.stop()
+		}
+	}()
+	keys := &keyLadder{flag: f.apiKey, models: models, env: env, resolver: resolver, broker: broker}
+
+	// Session.
+	terminal := session.TerminalID(env.Get)
+	sf, err := a.openSession(f, dirs, cwd, terminal)
+	if err != nil {
+		return nil, err
+	}
+	if sf.Path() != "" {
+		sf.SetBlobsDir(filepath.Join(dirs.AgentDir, "blobs"))
+	}
+	// A resumed session from another directory works where it was started,
+	// when that directory still exists (§14.1).
+	if h := sf.Header().Cwd; h != "" && h != cwd {
+		if st, err := os.Stat(h); err == nil && st.IsDir() {
+			cwd = h
+		}
+	}
+	replay := sf.BuildContext()
+	keys.session = sf.Header().ID
+
+	sel, level := f.model, f.thinking
+	if f.provider != "" && sel != "" && !strings.Contains(sel, "/") {
+		sel = f.provider + "/" + sel
+	}
+	if s, l, ok := strings.Cut(sel, ":"); ok && slices.Contains(thinkingLevels, l) {
+		sel = s
+		if level == "" {
+			level = l
+		}
+	}
+	model, err := pickModel(ctx, cat, sel, replay.Model, keys)
+	if err != nil {
+		return nil, err
+	}
+	if level == "" {
+		level = replay.ThinkingLevel
+	}
+	if level == "" {
+		level = "medium" // D51 defaultThinkingLevel
+	}
+	cred, err := keys.credential(ctx, model)
+	if err != nil {
+		return nil, err
+	}
+	if replay.Model != model.Key() {
+		if _, err := sf.AppendModelChange(model.Provider, model.ID, ""); err != nil {
+			return nil, err
+		}
+	}
+	if replay.ThinkingLevel != level {
+		if _, err := sf.AppendThinkingLevel(level); err != nil {
+			return nil, err
+		}
+	}
+	prov, err := newProvider(model, config.ProviderURL(env, settings, model.Provider, "baseUrl"))
+	if err != nil {
+		return nil, err
+	}
+
+	tenv := &tools.Env{Cwd: cwd, Home: dirs.Home, Environ: a.environ}
+	if d := sf.ArtifactsDir(); d != "" {
+		tenv.Artifacts = &tools.Artifacts{Dir: d}
+	}
+	enabled := func(string) bool { return !f.noTools }
+	if f.tools != "" && !f.noTools {
+		allow := strings.Split(f.tools, ",")
+		enabled = func(n string) bool { return slices.Contains(allow, n) }
+	}
+	bashOpt := tools.BashOptions{
+		NoLogin: env.Get("PI_BASH_NO_LOGIN") != "" || env.Get("CLAUDE_BASH_NO_LOGIN") != "",
+		NoCI:    env.Get("PI_BASH_NO_CI") != "" || env.Get("CLAUDE_BASH_NO_CI") != "",
+		Prefix:  cmp.Or(env.Get("PI_SHELL_PREFIX"), env.Get("CLAUDE_CODE_SHELL_PREFIX")),
+	}
+	todos := &tools.TodoList{}
+	todos.Set(agent.RestoreTodos(sf))
+	set := tools.Builtin(tenv, bashOpt, todos, enabled)
+	system, err := systemPrompt(f, env, cwd, set)
+	if err != nil {
+		return nil, err
+	}
+	ag := &agent.Agent{Session: sf, Provider: prov, Model: model, Credential: cred, Tools: set,
+		SystemPrompt: system, ThinkingLevel: level, Retry: agent.DefaultRetry(), Compaction: compactionSettings(settings)}
+	ag.Compactor = ag.BuiltinCompactor()
+	ag.SetAutoCompaction(ag.Compaction.Enabled)
+	if broker != nil && cred.Kind == llm.CredentialOAuth {
+		// OAuth access tokens rotate during long runs: take the snapshot's
+		// current one (refreshed through the broker near expiry) per turn,
+		// and force a refresh through the broker after a 401/403.
+		ag.Credentials = func(ctx context.Context) (llm.Credential, error) { return keys.credential(ctx, ag.CurrentModel()) }
+		ag.RefreshCredential = func(ctx context.Context) (llm.Credential, error) { return keys.refresh(ctx, ag.CurrentModel()) }
+	}
+	built = true
+	return &agentRuntime{ag: ag, cat: cat, keys: keys, env: env, dirs: dirs, settings: settings, cwd: cwd,
+		terminal: terminal, tenv: tenv, bashOpt: bashOpt, broker: broker}, nil
 }
 
 // listModels prints the catalogue with models.yml applied, one model per

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -605,5 +606,51 @@ func TestAgentE2EKeysAndSessionDir(t *testing.T) {
 	}
 	if _, stderr, code := run(nil, "-p", "--no-session", "--model", model, "hi"); code != 1 || !strings.Contains(stderr, `No API key for provider "anthropic"`) {
 		t.Fatalf("no key: exit %d %q", code, stderr)
+	}
+}
+
+// TestAgentE2EBrokerRefreshAfter401: the provider rejects the broker's
+// OAuth access token once; the agent has the broker refresh it (one token
+// request upstream of the broker) and the turn succeeds with the new one.
+func TestAgentE2EBrokerRefreshAfter401(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	e := newE2E(t)
+	var grants atomic.Int32
+	tokens := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		grants.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"access_token":"acc-fresh","refresh_token":"r2","expires_in":3600,"token_type":"Bearer"}`)
+	}))
+	t.Cleanup(tokens.Close)
+	dead := "http://" + closedAddr(t)
+	b := startBrokerURLs(t, "", func(p, kind string) string {
+		if kind == "tokenUrl" {
+			return tokens.URL
+		}
+		return dead
+	})
+	b.upload(t, oauthCred("anthropic", "a@example.com", "r1"))
+	yml := "providers:\n  anthropic:\n    baseUrl: " + e.fake.srv.URL + "\n"
+	if err := os.WriteFile(filepath.Join(e.home, ".omp", "agent", "models.yml"), []byte(yml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.fake.push(fakeError{401, `{"type":"error","error":{"type":"authentication_error","message":"invalid bearer token"}}`},
+		asst(llm.StopEnd, llm.Text("after the refresh")))
+	cmd := exec.Command(binary(t), "-p", "--no-session", "--model", "anthropic/claude-3-haiku-20240307", "hi")
+	cmd.Dir = e.project
+	cmd.Env = []string{"HOME=" + e.home, "PATH=" + os.Getenv("PATH"), "OMP_AUTH_BROKER_URL=" + b.url, "OMP_AUTH_BROKER_TOKEN=" + b.token}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("omp: %v\n%s", err, stderr.String())
+	}
+	if string(out) != "after the refresh\n" || grants.Load() != 1 || strings.Join(e.fake.keys, ",") != "acc-r1,acc-fresh" {
+		t.Fatalf("stdout %q, token grants %d, upstream credentials %v", out, grants.Load(), e.fake.keys)
+	}
+	if strings.Contains(stderr.String(), "acc-") {
+		t.Errorf("a token reached stderr: %s", stderr.String())
 	}
 }

@@ -75,3 +75,19 @@ func (b *agentBroker) credential(ctx context.Context, provider, sessionID, model
 	}
 	return vaultpick.LLMCredential(e), true, nil
 }
+
+// refresh picks the session's credential for provider again and refreshes
+// it through the broker now, whatever its expiry (a 401/403 upstream).
+func (b *agentBroker) refresh(ctx context.Context, provider, sessionID, modelID string) (llm.Credential, bool, error) {
+	e, err := b.picker.Pick(ctx, provider, sessionID, vaultpick.Options{ModelID: modelID})
+	if vault.ErrorCode(err) == vault.ENOTFOUND {
+		return llm.Credential{}, false, nil
+	}
+	if err != nil {
+		return llm.Credential{}, false, err
+	}
+	if e, err = b.store.Refresh(ctx, e.ID); err != nil {
+		return llm.Credential{}, false, err
+	}
+	return vaultpick.LLMCredential(e), true, nil
+}

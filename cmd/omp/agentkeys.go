@@ -75,6 +75,20 @@ func (k *keyLadder) credential(ctx context.Context, m llm.Model) (llm.Credential
 	return llm.APIKey(v), nil
 }
 
+// refresh force-refreshes the session's broker credential for m's
+// provider (after an upstream 401/403); outside broker mode there is
+// nothing to refresh.
+func (k *keyLadder) refresh(ctx context.Context, m llm.Model) (llm.Credential, error) {
+	if k.broker == nil {
+		return llm.Credential{}, errors.New("no refreshable credential")
+	}
+	c, found, err := k.broker.refresh(ctx, m.Provider, k.session, m.ID)
+	if err == nil && !found {
+		err = fmt.Errorf("auth broker: no credential for provider %q", m.Provider)
+	}
+	return c, err
+}
+
 // pickModel resolves the selector, else the session's model, else the
 // first model with a credential (models.yml providers first).
 func pickModel(ctx context.Context, cat *llm.Catalog, sel, sessionModel string, keys *keyLadder) (llm.Model, error) {

@@ -203,6 +203,9 @@ func TestInteractiveModeInTmux(t *testing.T) {
 	p.typeText("/nope")
 	p.keys("Enter")
 	p.waitFor("unknown command", "Unknown command: /nope")
+	p.typeText("!echo tui-bash-$((6*7))")
+	p.keys("Enter")
+	p.waitFor("user bash", "$ echo tui-bash-$((6*7))", "tui-bash-42")
 
 	// 4. The model picker: /model lists the models, typing filters, Enter
 	// switches; the next request uses the new model.
@@ -259,14 +262,15 @@ func TestInteractiveModeInTmux(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var aborted, renamed, compacted bool
+	var aborted, renamed, compacted, bashed bool
 	for _, en := range sf.Entries() {
+		bashed = bashed || strings.Contains(string(en.Raw), `"role":"bashExecution"`) && strings.Contains(string(en.Raw), "tui-bash-42")
 		compacted = compacted || en.Type == session.TypeCompaction && strings.Contains(string(en.Raw), "Summary of the work so far.")
 		aborted = aborted || strings.Contains(string(en.Raw), `"stopReason":"aborted"`)
 		renamed = renamed || en.Type == session.TypeSessionInfo && strings.Contains(string(en.Raw), "tmux demo")
 	}
-	if !aborted || !renamed || !compacted {
-		t.Fatalf("session file: aborted turn %v, rename %v, compaction %v", aborted, renamed, compacted)
+	if !aborted || !renamed || !compacted || !bashed {
+		t.Fatalf("session file: aborted turn %v, rename %v, compaction %v, user bash %v", aborted, renamed, compacted, bashed)
 	}
 	if c := sf.BuildContext(); c.Model != "fake/fake-other" {
 		t.Fatalf("session model = %q", c.Model)

@@ -145,6 +145,13 @@ func (a *Agent) emit(e *Event) {
 	}
 }
 
+// addMessage appends m to the in-memory context.
+func (a *Agent) addMessage(m session.Message) {
+	a.st.mu.Lock()
+	a.messages = append(a.messages, m)
+	a.st.mu.Unlock()
+}
+
 // setMessages replaces the in-memory context (the loop's writes take the
 // lock so that other goroutines may read it).
 func (a *Agent) setMessages(m []session.Message) {
@@ -259,7 +266,7 @@ func (a *Agent) autoCompact(ctx context.Context, reason string, final *llm.Messa
 	res, err := a.Compactor(ctx, reason, "")
 	a.setCompacting(false)
 	if err == nil && res == nil {
-		err = errors.New("Nothing to compact")
+		err = ErrNothingToCompact
 	}
 	if err != nil {
 		aborted := ctx.Err() != nil
@@ -353,13 +360,13 @@ func (a *Agent) appendCustomMessage(customType, text string, display bool) error
 	if err != nil {
 		return err
 	}
-	a.setMessages(append(a.messages, m))
+	a.addMessage(m)
 	return nil
 }
 
 // persist appends m to the session and the in-memory context.
 func (a *Agent) persist(m session.Message) error {
-	a.setMessages(append(a.messages, m))
+	a.addMessage(m)
 	if _, err := a.Session.AppendMessage(m); err != nil {
 		return fmt.Errorf("session: %w", err)
 	}

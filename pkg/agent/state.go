@@ -23,8 +23,9 @@ const (
 // message is the reference's RPC error text (§8.3.3).
 var ErrBusy = errors.New("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.")
 
-// ErrNoCompactor is returned by CompactNow when no Compactor is set.
-var ErrNoCompactor = errors.New("Compaction is not available")
+// ErrNothingToCompact is D25's manual-compaction error; CompactNow also
+// returns it while no Compactor is set.
+var ErrNothingToCompact = errors.New("Nothing to compact")
 
 // skippedText is the result of tool calls skipped by a steering interrupt.
 const skippedText = "Skipped due to queued user message."
@@ -419,13 +420,13 @@ func (a *Agent) SetSession(sf *session.File) {
 func (a *Agent) CompactNow(ctx context.Context, customInstructions string) (json.RawMessage, error) {
 	<-a.Abort()
 	if a.Compactor == nil {
-		return nil, ErrNoCompactor
+		return nil, ErrNothingToCompact
 	}
 	a.setCompacting(true)
 	defer a.setCompacting(false)
 	res, err := a.Compactor(ctx, "manual", customInstructions)
 	if err == nil && res == nil {
-		err = errors.New("Nothing to compact")
+		err = ErrNothingToCompact
 	}
 	return res, err
 }
@@ -434,4 +435,14 @@ func (a *Agent) setCompacting(on bool) {
 	a.st.mu.Lock()
 	defer a.st.mu.Unlock()
 	a.st.compactng = on
+}
+
+// AppendMessage appends a finished message (e.g. a user bashExecution) to
+// the session and the in-memory context without starting a run; it
+// reaches the model with the next prompt.
+func (a *Agent) AppendMessage(m session.Message) error {
+	a.st.mu.Lock()
+	a.load()
+	a.st.mu.Unlock()
+	return a.persist(m)
 }

@@ -110,6 +110,55 @@ func runBash(ctx context.Context, env *Env, opt BashOptions, args map[string]any
 			return Result{}, Errorf("Working directory is not a directory: %s", dir)
 		}
 	}
+	r, err := execBash(ctx, env, opt, command, wd, extra, timeout, update)
+	if err != nil {
+		return Result{}, err
+	}
+	out, tr, werr, timedOut, aborted := r.out, r.tr, r.werr, r.timedOut, r.aborted
+	if aborted {
+		return Result{}, &AbortError{Msg: "Command aborted"}
+	}
+	text := out
+	if text == "" {
+		text = "(no output)"
+	}
+	var d BashDetails
+	if tr != nil {
+		text += tr.Notice()
+		d.Meta = &struct {
+			Truncation *Truncation `json:"truncation,omitempty"`
+		}{tr}
+	}
+	if timedOut {
+		return Result{}, &Error{Msg: out + fmt.Sprintf("\n\nCommand timed out after %d seconds", int(timeout/time.Second)), Details: d}
+	}
+	var ee *exec.ExitError
+	code := 0
+	switch {
+	case werr == nil:
+	case errors.As(werr, &ee) && ee.ExitCode() >= 0:
+		code = ee.ExitCode()
+	default:
+		return Result{}, &Error{Msg: text + "\n\nCommand missing exit status", Details: d}
+	}
+	d.ExitCode = &code
+	if code != 0 {
+		return Result{}, &Error{Msg: text + fmt.Sprintf("\n\nCommand exited with code %d", code), Details: d}
+	}
+	return TextResult(text, d), nil
+}
+
+// bashRun is what one shell execution produced.
+type bashRun struct {
+	out               string
+	tr                *Truncation
+	werr              error
+	timedOut, aborted bool
+}
+
+// execBash runs command in wd in its own process group (the shared core
+// of the bash tool and the user's !cmd / RPC bash).
+func execBash(ctx context.Context, env *Env, opt BashOptions, command, wd string, extra map[string]string, timeout time.Duration, update func(Result)) (bashRun, error) {
 	if opt.Prefix != "" {
 		command = opt.Prefix + " " + command
 	}
@@ -147,7 +196,7 @@ func runBash(ctx context.Context, env *Env, opt BashOptions, args map[string]any
 	// call once the shell has exited.
 	cmd.WaitDelay = time.Second
 	if err := cmd.Start(); err != nil {
-		return Result{}, Errorf("Cannot start %s: %v", shell, err)
+		return bashRun{}, Errorf("Cannot start %s: %v", shell, err)
 	}
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
@@ -176,35 +225,36 @@ wait:
 		}
 	}
 	out, tr := sink.Close()
-	if aborted {
-		return Result{}, &AbortError{Msg: "Command aborted"}
+	return bashRun{out: out, tr: tr, werr: werr, timedOut: timedOut, aborted: aborted}, nil
+}
+
+// CommandResult is a user shell command's outcome (RPC bash, §8.3.3).
+type CommandResult struct {
+	Output     string `json:"output"`
+	ExitCode   *int   `json:"exitCode,omitempty"`
+	Cancelled  bool   `json:"cancelled"`
+	Truncated  bool   `json:"truncated"`
+	ArtifactID string `json:"artifactId,omitempty"`
+}
+
+// RunCommand runs a user's shell command (`!cmd`, RPC bash) like the bash
+// tool does, without its argument rewriting: cancelled when ctx ends.
+func RunCommand(ctx context.Context, env *Env, opt BashOptions, command string) (CommandResult, error) {
+	r, err := execBash(ctx, env, opt, command, env.Cwd, nil, DefaultBashTimeout, func(Result) {})
+	if err != nil {
+		return CommandResult{}, err
 	}
-	text := out
-	if text == "" {
-		text = "(no output)"
-	}
-	var d BashDetails
-	if tr != nil {
-		text += tr.Notice()
-		d.Meta = &struct {
-			Truncation *Truncation `json:"truncation,omitempty"`
-		}{tr}
-	}
-	if timedOut {
-		return Result{}, &Error{Msg: out + fmt.Sprintf("\n\nCommand timed out after %d seconds", int(timeout/time.Second)), Details: d}
+	res := CommandResult{Output: r.out, Cancelled: r.aborted || r.timedOut, Truncated: r.tr != nil}
+	if r.tr != nil {
+		res.ArtifactID = r.tr.ArtifactID
 	}
 	var ee *exec.ExitError
-	code := 0
 	switch {
-	case werr == nil:
-	case errors.As(werr, &ee) && ee.ExitCode() >= 0:
-		code = ee.ExitCode()
-	default:
-		return Result{}, &Error{Msg: text + "\n\nCommand missing exit status", Details: d}
+	case r.werr == nil && !res.Cancelled:
+		res.ExitCode = new(int)
+	case errors.As(r.werr, &ee) && ee.ExitCode() >= 0 && !res.Cancelled:
+		code := ee.ExitCode()
+		res.ExitCode = &code
 	}
-	d.ExitCode = &code
-	if code != 0 {
-		return Result{}, &Error{Msg: text + fmt.Sprintf("\n\nCommand exited with code %d", code), Details: d}
-	}
-	return TextResult(text, d), nil
+	return res, nil
 }

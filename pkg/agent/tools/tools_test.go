@@ -342,3 +342,16 @@ func TestTodo(t *testing.T) {
 }
 
 func errorsAs(err error, target any) bool { return errors.As(err, target) }
+
+func TestRunCommand(t *testing.T) {
+	env := &Env{Cwd: t.TempDir(), Environ: []string{"PATH=" + os.Getenv("PATH")}}
+	r, err := RunCommand(context.Background(), env, BashOptions{NoLogin: true}, "echo hi; exit 3")
+	if err != nil || r.Output != "hi\n" || r.ExitCode == nil || *r.ExitCode != 3 || r.Cancelled || r.Truncated {
+		t.Fatalf("r = %+v, %v", r, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if r, err = RunCommand(ctx, env, BashOptions{NoLogin: true}, "sleep 30"); err != nil || !r.Cancelled || r.ExitCode != nil {
+		t.Fatalf("cancelled r = %+v, %v", r, err)
+	}
+}

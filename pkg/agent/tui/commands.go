@@ -27,6 +27,7 @@ var commandHelp = []string{
 	"/export [path]       write this session as HTML",
 	"/compact [focus]     summarise older messages to free context",
 	"/help                this list",
+	"!cmd                 run a shell command; its output goes to the model with the next prompt (!!cmd: it does not)",
 	"/exit                quit (also ctrl+d on an empty editor, or ctrl+c twice)",
 	"",
 	"enter send · ctrl+j, alt+enter or a trailing \\ newline · while running: enter steer, alt+enter/ctrl+q follow-up",
@@ -551,10 +552,7 @@ func (m *model) compact(instructions string) tea.Cmd {
 	go func() {
 		defer close(done)
 		res, err := ag.CompactNow(ctx, instructions)
-		switch {
-		case errors.Is(err, agent.ErrNoCompactor):
-			err = errors.New("compaction is not available in this build")
-		case err != nil && ctx.Err() != nil:
+		if err != nil && ctx.Err() != nil {
 			err = errors.New("cancelled")
 		}
 		send(cmdResultMsg{id: id, result: res, err: err})

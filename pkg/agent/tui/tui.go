@@ -25,6 +25,7 @@ import (
 
 	"github.com/ompgo/omp/pkg/agent"
 	"github.com/ompgo/omp/pkg/agent/session"
+	"github.com/ompgo/omp/pkg/agent/tools"
 	"github.com/ompgo/omp/pkg/llm"
 )
 
@@ -50,6 +51,9 @@ type Options struct {
 	// (provider/id or a bare id), with its provider and credential
 	// (Agent.SetModel, which records the change in the session).
 	SetModel func(ctx context.Context, ag *agent.Agent, selector string) error
+	// Bash runs a user command (`!cmd`; exclude for `!!cmd`) and returns
+	// its result and bashExecution message (nil: `!` is not special).
+	Bash func(ctx context.Context, command string, exclude bool) (tools.CommandResult, session.Message, error)
 	// OnSwitch is told about every session the UI switches to.
 	OnSwitch func(sf *session.File)
 	// Prompts are submitted one after the other at start (the positional
@@ -137,6 +141,12 @@ type model struct {
 	lastCtrlC    time.Time
 
 	picker *picker
+	// bash is the running user command ("" = none), bashCancel stops it;
+	// pendingBash are bashExecution messages held back while a run is
+	// active (D48).
+	bash        string
+	bashCancel  context.CancelFunc
+	pendingBash []session.Message
 	// lastTool is the output of the latest finished tool and lastSummary
 	// the latest compaction summary (ctrl+o prints them whole).
 	lastTool, lastSummary string
@@ -339,6 +349,8 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.runDone(msg)
 	case cmdResultMsg:
 		return m, m.cmdResult(msg)
+	case bashDoneMsg:
+		return m, m.bashDone(msg)
 	}
 	var cmd tea.Cmd
 	m.editor, cmd = m.editor.Update(msg)
@@ -354,6 +366,7 @@ func (m *model) runDone(msg runDoneMsg) tea.Cmd {
 	<-m.done
 	m.running, m.cancel, m.done, m.stream, m.tools, m.notice = false, nil, nil, nil, nil, ""
 	var cmds []tea.Cmd
+	cmds = append(cmds, m.flushBash())
 	if msg.err != nil {
 		cmds = append(cmds, tea.Println(styleError.Render("Error: "+msg.err.Error())))
 	}
@@ -468,6 +481,8 @@ func (m *model) handleKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		switch {
 		case m.running:
 			m.abort()
+		case m.bashCancel != nil:
+			m.bashCancel()
 		case m.editor.Value() != "":
 			m.editor.Reset()
 			m.grow()
@@ -572,6 +587,9 @@ func (m *model) submit(kind queueKind) tea.Cmd {
 	if strings.HasPrefix(text, "/") {
 		return m.command(text)
 	}
+	if strings.HasPrefix(text, "!") && m.opt.Bash != nil {
+		return m.runBash(text)
+	}
 	if m.running {
 		m.queue = append(m.queue, queued{kind: kind, text: text})
 		content := []llm.Content{llm.Text(text)}
@@ -616,6 +634,9 @@ func (m *model) View() string {
 			}
 		}
 	}
+	if m.bash != "" {
+		b.WriteString(styleTool.Render("● $ ") + truncate(m.bash, w-4) + styleDim.Render("  esc to stop") + "\n")
+	}
 	if m.running && len(m.stream) == 0 && len(m.tools) == 0 {
 		b.WriteString(styleDim.Render("Working…") + "\n")
 	}
@@ -657,4 +678,80 @@ func (m *model) footer() string {
 		parts = append(parts, "enter send · ctrl+j newline · /help")
 	}
 	return styleFooter.Render(strings.Join(parts, " · "))
+}
+
+// bashDoneMsg ends a user command.
+type bashDoneMsg struct {
+	command string
+	exclude bool
+	res     tools.CommandResult
+	msg     session.Message
+	err     error
+}
+
+// runBash runs `!cmd` (`!!cmd`: excluded from the context) in the
+// background (§7.5). It never starts a run; its bashExecution message
+// joins the session now, or after the active run (D48).
+func (m *model) runBash(text string) tea.Cmd {
+	exclude := strings.HasPrefix(text, "!!")
+	command := strings.TrimSpace(strings.TrimLeft(text, "!"))
+	if command == "" {
+		return nil
+	}
+	if m.bash != "" {
+		return tea.Println(styleError.Render("A command is already running (esc stops it)."))
+	}
+	ctx, cancel := context.WithCancel(m.ctx)
+	m.bash, m.bashCancel = command, cancel
+	run, send := m.opt.Bash, m.send
+	go func() {
+		defer cancel()
+		res, msg, err := run(ctx, command, exclude)
+		send(bashDoneMsg{command: command, exclude: exclude, res: res, msg: msg, err: err})
+	}()
+	return nil
+}
+
+func (m *model) bashDone(d bashDoneMsg) tea.Cmd {
+	m.bash, m.bashCancel = "", nil
+	if d.err != nil {
+		return tea.Println(styleError.Render("$ " + d.command + ": " + d.err.Error()))
+	}
+	head := styleTool.Render("$ ") + d.command
+	if d.exclude {
+		head += styleDim.Render("  (not sent to the model)")
+	}
+	out := []string{"\n" + head}
+	lines, hidden := preview(d.res.Output, m.expand)
+	for _, l := range lines {
+		out = append(out, styleDim.Render("  "+truncate(l, m.width-3)))
+	}
+	if hidden > 0 {
+		out = append(out, styleDim.Render(fmt.Sprintf("  … %d more lines (ctrl+o to expand)", hidden)))
+	}
+	switch {
+	case d.res.Cancelled:
+		out = append(out, styleNotice.Render("  (command cancelled)"))
+	case d.res.ExitCode != nil && *d.res.ExitCode != 0:
+		out = append(out, styleError.Render(fmt.Sprintf("  exit code %d", *d.res.ExitCode)))
+	}
+	m.lastTool = d.res.Output
+	m.pendingBash = append(m.pendingBash, d.msg)
+	var flush tea.Cmd
+	if !m.running {
+		flush = m.flushBash()
+	}
+	return tea.Sequence(tea.Println(strings.Join(out, "\n")), flush)
+}
+
+// flushBash appends the held-back bashExecution messages.
+func (m *model) flushBash() tea.Cmd {
+	pending := m.pendingBash
+	m.pendingBash = nil
+	for _, msg := range pending {
+		if err := m.ag.AppendMessage(msg); err != nil {
+			return tea.Println(styleError.Render("Saving the command failed: " + err.Error()))
+		}
+	}
+	return nil
 }

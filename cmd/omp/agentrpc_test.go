@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ompgo/omp/internal/config"
+	"github.com/ompgo/omp/pkg/agent"
+	"github.com/ompgo/omp/pkg/agent/session"
+	"github.com/ompgo/omp/pkg/agent/tools"
+	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/pkg/llm/catalog"
+	"github.com/ompgo/omp/pkg/llm/llmtest"
+)
+
+// rpcInProcess runs runRPC over pipes (so the race detector sees the
+// server, the loop and the writer together).
+type rpcInProcess struct {
+	t    *testing.T
+	in   *io.PipeWriter
+	out  *bufio.Reader
+	done chan error
+}
+
+func startRPCInProcess(t *testing.T, prov llm.Provider) *rpcInProcess {
+	dir := t.TempDir()
+	sf, err := session.Create(dir, dir, session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := llm.Model{ID: "fake-model", Provider: "fake", API: llm.APIAnthropic, ContextWindow: 200000, MaxTokens: 8192}
+	tenv := &tools.Env{Cwd: dir, Environ: []string{"PATH=" + os.Getenv("PATH")}}
+	ag := &agent.Agent{Session: sf, Model: m, Provider: prov, ThinkingLevel: "off",
+		Tools: tools.Builtin(tenv, tools.BashOptions{NoLogin: true}, &tools.TodoList{}, nil)}
+	rt := &agentRuntime{ag: ag, cat: llm.Builtin().With(m), keys: &keyLadder{models: &catalog.File{}},
+		dirs: config.Dirs{AgentDir: dir}, cwd: dir, tenv: tenv, bashOpt: tools.BashOptions{NoLogin: true}}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	a := &app{stdin: inR, stdout: outW, stderr: io.Discard}
+	p := &rpcInProcess{t: t, in: inW, out: bufio.NewReader(outR), done: make(chan error, 1)}
+	go func() { p.done <- a.runRPC(context.Background(), rt); outW.Close() }()
+	return p
+}
+
+func (p *rpcInProcess) send(s string) {
+	p.t.Helper()
+	if _, err := io.WriteString(p.in, s+"\n"); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// next returns the next frame whose type (or response id) is want.
+func (p *rpcInProcess) next(want string) map[string]any {
+	p.t.Helper()
+	for {
+		line, err := p.out.ReadBytes('\n')
+		if err != nil {
+			p.t.Fatalf("waiting for %s: %v", want, err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(line, &m); err != nil {
+			p.t.Fatalf("not JSON: %s", line)
+		}
+		if m["type"] == want || m["type"] == "response" && m["id"] == want {
+			return m
+		}
+	}
+}
+
+func TestRPCInProcessSteerAndFollowUp(t *testing.T) {
+	prov := &llmtest.Provider{Chunk: 2, Messages: []llm.Message{
+		{Role: llm.RoleAssistant, StopReason: llm.StopToolUse, Content: []llm.Content{
+			llm.ToolCall("t1", "bash", json.RawMessage(`{"command":"sleep 0.3"}`))}},
+		{Role: llm.RoleAssistant, StopReason: llm.StopEnd, Content: []llm.Content{llm.Text("one")}},
+		{Role: llm.RoleAssistant, StopReason: llm.StopEnd, Content: []llm.Content{llm.Text("two")}},
+	}}
+	p := startRPCInProcess(t, prov)
+	p.next("ready")
+	p.send(`{"id":"1","type":"prompt","message":"go"}`)
+	p.next("1")
+	p.next("tool_execution_start")
+	p.send(`{"id":"2","type":"prompt","message":"steered","streamingBehavior":"steer"}`)
+	p.send(`{"id":"3","type":"follow_up","message":"afterwards"}`)
+	p.send(`{"id":"4","type":"get_state"}`)
+	p.next("2")
+	p.next("3")
+	st := p.next("4")["data"].(map[string]any)
+	if st["isStreaming"] != true {
+		t.Errorf("state = %v", st)
+	}
+	p.next("agent_end")
+	p.send(`{"id":"5","type":"get_messages"}`)
+	msgs := p.next("5")["data"].(map[string]any)["messages"].([]any)
+	var users []string
+	for _, m := range msgs {
+		mm := m.(map[string]any)
+		if mm["role"] == "user" {
+			b, _ := json.Marshal(mm["content"])
+			users = append(users, string(b))
+		}
+	}
+	if len(users) != 3 || !strings.Contains(users[1], "steered") || !strings.Contains(users[2], "afterwards") {
+		t.Errorf("user messages = %v", users)
+	}
+	p.in.Close()
+	select {
+	case err := <-p.done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("runRPC did not return after EOF")
+	}
+}
+
+func TestRPCWriterLimits(t *testing.T) {
+	var buf bytes.Buffer
+	w := newRPCWriter(&buf)
+	big := strings.Repeat("x", rpcMaxFrame)
+	id := "r1"
+	w.value(rpcOK(&id, "get_messages", map[string]string{"text": big}))
+	w.agentEnd([]byte(`{"type":"agent_end","messages":["`+big+`"]}`), 7)
+	w.raw([]byte(`{"type":"message_end","message":"` + big + `"}`))
+	w.value(map[string]any{"type": "small"})
+	w.close()
+	want := `{"id":"r1","type":"response","command":"get_messages","success":false,"error":"RPC response exceeded the transport limit"}
+{"messageCount":7,"messages":[],"type":"agent_end"}
+{"error":"RPC frame exceeded the transport limit","originalType":"message_end","type":"rpc_frame_error"}
+{"type":"small"}
+`
+	if buf.String() != want {
+		t.Fatalf("frames:\n%s", buf.String())
+	}
+}
