@@ -36,9 +36,10 @@ func newTmux(t *testing.T, dir string, env []string, args ...string) *tmuxPane {
 	for i, a := range argv {
 		quoted[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 	}
+	// The pane's shell outlives omp, so the terminal state after exit can
+	// be inspected (a dead pane reports no cursor state).
 	p.tmux("-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "40", "-s", "omp", "-c", dir,
-		strings.Join(quoted, " "))
-	p.tmux("set-option", "-t", "omp", "remain-on-exit", "on")
+		strings.Join(quoted, " ")+"; echo omp-exited-$?; sleep 120")
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("screen at failure:\n%s", p.screen())
@@ -90,12 +91,6 @@ func (p *tmuxPane) waitFor(what string, want ...string) string {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// dead reports whether the program in the pane has exited.
-func (p *tmuxPane) dead() bool {
-	out, err := exec.Command("tmux", "-S", p.sock, "display-message", "-p", "-t", "omp", "#{pane_dead}").Output()
-	return err != nil || strings.TrimSpace(string(out)) == "1"
 }
 
 // TestInteractiveModeInTmux runs `omp` in a real terminal (tmux) against
@@ -203,6 +198,15 @@ func TestInteractiveModeInTmux(t *testing.T) {
 	p.typeText("/nope")
 	p.keys("Enter")
 	p.waitFor("unknown command", "Unknown command: /nope")
+	// Shift+Enter (CSI 13;2u and the modifyOtherKeys form) inserts a
+	// newline; Esc clears the draft.
+	p.typeText("first line")
+	p.typeText("\x1b[13;2u")
+	p.typeText("second line")
+	p.typeText("\x1b[27;2;13~")
+	p.typeText("third line")
+	p.waitFor("shift+enter", "│ first line", "│ second line", "│ third line")
+	p.keys("Escape")
 	p.typeText("!echo tui-bash-$((6*7))")
 	p.keys("Enter")
 	p.waitFor("user bash", "$ echo tui-bash-$((6*7))", "tui-bash-42")
@@ -215,6 +219,9 @@ func TestInteractiveModeInTmux(t *testing.T) {
 	p.typeText("other")
 	p.keys("Enter")
 	p.waitFor("model switched", "Model: fake/fake-other")
+	p.keys("M-m")
+	p.waitFor("alt+m opens the picker", "Select a model", "• fake/fake-other")
+	p.keys("Escape")
 	e.fake.push(asst(llm.StopEnd, llm.Text("Other model here.")))
 	p.typeText("who are you?")
 	p.keys("Enter")
@@ -247,12 +254,11 @@ func TestInteractiveModeInTmux(t *testing.T) {
 	// 7. Ctrl+D on the empty editor quits; the session is on disk with the
 	// aborted turn and the rename.
 	p.keys("C-d")
-	deadline = time.Now().Add(10 * time.Second)
-	for !p.dead() {
-		if time.Now().After(deadline) {
-			t.Fatal("omp did not exit on ctrl+d")
-		}
-		time.Sleep(50 * time.Millisecond)
+	p.waitFor("exit on ctrl+d", "omp-exited-0")
+	// D71: the terminal is restored (no alternate screen, cursor visible,
+	// application-cursor and mouse modes off).
+	if got := p.tmux("display-message", "-p", "-t", "omp", "#{alternate_on}#{cursor_flag}#{keypad_cursor_flag}#{mouse_any_flag}"); strings.TrimSpace(got) != "0100" {
+		t.Fatalf("terminal after exit: alternate_on,cursor_flag,keypad_cursor_flag,mouse_any_flag = %s, want 0100", got)
 	}
 	files := e.sessionFiles(t)
 	if len(files) != 1 {

@@ -352,6 +352,11 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case bashDoneMsg:
 		return m, m.bashDone(msg)
 	}
+	if shiftEnter(msg) && m.picker == nil {
+		m.editor.InsertString("\n")
+		m.grow()
+		return m, nil
+	}
 	var cmd tea.Cmd
 	m.editor, cmd = m.editor.Update(msg)
 	return m, cmd
@@ -553,6 +558,24 @@ func (m *model) handleKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	m.editor, cmd = m.editor.Update(k)
 	m.grow()
 	return m, cmd
+}
+
+// shiftEnter reports whether msg is Shift+Enter (D71), which bubbletea v1
+// passes on as an unknown CSI sequence: CSI 13;2u (kitty, fixterms) or
+// CSI 27;2;13~ (xterm modifyOtherKeys).
+func shiftEnter(msg tea.Msg) bool {
+	if _, ok := msg.(tea.KeyMsg); ok {
+		return false
+	}
+	s, ok := msg.(fmt.Stringer)
+	if !ok {
+		return false
+	}
+	switch s.String() {
+	case "?CSI[49 51 59 50 117]?", "?CSI[50 55 59 50 59 49 51 126]?":
+		return true
+	}
+	return false
 }
 
 // grow fits the editor's height to its content.
