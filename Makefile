@@ -71,12 +71,13 @@ interop-install: ## install the reference TypeScript omp (+ bun) from npm into .
 	  { [ -x node_modules/@oven/bun-linux-x64/bin/bun ] && [ -f node_modules/@oh-my-pi/pi-coding-agent/dist/cli.js ]; } || \
 	  npm install --no-audit --no-fund @oven/bun-linux-x64 @oh-my-pi/pi-coding-agent@$(REFERENCE_VERSION) >/dev/null
 
-interop: build interop-install ## check the reference TypeScript omp against our broker and our gateway, on one HOME too, the snapshot cache both ways and our agent's session files (installs it from npm into .interop/)
+interop: build interop-install ## check the reference TypeScript omp against our broker and our gateway, on one HOME too, the snapshot cache both ways and our agent's session files, compacted ones included (installs it from npm into .interop/)
 	$(GO) build -o $(BIN)/fakeupstream ./internal/e2eclis/fakeupstream
 	scripts/interop.sh $(REFERENCE_DIR)
 	scripts/interop-gateway.sh $(REFERENCE_DIR) $(BIN)
 	scripts/interop-samehome.sh $(REFERENCE_DIR) $(BIN)
 	scripts/interop-agent.sh $(REFERENCE_DIR) $(BIN)
+	scripts/interop-compact.sh $(REFERENCE_DIR) $(BIN)
 	$(INTEROP_DIFF)
 
 # The differential suite (internal/interopdiff, build tag interop): the same

@@ -336,7 +336,7 @@ func (a *app) newAgentRuntime(ctx context.Context, f *agentFlags, env *config.En
 	}
 	ag := &agent.Agent{Session: sf, Provider: prov, Model: model, Credential: cred, Tools: set,
 		SystemPrompt: system, ThinkingLevel: level, Retry: agent.DefaultRetry(), Compaction: compactionSettings(settings)}
-	ag.Compactor = ag.BuiltinCompactor()
+	ag.Compactor, ag.Todos = ag.BuiltinCompactor(), todos
 	ag.SetAutoCompaction(ag.Compaction.Enabled)
 	if broker != nil && cred.Kind == llm.CredentialOAuth {
 		// OAuth access tokens rotate during long runs: take the snapshot's

@@ -30,6 +30,12 @@ type rpcInProcess struct {
 }
 
 func startRPCInProcess(t *testing.T, prov llm.Provider) *rpcInProcess {
+	return startRPCInProcessWith(t, prov, nil)
+}
+
+// startRPCInProcessWith is startRPCInProcess with configure applied to the
+// agent before the server starts (nil: none).
+func startRPCInProcessWith(t *testing.T, prov llm.Provider, configure func(*agent.Agent)) *rpcInProcess {
 	dir := t.TempDir()
 	sf, err := session.Create(dir, dir, session.Options{})
 	if err != nil {
@@ -39,6 +45,9 @@ func startRPCInProcess(t *testing.T, prov llm.Provider) *rpcInProcess {
 	tenv := &tools.Env{Cwd: dir, Environ: []string{"PATH=" + os.Getenv("PATH")}}
 	ag := &agent.Agent{Session: sf, Model: m, Provider: prov, ThinkingLevel: "off",
 		Tools: tools.Builtin(tenv, tools.BashOptions{NoLogin: true}, &tools.TodoList{}, nil)}
+	if configure != nil {
+		configure(ag)
+	}
 	rt := &agentRuntime{ag: ag, cat: llm.Builtin().With(m), keys: &keyLadder{models: &catalog.File{}},
 		dirs: config.Dirs{AgentDir: dir}, cwd: dir, tenv: tenv, bashOpt: tools.BashOptions{NoLogin: true}}
 	inR, inW := io.Pipe()

@@ -85,6 +85,9 @@ type Agent struct {
 	// threshold maintenance (zero: no threshold compaction; use
 	// compaction.Defaults).
 	Compaction compaction.Settings
+	// Todos, when set, is the todo cache resynced from the branch after a
+	// compaction or a tree move (§6.9, §7.8).
+	Todos *tools.TodoList
 	// RefreshCredential, when set, force-refreshes the credential after an
 	// upstream 401/403 (broker mode: a refresh through the broker); the
 	// turn is then retried once with the new credential.

@@ -86,6 +86,7 @@ func (a *Agent) compact(ctx context.Context, instructions string) (*compaction.R
 		return nil, fmt.Errorf("session: %w", err)
 	}
 	a.ReloadContext()
+	a.resyncTodos()
 	a.st.mu.Lock()
 	a.pruned = 0
 	a.st.mu.Unlock()
@@ -131,6 +132,12 @@ func (a *Agent) pruneSavings() int {
 		return a.pruned
 	}
 	return 0
+}
+
+func (a *Agent) resyncTodos() {
+	if a.Todos != nil {
+		a.Todos.Set(RestoreTodos(a.Session))
+	}
 }
 
 // progressSince reports whether an assistant turn after the first n
@@ -302,6 +309,9 @@ const NoopText = "Already at this point"
 // the abandoned branch is summarised into a branch_summary under the new
 // leaf (§6.10); a failed or cancelled summary leaves the tree unchanged.
 func (a *Agent) NavigateTree(ctx context.Context, targetID string, opt NavigateOptions) (Navigation, error) {
+	if a.IsStreaming() {
+		return Navigation{}, ErrBusy
+	}
 	target, ok := a.Session.Entry(targetID)
 	if !ok {
 		return Navigation{}, fmt.Errorf("Entry %s not found", targetID)
@@ -353,5 +363,6 @@ func (a *Agent) NavigateTree(ctx context.Context, targetID string, opt NavigateO
 		nav.SummaryEntryID = e.ID
 	}
 	a.ReloadContext()
+	a.resyncTodos()
 	return nav, nil
 }

@@ -2,7 +2,10 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -11,6 +14,7 @@ import (
 
 	"github.com/ompgo/omp/pkg/agent/compaction"
 	"github.com/ompgo/omp/pkg/agent/session"
+	"github.com/ompgo/omp/pkg/agent/tools"
 	"github.com/ompgo/omp/pkg/llm"
 )
 
@@ -277,5 +281,59 @@ func TestNavigateTreeWithBranchSummary(t *testing.T) {
 	}
 	if _, err := h.agent.NavigateTree(ctx, "nope", NavigateOptions{}); err == nil {
 		t.Fatal("unknown entry accepted")
+	}
+}
+
+func TestThresholdMaintenancePrunesOldToolOutputs(t *testing.T) {
+	var script []llm.Message
+	for i := range 8 {
+		script = append(script, assistant(llm.StopToolUse, toolCall(fmt.Sprintf("t%d", i), "bash", `{"command":"head -c 40000 /dev/zero | tr '\\0' y"}`)))
+	}
+	script = append(script, withUsage(assistant(llm.StopEnd, llm.Text("done")), 90000))
+	h := newClockHarness(t, script...)
+	h.agent.Model.ContextWindow = 1_000_000
+	if _, err := h.agent.Prompt(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	// 8 × 10,000 tokens: the newest four are protected, the older four
+	// (40,000 ≥ 20,000) are pruned — in the file and in memory.
+	data, _ := os.ReadFile(h.agent.Session.Path())
+	if n := strings.Count(string(data), "[Output truncated - 10000 tokens]"); n != 4 {
+		t.Fatalf("%d pruned results in the file", n)
+	}
+	pruned := 0
+	for _, m := range h.agent.Messages() {
+		if m.LLM != nil && m.LLM.Role == llm.RoleToolResult && m.LLM.Content[0].Text == "[Output truncated - 10000 tokens]" {
+			pruned++
+		}
+	}
+	if pruned != 4 || h.seq(EventAutoCompactionStart) != "" {
+		t.Fatalf("%d pruned in memory; events %s", pruned, h.seq(EventAutoCompactionStart))
+	}
+	// The saving counts against the measured usage (D24).
+	if got := h.agent.pruneSavings(); got != 40000 {
+		t.Fatalf("savings = %d", got)
+	}
+}
+
+func TestNavigateTreeResyncsTodos(t *testing.T) {
+	h := newClockHarness(t)
+	h.agent.Todos = &tools.TodoList{}
+	base, err := h.agent.Session.AppendMessage(session.NewMessage(&llm.Message{Role: llm.RoleUser, Content: []llm.Content{llm.Text("plan")}}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	details := json.RawMessage(`{"phases":[{"name":"P","tasks":[{"content":"write tests","status":"pending"}]}],"storage":"session"}`)
+	_, _ = h.agent.Session.AppendMessage(session.NewMessage(&llm.Message{Role: llm.RoleToolResult, ToolCallID: "t", ToolName: "todo",
+		Content: []llm.Content{llm.Text("ok")}}, details))
+	h.agent.Todos.Set(RestoreTodos(h.agent.Session))
+	if len(h.agent.Todos.Phases()) != 1 {
+		t.Fatal("setup: no todos")
+	}
+	if _, err := h.agent.NavigateTree(context.Background(), base.ID, NavigateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if p := h.agent.Todos.Phases(); len(p) != 0 {
+		t.Fatalf("todos after moving before the todo call: %+v", p)
 	}
 }
