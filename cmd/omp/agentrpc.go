@@ -351,6 +351,15 @@ func (s *rpcServer) handle(ctx context.Context, c *rpcCommand) any {
 		return rpcOK(id, c.Type, map[string]any{"messages": raw})
 	case "get_branch_messages":
 		return rpcOK(id, c.Type, map[string]any{"messages": s.branchMessages()})
+	case "set_session_name":
+		name := ""
+		if c.Name != nil {
+			name = strings.TrimSpace(*c.Name)
+		}
+		if err := s.ag.Session.SetTitle(name); err != nil {
+			return rpcError(id, c.Type, err.Error())
+		}
+		return rpcOK(id, c.Type, nil)
 	case "new_session", "switch_session", "branch":
 		return s.sessionChange(id, c)
 	}

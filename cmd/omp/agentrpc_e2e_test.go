@@ -449,13 +449,20 @@ func TestAgentE2ERPCWhileStreaming(t *testing.T) {
 	}
 	d.send(`{"id":"m","type":"set_steering_mode","mode":"all"}`)
 	d.response("m")
+	d.send(`{"id":"n0","type":"set_session_name","name":"  "}`)
+	if f := d.response("n0"); f.str("error") != "Session name cannot be empty" {
+		t.Errorf("empty name = %s", f.raw)
+	}
+	d.send(`{"id":"n1","type":"set_session_name","name":"the slow one"}`)
+	d.response("n1")
 	// compact aborts the run first; without a compactor nothing is compacted.
 	d.send(`{"id":"c","type":"compact"}`)
 	if f := d.response("c"); f.str("error") != "Nothing to compact" {
 		t.Errorf("compact = %s", f.raw)
 	}
 	d.send(`{"id":"s2","type":"get_state"}`)
-	if st := d.response("s2").m["data"].(map[string]any); st["isStreaming"] != false || st["steeringMode"] != "all" {
+	if st := d.response("s2").m["data"].(map[string]any); st["isStreaming"] != false || st["steeringMode"] != "all" ||
+		st["sessionName"] != "the slow one" {
 		t.Errorf("state after compact = %v", st)
 	}
 	start := time.Now()
@@ -467,7 +474,8 @@ func TestAgentE2ERPCWhileStreaming(t *testing.T) {
 		t.Fatalf("session files: %v", files)
 	}
 	data, _ := os.ReadFile(files[0])
-	if !strings.Contains(string(data), `"stopReason":"aborted"`) || !strings.Contains(string(data), "take your time") {
+	if !strings.Contains(string(data), `"stopReason":"aborted"`) || !strings.Contains(string(data), "take your time") ||
+		!strings.Contains(strings.SplitN(string(data), "\n", 2)[0], `"title":"the slow one","titleSource":"user"`) {
 		t.Errorf("session after EOF:\n%s", data)
 	}
 	for _, f := range d.seen {
