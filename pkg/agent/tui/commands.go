@@ -500,17 +500,10 @@ func (m *model) openResume() tea.Cmd {
 	return nil
 }
 
-// rename names the session with a session_info entry (read by the
-// reference as the session name, D11).
+// rename names the session: the header's title (D11, D62).
 func (m *model) rename(name string) tea.Cmd {
-	if name == "" {
-		return m.fail("Session name cannot be empty")
-	}
-	if m.running {
-		return m.fail(errBusy)
-	}
-	if _, err := m.ag.Session.Append(session.TypeSessionInfo, map[string]string{"name": name}); err != nil {
-		return m.fail("Rename failed: " + err.Error())
+	if err := m.ag.Session.SetTitle(name); err != nil {
+		return m.fail(err.Error())
 	}
 	return m.info("Session renamed to " + name)
 }

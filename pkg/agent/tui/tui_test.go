@@ -2,6 +2,8 @@ package tui
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/ompgo/omp/pkg/agent"
 	"github.com/ompgo/omp/pkg/agent/session"
+	"github.com/ompgo/omp/pkg/agent/tools"
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/llm/llmtest"
 )
@@ -235,12 +238,12 @@ func TestTreeNavigationPrefillsUserMessage(t *testing.T) {
 func TestSlashCommandsWithoutBackends(t *testing.T) {
 	r := newRig(t)
 	r.m.command("/rename ")
-	if hasSessionInfo(r.m.ag.Session) {
-		t.Fatal("empty rename wrote an entry")
+	if h := r.m.ag.Session.Header(); h.Title != "" {
+		t.Fatalf("empty rename set title %q", h.Title)
 	}
 	r.m.command("/rename my work")
-	if !hasSessionInfo(r.m.ag.Session) {
-		t.Fatal("/rename wrote no session_info entry")
+	if h := r.m.ag.Session.Header(); h.Title != "my work" {
+		t.Fatalf("/rename: title %q", h.Title)
 	}
 	if r.m.command("/exit")() != tea.Quit() {
 		t.Fatal("/exit does not quit")
@@ -250,15 +253,6 @@ func TestSlashCommandsWithoutBackends(t *testing.T) {
 	if r.m.ag.Session == old || r.m.ag.Session.Header().ID == old.Header().ID {
 		t.Fatal("/new did not switch to a new session")
 	}
-}
-
-func hasSessionInfo(sf *session.File) bool {
-	for _, e := range sf.Entries() {
-		if e.Type == session.TypeSessionInfo && strings.Contains(string(e.Raw), "my work") {
-			return true
-		}
-	}
-	return false
 }
 
 func TestExportHTMLEscapes(t *testing.T) {
@@ -300,5 +294,59 @@ func TestPreviewAndArgSummary(t *testing.T) {
 		if got := argSummary(c.tool, []byte(c.args)); got != c.want {
 			t.Errorf("argSummary(%s, %s) = %q, want %q", c.tool, c.args, got, c.want)
 		}
+	}
+}
+
+func TestUserBashWaitsForTheRun(t *testing.T) {
+	r := newRig(t, answer("done"))
+	r.m.opt.Bash = func(ctx context.Context, command string, exclude bool) (tools.CommandResult, session.Message, error) {
+		code := 0
+		raw := fmt.Sprintf(`{"role":"bashExecution","command":%q,"output":"hi\n","exitCode":0,"cancelled":false,"truncated":false,"excludeFromContext":%v,"timestamp":1}`, command, exclude)
+		m, err := session.DecodeMessage(json.RawMessage(raw))
+		return tools.CommandResult{Output: "hi\n", ExitCode: &code}, m, err
+	}
+	bashEntries := func() (n int, last bool) {
+		entries := r.m.ag.Session.Entries()
+		for i, e := range entries {
+			if strings.Contains(string(e.Raw), `"role":"bashExecution"`) {
+				n++
+				last = i == len(entries)-1
+			}
+		}
+		return n, last
+	}
+	r.prov.gate = make(chan struct{})
+	r.typeText("work")
+	r.key(keyEnter)
+	r.typeText("!!echo hi")
+	r.key(keyEnter)
+	if r.m.bash != "echo hi" {
+		t.Fatalf("running command = %q", r.m.bash)
+	}
+	deadline := time.After(5 * time.Second)
+	for r.m.bash != "" {
+		select {
+		case msg := <-r.msgs:
+			r.m.Update(msg)
+		case <-deadline:
+			t.Fatal("the command never finished")
+		}
+	}
+	if n, _ := bashEntries(); n != 0 {
+		t.Fatal("the bashExecution message was appended while a run was active (D48)")
+	}
+	close(r.prov.gate)
+	r.settle()
+	if n, last := bashEntries(); n != 1 || !last {
+		t.Fatalf("bashExecution entries %d, last %v: want one, after the run", n, last)
+	}
+	// Idle: the next command is appended at once.
+	r.typeText("!echo again")
+	r.key(keyEnter)
+	for r.m.bash != "" {
+		r.m.Update(<-r.msgs)
+	}
+	if n, _ := bashEntries(); n != 2 {
+		t.Fatalf("idle command not appended: %d entries", n)
 	}
 }
