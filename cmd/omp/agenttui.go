@@ -60,7 +60,7 @@ func (a *app) runInteractive(ctx context.Context, rt *agentRuntime, f *agentFlag
 				sf.SetBlobsDir(blobs)
 			}
 		},
-		Prompts: prompts, Version: buildinfo.String(),
+		Prompts: prompts, Version: buildinfo.String(), Getenv: rt.env.Get,
 	})
 	if sf != nil && sf.Path() != "" {
 		if perr := sf.Persist(); perr != nil && err == nil {

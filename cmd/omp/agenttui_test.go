@@ -133,7 +133,11 @@ func TestInteractiveModeInTmux(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(e.home, ".omp", "agent", "config.yml"), []byte("compaction:\n  keepRecentTokens: 10\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"HOME=" + e.home, "PATH=" + os.Getenv("PATH"), "TERM=xterm-256color", "LANG=C.UTF-8",
+	editor := filepath.Join(e.home, "editor.sh")
+	if err := os.WriteFile(editor, []byte("#!/bin/sh\nprintf '\\nfrom the editor\\n' >> \"$1\"\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"EDITOR=" + editor, "HOME=" + e.home, "PATH=" + os.Getenv("PATH"), "TERM=xterm-256color", "LANG=C.UTF-8",
 		"FAKE_PROVIDER_KEY=sk-fake-123", "PI_BASH_NO_LOGIN=1"}
 	p := newTmux(t, e.project, env, binary(t), "--model", "fake/fake-model")
 	p.waitFor("startup", "fake/fake-model", "/help")
@@ -213,6 +217,9 @@ func TestInteractiveModeInTmux(t *testing.T) {
 	p.typeText("\x1b[27;2;13~")
 	p.typeText("third line")
 	p.waitFor("shift+enter", "│ first line", "│ second line", "│ third line")
+	// Ctrl+G hands the draft to $EDITOR and takes its text back.
+	p.keys("C-g")
+	p.waitFor("ctrl+g", "│ third line", "│ from the editor")
 	p.escape()
 	p.typeText("!echo tui-bash-$((6*7))")
 	p.keys("Enter")

@@ -32,7 +32,7 @@ var commandHelp = []string{
 	"",
 	"enter send · ctrl+j, alt+enter or a trailing \\ newline · while running: enter steer, alt+enter/ctrl+q follow-up",
 	"esc abort (queued messages return to the editor) · ctrl+c clear · ctrl+o expand tool output · ctrl+t thinking",
-	"ctrl+p next model · up/down history · ctrl+z suspend",
+	"ctrl+p next model · ctrl+g edit in $VISUAL/$EDITOR · up/down history · ctrl+z suspend",
 }
 
 // cmdResultMsg ends a command that ran in the background (/compact).

@@ -12,10 +12,13 @@
 package tui
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
 	"strings"
 	"time"
 
@@ -61,6 +64,8 @@ type Options struct {
 	Prompts []string
 	// Version is shown in the banner.
 	Version string
+	// Getenv reads the environment (VISUAL, EDITOR; default os.Getenv).
+	Getenv func(string) string
 }
 
 // Run runs the interactive mode until the user quits and returns the
@@ -68,6 +73,9 @@ type Options struct {
 func Run(ctx context.Context, opt Options) (*session.File, error) {
 	if opt.Agent == nil {
 		return nil, errors.New("tui: no agent")
+	}
+	if opt.Getenv == nil {
+		opt.Getenv = os.Getenv
 	}
 	m := newModel(ctx, opt)
 	p := tea.NewProgram(m, tea.WithInput(opt.In), tea.WithOutput(opt.Out), tea.WithContext(ctx),
@@ -351,6 +359,13 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.cmdResult(msg)
 	case bashDoneMsg:
 		return m, m.bashDone(msg)
+	case editedMsg:
+		if msg.err != nil {
+			return m, tea.Println(styleError.Render("Editor: " + msg.err.Error()))
+		}
+		m.editor.SetValue(strings.TrimRight(msg.text, "\n"))
+		m.grow()
+		return m, nil
 	}
 	if shiftEnter(msg) && m.picker == nil {
 		m.editor.InsertString("\n")
@@ -531,6 +546,8 @@ func (m *model) handleKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case "ctrl+t":
 		m.showThinking = !m.showThinking
 		return m, nil
+	case "ctrl+g":
+		return m, m.externalEditor()
 	case "alt+m", "ctrl+l":
 		return m, m.openModelPicker()
 	case "ctrl+p":
@@ -777,4 +794,42 @@ func (m *model) flushBash() tea.Cmd {
 		}
 	}
 	return nil
+}
+
+// editedMsg returns the draft from the external editor.
+type editedMsg struct {
+	text string
+	err  error
+}
+
+// externalEditor opens the draft in $VISUAL or $EDITOR (ctrl+g, §8.4); the
+// UI gives the terminal to it and takes the file's text back.
+func (m *model) externalEditor() tea.Cmd {
+	name := cmp.Or(m.opt.Getenv("VISUAL"), m.opt.Getenv("EDITOR"))
+	if name == "" {
+		return tea.Println(styleError.Render("Set VISUAL or EDITOR to edit the message in an editor."))
+	}
+	f, err := os.CreateTemp("", "omp-draft-*.md")
+	if err != nil {
+		return tea.Println(styleError.Render("Editor: " + err.Error()))
+	}
+	path := f.Name()
+	_, err = f.WriteString(m.editor.Value())
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return tea.Println(styleError.Render("Editor: " + err.Error()))
+	}
+	args := strings.Fields(name)
+	c := exec.Command(args[0], append(args[1:], path)...)
+	return tea.ExecProcess(c, func(err error) tea.Msg {
+		defer os.Remove(path)
+		if err != nil {
+			return editedMsg{err: err}
+		}
+		b, err := os.ReadFile(path)
+		return editedMsg{text: string(b), err: err}
+	})
 }
