@@ -15,7 +15,7 @@ PKGS := ./...
 # Pinned; `go run` fetches and caches it, so `make lint` needs no install step.
 STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: help build run test race unit fuzz bench lint vet check clean
+.PHONY: help build run test race unit fuzz bench lint vet check clean fleet-bound
 
 help: ## list targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -59,6 +59,9 @@ bench: ## run the benchmarks
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) $(PKGS)
 
 check: lint test ## everything CI checks
+
+fleet-bound: ## storage bound at full size: 100 000 observed entries from 50 install ids and 10 000 block posts, pruned per round; prints vault size and memory
+	OMP_FLEET_BOUND_FULL=1 $(GO) test -count=1 -timeout 10m -run '^TestFleetStorageStaysBounded$$' -v ./pkg/vault/brokerapi/
 
 clean: ## remove build output and make-run state
 	rm -rf $(BIN) $(RUN_HOME)

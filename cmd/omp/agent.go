@@ -13,13 +13,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/pkg/agent"
+	"github.com/ompgo/omp/pkg/agent/secrets"
 	"github.com/ompgo/omp/pkg/agent/session"
 	"github.com/ompgo/omp/pkg/agent/tools"
 	"github.com/ompgo/omp/pkg/llm"
@@ -44,6 +44,7 @@ type agentFlags struct {
 	appendSystem  string
 	tools         string
 	noTools       bool
+	noRules       bool
 	listModels    string // "" = off; listAll or a filter
 }
 
@@ -69,6 +70,7 @@ func addAgentFlags(c *cobra.Command, f *agentFlags) {
 	fs.StringVar(&f.appendSystem, "append-system-prompt", "", "text or file appended to the system prompt")
 	fs.StringVar(&f.tools, "tools", "", "comma-separated allowlist of built-in tools")
 	fs.BoolVar(&f.noTools, "no-tools", false, "disable every built-in tool")
+	fs.BoolVar(&f.noRules, "no-rules", false, "load no rules (.omp/rules, ~/.omp/agent/rules, .cursor/rules)")
 	fs.StringVar(&f.listModels, "list-models", "", "print the models (optionally only those matching a filter) and exit")
 	fs.Lookup("list-models").NoOptDefVal = listAll
 }
@@ -189,14 +191,14 @@ func (a *app) runAgent(ctx context.Context, f *agentFlags, messages []string) er
 		if f.printThoughts {
 			for _, c := range final.Content {
 				if c.Type == llm.ContentThinking {
-					out.WriteString(c.Thinking + "\n")
+					out.WriteString(ag.Secrets.Restore(c.Thinking) + "\n")
 				}
 			}
 		}
 		var texts []string
 		for _, c := range final.Content {
 			if c.Type == llm.ContentText {
-				texts = append(texts, c.Text)
+				texts = append(texts, ag.Secrets.Restore(c.Text))
 			}
 		}
 		out.WriteString(strings.Join(texts, "\n") + "\n")
@@ -219,6 +221,16 @@ type agentRuntime struct {
 	tenv     *tools.Env
 	bashOpt  tools.BashOptions
 	broker   *agentBroker
+}
+
+// provider returns the upstream of model m, obfuscating every request
+// when secrets.enabled (the session's first model and every switch).
+func (rt *agentRuntime) provider(m llm.Model) (llm.Provider, error) {
+	p, err := newProvider(m, config.ProviderURL(rt.env, rt.settings, m.Provider, "baseUrl"))
+	if err != nil || !rt.settings.SecretsEnabled {
+		return p, err
+	}
+	return secrets.Wrap(p, rt.ag.Secrets), nil
 }
 
 func (rt *agentRuntime) close() {
@@ -330,12 +342,20 @@ func (a *app) newAgentRuntime(ctx context.Context, f *agentFlags, env *config.En
 	todos := &tools.TodoList{}
 	todos.Set(agent.RestoreTodos(sf))
 	set := tools.Builtin(tenv, bashOpt, todos, enabled)
-	system, err := systemPrompt(f, env, cwd, set)
+	obf, err := a.loadSecrets(dirs, cwd, env, settings)
 	if err != nil {
 		return nil, err
 	}
+	system, err := a.systemPrompt(ctx, f, env, dirs, cwd, set, tenv, settings.SecretsEnabled)
+	if err != nil {
+		return nil, err
+	}
+	if settings.SecretsEnabled {
+		prov = secrets.Wrap(prov, obf)
+	}
 	ag := &agent.Agent{Session: sf, Provider: prov, Model: model, Credential: cred, Tools: set,
-		SystemPrompt: system, ThinkingLevel: level, Retry: agent.DefaultRetry(), Compaction: compactionSettings(settings)}
+		SystemPrompt: system, ThinkingLevel: level, Retry: agent.DefaultRetry(), Compaction: compactionSettings(settings),
+		Secrets: obf}
 	ag.Compactor, ag.Todos = ag.BuiltinCompactor(), todos
 	ag.SetAutoCompaction(ag.Compaction.Enabled)
 	if broker != nil && cred.Kind == llm.CredentialOAuth {
@@ -442,42 +462,6 @@ func (a *app) prompts(messages []string, stdinTTY bool) ([]string, error) {
 		return nil, errNoPrompt
 	}
 	return prompts, nil
-}
-
-// systemPrompt builds the system prompt: --system-prompt replaces the
-// default, --append-system-prompt extends it (text or a file path).
-// NULL_PROMPT=true gives none.
-func systemPrompt(f *agentFlags, env *config.Env, cwd string, set *tools.Set) (string, error) {
-	if env.Get("NULL_PROMPT") == "true" {
-		return "", nil
-	}
-	textOrFile := func(v string) (string, error) {
-		if st, err := os.Stat(v); err == nil && !st.IsDir() {
-			b, err := os.ReadFile(v)
-			return string(b), err
-		}
-		return v, nil
-	}
-	base := "You are omp, a coding agent working in a software project on the user's machine. " +
-		"Use the tools to inspect and change files and to run commands; prefer small, verifiable steps, " +
-		"and finish with a short answer saying what you did.\n\n" +
-		"Tools: " + strings.Join(set.Names(), ", ") + ".\n" +
-		"Current date: " + time.Now().Format("2006-01-02") + "\nCurrent working directory: " + cwd
-	if f.systemPrompt != "" {
-		v, err := textOrFile(f.systemPrompt)
-		if err != nil {
-			return "", err
-		}
-		base = v
-	}
-	if f.appendSystem != "" {
-		v, err := textOrFile(f.appendSystem)
-		if err != nil {
-			return "", err
-		}
-		base += "\n\n" + v
-	}
-	return base, nil
 }
 
 // isTerminal reports whether r is a terminal (/dev/null is not).

@@ -162,9 +162,15 @@ func newE2EWire(t *testing.T, wire string) *e2eEnv {
 
 func (e *e2eEnv) run(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return e.runEnv(t, nil, stdin, args...)
+}
+
+// runEnv is run with extra "NAME=value" environment entries.
+func (e *e2eEnv) runEnv(t *testing.T, extra []string, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	cmd := exec.Command(binary(t), args...)
 	cmd.Dir = e.project
-	cmd.Env = []string{"HOME=" + e.home, "PATH=" + os.Getenv("PATH"), "FAKE_PROVIDER_KEY=sk-fake-123", "PI_BASH_NO_LOGIN=1"}
+	cmd.Env = append([]string{"HOME=" + e.home, "PATH=" + os.Getenv("PATH"), "FAKE_PROVIDER_KEY=sk-fake-123", "PI_BASH_NO_LOGIN=1"}, extra...)
 	if stdin != "" {
 		cmd.Stdin = strings.NewReader(stdin)
 	}

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/ompgo/omp/pkg/agent"
 	"github.com/ompgo/omp/pkg/agent/session"
@@ -482,7 +483,32 @@ func (s *rpcServer) sessionChange(id *string, c *rpcCommand) any {
 	}
 	_ = cur.Persist()
 	s.ag.SetSession(sf)
+	s.rt.keys.session = sf.Header().ID
+	if c.Type == "switch_session" {
+		s.adoptSessionModel(sf)
+	}
 	return rpcOK(id, c.Type, map[string]any{"cancelled": false})
+}
+
+// adoptSessionModel switches to the model and thinking level a resumed
+// session last used, when that model is known and has credentials;
+// otherwise the current model stays.
+func (s *rpcServer) adoptSessionModel(sf *session.File) {
+	replay := sf.BuildContext()
+	if replay.Model != "" && replay.Model != s.ag.CurrentModel().Key() {
+		p, id := session.SplitModelKey(replay.Model)
+		if found, ok := s.rt.cat.Lookup(p, id); ok {
+			ctx := context.Background()
+			if cred, err := s.rt.keys.credential(ctx, found); err == nil {
+				if prov, err := s.rt.provider(found); err == nil {
+					s.ag.RestoreModel(found, prov, cred)
+				}
+			}
+		}
+	}
+	if replay.ThinkingLevel != "" {
+		s.ag.RestoreThinkingLevel(clampLevel(s.ag.CurrentModel(), replay.ThinkingLevel))
+	}
 }
 
 // state is the get_state payload (§8.3.4, D64).
@@ -710,13 +736,17 @@ func (q *rpcWriter) push(b []byte) {
 	q.cond.Signal()
 }
 
-// close writes what is queued and stops the writer.
+// close writes what is queued and stops the writer; a host that no
+// longer reads stdout gets 5 s before the process exits anyway.
 func (q *rpcWriter) close() {
 	q.mu.Lock()
 	q.closed = true
 	q.mu.Unlock()
 	q.cond.Signal()
-	<-q.done
+	select {
+	case <-q.done:
+	case <-time.After(5 * time.Second):
+	}
 }
 
 // raw queues a copy of one encoded frame.

@@ -256,6 +256,11 @@ func TestAgentE2ERPCDriver(t *testing.T) {
 	if strings.Contains(d.stderr.String(), "sk-fake-123") {
 		t.Error("the key reached stderr")
 	}
+	// D45: @file arguments are refused in RPC mode.
+	if out, errOut, code := e.run(t, "", "--mode", "rpc", "@notes.md"); code != 2 || out != "" ||
+		errOut != "@file arguments are not supported in RPC mode\n" {
+		t.Errorf("@file: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
 }
 
 // frameTypes names each frame: its type, and a response's command.

@@ -58,6 +58,21 @@ func startRPCInProcessWith(t *testing.T, prov llm.Provider, configure func(*agen
 	return p
 }
 
+// finish closes stdin, drains stdout and waits for runRPC to return.
+func (p *rpcInProcess) finish() {
+	p.t.Helper()
+	p.in.Close()
+	go func() { _, _ = io.Copy(io.Discard, p.out) }()
+	select {
+	case err := <-p.done:
+		if err != nil {
+			p.t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		p.t.Fatal("runRPC did not return after EOF")
+	}
+}
+
 func (p *rpcInProcess) send(s string) {
 	p.t.Helper()
 	if _, err := io.WriteString(p.in, s+"\n"); err != nil {
@@ -118,15 +133,7 @@ func TestRPCInProcessSteerAndFollowUp(t *testing.T) {
 	if len(users) != 3 || !strings.Contains(users[1], "steered") || !strings.Contains(users[2], "afterwards") {
 		t.Errorf("user messages = %v", users)
 	}
-	p.in.Close()
-	select {
-	case err := <-p.done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("runRPC did not return after EOF")
-	}
+	p.finish()
 }
 
 func TestRPCWriterLimits(t *testing.T) {
@@ -148,3 +155,52 @@ func TestRPCWriterLimits(t *testing.T) {
 		t.Fatalf("frames:\n%s", buf.String())
 	}
 }
+
+func TestRPCInProcessSessionCommands(t *testing.T) {
+	prov := &llmtest.Provider{Chunk: 4, Messages: []llm.Message{
+		{Role: llm.RoleAssistant, StopReason: llm.StopEnd, Content: []llm.Content{llm.Text("first answer")}},
+	}}
+	p := startRPCInProcess(t, prov)
+	p.next("ready")
+	p.send(`{"id":"1","type":"prompt","message":"hello there"}`)
+	p.next("agent_end")
+	p.send(`{"id":"2","type":"get_state"}`)
+	first := p.next("2")["data"].(map[string]any)
+	p.send(`{"id":"3","type":"get_branch_messages"}`)
+	branch := p.next("3")["data"].(map[string]any)["messages"].([]any)
+	if len(branch) != 1 || branch[0].(map[string]any)["text"] != "hello there" {
+		t.Fatalf("branch messages = %v", branch)
+	}
+	entryID := branch[0].(map[string]any)["entryId"].(string)
+
+	p.send(`{"id":"4","type":"new_session"}`)
+	if r := p.next("4"); r["success"] != true || r["data"].(map[string]any)["cancelled"] != false {
+		t.Fatalf("new_session = %v", r)
+	}
+	p.send(`{"id":"5","type":"get_state"}`)
+	st := p.next("5")["data"].(map[string]any)
+	if st["sessionId"] == first["sessionId"] || st["messageCount"] != 0.0 {
+		t.Fatalf("after new_session: %v", st)
+	}
+	p.send(`{"id":"6","type":"switch_session","sessionPath":` + strconvQuote(first["sessionFile"].(string)) + `}`)
+	p.next("6")
+	p.send(`{"id":"7","type":"get_state"}`)
+	if st := p.next("7")["data"].(map[string]any); st["sessionId"] != first["sessionId"] || st["messageCount"] != 2.0 {
+		t.Fatalf("after switch_session: %v", st)
+	}
+	p.send(`{"id":"8","type":"branch","entryId":"nope"}`)
+	if r := p.next("8"); r["error"] != "Invalid entry for branching: nope" {
+		t.Fatalf("bad branch = %v", r)
+	}
+	p.send(`{"id":"9","type":"branch","entryId":"` + entryID + `"}`)
+	if r := p.next("9")["data"].(map[string]any); r["text"] != "hello there" || r["cancelled"] != false {
+		t.Fatalf("branch = %v", r)
+	}
+	p.send(`{"id":"10","type":"get_state"}`)
+	if st := p.next("10")["data"].(map[string]any); st["messageCount"] != 0.0 {
+		t.Fatalf("after branch: %v", st)
+	}
+	p.finish()
+}
+
+func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }

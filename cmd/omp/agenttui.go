@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/ompgo/omp/internal/buildinfo"
-	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/pkg/agent"
 	"github.com/ompgo/omp/pkg/agent/session"
 	"github.com/ompgo/omp/pkg/agent/tools"
@@ -82,7 +81,7 @@ func (rt *agentRuntime) switchModel(ctx context.Context, m llm.Model, role strin
 	if err != nil {
 		return errors.New("No credentials for provider: " + m.Provider)
 	}
-	prov, err := newProvider(m, config.ProviderURL(rt.env, rt.settings, m.Provider, "baseUrl"))
+	prov, err := rt.provider(m)
 	if err != nil {
 		return err
 	}

@@ -70,8 +70,12 @@ func newActionGroup(use, short string, asJSON *bool, actions []*cobra.Command) *
 	return cmd
 }
 
+// newTokenCmd is `auth-broker token`: alone it prints (or regenerates) the
+// shared bearer; its subcommands manage named client tokens (clienttokens.go).
 func newTokenCmd(a *app, f *brokerFlags) *cobra.Command {
-	return newTokenFileCmd(a, "Print (or --regenerate) the broker bearer token", config.Dirs.BrokerTokenPath, &f.regenerate, &f.json)
+	cmd := newTokenFileCmd(a, "Print (or --regenerate) the shared broker bearer token; create, list or revoke named tokens", config.Dirs.BrokerTokenPath, &f.regenerate, &f.json)
+	cmd.AddCommand(newTokenCreateCmd(a, f), newTokenListCmd(a, f), newTokenRevokeCmd(a, f))
+	return cmd
 }
 
 // newTokenFileCmd is the `token` action of auth-broker and auth-gateway:

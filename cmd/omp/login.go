@@ -92,6 +92,10 @@ func (a *app) runLogin(ctx context.Context, provider, via string, dryRun bool) e
 	var cred vault.Credential
 	if kl, ok := reg.KeyLogin(provider); ok {
 		key, err := a.keyLogin(ctx, kl)
+		if errors.Is(err, oauth.ErrNoKeyEntered) { // Ollama's local no-auth mode
+			fmt.Fprintln(a.stdout, "No API key entered; nothing stored.")
+			return nil
+		}
 		if err != nil {
 			return err
 		}
@@ -149,7 +153,9 @@ func (a *app) oauthLogin(ctx context.Context, reg *oauth.Registry, provider stri
 
 // keyLogin runs an API-key login flow (discrepancies.md A13).
 func (a *app) keyLogin(ctx context.Context, kl oauth.KeyLogin) (string, error) {
-	fmt.Fprintf(a.stdout, "\nOpen this URL in your browser:\n%s\n%s\n\n", kl.AuthURL, kl.Instructions)
+	if kl.AuthURL != "" {
+		fmt.Fprintf(a.stdout, "\nOpen this URL in your browser:\n%s\n%s\n\n", kl.AuthURL, kl.Instructions)
+	}
 	prompt := kl.Prompt
 	if kl.Placeholder != "" {
 		prompt += " (" + kl.Placeholder + ")"
@@ -170,10 +176,14 @@ func (a *app) keyLogin(ctx context.Context, kl oauth.KeyLogin) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if kl.ModelsURL == "" {
+	if !kl.Validates() {
 		return key, nil
 	}
-	fmt.Fprintln(a.stdout, "Validating API key...")
+	if kl.Optional {
+		fmt.Fprintln(a.stdout, "Validating API key (optional)...")
+	} else {
+		fmt.Fprintln(a.stdout, "Validating API key...")
+	}
 	if err := kl.Validate(ctx, a.httpClient, key); err != nil {
 		if ctx.Err() != nil {
 			return "", oauth.ErrLoginCancelled

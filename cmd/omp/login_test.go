@@ -392,7 +392,7 @@ func TestLoginPickerAndErrors(t *testing.T) {
 	}{
 		{"99\n", nil, "error: Invalid selection: 99\n"},
 		{"", nil, "error: Login cancelled\n"},
-		{"", []string{"nope"}, "error: Unknown OAuth provider 'nope'. Known: anthropic, deepseek, fireworks, gitlab-duo, google-antigravity, google-gemini-cli, kagi, moonshot, nanogpt, ollama-cloud, openai-codex, opencode-go, opencode-zen, synthetic, tavily, together, vercel-ai-gateway, wafer-serverless, zenmux\n"},
+		{"", []string{"nope"}, "error: Unknown OAuth provider 'nope'. Known: anthropic, cerebras, deepseek, firepass, fireworks, gitlab-duo, google-antigravity, google-gemini-cli, huggingface, kagi, litellm, lm-studio, minimax-code, minimax-code-cn, moonshot, nanogpt, nvidia, ollama, ollama-cloud, openai-codex, opencode-go, opencode-zen, parallel, qianfan, qwen-portal, synthetic, tavily, together, venice, vercel-ai-gateway, vllm, wafer-serverless, xiaomi-token-plan-ams, xiaomi-token-plan-cn, xiaomi-token-plan-sgp, zai, zenmux, zhipu-coding-plan\n"},
 		{"", []string{"--via=me@host"}, "error: " + viaUsage + "\n"},
 		{"", []string{"deepseek", "--via=me@host"}, "error: No known OAuth callback port for 'deepseek'. Use device-code flow on the broker host directly.\n"},
 	} {
@@ -443,5 +443,23 @@ func TestLoginAPIKey(t *testing.T) {
 	}
 	if got := c.localState(); !slices.Contains(got, "tavily key=tvly-123 []") || len(got) != 2 {
 		t.Fatalf("vault = %v", got)
+	}
+
+	// A chat-completion probe (Cerebras) through the CLI.
+	fake.Set(func(f *oauthtest.Server) { f.Key = "csk-good" })
+	c.env["OMP_PROVIDER_CEREBRAS_BASE_URL"] = fake.URL
+	if r := c.login(context.Background(), "csk-wrong-secret\n", nil, "cerebras"); r.code != 1 || !strings.Contains(r.stderr, "Cerebras API key validation failed: 401") {
+		t.Fatalf("cerebras bad key: exit %d stderr %q", r.code, r.stderr)
+	}
+	if r := c.login(context.Background(), "csk-good\n", nil, "cerebras"); r.code != 0 || !strings.Contains(r.stdout, "Validating API key...") {
+		t.Fatalf("cerebras: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// Ollama: an empty paste is local no-auth mode — nothing stored, exit 0.
+	before := c.localState()
+	if r := c.login(context.Background(), "\n", nil, "ollama"); r.code != 0 || !strings.Contains(r.stdout, "No API key entered; nothing stored.") {
+		t.Fatalf("ollama empty: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if got := c.localState(); !slices.Contains(got, "cerebras key=csk-good []") || len(got) != len(before) {
+		t.Fatalf("vault = %v (before %v)", got, before)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -14,8 +15,11 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/ompgo/omp/internal/config"
+	"github.com/ompgo/omp/pkg/llm/catalog"
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	"github.com/ompgo/omp/pkg/vault/oauth"
+	"github.com/ompgo/omp/pkg/vault/refresh"
 	"github.com/ompgo/omp/pkg/vault/sqlite"
 	"github.com/ompgo/omp/pkg/vault/usage"
 )
@@ -305,8 +309,10 @@ func (b *brokerUsage) history(ctx context.Context, since int64, provider string)
 // localUsage probes directly with the local vault (on the broker host, or
 // with environment API keys only when there is no vault).
 type localUsage struct {
-	store *sqlite.Store // nil without a vault
-	svc   *usage.Service
+	store  *sqlite.Store // nil without a vault
+	keeper *refresh.Keeper
+	stop   context.CancelFunc
+	svc    *usage.Service
 }
 
 func (a *app) localUsage(ctx context.Context) (*localUsage, error) {
@@ -323,6 +329,12 @@ func (a *app) localUsage(ctx context.Context) (*localUsage, error) {
 		APIKey: func(p string) string { return config.EnvAPIKey(env, p) },
 		Logger: log,
 	}
+	// A models.yml provider baseUrl moves the Codex and Anthropic probes by
+	// the 18.1.21 rules (usage.md §2, E8); an unreadable file is ignored
+	// here (the agent reports it).
+	if models, err := catalog.Load(filepath.Join(dirs.AgentDir, "models.yml")); err == nil {
+		l.svc.ModelBaseURL = func(p string) string { return models.Providers[p].BaseURL }
+	}
 	// No vault yet: do not create one (and its key) just to show usage. An
 	// agent.db may be an omp-go vault from before the move to vault.db,
 	// which openLocalVault adopts.
@@ -330,15 +342,27 @@ func (a *app) localUsage(ctx context.Context) (*localUsage, error) {
 		if l.store, _, err = a.openLocalVault(ctx); err != nil {
 			return nil, err
 		}
-		l.svc.Store, l.svc.Cache, l.svc.History = l.store, l.store, l.store
+		l.svc.Cache, l.svc.History = l.store, l.store
+		// An OAuth access token at or near expiry is refreshed before its
+		// probe, as the broker does; a rotated refresh token is written
+		// through a Keeper, which retries a failed write until close.
+		l.keeper = &refresh.Keeper{Store: l.store, Logger: log}
+		var kctx context.Context
+		kctx, l.stop = context.WithCancel(context.WithoutCancel(ctx))
+		go l.keeper.Run(kctx)
+		ref := &refresh.Refresher{Store: l.keeper, OAuth: oauth.NewRegistry(l.svc.URLs), HTTP: l.svc.HTTP, Logger: log}
+		l.svc.Store, l.svc.Refresh = l.keeper, ref.RefreshNow
 	}
 	return l, nil
 }
 
 func (l *localUsage) close() {
 	l.svc.Close()
-	if l.store != nil {
-		l.store.Close()
+	if l.keeper != nil {
+		l.stop()
+		if err := l.keeper.Close(); err != nil { // closes the store
+			l.svc.Logger.Warn("vault close failed", "error", err)
+		}
 	}
 }
 

@@ -205,3 +205,42 @@ func TestUsageNoColorAndTerminal(t *testing.T) {
 		t.Error("colour on a strings.Builder")
 	}
 }
+
+// TestUsageLocalModeRefreshesFirst: an expired OAuth access token is
+// refreshed through the provider's token endpoint before the probe, the
+// rotated refresh token is written to the vault, and the probe uses the
+// fresh access token.
+func TestUsageLocalModeRefreshesFirst(t *testing.T) {
+	usageSrv, calls := fakeAnthropicUsage(t, "acc-fresh")
+	var refreshes atomic.Int64
+	tokenSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		if body["grant_type"] != "refresh_token" || body["refresh_token"] != "refresh-stale" {
+			http.Error(w, `{"error":"invalid_grant"}`, http.StatusBadRequest)
+			return
+		}
+		refreshes.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"access_token":"acc-fresh","refresh_token":"refresh-rotated","expires_in":3600}`))
+	}))
+	t.Cleanup(tokenSrv.Close)
+
+	c := newCLI(t)
+	stale := oauthCred("anthropic", "alice@example.com", "refresh-stale")
+	stale.cred.Expires = time.Now().Add(-time.Minute).UnixMilli()
+	c.seed(stale)
+	c.env["OMP_PROVIDER_ANTHROPIC_USAGE_URL"] = usageSrv.URL + "/api/oauth"
+	c.env["OMP_PROVIDER_ANTHROPIC_TOKEN_URL"] = tokenSrv.URL
+	var got usageJSON
+	if err := json.Unmarshal([]byte(c.ok("", "usage", "--json")), &got); err != nil {
+		t.Fatal(err)
+	}
+	if refreshes.Load() != 1 || calls.Load() != 1 || len(got.Reports) != 1 {
+		t.Fatalf("refreshes %d, probes %d, reports %+v", refreshes.Load(), calls.Load(), got.Reports)
+	}
+	recs := c.localRecords()
+	if len(recs) != 1 || recs[0].Credential.Refresh != "refresh-rotated" || recs[0].Credential.Access != "acc-fresh" {
+		t.Fatalf("the rotated token was not stored: %+v", recs)
+	}
+}

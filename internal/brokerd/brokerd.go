@@ -55,8 +55,9 @@ type Config struct {
 	KeepAlive       time.Duration // SSE keepalive; default 20 s
 	PollInterval    time.Duration // external-write detection; default 1 s
 	MetricsIdentity bool          // allow emails in metric labels (operator opt-in)
-	// HistoryRetention is how long usage-history rows are kept; older rows
-	// are deleted at start and then daily. Default DefaultHistoryRetention
+	// HistoryRetention is how long usage-history rows, observed client
+	// usage and idle clients are kept; older rows are deleted at start and
+	// then daily (expired blocks go in the same sweep). Default DefaultHistoryRetention
 	// (400 days, fleet.md Decision F11).
 	HistoryRetention time.Duration
 }
@@ -97,6 +98,7 @@ func (m *Main) Source() *vault.LocalSource {
 		RefreshNow: m.Refresher.RefreshNow,
 		Reports:    m.Usage.Reports,
 		Schedule:   m.Refresher.Schedule,
+		Blocks:     m.Store,
 	}
 }
 
@@ -209,12 +211,17 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		URLs:    c.URLs,
 		Logger:  c.Logger,
 	}
+	m.Usage.OnReport = m.healBlocks
 	api.Store = m.Keeper
 	api.Refresher = m.Refresher
 	api.Usage = m.Usage
 	api.History = m.Store
 	api.Disabled = m.Store
+	api.Blocks = m.Store
+	api.ClientUsage = m.Store
+	api.Invalidator = m.Usage
 	api.Tokens = []string{token}
+	api.ClientTokens = m.Store
 	api.Metrics = metrics
 	api.WriteBack = m.Keeper
 	metrics.AttachWriteBack(m.Keeper)
@@ -285,7 +292,7 @@ func (m *Main) Run(ctx context.Context) error {
 	g.Go(func() error { return m.API.Run(ctx) })
 	g.Go(func() error { return m.Refresher.Run(ctx) })
 	g.Go(func() error { return m.Keeper.Run(ctx) })
-	g.Go(func() error { m.pruneHistory(ctx); return nil })
+	g.Go(func() error { m.prune(ctx); return nil })
 	g.Go(func() error {
 		return httpx.Serve(ctx, m.ln, m.API.Handler(), httpx.ServeOptions{Logger: m.Config.Logger})
 	})
@@ -296,9 +303,11 @@ func (m *Main) Run(ctx context.Context) error {
 	return err
 }
 
-// pruneHistory deletes usage-history rows older than the retention now and
-// then every day until ctx ends. Failures are logged; the next sweep retries.
-func (m *Main) pruneHistory(ctx context.Context) {
+// prune deletes usage-history and client-usage rows older than the
+// retention, idle clients and expired blocks (fleet.md Decision F11) now
+// and then every day until ctx ends. Failures are logged; the next sweep
+// retries.
+func (m *Main) prune(ctx context.Context) {
 	keep := m.Config.HistoryRetention
 	if keep <= 0 {
 		keep = DefaultHistoryRetention
@@ -315,6 +324,17 @@ func (m *Main) pruneHistory(ctx context.Context) {
 		} else if n > 0 {
 			m.Config.Logger.Info("auth-broker usage history pruned", "rows", n, "beforeMs", before)
 		}
+		if n, err := m.Store.PruneClientUsage(ctx, before); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			m.Config.Logger.Warn("auth-broker client usage prune failed", "error", err.Error())
+		} else if n > 0 {
+			m.Config.Logger.Info("auth-broker client usage pruned", "rows", n, "beforeMs", before)
+		}
+		if _, err := m.Store.PruneBlocks(ctx, time.Now().UnixMilli()); err != nil && ctx.Err() == nil {
+			m.Config.Logger.Warn("auth-broker expired blocks prune failed", "error", err.Error())
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -322,6 +342,28 @@ func (m *Main) pruneHistory(ctx context.Context) {
 		}
 	}
 }
+
+// healBlocks is the usage service's OnReport: a fresh report that shows a
+// block scope healthy lifts the credential's block for it, unless the
+// block was posted within healGrace (fleet.md §4). Each heal advances the
+// generation, so the fleet sees it.
+func (m *Main) healBlocks(ctx context.Context, id int64, provider string, rep *vault.UsageReport) {
+	key, scopes := usage.HealthyScopes(provider, rep)
+	if len(scopes) == 0 {
+		return
+	}
+	n, err := m.Store.HealBlocks(ctx, id, key, scopes, time.Now().Add(-healGrace).UnixMilli())
+	switch {
+	case err != nil:
+		m.Config.Logger.Warn("auth-broker block healing failed", "id", id, "provider", provider, "error", vault.ErrorMessage(err))
+	case n > 0:
+		m.Config.Logger.Info("auth-broker credential blocks healed", "id", id, "provider", provider, "providerKey", key, "blocks", n)
+	}
+}
+
+// healGrace is how long a posted block is safe from healing (the
+// reference's updated_at + 300000 ms).
+const healGrace = 5 * time.Minute
 
 // Close releases the vault and background work. Call it after Run has
 // returned (Serve does): closing under a running Run pulls the store from

@@ -29,6 +29,10 @@ type Settings struct {
 	// CodexResets is the codexResets.* group (usage.md §8.3).
 	CodexResets CodexResets
 
+	// SecretsEnabled is secrets.enabled (agent.md §11; default false): the
+	// agent obfuscates secrets in every model request.
+	SecretsEnabled bool
+
 	// root is the whole document, for the typed getters (agentsettings.go).
 	root map[string]any
 
@@ -121,6 +125,12 @@ func ParseSettings(data []byte) (s *Settings, err error) {
 		s.CodexResets.AutoRedeem = v
 	case string:
 		s.CodexResets.AutoRedeem = strings.EqualFold(v, "yes") || strings.EqualFold(v, "true")
+	}
+	switch v := lookup(root, "secrets.enabled", isBoolOrString).(type) {
+	case bool:
+		s.SecretsEnabled = v
+	case string:
+		s.SecretsEnabled = strings.EqualFold(v, "true")
 	}
 	if f, ok := number(lookup(root, "codexResets.minBlockedMinutes", isNumber)); ok {
 		s.CodexResets.MinBlockedMinutes = f

@@ -137,3 +137,15 @@ func FuzzParseSettings(f *testing.F) {
 		}
 	})
 }
+
+func TestParseSettingsSecretsEnabled(t *testing.T) {
+	for doc, want := range map[string]bool{
+		"secrets:\n  enabled: true\n": true, "secrets.enabled: \"true\"\n": true, "secrets:\n  enabled: false\n": false,
+		"secrets:\n  enabled: 1\n": false, "{}": false,
+	} {
+		s, err := ParseSettings([]byte(doc))
+		if err != nil || s.SecretsEnabled != want {
+			t.Errorf("%q: SecretsEnabled = %v (%v), want %v", doc, s.SecretsEnabled, err, want)
+		}
+	}
+}

@@ -20,27 +20,42 @@ type Bearer struct {
 // never run without authentication) and empty or space-padded tokens (they
 // could never match a trimmed header value, or would match a blank one).
 func NewBearer(tokens []string) (*Bearer, error) {
-	if len(tokens) == 0 {
+	return NewBearerSet(tokens, nil)
+}
+
+// NewBearerSet builds a checker from plain tokens followed by stored
+// SHA-256 digests of further tokens (tokens kept hashed at rest). Match
+// numbers the entries in that order. Like NewBearer it refuses an empty
+// allow-list and blank or space-padded tokens.
+func NewBearerSet(tokens []string, digests [][sha256.Size]byte) (*Bearer, error) {
+	if len(tokens)+len(digests) == 0 {
 		return nil, errors.New("httpx: refusing an empty bearer token allow-list")
 	}
-	b := &Bearer{digests: make([][sha256.Size]byte, 0, len(tokens))}
+	b := &Bearer{digests: make([][sha256.Size]byte, 0, len(tokens)+len(digests))}
 	for _, t := range tokens {
 		if t == "" || strings.TrimSpace(t) != t {
 			return nil, errors.New("httpx: bearer tokens must be non-empty and carry no surrounding whitespace")
 		}
 		b.digests = append(b.digests, sha256.Sum256([]byte(t)))
 	}
+	b.digests = append(b.digests, digests...)
 	return b, nil
 }
 
 // Allow reports whether token is in the allow-list (constant time).
-func (b *Bearer) Allow(token string) bool {
+func (b *Bearer) Allow(token string) bool { return b.Match(token) >= 0 }
+
+// Match returns the index of token in the allow-list (plain tokens first,
+// then digests, as given to NewBearerSet), or -1. Every entry is compared,
+// in constant time, whatever matches: the time taken depends only on the
+// size of the allow-list.
+func (b *Bearer) Match(token string) int {
 	d := sha256.Sum256([]byte(token))
-	ok := 0
+	idx := -1
 	for i := range b.digests {
-		ok |= subtle.ConstantTimeCompare(d[:], b.digests[i][:])
+		idx = subtle.ConstantTimeSelect(subtle.ConstantTimeCompare(d[:], b.digests[i][:]), i, idx)
 	}
-	return ok == 1
+	return idx
 }
 
 // Authorized reports whether r carries an allowed bearer token. The header

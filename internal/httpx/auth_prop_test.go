@@ -4,8 +4,10 @@ import (
 	"crypto/sha256"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/ompgo/omp/internal/httpx"
 )
@@ -104,5 +106,97 @@ func TestBearerRefusesNearMisses(t *testing.T) {
 			continue
 		}
 		check(tok, false)
+	}
+}
+
+// TestBearerSetMatchIndexes: plain tokens and stored digests are numbered in
+// order; near misses of either kind match nothing.
+func TestBearerSetMatchIndexes(t *testing.T) {
+	plain := []string{"shared-one", "shared-two"}
+	hashed := []string{"ompct_first", "ompct_second", "ompct_third"}
+	var digests [][sha256.Size]byte
+	for _, h := range hashed {
+		digests = append(digests, sha256.Sum256([]byte(h)))
+	}
+	b, err := httpx.NewBearerSet(plain, digests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tok := range append(append([]string{}, plain...), hashed...) {
+		if got := b.Match(tok); got != i {
+			t.Fatalf("Match(%q) = %d, want %d", tok, got, i)
+		}
+		for _, miss := range []string{tok + "x", tok[1:], tok[:len(tok)-1], digestTwin(t, tok, 2)} {
+			if got := b.Match(miss); got != -1 {
+				t.Fatalf("Match(%q) = %d, want -1", miss, got)
+			}
+		}
+	}
+	if _, err := httpx.NewBearerSet(nil, nil); err == nil {
+		t.Fatal("empty allow-list accepted")
+	}
+	if b, err := httpx.NewBearerSet(nil, digests); err != nil || b.Match("ompct_third") != 2 {
+		t.Fatalf("digest-only set: %v", err)
+	}
+}
+
+// TestBearerMatchTimeIndependentOfPosition times Match on a 2 000-entry
+// allow-list for the first entry, the last entry and a miss. A check that
+// stops at the first match answers the first entry ~2 000× faster than a
+// miss; a constant-time one takes the same time for all three. Each is the
+// minimum over interleaved batches (robust to a busy machine); the bound,
+// 3×, is far from both.
+func TestBearerMatchTimeIndependentOfPosition(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timing")
+	}
+	var digests [][sha256.Size]byte
+	var toks []string
+	for i := range 2000 {
+		tok := "ompct_token_" + strconv.Itoa(i)
+		toks = append(toks, tok)
+		digests = append(digests, sha256.Sum256([]byte(tok)))
+	}
+	b, err := httpx.NewBearerSet(nil, digests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []string{toks[0], toks[len(toks)-1], "ompct_token_miss"}
+	best := make([]time.Duration, len(cases))
+	for range 30 {
+		for i, tok := range cases {
+			start := time.Now()
+			for range 20 {
+				b.Match(tok)
+			}
+			if d := time.Since(start); best[i] == 0 || d < best[i] {
+				best[i] = d
+			}
+		}
+	}
+	lo, hi := slices.Min(best), slices.Max(best)
+	t.Logf("first %v, last %v, miss %v (20 checks each, best of 30)", best[0], best[1], best[2])
+	if hi > 3*lo {
+		t.Fatalf("Match time depends on the matching position: first %v, last %v, miss %v", best[0], best[1], best[2])
+	}
+}
+
+// BenchmarkBearerMatch is the per-request cost of the bearer check for an
+// allow-list of n entries (the shared token plus n-1 client tokens).
+func BenchmarkBearerMatch(b *testing.B) {
+	for _, n := range []int{1, 10, 100, 1000} {
+		digests := make([][sha256.Size]byte, n-1)
+		for i := range digests {
+			digests[i] = sha256.Sum256([]byte("ompct_" + strconv.Itoa(i)))
+		}
+		bearer, err := httpx.NewBearerSet([]string{"shared-token"}, digests)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			for b.Loop() {
+				bearer.Match("ompct_0")
+			}
+		})
 	}
 }

@@ -24,7 +24,9 @@
 //   - Subscribe adds event listeners (called synchronously in order, after
 //     the Emit field); EmitEvent lets session-level code emit.
 //   - SetSession switches files (aborts, clears the queues); ReloadContext
-//     rebuilds the in-memory context from the session.
+//     rebuilds the in-memory context from the session; RestoreModel and
+//     RestoreThinkingLevel adopt a switched-to session's own settings;
+//     AppendMessage adds a finished message (a user bash run) without a run.
 //   - Compactor is the hook compaction fills in: the §5.6 overflow and
 //     truncated-output recoveries call it between auto_compaction_start
 //     and auto_compaction_end, then continue the run; CompactNow is the
@@ -45,6 +47,7 @@ import (
 	"time"
 
 	"github.com/ompgo/omp/pkg/agent/compaction"
+	"github.com/ompgo/omp/pkg/agent/secrets"
 	"github.com/ompgo/omp/pkg/agent/session"
 	"github.com/ompgo/omp/pkg/agent/tools"
 	"github.com/ompgo/omp/pkg/llm"
@@ -73,6 +76,10 @@ type Agent struct {
 	SystemPrompt string
 	// ThinkingLevel is off|minimal|low|medium|high|xhigh ("" = provider default).
 	ThinkingLevel string
+	// Secrets restores secret placeholders in the model's tool-call
+	// arguments before they are validated and run (agent.md §11; nil:
+	// none). Obfuscating requests is the Provider's job (secrets.Wrap).
+	Secrets *secrets.Obfuscator
 	// Retry is the auto-retry policy (zero: disabled).
 	Retry Retry
 	// Emit receives every event, synchronously, in order (nil: dropped).
@@ -596,6 +603,7 @@ func (a *Agent) execute(ctx context.Context, c llm.Content) (session.Message, bo
 	if args == nil {
 		args = json.RawMessage("{}")
 	}
+	args = a.Secrets.RestoreArguments(args)
 	a.emit(&Event{Type: EventToolExecutionStart, ToolCallID: c.ID, ToolName: c.Name, Args: args})
 	var res tools.Result
 	isErr := true

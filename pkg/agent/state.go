@@ -370,6 +370,21 @@ func (a *Agent) SetModel(m llm.Model, p llm.Provider, cred llm.Credential, role 
 	return err
 }
 
+// RestoreModel adopts a session's own model (after a session switch)
+// without writing an entry.
+func (a *Agent) RestoreModel(m llm.Model, p llm.Provider, cred llm.Credential) {
+	a.st.mu.Lock()
+	defer a.st.mu.Unlock()
+	a.Model, a.Provider, a.Credential = m, p, cred
+}
+
+// RestoreThinkingLevel adopts a session's own level without an entry.
+func (a *Agent) RestoreThinkingLevel(level string) {
+	a.st.mu.Lock()
+	defer a.st.mu.Unlock()
+	a.ThinkingLevel = level
+}
+
 // SetThinkingLevel sets the level from the next turn on and appends a
 // thinking_level_change entry.
 func (a *Agent) SetThinkingLevel(level string) error {

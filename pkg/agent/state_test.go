@@ -233,3 +233,40 @@ func TestUnauthorizedRefreshesOnceAndRetries(t *testing.T) {
 		t.Fatalf("final = %+v", final)
 	}
 }
+
+func TestSteerInWaitModeLetsTheBatchFinish(t *testing.T) {
+	h := newHarness(t,
+		assistant(llm.StopToolUse, toolCall("t1", "bash", `{"command":"sleep 0.2; echo one"}`), toolCall("t2", "bash", `{"command":"echo two"}`)),
+		assistant(llm.StopEnd, llm.Text("done")),
+	)
+	if err := h.agent.SetInterruptMode(InterruptWait); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.agent.SetSteeringMode(ModeAll); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	h.agent.Subscribe(func(e *Event) {
+		if e.Type == EventToolExecutionStart {
+			once.Do(func() {
+				h.agent.Steer([]llm.Content{llm.Text("s1")})
+				h.agent.Steer([]llm.Content{llm.Text("s2")})
+			})
+		}
+	})
+	if _, err := h.agent.Prompt(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	var results []string
+	for _, m := range h.prov.Requests[1].Messages {
+		if m.Role == llm.RoleToolResult {
+			results = append(results, strings.TrimSpace(m.TextContent()))
+		}
+	}
+	if strings.Join(results, ",") != "one,two" {
+		t.Fatalf("tool results = %q", results)
+	}
+	if got := userTexts(h, 1); strings.Join(got, ",") != "go,s1,s2" {
+		t.Fatalf("user messages = %q", got)
+	}
+}

@@ -9,6 +9,7 @@ import (
 const (
 	EINVALID      = "invalid"      // the request is malformed or fails validation (400)
 	EUNAUTHORIZED = "unauthorized" // bearer missing or wrong (401)
+	EFORBIDDEN    = "forbidden"    // the bearer is known but its scope does not allow the action (403)
 	ENOTFOUND     = "not_found"    // no such (active) credential or route (404)
 	ETOOLARGE     = "too_large"    // request body over the limit (413)
 	ECONFLICT     = "conflict"     // the operation conflicts with current state (409)

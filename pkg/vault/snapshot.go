@@ -56,6 +56,10 @@ type Entry struct {
 	Credential  Credential // already redacted
 	IdentityKey string     // "" → null
 	RotatesInMs *int64     // nil → null; absent from refresh/upload replies
+	// Blocks are the credential's live fleet blocks in wire order
+	// (fleet.md §2); nil when none. Snapshots carry them; upload and
+	// refresh replies never do.
+	Blocks []CredentialBlock
 }
 
 // NewEntry redacts r into a snapshot entry.
@@ -83,4 +87,12 @@ func BuildSnapshot(gen int64, records []Record, sched Schedule, now int64) Snaps
 		s.Credentials[i] = e
 	}
 	return s
+}
+
+// WithBlocks sets each entry's Blocks to its live blocks at s.ServerNowMs
+// from blocks (keyed by credential id, as BlockStore.Blocks returns them).
+func (s *Snapshot) WithBlocks(blocks map[int64][]CredentialBlock) {
+	for i := range s.Credentials {
+		s.Credentials[i].Blocks = LiveBlocks(blocks[s.Credentials[i].ID], s.ServerNowMs)
+	}
 }

@@ -60,6 +60,9 @@ type LocalSource struct {
 	Schedule func() Schedule
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// Blocks supplies the fleet blocks of Snapshot entries. nil:
+	// Store, if it implements BlockStore; else entries carry none.
+	Blocks BlockStore
 }
 
 var _ Source = (*LocalSource)(nil)
@@ -88,7 +91,23 @@ func (l *LocalSource) Snapshot(ctx context.Context) (Snapshot, error) {
 	if err != nil {
 		return Snapshot{}, err
 	}
-	return BuildSnapshot(gen, recs, l.schedule(), l.now()), nil
+	snap := BuildSnapshot(gen, recs, l.schedule(), l.now())
+	if bs := l.blockStore(); bs != nil {
+		blocks, err := bs.Blocks(ctx, snap.ServerNowMs)
+		if err != nil {
+			return Snapshot{}, err
+		}
+		snap.WithBlocks(blocks)
+	}
+	return snap, nil
+}
+
+func (l *LocalSource) blockStore() BlockStore {
+	if l.Blocks != nil {
+		return l.Blocks
+	}
+	bs, _ := l.Store.(BlockStore)
+	return bs
 }
 
 // Get returns the active record id, redacted.

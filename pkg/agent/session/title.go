@@ -25,19 +25,15 @@ func (f *File) SetTitle(title string) error {
 	}
 	f.mu.Lock()
 	slot := false
-	for i, l := range f.lines {
-		if l.entry != nil {
-			break
+	// Line 0 is the title slot when there is one, else the header.
+	if len(f.lines) > 0 && f.lines[0].entry == nil {
+		if isTitle(f.lines[0].raw) {
+			slot = true // D62: the header stays as it is
+			f.lines[0].raw = titleSlot(title, FormatTime(f.now()))
+		} else {
+			f.lines[0].raw = headerWithTitle(f.lines[0].raw, title)
 		}
-		if isTitle(l.raw) {
-			slot = true
-			f.lines[i].raw = titleSlot(title, FormatTime(f.now()))
-			f.header.Title = title
-			break // D62: the header stays as it is
-		}
-		f.lines[i].raw = headerWithTitle(l.raw, title)
 		f.header.Title = title
-		break
 	}
 	var err error
 	if f.path != "" && f.onDisk {

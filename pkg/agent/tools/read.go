@@ -56,14 +56,25 @@ func Read(env *Env) *Tool {
 				limit = 0
 			}
 			if scheme, rest, ok := strings.Cut(p, "://"); ok && !strings.Contains(scheme, "/") {
-				if scheme != "artifact" {
-					return Result{}, Errorf("Unknown protocol: %s://\nSupported: artifact://", scheme)
+				switch {
+				case scheme == "artifact":
+					text, err := env.Artifacts.Read(rest)
+					if err != nil {
+						return Result{}, err
+					}
+					return readText(text, p, offset, limit)
+				case scheme == "rule" && env.Rule != nil:
+					text, ok := env.Rule(rest)
+					if !ok {
+						return Result{}, Errorf("Rule not found: %s", rest)
+					}
+					return readText(text, p, offset, limit)
 				}
-				text, err := env.Artifacts.Read(rest)
-				if err != nil {
-					return Result{}, err
+				supported := "artifact://"
+				if env.Rule != nil {
+					supported += ", rule://"
 				}
-				return readText(text, p, offset, limit)
+				return Result{}, Errorf("Unknown protocol: %s://\nSupported: %s", scheme, supported)
 			}
 			abs := env.Resolve(p)
 			st, err := os.Stat(abs)

@@ -59,6 +59,9 @@ type Env struct {
 	Environ []string
 	// Artifacts stores truncated output (nil: truncate without a spill).
 	Artifacts *Artifacts
+	// Rule returns the content of rulebook rule name for rule://<name>
+	// reads (nil: no rulebook).
+	Rule func(name string) (string, bool)
 }
 
 // Resolve returns p made absolute against the session cwd, with "~"

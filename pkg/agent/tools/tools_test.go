@@ -343,6 +343,25 @@ func TestTodo(t *testing.T) {
 
 func errorsAs(err error, target any) bool { return errors.As(err, target) }
 
+func TestReadRuleScheme(t *testing.T) {
+	env := &Env{Cwd: t.TempDir(), Rule: func(name string) (string, bool) {
+		if name == "go-style" {
+			return "Run gofmt.", true
+		}
+		return "", false
+	}}
+	res, err := Read(env).Run(context.Background(), map[string]any{"path": "rule://go-style"}, nil)
+	if err != nil || len(res.Content) != 1 || res.Content[0].Text != "Run gofmt." {
+		t.Fatalf("rule://go-style = %+v, %v", res, err)
+	}
+	if _, err := Read(env).Run(context.Background(), map[string]any{"path": "rule://nope"}, nil); err == nil || err.Error() != "Rule not found: nope" {
+		t.Fatalf("missing rule: %v", err)
+	}
+	if _, err := Read(env).Run(context.Background(), map[string]any{"path": "skill://x"}, nil); err == nil || !strings.Contains(err.Error(), "Supported: artifact://, rule://") {
+		t.Fatalf("unknown scheme: %v", err)
+	}
+}
+
 func TestRunCommand(t *testing.T) {
 	env := &Env{Cwd: t.TempDir(), Environ: []string{"PATH=" + os.Getenv("PATH")}}
 	r, err := RunCommand(context.Background(), env, BashOptions{NoLogin: true}, "echo hi; exit 3")

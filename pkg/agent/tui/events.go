@@ -76,7 +76,37 @@ type runDoneMsg struct {
 }
 
 // convert turns an agent event into a UI message (nil: nothing to show).
-func convert(e *agent.Event) any {
+// restore is the display form of model text: secret placeholders back to
+// their values (D57); nil leaves text as it is.
+func convert(e *agent.Event, restore func(string) string) any {
+	msg := convertRaw(e)
+	if restore == nil {
+		return msg
+	}
+	fix := func(bs []block) []block {
+		for i := range bs {
+			bs[i].text = restore(bs[i].text)
+		}
+		return bs
+	}
+	switch v := msg.(type) {
+	case streamMsg:
+		v.blocks = fix(v.blocks)
+		return v
+	case assistantMsg:
+		v.blocks = fix(v.blocks)
+		return v
+	case userMsg:
+		v.text = restore(v.text)
+		return v
+	case toolStartMsg:
+		v.summary = restore(v.summary)
+		return v
+	}
+	return msg
+}
+
+func convertRaw(e *agent.Event) any {
 	switch e.Type {
 	case agent.EventMessageUpdate:
 		if e.Assistant == nil || e.Assistant.Partial == nil {

@@ -88,8 +88,12 @@ func Run(ctx context.Context, opt Options) (*session.File, error) {
 	go func() { defer close(pumped); q.run(pctx, p.Send) }()
 	m.send = q.push
 	m.ag = opt.Agent
+	var restore func(string) string
+	if m.ag.Secrets != nil {
+		restore = m.ag.Secrets.Restore
+	}
 	unsubscribe := m.ag.Subscribe(func(e *agent.Event) {
-		if msg := convert(e); msg != nil {
+		if msg := convert(e, restore); msg != nil {
 			q.push(msg)
 		}
 	})

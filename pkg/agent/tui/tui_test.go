@@ -63,7 +63,7 @@ func newRig(t *testing.T, script ...llm.Message) *rig {
 	r.m.send = func(msg tea.Msg) { r.msgs <- msg }
 	r.m.ag = ag
 	t.Cleanup(ag.Subscribe(func(e *agent.Event) {
-		if msg := convert(e); msg != nil {
+		if msg := convert(e, nil); msg != nil {
 			r.msgs <- msg
 		}
 	}))
@@ -348,5 +348,20 @@ func TestUserBashWaitsForTheRun(t *testing.T) {
 	}
 	if n, _ := bashEntries(); n != 2 {
 		t.Fatalf("idle command not appended: %d entries", n)
+	}
+}
+
+func TestDisplayRestoresSecretPlaceholders(t *testing.T) {
+	restore := func(s string) string { return strings.ReplaceAll(s, "#ABCD#", "s3cret") }
+	m := &llm.Message{Role: llm.RoleAssistant, StopReason: llm.StopToolUse, Content: []llm.Content{
+		llm.Text("the key is #ABCD#"), llm.ToolCall("t1", "bash", json.RawMessage(`{"command":"echo #ABCD#"}`))}}
+	got, ok := convert(&agent.Event{Type: agent.EventMessageEnd, Message: session.EncodeMessage(m, nil)}, restore).(assistantMsg)
+	if !ok || got.blocks[0].text != "the key is s3cret" || got.blocks[1].text != "echo s3cret" {
+		t.Fatalf("display = %+v", got)
+	}
+	start, _ := convert(&agent.Event{Type: agent.EventToolExecutionStart, ToolName: "bash",
+		Args: json.RawMessage(`{"command":"echo #ABCD#"}`)}, restore).(toolStartMsg)
+	if start.summary != "echo s3cret" {
+		t.Fatalf("tool summary = %q", start.summary)
 	}
 }

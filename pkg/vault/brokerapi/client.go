@@ -97,9 +97,16 @@ func httpError(prefix string, resp *http.Response, body []byte) *Error {
 		Error string `json:"error"`
 	}
 	_ = json.Unmarshal(body, &env)
+	msg := prefix + status
+	if resp.StatusCode == http.StatusForbidden && env.Error != "" {
+		// Only our broker answers 403 (a client token on an admin route):
+		// say which right is missing. Other statuses keep the reference's
+		// text.
+		msg += ": " + env.Error
+	}
 	return &Error{
 		Status: resp.StatusCode, Body: string(body),
-		Message: prefix + status,
+		Message: msg,
 		Err:     &vault.Error{Code: CodeForStatus(resp.StatusCode), Message: env.Error},
 	}
 }

@@ -197,8 +197,44 @@ func decodeEntry(raw json.RawMessage, path string, withRotation bool) (vault.Ent
 			}
 			e.RotatesInMs = &ms
 		}
+		if f.has("blocks") && !f.isNull("blocks") {
+			if e.Blocks, err = decodeBlocks(f["blocks"], path+".blocks"); err != nil {
+				return e, err
+			}
+		}
 	}
 	return e, nil
+}
+
+// decodeBlocks decodes a snapshot entry's blocks (fleet.md §2): any broker
+// may send them. An item without a string providerKey and blockScope and a
+// numeric blockedUntilMs (updatedAtMs optional) is dropped, not fatal: a
+// malformed block must not cost the client every credential. A list that
+// is not an array is a schema error; an empty list is nil.
+func decodeBlocks(raw json.RawMessage, path string) ([]vault.CredentialBlock, error) {
+	var list []json.RawMessage
+	if err := json.Unmarshal(raw, &list); err != nil || list == nil {
+		return nil, fmt.Errorf("%s must be an array", path)
+	}
+	var out []vault.CredentialBlock
+	for _, item := range list {
+		f, err := object(item, path)
+		if err != nil {
+			continue
+		}
+		var b vault.CredentialBlock
+		var e1, e2, e3, e4 error
+		b.ProviderKey, e1 = f.str("providerKey", path)
+		b.Scope, e2 = f.str("blockScope", path)
+		b.UntilMs, e3 = f.millis("blockedUntilMs", path)
+		if f.has("updatedAtMs") {
+			b.UpdatedAtMs, e4 = f.millis("updatedAtMs", path)
+		}
+		if e1 == nil && e2 == nil && e3 == nil && e4 == nil {
+			out = append(out, b)
+		}
+	}
+	return out, nil
 }
 
 func decodeEntryList(raw json.RawMessage, path string, withRotation bool) ([]vault.Entry, error) {

@@ -20,6 +20,7 @@ const UnavailableRetryAfter = 30 * time.Second
 var statusByCode = map[string]int{
 	vault.EINVALID:      http.StatusBadRequest,
 	vault.EUNAUTHORIZED: http.StatusUnauthorized,
+	vault.EFORBIDDEN:    http.StatusForbidden,
 	vault.ENOTFOUND:     http.StatusNotFound,
 	vault.ECONFLICT:     http.StatusConflict,
 	vault.ETOOLARGE:     http.StatusRequestEntityTooLarge,

@@ -88,8 +88,27 @@ var (
 	varyCapabilities = []string{CapabilitiesHeader}
 )
 
-// capable reports whether r carries the capabilities header.
-func capable(r *http.Request) bool { return len(r.Header[capabilitiesKey]) > 0 }
+// CodexMeterBlockScopes is the capability token of readers that take the
+// Codex meter block scopes ("chat", "spark") as they are (fleet.md §2).
+const CodexMeterBlockScopes = "codex-meter-block-scopes"
+
+// shapeOf is the snapshot shape r asks for (Decision F1): no capabilities
+// header → shape15; a header whose comma-separated values include
+// codex-meter-block-scopes → shapeFull; any other header → shapeShared.
+func shapeOf(r *http.Request) shape {
+	vals := r.Header[capabilitiesKey]
+	if len(vals) == 0 {
+		return shape15
+	}
+	for _, v := range vals {
+		for tok := range strings.SplitSeq(v, ",") {
+			if strings.TrimSpace(tok) == CodexMeterBlockScopes {
+				return shapeFull
+			}
+		}
+	}
+	return shapeShared
+}
 
 // writeSnapshot renders sh at the current time with the current schedule:
 // only rotatesInMs, serverNowMs and nextSweepInMs are computed per request,
@@ -97,7 +116,7 @@ func capable(r *http.Request) bool { return len(r.Header[capabilitiesKey]) > 0 }
 func (s *Server) writeSnapshot(w http.ResponseWriter, r *http.Request, sh *shared) error {
 	buf := getBuf()
 	defer putBuf(buf)
-	*buf = appendSnapshot(*buf, sh, s.schedule(), s.Now().UnixMilli(), false, capable(r))
+	*buf = appendSnapshot(*buf, sh, s.schedule(), s.Now().UnixMilli(), false, shapeOf(r))
 	setSnapshotHeaders(w.Header(), sh.gen)
 	return httpx.WriteJSONBytes(w, http.StatusOK, *buf)
 }

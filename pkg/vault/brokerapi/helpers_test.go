@@ -74,10 +74,27 @@ func (f *fakeRefresher) RefreshNow(ctx context.Context, id int64) (vault.Record,
 	return f.store.UpdateCredential(ctx, id, c)
 }
 
-// fakeUsage is a test double of brokerapi.UsageSource.
+// fakeUsage is a test double of brokerapi.UsageSource and
+// UsageInvalidator; it records the invalidated providers.
 type fakeUsage struct {
 	reports []vault.UsageReport
 	err     error
+
+	mu          sync.Mutex
+	invalidated []string
+}
+
+func (f *fakeUsage) InvalidateUsage(_ context.Context, provider string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.invalidated = append(f.invalidated, provider)
+	return nil
+}
+
+func (f *fakeUsage) invalidations() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.invalidated...)
 }
 
 func (f *fakeUsage) Reports(context.Context) ([]vault.UsageReport, error) { return f.reports, f.err }
@@ -135,6 +152,7 @@ func newEnv(t testing.TB, opts ...envOpt) *env {
 	e.ref = &fakeRefresher{store: e.store, sched: vault.Schedule{Enabled: true, IntervalMs: 60_000, SkewMs: 300_000, NextSweepAt: e.clk.Now().UnixMilli() + 41_234}}
 	e.usage = &fakeUsage{}
 	e.srv.Store, e.srv.Refresher, e.srv.Usage, e.srv.History, e.srv.Disabled = e.store, e.ref, e.usage, e.store, e.store
+	e.srv.Blocks, e.srv.ClientUsage, e.srv.Invalidator = e.store, e.store, e.usage
 	for _, o := range opts {
 		o(e.srv)
 	}

@@ -25,8 +25,8 @@ type shared struct {
 	entries   []encodedEntry
 	index     map[int64]int // id → position in entries
 	delta     []byte        // pre-encoded entry/removed frames from the base snapshot (15.x shape)
-	deltaFull []byte        // the same for capable readers (extension fields, Decision E1)
-	ext       bool          // some entry has extension fields
+	deltaFull []byte        // the same for shapeFull readers (extension fields and blocks)
+	ext       bool          // some entry has extension fields or blocks
 	done      chan struct{} // closed when superseded
 }
 
@@ -37,6 +37,7 @@ type shared struct {
 // blocks the publisher.
 type hub struct {
 	store    vault.Store
+	blocks   vault.BlockStore // nil: entries carry no blocks
 	schedule func() vault.Schedule
 	now      func() time.Time
 	log      *slog.Logger
@@ -76,7 +77,13 @@ func (h *hub) sync(ctx context.Context) (*shared, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list vault: %w", err)
 	}
-	next := h.build(gen, records, cur)
+	var blocks map[int64][]vault.CredentialBlock
+	if h.blocks != nil {
+		if blocks, err = h.blocks.Blocks(ctx, h.now().UnixMilli()); err != nil {
+			return nil, fmt.Errorf("list credential blocks: %w", err)
+		}
+	}
+	next := h.build(gen, records, blocks, cur)
 	h.cur.Store(next)
 	if cur != nil {
 		close(cur.done)
@@ -88,7 +95,9 @@ func (h *hub) sync(ctx context.Context) (*shared, error) {
 	return next, nil
 }
 
-func (h *hub) build(gen int64, records []vault.Record, prev *shared) *shared {
+// build encodes records (with their blocks, keyed by id) as the snapshot of
+// gen, reusing prev's encodings of what did not change.
+func (h *hub) build(gen int64, records []vault.Record, blocks map[int64][]vault.CredentialBlock, prev *shared) *shared {
 	now := h.now().UnixMilli()
 	sched := h.schedule()
 	h.seq++
@@ -110,16 +119,23 @@ func (h *hub) build(gen int64, records []vault.Record, prev *shared) *shared {
 		if ms, ok := e.rotatesInMs(sched, now); ok {
 			e.rotates, e.target = true, now+ms
 		}
+		var prevBlk *entryBlocks
+		if prev != nil {
+			if j, ok := prev.index[r.ID]; ok {
+				prevBlk = prev.entries[j].blk
+			}
+		}
+		e.blk = newEntryBlocks(vault.LiveBlocks(blocks[r.ID], now), prevBlk)
 		sh.index[e.id] = len(sh.entries)
 		sh.entries = append(sh.entries, e)
-		sh.ext = sh.ext || (e.src != nil && e.src.full != nil)
+		sh.ext = sh.ext || (e.src != nil && e.src.full != nil) || e.blk != nil
 	}
 	if prev != nil {
 		sh.baseSeq = prev.seq
-		sh.delta = diff(nil, prev, sh, false, h.log)
+		sh.delta = diff(nil, prev, sh, shape15, h.log)
 		sh.deltaFull = sh.delta
 		if sh.ext || prev.ext {
-			sh.deltaFull = diff(nil, prev, sh, true, nil)
+			sh.deltaFull = diff(nil, prev, sh, shapeFull, nil)
 		}
 	}
 	return sh
@@ -127,23 +143,24 @@ func (h *hub) build(gen int64, records []vault.Record, prev *shared) *shared {
 
 // sameEntry compares the stream fingerprint of two entries as a reader of
 // the given shape sees them: id, provider, identityKey and credential (all
-// inside the encoded prefix) and the absolute rotation target.
-func sameEntry(a, b *encodedEntry, full bool) bool {
-	return a.rotates == b.rotates && (!a.rotates || a.target == b.target) && bytes.Equal(a.pfx(full), b.pfx(full))
+// inside the encoded prefix), the absolute rotation target and the blocks.
+func sameEntry(a, b *encodedEntry, sp shape) bool {
+	return a.rotates == b.rotates && (!a.rotates || a.target == b.target) && bytes.Equal(a.pfx(sp.ext()), b.pfx(sp.ext())) &&
+		bytes.Equal(a.blk.enc(sp), b.blk.enc(sp))
 }
 
 // diff appends the frames that take a subscriber from old to cur: `entry`
 // frames for new or changed credentials in cur's order, then `removed`
-// frames in old's order, in the 15.x or the full shape. log (optional)
-// receives the per-frame debug lines.
-func diff(dst []byte, old, cur *shared, full bool, log *slog.Logger) []byte {
+// frames in old's order, in the reader's shape. log (optional) receives the
+// per-frame debug lines.
+func diff(dst []byte, old, cur *shared, sp shape, log *slog.Logger) []byte {
 	debug := log != nil && log.Enabled(context.Background(), slog.LevelDebug)
 	for i := range cur.entries {
 		e := &cur.entries[i]
-		if j, ok := old.index[e.id]; ok && sameEntry(&old.entries[j], e, full) {
+		if j, ok := old.index[e.id]; ok && sameEntry(&old.entries[j], e, sp) {
 			continue
 		}
-		dst = appendEntryFrame(dst, cur, e, full)
+		dst = appendEntryFrame(dst, cur, e, sp)
 		if debug {
 			log.Debug("auth-broker stream entry", "id", e.id, "provider", e.provider, "generation", cur.gen)
 		}
@@ -162,16 +179,16 @@ func diff(dst []byte, old, cur *shared, full bool, log *slog.Logger) []byte {
 }
 
 // framesSince returns the frames a subscriber holding last needs to reach
-// latest: the shared delta when it is exactly one publication behind,
-// otherwise its own diff.
-func framesSince(last, latest *shared, full bool) []byte {
-	if latest.baseSeq == last.seq {
-		if full {
+// latest: the shared delta when it is exactly one publication behind (15.x
+// and shapeFull readers), otherwise its own diff.
+func framesSince(last, latest *shared, sp shape) []byte {
+	if latest.baseSeq == last.seq && sp != shapeShared {
+		if sp == shapeFull {
 			return latest.deltaFull
 		}
 		return latest.delta
 	}
-	return diff(nil, last, latest, full, nil)
+	return diff(nil, last, latest, sp, nil)
 }
 
 // bufPool recycles response buffers of snapshot renders.

@@ -21,13 +21,13 @@ func BenchmarkRender1000(b *testing.B) {
 		recs[i] = vault.Record{ID: int64(i + 1), Provider: "anthropic", IdentityKey: fmt.Sprintf("email:u%d@x", i),
 			Credential: vault.Credential{Type: vault.TypeOAuth, Access: strings.Repeat("a", 200), Refresh: "r", Expires: int64(i) * 60_000, Email: fmt.Sprintf("u%d@x", i)}}
 	}
-	sh := h.build(1, recs, nil)
-	cached := appendSnapshot(nil, sh, sched, 1000, false, false)
+	sh := h.build(1, recs, nil, nil)
+	cached := appendSnapshot(nil, sh, sched, 1000, false, shape15)
 	b.Run("render", func(b *testing.B) {
 		buf := make([]byte, 0, len(cached))
 		b.SetBytes(int64(len(cached)))
 		for b.Loop() {
-			buf = appendSnapshot(buf[:0], sh, sched, 1000, false, false)
+			buf = appendSnapshot(buf[:0], sh, sched, 1000, false, shape15)
 		}
 	})
 	b.Run("copy", func(b *testing.B) {
@@ -39,7 +39,7 @@ func BenchmarkRender1000(b *testing.B) {
 	})
 	b.Run("build", func(b *testing.B) {
 		for b.Loop() {
-			h.build(2, recs, sh)
+			h.build(2, recs, nil, sh)
 		}
 	})
 }

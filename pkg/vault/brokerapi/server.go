@@ -1,6 +1,7 @@
 package brokerapi
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -61,12 +62,29 @@ type Server struct {
 	Usage     UsageSource    // nil: GET /v1/usage reports []
 	History   HistorySource  // nil: GET /v1/usage/history reports []
 	Disabled  DisabledSource // nil: GET /v1/credentials/disabled reports []
-	// Tokens is the bearer allow-list; the server refuses to run with none
-	// (discrepancies.md A7).
-	Tokens  []string
-	Version string       // surfaced by /v1/healthz; omitted when empty
-	Logger  *slog.Logger // default slog.Default()
-	Now     func() time.Time
+	// Blocks keeps the fleet's credential blocks (fleet.md §3–§4); nil:
+	// snapshots carry no blocks and the block routes answer 404 No route.
+	Blocks vault.BlockStore
+	// ClientUsage records observed client usage (fleet.md §8); nil: POST
+	// /v1/usage/observed answers 501 and GET /v1/usage/clients reports [].
+	ClientUsage vault.ClientUsageStore
+	// Invalidator expires cached usage reports for POST /v1/usage/stale and
+	// OAuth block posts; nil: they expire nothing.
+	Invalidator UsageInvalidator
+	// Tokens is the shared bearer allow-list (admin rights); the server
+	// refuses to run with none (discrepancies.md A7).
+	Tokens []string
+	// ClientTokens, if set, adds the vault's named client tokens to the
+	// allow-list with their scopes (re-read every TokenPollInterval and on
+	// an unknown bearer). nil: the shared tokens only.
+	ClientTokens TokenSource
+	// TokenPollInterval is how often Run re-reads the token version; a
+	// revoked token's open streams end within it. Default
+	// DefaultTokenPollInterval (250 ms).
+	TokenPollInterval time.Duration
+	Version           string       // surfaced by /v1/healthz; omitted when empty
+	Logger            *slog.Logger // default slog.Default()
+	Now               func() time.Time
 	// KeepAlive is the SSE keepalive period; default DefaultKeepAlive (20 s).
 	KeepAlive time.Duration
 	// PollInterval is how often Run polls the vault generation for writes
@@ -83,7 +101,7 @@ type Server struct {
 	once    sync.Once
 	initErr error
 	log     *slog.Logger
-	bearer  *httpx.Bearer
+	auth    *auth
 	hub     *hub
 	adapter httpx.Adapter
 	router  http.Handler
@@ -113,12 +131,18 @@ func (s *Server) init() error {
 		if s.Store == nil {
 			s.initErr = errors.New("brokerapi: Server.Store is required")
 		}
+		if s.TokenPollInterval <= 0 {
+			s.TokenPollInterval = DefaultTokenPollInterval
+		}
 		var err error
-		if s.bearer, err = httpx.NewBearer(s.Tokens); err != nil && s.initErr == nil {
+		if s.auth, err = newAuth(s.Tokens, s.ClientTokens, s.log); err != nil && s.initErr == nil {
 			s.initErr = errors.Join(errNoToken, err)
 		}
+		if s.auth != nil {
+			s.auth.reload(context.Background())
+		}
 		s.adapter = httpx.Adapter{Logger: s.log, CrashMessage: "auth-broker handler crashed", Classify: classify}
-		s.hub = &hub{store: s.Store, schedule: s.schedule, now: s.Now, log: s.log, metrics: s.Metrics}
+		s.hub = &hub{store: s.Store, blocks: s.Blocks, schedule: s.schedule, now: s.Now, log: s.log, metrics: s.Metrics}
 		s.router = s.routes()
 	})
 	return s.initErr
@@ -157,25 +181,38 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	t := time.NewTicker(s.PollInterval)
 	defer t.Stop()
+	var tokenTick <-chan time.Time // nil (never fires) without client tokens
+	if s.ClientTokens != nil {
+		tt := time.NewTicker(s.TokenPollInterval)
+		defer tt.Stop()
+		tokenTick = tt.C
+	}
 	notify := s.notifyChan()
 	failing := false
+	resync := true
 	for {
-		if _, err := s.hub.sync(ctx); err != nil {
-			if ctx.Err() != nil {
-				return nil
+		if resync {
+			if _, err := s.hub.sync(ctx); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				if !failing { // log once per failure streak
+					s.log.Warn("auth-broker vault poll failed", "error", err.Error())
+				}
+				failing = true
+			} else {
+				failing = false
 			}
-			if !failing { // log once per failure streak
-				s.log.Warn("auth-broker vault poll failed", "error", err.Error())
-			}
-			failing = true
-		} else {
-			failing = false
 		}
+		resync = true
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-notify:
 		case <-t.C:
+		case <-tokenTick:
+			s.auth.reload(ctx)
+			resync = false
 		}
 	}
 }
@@ -195,18 +232,28 @@ func (s *Server) routes() http.Handler {
 	}
 	r.Use(s.authenticate)
 	a := s.adapter
+	// Answered before the bearer check (authenticate).
 	r.Method(http.MethodGet, "/v1/healthz", a.Handler(s.healthz))
-	r.Method(http.MethodGet, "/v1/snapshot/stream", a.Handler(s.stream))
-	r.Method(http.MethodGet, "/v1/snapshot", a.Handler(s.snapshot))
-	r.Method(http.MethodGet, "/v1/usage", a.Handler(s.usage))
-	r.Method(http.MethodGet, "/v1/usage/history", a.Handler(s.usageHistory))
-	r.Method(http.MethodGet, "/v1/credentials/disabled", a.Handler(s.disabled))
 	r.Method(http.MethodGet, "/usage", usagepage.Handler())
-	r.Method(http.MethodPost, "/v1/credential/{id:[0-9]+}/refresh", a.Handler(s.refresh))
-	r.Method(http.MethodPost, "/v1/credential/{id:[0-9]+}/disable", a.Handler(s.disable))
-	r.Method(http.MethodPost, "/v1/credential", a.Handler(s.upload))
+	// Authenticated; authorize (auth.go) decides per route and scope.
+	route := func(method, pattern string, h http.Handler) {
+		r.Method(method, pattern, s.authorize(method+" "+pattern, h))
+	}
+	route(http.MethodGet, "/v1/snapshot/stream", a.Handler(s.stream))
+	route(http.MethodGet, "/v1/snapshot", a.Handler(s.snapshot))
+	route(http.MethodGet, "/v1/usage", a.Handler(s.usage))
+	route(http.MethodGet, "/v1/usage/history", a.Handler(s.usageHistory))
+	route(http.MethodGet, "/v1/credentials/disabled", a.Handler(s.disabled))
+	route(http.MethodPost, "/v1/credential/{id:[0-9]+}/refresh", a.Handler(s.refresh))
+	route(http.MethodPost, "/v1/credential/{id:[0-9]+}/disable", a.Handler(s.disable))
+	route(http.MethodPost, "/v1/credential/{id:[0-9]+}/block", a.Handler(s.postBlock))
+	route(http.MethodDelete, "/v1/credential/{id:[0-9]+}/blocks", a.Handler(s.deleteBlocks))
+	route(http.MethodPost, "/v1/usage/stale", a.Handler(s.usageStale))
+	route(http.MethodPost, "/v1/usage/observed", a.Handler(s.usageObserved))
+	route(http.MethodGet, "/v1/usage/clients", a.Handler(s.usageClients))
+	route(http.MethodPost, "/v1/credential", a.Handler(s.upload))
 	if s.Metrics != nil {
-		r.Method(http.MethodGet, "/metrics", s.Metrics.Handler())
+		route(http.MethodGet, "/metrics", s.Metrics.Handler())
 	}
 	r.NotFound(noRoute)
 	r.MethodNotAllowed(noRoute)
@@ -220,33 +267,72 @@ func noRoute(w http.ResponseWriter, r *http.Request) {
 
 // authenticate answers GET /v1/healthz and the usage page (GET /usage, which
 // holds no data: its script sends the bearer) unauthenticated and requires
-// the bearer everywhere else, before routing (so unknown routes are 401 too).
+// a known bearer everywhere else, before routing (so unknown routes are 401
+// too). It records the principal in the request context for authorize, ties
+// a client token's requests to the token (revoking it ends them) and logs
+// every write with the token's name (never the token).
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.allowed(w, r) {
-			next.ServeHTTP(w, r)
+		r, done := s.admit(w, r)
+		if r == nil {
+			return
 		}
+		if done != nil {
+			defer done()
+		}
+		if r.Method == http.MethodGet {
+			next.ServeHTTP(w, r)
+			return
+		}
+		sw := httpx.Wrap(w)
+		next.ServeHTTP(sw, r)
+		s.logWrite(sw, r)
 	})
 }
 
-// allowed reports whether r may proceed, answering it otherwise. It is kept
-// out of the middleware frame that idle stream subscribers park with.
+// admit returns the request to serve (carrying its principal), and for a
+// client token the function that ends its tracking; nil after answering a
+// refused request. It is kept out of the middleware frame that idle stream
+// subscribers park with.
 //
 //go:noinline
-func (s *Server) allowed(w http.ResponseWriter, r *http.Request) bool {
+func (s *Server) admit(w http.ResponseWriter, r *http.Request) (*http.Request, func()) {
 	if r.Method == http.MethodGet {
 		if p := r.URL.EscapedPath(); p == "/v1/healthz" || p == usagepage.Path {
-			return true
+			return r, nil
 		}
 	}
 	if s.initErr != nil {
 		s.adapter.Error(w, r, s.initErr) // unexpected: logged as a crash, 500 with a request id
-		return false
+		return nil, nil
 	}
-	if !s.bearer.Authorized(r) {
+	p := s.auth.lookup(r)
+	if p == nil {
 		s.log.Info("auth-broker request unauthorized", "method", r.Method, "path", r.URL.EscapedPath(), "peer", httpx.Peer(r))
 		httpx.WriteError(w, http.StatusUnauthorized, "unauthorized")
-		return false
+		return nil, nil
 	}
-	return true
+	ctx := context.WithValue(r.Context(), principalKey{}, p)
+	if !p.named {
+		return r.WithContext(ctx), nil
+	}
+	ctx, done, ok := s.auth.track(ctx, p)
+	if !ok { // revoked between lookup and now
+		s.log.Info("auth-broker request unauthorized", "method", r.Method, "path", r.URL.EscapedPath(), "peer", httpx.Peer(r))
+		httpx.WriteError(w, http.StatusUnauthorized, "unauthorized")
+		return nil, nil
+	}
+	return r.WithContext(ctx), done
+}
+
+// logWrite logs one write request with the name of the token that made it.
+//
+//go:noinline
+func (s *Server) logWrite(sw *httpx.StatusWriter, r *http.Request) {
+	name := "?"
+	if p := principalFrom(r.Context()); p != nil {
+		name = p.name
+	}
+	s.log.Info("auth-broker write", "method", r.Method, "path", r.URL.EscapedPath(), "status", cmp.Or(sw.Status, http.StatusOK),
+		"token", name, "peer", httpx.Peer(r))
 }

@@ -132,7 +132,7 @@ func TestNoRoute(t *testing.T) {
 		{"GET", "/v1/credential/1/refresh", "No route: GET /v1/credential/1/refresh"},
 		{"POST", "/v1/credential/%31/disable", "No route: POST /v1/credential/%31/disable"},
 		{"GET", "/v1/snapshot/", "No route: GET /v1/snapshot/"},
-		{"DELETE", "/v1/credential/1/blocks", "No route: DELETE /v1/credential/1/blocks"},
+		{"DELETE", "/v1/credential/1/block", "No route: DELETE /v1/credential/1/block"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.method+" "+tt.path, func(t *testing.T) {

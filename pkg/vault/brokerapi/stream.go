@@ -26,7 +26,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	peer := httpx.Peer(r)
-	full := capable(r)
+	sp := shapeOf(r)
 	opened := s.Now()
 	sse.SetHeaders(w.Header())
 	w.Header()["Vary"] = varyCapabilities
@@ -35,7 +35,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) error {
 
 	buf := getBuf()
 	b := append(*buf, "event: snapshot\ndata: "...)
-	b = appendSnapshot(b, sh, s.schedule(), opened.UnixMilli(), true, full)
+	b = appendSnapshot(b, sh, s.schedule(), opened.UnixMilli(), true, sp)
 	*buf = append(b, "\n\n"...)
 	err = sw.WriteFrames(*buf)
 	putBuf(buf)
@@ -64,7 +64,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) error {
 			}
 		case <-last.done:
 			latest := s.hub.current()
-			frames := framesSince(last, latest, full)
+			frames := framesSince(last, latest, sp)
 			last = latest
 			if len(frames) > 0 && sw.WriteFrames(frames) != nil {
 				return nil

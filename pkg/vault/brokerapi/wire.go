@@ -2,6 +2,7 @@ package brokerapi
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 
 	"github.com/ompgo/omp/pkg/vault"
@@ -29,6 +30,109 @@ type encodedEntry struct {
 	// encoding. A pointer keeps encodedEntry small: snapshots copy it once
 	// per credential.
 	src *entrySrc
+	// blk holds the credential's live blocks at build time; nil when none.
+	blk *entryBlocks
+}
+
+// shape is what a reader of a snapshot sees (Decisions E1 and F1): a
+// request without the capabilities header gets the strict 15.x shape (no
+// extension fields, no blocks); with the header it gets the extension
+// fields and blocks, the Codex meter blocks folded into one "shared" block
+// unless the header lists codex-meter-block-scopes.
+type shape uint8
+
+const (
+	shape15     shape = iota // no capabilities header
+	shapeShared              // header without codex-meter-block-scopes
+	shapeFull                // header with codex-meter-block-scopes
+)
+
+// ext reports whether the shape carries the 18.1.21 extension fields.
+func (s shape) ext() bool { return s != shape15 }
+
+// entryBlocks is an entry's live blocks at build time with their encodings.
+type entryBlocks struct {
+	list   []vault.CredentialBlock // wire order
+	min    int64                   // earliest UntilMs of list
+	full   []byte                  // `,"blocks":[…]`
+	shared []byte                  // the same after vault.SharedProjection
+}
+
+// newEntryBlocks encodes bs (live, in wire order); nil when bs is empty.
+// It reuses prev when prev holds the same blocks.
+func newEntryBlocks(bs []vault.CredentialBlock, prev *entryBlocks) *entryBlocks {
+	if len(bs) == 0 {
+		return nil
+	}
+	if prev != nil && slices.Equal(prev.list, bs) {
+		return prev
+	}
+	eb := &entryBlocks{list: bs, min: bs[0].UntilMs}
+	for _, b := range bs {
+		eb.min = min(eb.min, b.UntilMs)
+	}
+	eb.full = appendBlockList(nil, bs)
+	eb.shared = appendBlockList(nil, vault.SharedProjection(bs))
+	return eb
+}
+
+// appendBlockList appends `,"blocks":[…]`, nothing for an empty list.
+func appendBlockList(b []byte, bs []vault.CredentialBlock) []byte {
+	if len(bs) == 0 {
+		return b
+	}
+	b = append(b, `,"blocks":[`...)
+	for i, x := range bs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"providerKey":`...)
+		b = appendJSONString(b, x.ProviderKey)
+		b = append(b, `,"blockScope":`...)
+		b = appendJSONString(b, x.Scope)
+		b = append(b, `,"blockedUntilMs":`...)
+		b = strconv.AppendInt(b, x.UntilMs, 10)
+		if x.UpdatedAtMs > 0 {
+			b = append(b, `,"updatedAtMs":`...)
+			b = strconv.AppendInt(b, x.UpdatedAtMs, 10)
+		}
+		b = append(b, '}')
+	}
+	return append(b, ']')
+}
+
+func appendJSONString(b []byte, s string) []byte {
+	q, _ := json.Marshal(s)
+	return append(b, q...)
+}
+
+// appendBlocks appends e's blocks as a reader of shape sh sees them at
+// now: the pre-encoded list while none expired, else the live ones
+// re-encoded (expiry by clock changes no generation, fleet.md §2).
+func (e *encodedEntry) appendBlocks(b []byte, sh shape, now int64) []byte {
+	if sh == shape15 || e.blk == nil {
+		return b
+	}
+	if now < e.blk.min {
+		return append(b, e.blk.enc(sh)...)
+	}
+	live := vault.LiveBlocks(e.blk.list, now)
+	if sh == shapeShared {
+		live = vault.SharedProjection(live)
+	}
+	return appendBlockList(b, live)
+}
+
+// enc is the pre-encoded block list for shape sh; nil for shape15 or none.
+func (eb *entryBlocks) enc(sh shape) []byte {
+	switch {
+	case eb == nil || sh == shape15:
+		return nil
+	case sh == shapeShared:
+		return eb.shared
+	default:
+		return eb.full
+	}
 }
 
 // entrySrc is an entry's redacted source and, when its credential holds
@@ -132,8 +236,9 @@ func (e *encodedEntry) rotatesInMs(sched vault.Schedule, now int64) (int64, bool
 }
 
 // appendSnapshotEntry appends the SnapshotEntry JSON of e at now.
-func appendSnapshotEntry(b []byte, e *encodedEntry, sched vault.Schedule, now int64, full bool) []byte {
-	b = append(b, e.pfx(full)...)
+func appendSnapshotEntry(b []byte, e *encodedEntry, sched vault.Schedule, now int64, sh shape) []byte {
+	b = append(b, e.pfx(sh.ext())...)
+	b = e.appendBlocks(b, sh, now)
 	b = append(b, `,"rotatesInMs":`...)
 	if ms, ok := e.rotatesInMs(sched, now); ok {
 		b = strconv.AppendInt(b, ms, 10)
@@ -163,9 +268,9 @@ func appendRefresher(b []byte, r vault.RefresherSchedule) []byte {
 }
 
 // appendSnapshot appends the SnapshotResponse of sh as seen at now with
-// sched; with kind it is the stream's snapshot event body; with full the
-// credentials carry their extension fields.
-func appendSnapshot(b []byte, sh *shared, sched vault.Schedule, now int64, kind, full bool) []byte {
+// sched; with kind it is the stream's snapshot event body; sp is the
+// reader's shape.
+func appendSnapshot(b []byte, sh *shared, sched vault.Schedule, now int64, kind bool, sp shape) []byte {
 	b = append(b, '{')
 	if kind {
 		b = append(b, `"kind":"snapshot",`...)
@@ -183,13 +288,13 @@ func appendSnapshot(b []byte, sh *shared, sched vault.Schedule, now int64, kind,
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendSnapshotEntry(b, &sh.entries[i], sched, now, full)
+		b = appendSnapshotEntry(b, &sh.entries[i], sched, now, sp)
 	}
 	return append(b, "]}"...)
 }
 
 // appendEntryFrame appends an SSE `entry` frame built at sh's build time.
-func appendEntryFrame(b []byte, sh *shared, e *encodedEntry, full bool) []byte {
+func appendEntryFrame(b []byte, sh *shared, e *encodedEntry, sp shape) []byte {
 	b = append(b, "event: entry\ndata: {\"kind\":\"entry\",\"generation\":"...)
 	b = strconv.AppendInt(b, sh.gen, 10)
 	b = append(b, `,"serverNowMs":`...)
@@ -197,7 +302,8 @@ func appendEntryFrame(b []byte, sh *shared, e *encodedEntry, full bool) []byte {
 	b = append(b, `,"refresher":`...)
 	b = append(b, sh.refresher...)
 	b = append(b, `,"entry":`...)
-	b = append(b, e.pfx(full)...)
+	b = append(b, e.pfx(sp.ext())...)
+	b = append(b, e.blk.enc(sp)...) // every block is live at build time
 	b = append(b, `,"rotatesInMs":`...)
 	if e.rotates {
 		b = strconv.AppendInt(b, e.target-sh.builtAt, 10)

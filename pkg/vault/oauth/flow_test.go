@@ -2,6 +2,7 @@ package oauth_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
@@ -337,6 +338,68 @@ func TestKeyLogin(t *testing.T) {
 	err = kl.Validate(context.Background(), nil, "sk-bad-secret")
 	if err == nil || !strings.Contains(err.Error(), "401") || strings.Contains(err.Error(), "sk-bad-secret") {
 		t.Fatalf("Validate bad = %v", err)
+	}
+}
+
+// TestKeyLoginChatCompletionProbe: flows validated by a one-token chat
+// completion (Cerebras, NVIDIA's optional probe, Qianfan's tolerated
+// invalid_model) against the fake's OpenAI-compatible endpoint.
+func TestKeyLoginChatCompletionProbe(t *testing.T) {
+	fake := oauthtest.New(t)
+	fake.Set(func(f *oauthtest.Server) { f.Key = "csk-good" })
+	reg := fakeRegistry(fake)
+	kl, ok := reg.KeyLogin("cerebras")
+	if !ok || kl.ChatURL != fake.URL+"/chat/completions" || kl.ModelsURL != "" {
+		t.Fatalf("KeyLogin = %+v %v", kl, ok)
+	}
+	if err := kl.Validate(context.Background(), nil, "csk-good"); err != nil {
+		t.Fatalf("good key: %v", err)
+	}
+	var probe map[string]any
+	if err := json.Unmarshal(fake.LastChat(), &probe); err != nil || probe["model"] != "gpt-oss-120b" ||
+		probe["max_tokens"] != float64(1) || probe["temperature"] != float64(0) {
+		t.Fatalf("probe body %s", fake.LastChat())
+	}
+	err := kl.Validate(context.Background(), nil, "csk-bad-secret")
+	if err == nil || !strings.HasPrefix(err.Error(), "Cerebras API key validation failed: 401") || strings.Contains(err.Error(), "csk-bad-secret") {
+		t.Fatalf("bad key = %v", err)
+	}
+
+	// NVIDIA's probe is optional: a 500 trusts the key, a 401 does not.
+	nv, _ := reg.KeyLogin("nvidia")
+	fake.Set(func(f *oauthtest.Server) { f.Key, f.ChatStatus, f.ChatBody = "nvapi-good", 500, `{"error":"down"}` })
+	if err := nv.Validate(context.Background(), nil, "nvapi-good"); err != nil {
+		t.Fatalf("optional probe on 500: %v", err)
+	}
+	if err := nv.Validate(context.Background(), nil, "nvapi-bad"); err == nil || !strings.Contains(err.Error(), "nvidia API key validation failed: 401") {
+		t.Fatalf("optional probe on 401: %v", err)
+	}
+	// Cerebras is not optional: the 500 fails it.
+	if err := kl.Validate(context.Background(), nil, "nvapi-good"); err == nil || !strings.Contains(err.Error(), "500") {
+		t.Fatalf("required probe on 500: %v", err)
+	}
+
+	// Qianfan tolerates a 401 whose code is invalid_model; other 401s fail.
+	qf, _ := reg.KeyLogin("qianfan")
+	fake.Set(func(f *oauthtest.Server) {
+		f.Key, f.ChatStatus, f.ChatBody = "bce-good", 401, `{"error":{"code":"invalid_model","message":"model not on plan"}}`
+	})
+	if err := qf.Validate(context.Background(), nil, "bce-good"); err != nil {
+		t.Fatalf("invalid_model tolerated: %v", err)
+	}
+	fake.Set(func(f *oauthtest.Server) { f.ChatBody = `{"error":{"code":"invalid_api_key"}}` })
+	if err := qf.Validate(context.Background(), nil, "bce-good"); err == nil {
+		t.Fatal("a real 401 was tolerated")
+	}
+
+	// Empty pastes: a fallback key, or "nothing stored".
+	lm, _ := reg.KeyLogin("lm-studio")
+	if k, err := lm.Normalize(" "); err != nil || k != "lm-studio-local" {
+		t.Fatalf("lm-studio empty = %q %v", k, err)
+	}
+	ol, _ := reg.KeyLogin("ollama")
+	if _, err := ol.Normalize(""); !errors.Is(err, oauth.ErrNoKeyEntered) {
+		t.Fatalf("ollama empty = %v", err)
 	}
 }
 

@@ -44,6 +44,10 @@ const maxLockWait = 30 * time.Second
 type wtx struct {
 	*sql.Conn
 	v *view
+	// noBump, set by an op, keeps its change from advancing the generation
+	// (a block post that raised nothing: fleet.md Decision F4). Reset
+	// before each op.
+	noBump bool
 }
 
 // opFunc does the work of one op and reports whether it changed anything.
@@ -159,6 +163,7 @@ func (s *Store) runBatch(ops []*op) (notify bool) {
 			fail(storageError(fmt.Errorf("savepoint: %w", err)))
 			return
 		}
+		w.noBump = false
 		o.changed, o.err = runOp(ctx, o, w)
 		if o.err != nil || !o.changed {
 			w.v.rollback()
@@ -174,7 +179,7 @@ func (s *Store) runBatch(ops []*op) (notify bool) {
 			}
 		} else {
 			w.v.release()
-			if o.bump {
+			if o.bump && !w.noBump {
 				bumps++
 			}
 		}

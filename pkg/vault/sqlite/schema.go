@@ -68,6 +68,55 @@ CREATE TABLE usage_history (
 CREATE INDEX idx_usage_history_series ON usage_history(provider, account_key, limit_id, recorded_at);
 CREATE INDEX idx_usage_history_recorded ON usage_history(recorded_at);
 `,
+	// 2: fleet blocks and observed client usage (fleet.md §3, §8.1), the
+	// reference tables; updated_at of a block is in seconds, as there.
+	2: `
+CREATE TABLE auth_credential_blocks (
+  credential_id    INTEGER NOT NULL,
+  provider_key     TEXT NOT NULL,
+  block_scope      TEXT NOT NULL,
+  blocked_until_ms INTEGER NOT NULL, -- epoch ms
+  updated_at       INTEGER NOT NULL, -- epoch s
+  PRIMARY KEY (credential_id, provider_key, block_scope)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX idx_blocks_until ON auth_credential_blocks(blocked_until_ms);
+
+CREATE TABLE clients (
+  install_id TEXT PRIMARY KEY,
+  hostname   TEXT,
+  first_seen INTEGER NOT NULL, -- epoch ms
+  last_seen  INTEGER NOT NULL  -- epoch ms
+) STRICT;
+CREATE INDEX idx_clients_last_seen ON clients(last_seen);
+
+CREATE TABLE client_usage (
+  id                 INTEGER PRIMARY KEY AUTOINCREMENT,
+  recorded_at        INTEGER NOT NULL, -- epoch ms (the client's clock, bounded)
+  install_id         TEXT NOT NULL,
+  app                TEXT NOT NULL DEFAULT '',
+  provider           TEXT NOT NULL,
+  model              TEXT NOT NULL,
+  requests           INTEGER NOT NULL DEFAULT 0,
+  input_tokens       INTEGER NOT NULL DEFAULT 0,
+  output_tokens      INTEGER NOT NULL DEFAULT 0,
+  cache_read_tokens  INTEGER NOT NULL DEFAULT 0,
+  cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+  cost_usd           REAL NOT NULL DEFAULT 0
+) STRICT;
+CREATE INDEX idx_client_usage_series ON client_usage(install_id, app, provider, model, recorded_at);
+CREATE INDEX idx_client_usage_recorded ON client_usage(recorded_at);
+`,
+	// Named client tokens (per-client broker bearers). Only the SHA-256
+	// digest of a 256-bit random token is kept, so it needs no sealing: the
+	// vault file does not let anyone present the token.
+	3: `
+CREATE TABLE client_tokens (
+  name       TEXT PRIMARY KEY,
+  scope      TEXT NOT NULL CHECK (scope IN ('client', 'admin')),
+  digest     BLOB NOT NULL UNIQUE CHECK (length(digest) = 32),
+  created_at INTEGER NOT NULL -- epoch ms
+) STRICT;
+`,
 }
 
 // schemaVersion is the user_version of a fully migrated vault.

@@ -74,7 +74,16 @@ func (p Anthropic) Fetch(ctx context.Context, r Request) (*vault.UsageReport, er
 	base := AnthropicBase(r.BaseURL)
 	url := base + "/usage"
 	headers := anthropicHeaders(c.Access)
-	payload, hdr, _ := anthropicUsage(ctx, r, url, headers)
+	payload, hdr, err := anthropicUsage(ctx, r, url, headers)
+	if r.ModelBase && base != AnthropicDefaultBase && ctx.Err() == nil && noUsageEndpoint(payload, err) {
+		// A models.yml base that has no usage endpoint (a proxy): the
+		// default is tried next (18.1.21). A 401/403 or a transient
+		// failure there stands.
+		r.logger().Warn("Claude usage endpoint missing at the configured base; trying the default")
+		base = AnthropicDefaultBase
+		url = base + "/usage"
+		payload, hdr, _ = anthropicUsage(ctx, r, url, headers)
+	}
 	if payload == nil {
 		return nil, nil
 	}
@@ -115,6 +124,24 @@ func (p Anthropic) Fetch(ctx context.Context, r Request) (*vault.UsageReport, er
 	setMeta(meta, "orgId", orgID)
 	rep.Metadata = meta
 	return rep, nil
+}
+
+// noUsageEndpoint reports whether an answer shows the host has no usage
+// endpoint at all: 404/405/410/501, an empty or non-JSON 2xx body, or JSON
+// that is not a usage payload.
+func noUsageEndpoint(payload map[string]any, err error) bool {
+	var se *StatusError
+	var nj *notJSONError
+	switch {
+	case errors.As(err, &se):
+		return se.Status == http.StatusNotFound || se.Status == http.StatusMethodNotAllowed ||
+			se.Status == http.StatusGone || se.Status == http.StatusNotImplemented
+	case errors.As(err, &nj):
+		return true
+	case err != nil:
+		return false
+	}
+	return payload == nil || !anthropicHasData(payload)
 }
 
 // anthropicUsage fetches the usage payload, retrying 429/5xx answers,

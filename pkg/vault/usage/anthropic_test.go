@@ -3,6 +3,8 @@ package usage
 import (
 	"context"
 	"net/http"
+	"net/url"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -220,5 +222,113 @@ func TestAnthropicBase(t *testing.T) {
 		if got := AnthropicBase(in); got != want {
 			t.Errorf("AnthropicBase(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// redirectTransport sends every request to target, keeping the path: the
+// real default host is never contacted, and the test sees what it got.
+type redirectTransport struct {
+	target string
+	hosts  chan string
+}
+
+func (rt redirectTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	rt.hosts <- r.URL.Host + r.URL.Path
+	u := *r.URL
+	t, _ := url.Parse(rt.target)
+	u.Scheme, u.Host = t.Scheme, t.Host
+	r2 := r.Clone(r.Context())
+	r2.URL = &u
+	r2.Host = t.Host
+	r2.Header.Set("X-Original-Host", r.URL.Host)
+	return http.DefaultTransport.RoundTrip(r2)
+}
+
+// TestAnthropicModelBaseFallsBackToTheDefault is E8 / usage.md §2: a
+// models.yml base with no usage endpoint (404, non-JSON 2xx, not a usage
+// payload) is followed by the default; a 401 there stands, and an explicit
+// usage URL never falls back.
+func TestAnthropicModelBaseFallsBackToTheDefault(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		status    int
+		body      string
+		modelBase bool
+		fallback  bool
+	}{
+		{"404 falls back", 404, `{}`, true, true},
+		{"non-JSON 2xx falls back", 200, `<html>proxy</html>`, true, true},
+		{"not a usage payload falls back", 200, `{"object":"list","data":[]}`, true, true},
+		{"401 stands", 401, `{"error":"no"}`, true, false},
+		{"an explicit usage URL never falls back", 404, `{}`, false, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+				if r.Header.Get("X-Original-Host") == "api.anthropic.com" {
+					writeJSON(w, 200, anthropicPayload)
+					return
+				}
+				if tt.body[0] == '<' {
+					w.WriteHeader(tt.status)
+					_, _ = w.Write([]byte(tt.body))
+					return
+				}
+				writeJSON(w, tt.status, tt.body)
+			})
+			hosts := make(chan string, 16)
+			req := probeRequest("anthropic", "http://proxy.example/v1", anthropicCred())
+			req.ModelBase = tt.modelBase
+			req.HTTP = &http.Client{Transport: redirectTransport{srv.URL, hosts}}
+			rep, err := Anthropic{}.Fetch(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			close(hosts)
+			var seen []string
+			for h := range hosts {
+				seen = append(seen, h)
+			}
+			usedDefault := slices.Contains(seen, "api.anthropic.com/api/oauth/usage")
+			if usedDefault != tt.fallback || (rep != nil) != tt.fallback {
+				t.Fatalf("requests %v, report %v; want fallback %v", seen, rep != nil, tt.fallback)
+			}
+			if seen[0] != "proxy.example/api/oauth/usage" {
+				t.Fatalf("the configured base was not tried first: %v", seen)
+			}
+			if tt.fallback && rep.Metadata["endpoint"] != "https://api.anthropic.com/api/oauth/usage" {
+				t.Fatalf("endpoint %v", rep.Metadata["endpoint"])
+			}
+		})
+	}
+}
+
+func TestCodexModelBase(t *testing.T) {
+	for raw, want := range map[string]string{
+		"https://chatgpt.com/backend-api/codex": "https://chatgpt.com/backend-api",
+		"https://chat.openai.com":               "https://chat.openai.com/backend-api",
+		"https://my-proxy.example/v1":           "",
+		"not a url at all":                      "",
+	} {
+		if got := codexModelBase(raw); got != want {
+			t.Errorf("codexModelBase(%q) = %q, want %q", raw, got, want)
+		}
+	}
+	s := &Service{ModelBaseURL: func(p string) string {
+		return map[string]string{"openai-codex": "https://proxy.example", "anthropic": "http://a.example/v1/"}[p]
+	},
+		URLs: func(p, kind string) string {
+			if p == "zai" {
+				return "http://explicit.example/"
+			}
+			return ""
+		}}
+	if b, mb := s.base("openai-codex"); b != "" || mb {
+		t.Errorf("codex proxy base = %q %v", b, mb)
+	}
+	if b, mb := s.base("anthropic"); b != "http://a.example/v1" || !mb {
+		t.Errorf("anthropic = %q %v", b, mb)
+	}
+	if b, mb := s.base("zai"); b != "http://explicit.example" || mb {
+		t.Errorf("explicit = %q %v", b, mb)
 	}
 }

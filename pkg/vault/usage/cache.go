@@ -79,7 +79,9 @@ type request struct {
 	id       int64 // stored row id; 0 for an env/runtime key
 	cred     vault.Credential
 	base     string
-	prober   Prober
+	// modelBase: base came from models.yml (Request.ModelBase).
+	modelBase bool
+	prober    Prober
 }
 
 func (q request) key() string { return CacheKey(q.provider, q.base, q.cred) }
@@ -88,17 +90,56 @@ func (q request) key() string { return CacheKey(q.provider, q.base, q.cred) }
 // fresh entries are returned as is; otherwise one fetch per key runs.
 func (s *Service) get(q request) *vault.UsageReport {
 	key := q.key()
-	if e, ok := s.read(s.ctx, key, false); ok && int64(e.ExpiresAt) > s.now().UnixMilli() {
+	if e, ok := s.read(s.ctx, key, false); ok && s.fresh(q.provider, e) {
 		return e.Value
 	}
 	v, _, _ := s.flight.Do(key, func() (any, error) {
-		if e, ok := s.read(s.ctx, key, false); ok && int64(e.ExpiresAt) > s.now().UnixMilli() {
+		if e, ok := s.read(s.ctx, key, false); ok && s.fresh(q.provider, e) {
 			return e.Value, nil
 		}
 		return s.fetchAndStore(key, q), nil
 	})
 	r, _ := v.(*vault.UsageReport)
 	return r
+}
+
+// staleMarkerTTL is how long an invalidation keeps cached "no report"
+// entries from being served (the reference force-refresh marker lives 5
+// minutes, fleet.md §6).
+const staleMarkerTTL = 5 * time.Minute
+
+// fresh reports whether cache entry e of provider may be served: not
+// expired and not invalidated since it was fetched (InvalidateUsage).
+func (s *Service) fresh(provider string, e entry) bool {
+	now := s.now().UnixMilli()
+	if int64(e.ExpiresAt) <= now {
+		return false
+	}
+	s.mu.Lock()
+	since := max(s.staleAt[""], s.staleAt[provider])
+	s.mu.Unlock()
+	if since == 0 {
+		return true
+	}
+	if e.Value == nil { // no fetch time: stale while the marker lives
+		return now-since >= staleMarkerTTL.Milliseconds()
+	}
+	return e.Value.FetchedAt >= since
+}
+
+// InvalidateUsage expires the cached reports of provider ("" = every
+// provider): the next Report or Reports probes them upstream again
+// (POST /v1/usage/stale and OAuth block posts, fleet.md §3 and §6). The
+// marker is in memory: it expires this process's view of the cache.
+func (s *Service) InvalidateUsage(_ context.Context, provider string) error {
+	s.init()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.staleAt == nil {
+		s.staleAt = map[string]int64{}
+	}
+	s.staleAt[provider] = s.now().UnixMilli()
+	return nil
 }
 
 // errDefinitive is implemented by refresh errors that know whether the
@@ -146,7 +187,7 @@ func (s *Service) fetchAndStore(key string, q request) *vault.UsageReport {
 	var rep *vault.UsageReport
 	if q.prober.Supports(cred) {
 		var err error
-		rep, err = q.prober.Fetch(ctx, Request{Provider: q.provider, Credential: cred, BaseURL: q.base, HTTP: s.HTTP,
+		rep, err = q.prober.Fetch(ctx, Request{Provider: q.provider, Credential: cred, BaseURL: q.base, ModelBase: q.modelBase, HTTP: s.HTTP,
 			Now: s.now, Logger: log, Wait: s.Wait})
 		if err != nil {
 			log.Debug("usage fetch failed", "error", err)
@@ -159,6 +200,9 @@ func (s *Service) fetchAndStore(key string, q request) *vault.UsageReport {
 			rep.Limits = []vault.UsageLimit{}
 		}
 		s.write(wctx, key, rep, s.jittered(ReportTTL))
+		if s.OnReport != nil && q.id != 0 {
+			s.OnReport(wctx, q.id, q.provider, rep)
+		}
 		if s.History != nil {
 			if entries := HistoryEntries(q.provider, q.cred, rep, s.now().UnixMilli()); len(entries) > 0 {
 				if err := s.History.RecordUsage(wctx, entries); err != nil {

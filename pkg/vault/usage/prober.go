@@ -35,6 +35,11 @@ type Request struct {
 	Credential vault.Credential
 	// BaseURL overrides the prober's default usage base; "" uses the default.
 	BaseURL string
+	// ModelBase says BaseURL came from a models.yml provider baseUrl
+	// (usage.md §2, E8): a prober may fall back to its default when that
+	// host turns out to have no usage endpoint. An explicit usage URL never
+	// falls back.
+	ModelBase bool
 	// HTTP is the client for upstream calls; nil means http.DefaultClient.
 	HTTP *http.Client
 	// Now is the clock; nil means time.Now.
@@ -151,10 +156,16 @@ func getJSON(ctx context.Context, r Request, method, url string, headers map[str
 func decodeJSON(raw []byte) (any, error) {
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, fmt.Errorf("decode JSON: %w", err)
+		return nil, &notJSONError{err}
 	}
 	return v, nil
 }
+
+// notJSONError is a 2xx answer whose body is not JSON.
+type notJSONError struct{ err error }
+
+func (e *notJSONError) Error() string { return "decode JSON: " + e.err.Error() }
+func (e *notJSONError) Unwrap() error { return e.err }
 
 // Generic JSON accessors mirroring the reference's lenient parsing.
 

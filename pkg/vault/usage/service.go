@@ -5,7 +5,9 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -46,6 +48,9 @@ type Service struct {
 	IsDefinitive func(error) bool
 	// HTTP is the upstream client; nil means http.DefaultClient.
 	HTTP *http.Client
+	// ModelBaseURL returns the models.yml baseUrl of provider ("" = none):
+	// local-mode `omp usage` only; the broker leaves it nil (usage.md §2).
+	ModelBaseURL func(provider string) string
 	// URLs resolves base-URL overrides: URLs(provider, "usageUrl") is the
 	// usage base of provider, "" for the default. nil means no overrides.
 	URLs func(provider, kind string) string
@@ -66,6 +71,10 @@ type Service struct {
 	Deadline time.Duration
 	// Timeout bounds one credential's refresh and fetch (default 10 s).
 	Timeout time.Duration
+	// OnReport, if set, is called after each successful upstream fetch of a
+	// stored credential (id ≠ 0) with its fresh report; the broker heals
+	// fleet blocks from it (fleet.md §4). It must not block for long.
+	OnReport func(ctx context.Context, id int64, provider string, rep *vault.UsageReport)
 
 	once   sync.Once
 	ctx    context.Context // canceled by Close; parent of every fetch
@@ -80,6 +89,10 @@ type Service struct {
 
 	latest   []vault.UsageReport
 	latestAt time.Time
+
+	// staleAt maps a provider ("" = every provider) to when its cached
+	// reports were invalidated (epoch ms); guarded by mu.
+	staleAt map[string]int64
 }
 
 type aggCall struct {
@@ -153,11 +166,44 @@ func (s *Service) prober(provider string) Prober {
 	return nil
 }
 
-func (s *Service) base(provider string) string {
-	if s.URLs == nil {
+// base returns the usage base of provider and whether it came from a
+// models.yml baseUrl (E8): the explicit usage URL wins and is used as
+// given; else ModelBaseURL by the 18.1.21 rules (Codex only on the two
+// ChatGPT origins, Anthropic with the default as fallback); else "".
+func (s *Service) base(provider string) (string, bool) {
+	if s.URLs != nil {
+		if b := trimBase(s.URLs(provider, KindUsageURL)); b != "" {
+			return b, false
+		}
+	}
+	if s.ModelBaseURL == nil {
+		return "", false
+	}
+	raw := strings.TrimSpace(s.ModelBaseURL(provider))
+	if raw == "" {
+		return "", false
+	}
+	switch provider {
+	case "openai-codex":
+		return codexModelBase(raw), false
+	case "anthropic":
+		return trimBase(raw), true
+	}
+	return "", false
+}
+
+// codexModelBase keeps a models.yml Codex base only when its host is
+// chatgpt.com or chat.openai.com, reduced to <origin>/backend-api; any
+// other host (a streaming proxy) means the default.
+func codexModelBase(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") {
 		return ""
 	}
-	return trimBase(s.URLs(provider, KindUsageURL))
+	if h := strings.ToLower(u.Hostname()); h != "chatgpt.com" && h != "chat.openai.com" {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host + "/backend-api"
 }
 
 // spawn runs fn on a goroutine owned by s; it reports false after Close.
@@ -196,7 +242,8 @@ func (s *Service) Report(ctx context.Context, rec vault.Record) (*vault.UsageRep
 	if p == nil || !p.Supports(rec.Credential) {
 		return nil, nil
 	}
-	q := request{provider: rec.Provider, id: rec.ID, cred: rec.Credential, base: s.base(rec.Provider), prober: p}
+	base, modelBase := s.base(rec.Provider)
+	q := request{provider: rec.Provider, id: rec.ID, cred: rec.Credential, base: base, modelBase: modelBase, prober: p}
 	ch := make(chan *vault.UsageReport, 1)
 	if !s.spawn(func() { ch <- s.get(q) }) {
 		return nil, errClosed()
@@ -289,7 +336,7 @@ func (s *Service) requests(ctx context.Context) ([]request, error) {
 		if p == nil {
 			continue
 		}
-		base := s.base(provider)
+		base, modelBase := s.base(provider)
 		rows := byProvider[provider]
 		if len(rows) == 0 && s.APIKey != nil {
 			if key := s.APIKey(provider); key != "" {
@@ -298,7 +345,7 @@ func (s *Service) requests(ctx context.Context) ([]request, error) {
 		}
 		for _, r := range rows {
 			if p.Supports(r.Credential) {
-				out = append(out, request{provider: provider, id: r.ID, cred: r.Credential, base: base, prober: p})
+				out = append(out, request{provider: provider, id: r.ID, cred: r.Credential, base: base, modelBase: modelBase, prober: p})
 			}
 		}
 	}

@@ -121,7 +121,8 @@ func (e *env) reports(t *testing.T) []vault.UsageReport {
 // cached reads the durable cache entry of rec (stale read).
 func (e *env) cached(t *testing.T, rec vault.Record) (entry, bool) {
 	t.Helper()
-	raw, ok, err := e.store.GetCache(context.Background(), cachePrefix+CacheKey(rec.Provider, e.svc.base(rec.Provider), rec.Credential), true)
+	base, _ := e.svc.base(rec.Provider)
+	raw, ok, err := e.store.GetCache(context.Background(), cachePrefix+CacheKey(rec.Provider, base, rec.Credential), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +176,8 @@ func TestServiceKeepsLastGoodDurablyFor24h(t *testing.T) {
 	e := newEnv(t)
 	rec := e.addCodex(t, "a@x.io", 48*time.Hour)
 	e.reports(t)
-	key := cachePrefix + CacheKey(rec.Provider, e.svc.base(rec.Provider), rec.Credential)
+	base, _ := e.svc.base(rec.Provider)
+	key := cachePrefix + CacheKey(rec.Provider, base, rec.Credential)
 	e.clk.Add(24*time.Hour - time.Second)
 	if _, ok, _ := e.store.GetCache(context.Background(), key, false); !ok {
 		t.Fatal("last-good row gone before 24 h")
@@ -493,4 +495,39 @@ func (c notifyCache) SetCache(ctx context.Context, key string, value []byte, kee
 	default:
 	}
 	return err
+}
+
+func TestServiceInvalidateUsageReprobesAndReports(t *testing.T) {
+	e := newEnv(t)
+	var got []int64
+	e.svc.OnReport = func(_ context.Context, id int64, provider string, rep *vault.UsageReport) {
+		if provider == "openai-codex" && rep != nil {
+			got = append(got, id)
+		}
+	}
+	rec := e.addCodex(t, "a@x.io", time.Hour)
+	e.reports(t)
+	e.reports(t)
+	if n := e.codex.calls.Load(); n != 1 {
+		t.Fatalf("calls = %d, want 1 (cached)", n)
+	}
+	e.clk.Add(time.Millisecond)
+	if err := e.svc.InvalidateUsage(context.Background(), "anthropic"); err != nil {
+		t.Fatal(err)
+	}
+	e.reports(t)
+	if n := e.codex.calls.Load(); n != 1 {
+		t.Fatalf("calls = %d after another provider's invalidation, want 1", n)
+	}
+	if err := e.svc.InvalidateUsage(context.Background(), "openai-codex"); err != nil {
+		t.Fatal(err)
+	}
+	e.reports(t)
+	e.reports(t)
+	if n := e.codex.calls.Load(); n != 2 {
+		t.Fatalf("calls = %d after invalidation, want 2 (one re-probe, then cached)", n)
+	}
+	if len(got) != 2 || got[0] != rec.ID {
+		t.Fatalf("OnReport ids %v, want two of %d", got, rec.ID)
+	}
 }

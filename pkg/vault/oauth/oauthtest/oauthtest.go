@@ -53,6 +53,11 @@ type Server struct {
 	// Onboard makes loadCodeAssist report no tier until onboardUser ran.
 	Email, Project string
 	Onboard        bool
+	// ChatStatus and ChatBody, when ChatStatus is set, are the chat probe's
+	// answer to the right key; ChatRequest is the last probe body.
+	ChatStatus  int
+	ChatBody    string
+	ChatRequest []byte
 	// Key is the API key the models endpoint accepts.
 	Key string
 	// Bootstrap is the Claude bootstrap oauth_account object (nil → 404).
@@ -78,6 +83,7 @@ func New(t testing.TB) *Server {
 	mux.HandleFunc("GET /v1internal/operations/1", s.operation)
 	mux.HandleFunc("GET /api/claude_cli/bootstrap", s.bootstrap)
 	mux.HandleFunc("GET /models", s.models)
+	mux.HandleFunc("POST /chat/completions", s.chat)
 	s.Server = httptest.NewServer(mux)
 	t.Cleanup(s.Close)
 	return s
@@ -311,6 +317,37 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, map[string]any{"data": []any{}})
+}
+
+// LastChat returns the body of the latest chat probe.
+func (s *Server) LastChat() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ChatRequest
+}
+
+// chat answers an OpenAI-compatible chat completion for API-key login
+// probes: 401 for another key, ChatStatus (with ChatBody) when set, else a
+// one-token completion. The last request body is kept in ChatRequest.
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	s.count(r)
+	body, _ := io.ReadAll(r.Body)
+	s.mu.Lock()
+	key, status, reply := s.Key, s.ChatStatus, s.ChatBody
+	s.ChatRequest = body
+	s.mu.Unlock()
+	if key == "" || s.bearer(r) != key {
+		http.Error(w, `{"error":{"message":"invalid api key","code":"invalid_api_key"}}`, http.StatusUnauthorized)
+		return
+	}
+	if status != 0 {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, reply)
+		return
+	}
+	writeJSON(w, map[string]any{"id": "chatcmpl-probe", "object": "chat.completion",
+		"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": "p"}, "finish_reason": "length"}}})
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

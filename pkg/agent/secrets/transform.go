@@ -1,0 +1,161 @@
+package secrets
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"slices"
+
+	"github.com/ompgo/omp/pkg/llm"
+)
+
+// Provider wraps an llm.Provider so that every request it sends is
+// obfuscated first (D57: turns, compaction and branch summaries alike, as
+// long as they go through it). The caller's request is never modified.
+type Provider struct {
+	llm.Provider
+	Secrets *Obfuscator
+}
+
+// Wrap returns p obfuscating through o, or p itself when o has no secrets.
+func Wrap(p llm.Provider, o *Obfuscator) llm.Provider {
+	if !o.HasSecrets() {
+		return p
+	}
+	return Provider{Provider: p, Secrets: o}
+}
+
+// Stream obfuscates req and streams it through the wrapped provider.
+func (p Provider) Stream(ctx context.Context, req *llm.Request, model llm.Model, cred llm.Credential) (*llm.Stream, error) {
+	return p.Provider.Stream(ctx, p.Secrets.Request(req), model, cred)
+}
+
+// Request returns req with every secret obfuscated: the system prompt,
+// user, assistant and tool-result text, thinking (whose signature is
+// dropped when its text changed: it no longer matches), and tool-call
+// arguments. Blocks that need no change are shared with req; req itself is
+// untouched. Images and opaque payloads are never walked.
+func (o *Obfuscator) Request(req *llm.Request) *llm.Request {
+	if !o.HasSecrets() || req == nil {
+		return req
+	}
+	out := *req
+	for i, b := range req.System {
+		if t := o.Obfuscate(b.Text); t != b.Text {
+			if &out.System[0] == &req.System[0] {
+				out.System = slices.Clone(req.System)
+			}
+			out.System[i].Text = t
+		}
+	}
+	for i := range req.Messages {
+		content, changed := o.content(req.Messages[i].Content)
+		if !changed {
+			continue
+		}
+		if len(out.Messages) > 0 && &out.Messages[0] == &req.Messages[0] {
+			out.Messages = slices.Clone(req.Messages)
+		}
+		out.Messages[i].Content = content
+	}
+	return &out
+}
+
+// content obfuscates one message's blocks, copying on the first change.
+func (o *Obfuscator) content(in []llm.Content) ([]llm.Content, bool) {
+	var out []llm.Content
+	set := func(i int, c llm.Content) {
+		if out == nil {
+			out = slices.Clone(in)
+		}
+		out[i] = c
+	}
+	for i, c := range in {
+		switch c.Type {
+		case llm.ContentText:
+			if t := o.Obfuscate(c.Text); t != c.Text {
+				c.Text = t
+				set(i, c)
+			}
+		case llm.ContentThinking:
+			if t := o.Obfuscate(c.Thinking); t != c.Thinking {
+				c.Thinking, c.ThinkingSignature = t, ""
+				set(i, c)
+			}
+		case llm.ContentToolCall:
+			args := MapJSONStrings(c.Arguments, o.Obfuscate)
+			text := c.ArgumentsText
+			if text != "" {
+				text = string(MapJSONStrings(json.RawMessage(text), o.Obfuscate))
+			}
+			if !bytes.Equal(args, c.Arguments) || text != c.ArgumentsText {
+				c.Arguments, c.ArgumentsText = args, text
+				set(i, c)
+			}
+		}
+	}
+	return out, out != nil
+}
+
+// RestoreArguments restores placeholders in a tool call's arguments (the
+// only place a JSON walk runs inbound), before validation and execution.
+func (o *Obfuscator) RestoreArguments(args json.RawMessage) json.RawMessage {
+	if o == nil {
+		return args
+	}
+	return MapJSONStrings(args, o.Restore)
+}
+
+// MapJSONStrings returns raw with every JSON string (keys included) passed
+// through f, byte-for-byte unchanged elsewhere: key order, numbers and
+// spacing survive. A string f leaves alone keeps its original escaping.
+// Malformed JSON is returned as it is.
+func MapJSONStrings(raw json.RawMessage, f func(string) string) json.RawMessage {
+	if bytes.IndexByte(raw, '"') < 0 {
+		return raw
+	}
+	var out []byte
+	last := 0
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '"' {
+			continue
+		}
+		end := i + 1
+		for end < len(raw) && raw[end] != '"' {
+			if raw[end] == '\\' {
+				end++
+			}
+			end++
+		}
+		if end >= len(raw) {
+			return raw // unterminated string: not JSON
+		}
+		lit := raw[i : end+1]
+		var s string
+		if err := json.Unmarshal(lit, &s); err != nil {
+			return raw
+		}
+		if t := f(s); t != s {
+			if out == nil {
+				out = make([]byte, 0, len(raw)+16)
+			}
+			out = append(out, raw[last:i]...)
+			out = appendJSONString(out, t)
+			last = end + 1
+		}
+		i = end
+	}
+	if out == nil {
+		return raw
+	}
+	return append(out, raw[last:]...)
+}
+
+// appendJSONString appends s as a JSON string without HTML escaping.
+func appendJSONString(dst []byte, s string) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s)
+	return append(dst, bytes.TrimRight(b.Bytes(), "\n")...)
+}

@@ -1,0 +1,322 @@
+package brokerapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/ompgo/omp/internal/httpx"
+	"github.com/ompgo/omp/pkg/vault"
+)
+
+// Fleet routes (fleet.md §3, §4, §6, §8): shared credential blocks, usage
+// cache invalidation and observed client usage.
+
+// UsageInvalidator expires the broker's cached usage reports
+// (usage.Service implements it).
+type UsageInvalidator interface {
+	// InvalidateUsage drops the cached reports of provider ("" = every
+	// provider) so the next aggregation probes upstream again.
+	InvalidateUsage(ctx context.Context, provider string) error
+}
+
+// CredentialBlock is the wire form of a block (fleet.md §2): the body of
+// POST /v1/credential/:id/block and an item of a snapshot entry's blocks.
+type CredentialBlock struct {
+	ProviderKey    string `json:"providerKey"`
+	BlockScope     string `json:"blockScope"`
+	BlockedUntilMs int64  `json:"blockedUntilMs"`
+	UpdatedAtMs    int64  `json:"updatedAtMs,omitempty"`
+}
+
+// WireBlock is the wire form of b.
+func WireBlock(b vault.CredentialBlock) CredentialBlock {
+	return CredentialBlock{ProviderKey: b.ProviderKey, BlockScope: b.Scope, BlockedUntilMs: b.UntilMs, UpdatedAtMs: b.UpdatedAtMs}
+}
+
+// Block is the domain form of w.
+func (w CredentialBlock) Block() vault.CredentialBlock {
+	return vault.CredentialBlock{ProviderKey: w.ProviderKey, Scope: w.BlockScope, UntilMs: w.BlockedUntilMs, UpdatedAtMs: w.UpdatedAtMs}
+}
+
+// ObservedUsageEntry is one entry of a ClientUsageReport (fleet.md §8.1).
+type ObservedUsageEntry struct {
+	At               int64   `json:"at"`
+	Provider         string  `json:"provider"`
+	Model            string  `json:"model"`
+	Requests         int64   `json:"requests"`
+	InputTokens      int64   `json:"inputTokens"`
+	OutputTokens     int64   `json:"outputTokens"`
+	CacheReadTokens  int64   `json:"cacheReadTokens"`
+	CacheWriteTokens int64   `json:"cacheWriteTokens"`
+	CostUsd          float64 `json:"costUsd"`
+}
+
+// ClientUsageReport is the body of POST /v1/usage/observed (fleet.md
+// §8.1). Empty Hostname and App are omitted (brokers 17.1.2–18.0.6 reject
+// the app key, Decision F10).
+type ClientUsageReport struct {
+	InstallID string               `json:"installId"`
+	Hostname  string               `json:"hostname,omitempty"`
+	App       string               `json:"app,omitempty"`
+	Entries   []ObservedUsageEntry `json:"entries"`
+}
+
+// UsageClients is the GET /v1/usage/clients answer (fleet.md §8.3).
+type UsageClients struct {
+	GeneratedAt int64                 `json:"generatedAt"`
+	Clients     []vault.ClientSummary `json:"clients"`
+}
+
+// errNoClientUsage is the 501 of a store that keeps no client usage.
+var errNoClientUsage = &httpx.Error{Status: http.StatusNotImplemented, Message: "broker store does not persist client usage"}
+
+// noRouteError is the 404 of a route whose backing store is missing.
+func noRouteError(r *http.Request) error {
+	return &httpx.Error{Status: http.StatusNotFound, Message: "No route: " + r.Method + " " + r.URL.EscapedPath()}
+}
+
+// blockMiss is the 404 of a block route for id, logged with msg.
+func (s *Server) blockMiss(r *http.Request, id int64, msg string, cause error) error {
+	s.log.Info(msg, "id", chi.URLParam(r, "id"), "peer", httpx.Peer(r))
+	if id < 0 {
+		return notFound(r, id)
+	}
+	return &vault.Error{Code: vault.ENOTFOUND, Message: vault.NotFoundID(id).Message, Err: cause}
+}
+
+// postBlock serves POST /v1/credential/:id/block (fleet.md §3): body parse
+// → schema → credential lookup, then Decisions F2 (deadline truncated,
+// past → no-op, clamped to 31 days), F3 (providerKey must be the
+// credential's) and F4 (generation only on a visible change).
+func (s *Server) postBlock(w http.ResponseWriter, r *http.Request) error {
+	id, peer := pathID(r), httpx.Peer(r)
+	raw, err := httpx.ReadJSON(w, r, httpx.BrokerBodyLimit, false)
+	if err != nil {
+		return err
+	}
+	b, err := decodeBlock(raw)
+	if err != nil {
+		return err
+	}
+	if s.Blocks == nil {
+		return noRouteError(r)
+	}
+	if id < 0 {
+		return s.blockMiss(r, id, "auth-broker credential block miss", nil)
+	}
+	rec, err := s.Store.Get(r.Context(), id)
+	if vault.ErrorCode(err) == vault.ENOTFOUND || (err == nil && !rec.Active()) {
+		return s.blockMiss(r, id, "auth-broker credential block miss", err)
+	}
+	if err != nil {
+		return err
+	}
+	if want := vault.ProviderKey(rec.Provider, rec.Credential.Type); b.ProviderKey != want {
+		return vault.Errorf(vault.EINVALID, "providerKey %s does not match credential %d", b.ProviderKey, id)
+	}
+	now := s.Now().UnixMilli()
+	if b.UntilMs <= now {
+		s.log.Info("auth-broker credential block expired on arrival", "id", id, "peer", peer, "providerKey", b.ProviderKey,
+			"blockScope", b.Scope, "blockedUntilMs", b.UntilMs)
+		return httpx.WriteJSON(w, http.StatusOK, okBody{OK: true})
+	}
+	b.UntilMs = min(b.UntilMs, now+vault.MaxBlockWindow.Milliseconds())
+	changed, err := s.Blocks.PutBlock(r.Context(), id, b)
+	if err != nil {
+		if vault.ErrorCode(err) == vault.ENOTFOUND {
+			return s.blockMiss(r, id, "auth-broker credential block miss", err)
+		}
+		s.log.Warn("auth-broker credential block upsert failed", "id", id, "peer", peer, "error", vault.ErrorMessage(err))
+		return err
+	}
+	if changed {
+		s.Notify()
+		if rec.Credential.IsOAuth() {
+			// Only a block that changed something expires the provider's
+			// cached reports: a fleet re-posting one 429 must not re-probe
+			// rate-limited usage endpoints again and again (fleet.md §11).
+			s.invalidateUsage(r, rec.Provider)
+		}
+	}
+	s.log.Info("auth-broker credential block upserted", "id", id, "peer", peer, "providerKey", b.ProviderKey,
+		"blockScope", b.Scope, "blockedUntilMs", b.UntilMs, "changed", changed)
+	return httpx.WriteJSON(w, http.StatusOK, okBody{OK: true})
+}
+
+// invalidateUsage expires provider's cached usage reports, logging a failure.
+func (s *Server) invalidateUsage(r *http.Request, provider string) {
+	if s.Invalidator == nil {
+		return
+	}
+	if err := s.Invalidator.InvalidateUsage(r.Context(), provider); err != nil {
+		s.log.Warn("auth-broker usage cache invalidation failed", "provider", provider, "peer", httpx.Peer(r), "error", vault.ErrorMessage(err))
+	}
+}
+
+// deleteBlocks serves DELETE /v1/credential/:id/blocks (fleet.md §4): every
+// block of the credential goes; a body is ignored.
+func (s *Server) deleteBlocks(w http.ResponseWriter, r *http.Request) error {
+	id, peer := pathID(r), httpx.Peer(r)
+	if s.Blocks == nil {
+		return noRouteError(r)
+	}
+	if id < 0 {
+		return s.blockMiss(r, id, "auth-broker credential blocks delete miss", nil)
+	}
+	changed, err := s.Blocks.ClearBlocks(r.Context(), id)
+	if err != nil {
+		if vault.ErrorCode(err) == vault.ENOTFOUND {
+			return s.blockMiss(r, id, "auth-broker credential blocks delete miss", err)
+		}
+		return err
+	}
+	if changed {
+		s.Notify()
+	}
+	s.log.Info("auth-broker credential blocks deleted", "id", id, "peer", peer, "changed", changed)
+	return httpx.WriteJSON(w, http.StatusOK, okBody{OK: true})
+}
+
+// usageStale serves POST /v1/usage/stale (fleet.md §6, Decision F5): an
+// optional strict body {"provider"} limits the invalidation to one
+// provider; no generation bump.
+func (s *Server) usageStale(w http.ResponseWriter, r *http.Request) error {
+	raw, err := httpx.ReadJSON(w, r, httpx.BrokerBodyLimit, true)
+	if err != nil {
+		return err
+	}
+	m, err := decodeObject(raw, "provider")
+	if err != nil {
+		return err
+	}
+	var provider string
+	if p, ok := m["provider"]; ok && (string(p) == "null" || json.Unmarshal(p, &provider) != nil) {
+		return vault.Errorf(vault.EINVALID, "provider must be a string (was %s)", jsonKind(p))
+	}
+	if s.Invalidator != nil {
+		if err := s.Invalidator.InvalidateUsage(r.Context(), provider); err != nil {
+			return &vault.Error{Code: vault.EINTERNAL, Message: vault.ErrorMessage(err), Err: err}
+		}
+	}
+	s.log.Info("auth-broker usage cache invalidated", "peer", httpx.Peer(r), "provider", provider)
+	return httpx.WriteJSON(w, http.StatusOK, okBody{OK: true})
+}
+
+// usageObserved serves POST /v1/usage/observed (fleet.md §8.1, Decision
+// F9): schema 400s as the reference, then the Go bounds (empty installId
+// or more than 1000 entries → 400; everything else normalised).
+func (s *Server) usageObserved(w http.ResponseWriter, r *http.Request) error {
+	raw, err := httpx.ReadJSON(w, r, httpx.BrokerBodyLimit, false)
+	if err != nil {
+		return err
+	}
+	rep, err := decodeClientUsage(raw)
+	if err != nil {
+		return err
+	}
+	if s.ClientUsage == nil {
+		return errNoClientUsage
+	}
+	now := s.Now().UnixMilli()
+	rep = vault.NormalizeClientUsage(rep, now)
+	// A client token reports as itself, whatever the body claims.
+	rep.InstallID = observedInstallID(r.Context(), rep.InstallID)
+	if rep.InstallID == "" {
+		return vault.Errorf(vault.EINVALID, "installId must not be empty")
+	}
+	if err := s.ClientUsage.RecordClientUsage(r.Context(), rep, now); err != nil {
+		return err
+	}
+	s.log.Debug("auth-broker client usage recorded", "peer", httpx.Peer(r), "installId", rep.InstallID,
+		"hostname", rep.Hostname, "entries", len(rep.Entries))
+	return httpx.WriteJSON(w, http.StatusOK, okBody{OK: true})
+}
+
+// usageClients serves GET /v1/usage/clients[?sinceMs=] (fleet.md §8.3).
+func (s *Server) usageClients(w http.ResponseWriter, r *http.Request) error {
+	since, _ := parseIntPrefix(r.URL.Query().Get("sinceMs"))
+	out := UsageClients{GeneratedAt: s.Now().UnixMilli(), Clients: []vault.ClientSummary{}}
+	if s.ClientUsage != nil {
+		got, err := s.ClientUsage.ClientUsage(r.Context(), since)
+		if err != nil {
+			return err
+		}
+		if got != nil {
+			out.Clients = got
+		}
+	}
+	return httpx.WriteJSON(w, http.StatusOK, out)
+}
+
+// PostBlock publishes block b of credential id (POST
+// /v1/credential/:id/block) with the reference body {"providerKey",
+// "blockScope","blockedUntilMs"}; b.UpdatedAtMs is not sent.
+func (c *Client) PostBlock(ctx context.Context, id int64, b vault.CredentialBlock) error {
+	w := WireBlock(b)
+	w.UpdatedAtMs = 0
+	return c.postOK(ctx, http.MethodPost, "/v1/credential/"+strconv.FormatInt(id, 10)+"/block", w)
+}
+
+// ClearBlocks lifts every block of credential id (DELETE
+// /v1/credential/:id/blocks).
+func (c *Client) ClearBlocks(ctx context.Context, id int64) error {
+	return c.postOK(ctx, http.MethodDelete, "/v1/credential/"+strconv.FormatInt(id, 10)+"/blocks", nil)
+}
+
+// MarkUsageStale expires the broker's cached usage reports (POST
+// /v1/usage/stale): all of them for provider "", else, on a Go broker, that
+// provider's only (Decision F5; reference brokers ignore the body and
+// expire all).
+func (c *Client) MarkUsageStale(ctx context.Context, provider string) error {
+	var body any
+	if provider != "" {
+		body = map[string]string{"provider": provider}
+	}
+	return c.postOK(ctx, http.MethodPost, "/v1/usage/stale", body)
+}
+
+// PostObserved sends one client's batched token burn (POST
+// /v1/usage/observed). An *Error with Status 400, 404 or 501 says the
+// broker does not take it (see Decision F10 for what a client does then).
+func (c *Client) PostObserved(ctx context.Context, r ClientUsageReport) error {
+	if r.Entries == nil {
+		r.Entries = []ObservedUsageEntry{}
+	}
+	return c.postOK(ctx, http.MethodPost, "/v1/usage/observed", r)
+}
+
+// UsageClients fetches GET /v1/usage/clients?sinceMs=<sinceMs>. A broker
+// older than 17.1.2 answers 404: an *Error with Status 404.
+func (c *Client) UsageClients(ctx context.Context, sinceMs int64) (UsageClients, error) {
+	r, err := c.do(ctx, http.MethodGet, "/v1/usage/clients?sinceMs="+strconv.FormatInt(sinceMs, 10), reqOpts{auth: true})
+	if err != nil {
+		return UsageClients{}, err
+	}
+	return decodeBody(r, func(raw json.RawMessage) (UsageClients, error) {
+		var u UsageClients
+		if err := json.Unmarshal(raw, &u); err != nil || u.Clients == nil {
+			return UsageClients{}, errors.New("clients must be an array of client summaries")
+		}
+		for i := range u.Clients {
+			if u.Clients[i].Providers == nil {
+				u.Clients[i].Providers = []vault.ClientProviderUsage{}
+			}
+		}
+		return u, nil
+	})
+}
+
+// postOK sends body (nil: none) and expects {"ok":true}.
+func (c *Client) postOK(ctx context.Context, method, path string, body any) error {
+	r, err := c.do(ctx, method, path, reqOpts{auth: true, body: body})
+	if err != nil {
+		return err
+	}
+	_, err = decodeBody(r, decodeOK)
+	return err
+}

@@ -1,0 +1,248 @@
+package vault
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Fleet extensions (fleet.md): credential blocks shared by every member of
+// a fleet, and the token burn each member observes.
+
+// CredentialBlock is one block of one credential (fleet.md §2): the
+// credential must not be used for ProviderKey (and Scope, "" = the whole
+// credential) until UntilMs.
+type CredentialBlock struct {
+	ProviderKey string // "<provider>:<credential type>", e.g. "openai-codex:oauth"
+	Scope       string // "" = whole credential; "chat", "spark", "counter:…", "model-policy:…"
+	UntilMs     int64  // epoch ms
+	UpdatedAtMs int64  // last write, whole seconds × 1000; 0 unknown
+}
+
+// Block bounds of the Go broker (fleet.md Decision F2).
+const (
+	// MaxBlockWindow is the longest block the broker stores: a monthly
+	// reset, the longest legitimate window. Longer deadlines are clamped.
+	MaxBlockWindow = 31 * 24 * time.Hour
+	// MaxBlockProviderKeyLen and MaxBlockScopeLen bound the key strings (bytes).
+	MaxBlockProviderKeyLen = 128
+	MaxBlockScopeLen       = 256
+	// MaxBlocksPerCredential bounds the live block rows of one credential.
+	MaxBlocksPerCredential = 64
+)
+
+// Codex meter scopes (fleet.md §2): a "shared" block covers both meters and
+// is stored as one row per meter.
+const (
+	CodexProviderKey = "openai-codex:oauth"
+	ScopeChat        = "chat"
+	ScopeSpark       = "spark"
+	ScopeShared      = "shared"
+)
+
+// ProviderKey is the block key of a credential of provider with type t.
+func ProviderKey(provider string, t CredentialType) string { return provider + ":" + string(t) }
+
+// IsCodexMeterScope reports whether scope is one of the Codex meter scopes
+// ("chat", "spark" or the legacy "shared").
+func IsCodexMeterScope(scope string) bool {
+	return scope == ScopeChat || scope == ScopeSpark || scope == ScopeShared
+}
+
+// CompareBlocks orders blocks by provider key, scope, deadline (the wire
+// order of fleet.md §2).
+func CompareBlocks(a, b CredentialBlock) int {
+	return cmp.Or(strings.Compare(a.ProviderKey, b.ProviderKey), strings.Compare(a.Scope, b.Scope), cmp.Compare(a.UntilMs, b.UntilMs))
+}
+
+// LiveBlocks returns the blocks of bs with UntilMs > nowMs in wire order,
+// nil when none; bs is not modified.
+func LiveBlocks(bs []CredentialBlock, nowMs int64) []CredentialBlock {
+	var out []CredentialBlock
+	for _, b := range bs {
+		if b.UntilMs > nowMs {
+			out = append(out, b)
+		}
+	}
+	slices.SortFunc(out, CompareBlocks)
+	return out
+}
+
+// SharedProjection folds the Codex meter blocks ("chat", "spark", "shared"
+// of "openai-codex:oauth") into one "shared" block with the largest
+// deadline and update time, for readers without the
+// codex-meter-block-scopes capability (fleet.md §2); other blocks pass
+// unchanged. The result is in wire order; bs is not modified.
+func SharedProjection(bs []CredentialBlock) []CredentialBlock {
+	var out []CredentialBlock
+	var shared CredentialBlock
+	found := false
+	for _, b := range bs {
+		if b.ProviderKey == CodexProviderKey && IsCodexMeterScope(b.Scope) {
+			if !found {
+				shared, found = CredentialBlock{ProviderKey: CodexProviderKey, Scope: ScopeShared}, true
+			}
+			shared.UntilMs = max(shared.UntilMs, b.UntilMs)
+			shared.UpdatedAtMs = max(shared.UpdatedAtMs, b.UpdatedAtMs)
+			continue
+		}
+		out = append(out, b)
+	}
+	if found {
+		out = append(out, shared)
+	}
+	slices.SortFunc(out, CompareBlocks)
+	return out
+}
+
+// BlockStore keeps credential blocks (fleet.md §3–§4). Blocks live in the
+// vault; a change of the visible block set advances the vault generation
+// (Decision F4), so snapshot readers see it.
+type BlockStore interface {
+	// Blocks returns the blocks with UntilMs > nowMs of every active
+	// credential, keyed by credential id, each list in wire order.
+	Blocks(ctx context.Context, nowMs int64) (map[int64][]CredentialBlock, error)
+
+	// PutBlock upserts b (UpdatedAtMs ignored: the store stamps its own) for
+	// the active credential id with max semantics — a post never shortens a
+	// block; a Codex "shared" block is stored as a "chat" and a "spark" row.
+	// It reports whether the visible block set changed (a row inserted or a
+	// deadline raised); only then does the generation advance. ENOTFOUND
+	// (NotFoundID) for an unknown or disabled id; EINVALID when the
+	// credential would hold more than MaxBlocksPerCredential live rows.
+	PutBlock(ctx context.Context, id int64, b CredentialBlock) (changed bool, err error)
+
+	// ClearBlocks deletes every block row of the active credential id and
+	// reports whether any live one went. ENOTFOUND for an unknown or
+	// disabled id.
+	ClearBlocks(ctx context.Context, id int64) (changed bool, err error)
+
+	// HealBlocks deletes the live blocks of credential id with providerKey
+	// whose scope is in scopes and whose last update is at or before
+	// updatedBeforeMs (the broker's healing, fleet.md §4), and reports how
+	// many went.
+	HealBlocks(ctx context.Context, id int64, providerKey string, scopes []string, updatedBeforeMs int64) (int, error)
+
+	// PruneBlocks deletes the block rows with UntilMs <= nowMs (no visible
+	// change) and returns how many went.
+	PruneBlocks(ctx context.Context, nowMs int64) (int64, error)
+}
+
+// ObservedUsage is one observed-usage entry of a client (fleet.md §8.1),
+// already normalised by NormalizeClientUsage.
+type ObservedUsage struct {
+	At               int64 // epoch ms
+	Provider         string
+	Model            string
+	Requests         int64
+	InputTokens      int64
+	OutputTokens     int64
+	CacheReadTokens  int64
+	CacheWriteTokens int64
+	CostUsd          float64
+}
+
+// ClientUsageReport is one client's batched token burn (fleet.md §8.1).
+type ClientUsageReport struct {
+	InstallID string
+	Hostname  string // "" = not sent (the stored hostname is kept)
+	App       string // trimmed; "" = none
+	Entries   []ObservedUsage
+}
+
+// Observed-usage bounds of the Go broker (Decision F9).
+const (
+	MaxObservedIdentityLen = 256            // bytes, install id, hostname, app, provider, model
+	MaxObservedEntries     = 1000           // entries of one report
+	ObservedPastWindow     = 24 * time.Hour // an `at` older than this is replaced by the receive time
+	ObservedFutureWindow   = 5 * time.Minute
+	// ObservedMergeWindow is the 5-minute merge rule of fleet.md §8.1.
+	ObservedMergeWindow = 5 * time.Minute
+	// FleetRetention is how long client usage and idle clients are kept
+	// (Decision F11).
+	FleetRetention = 400 * 24 * time.Hour
+)
+
+// CutUTF8 trims s and cuts it to at most n bytes on a rune boundary.
+func CutUTF8(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	for len(s) > 0 && !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// NormalizeClientUsage applies Decision F9 to r received at nowMs:
+// identity strings trimmed and cut to MaxObservedIdentityLen bytes,
+// negative counters and costs → 0, an `at` outside [now − 24 h, now + 5 min]
+// replaced by nowMs. Counters arrive as float64 from JSON and are
+// truncated by the caller; r is modified in place and returned.
+func NormalizeClientUsage(r ClientUsageReport, nowMs int64) ClientUsageReport {
+	r.InstallID = CutUTF8(r.InstallID, MaxObservedIdentityLen)
+	r.Hostname = CutUTF8(r.Hostname, MaxObservedIdentityLen)
+	r.App = CutUTF8(r.App, MaxObservedIdentityLen)
+	lo, hi := nowMs-ObservedPastWindow.Milliseconds(), nowMs+ObservedFutureWindow.Milliseconds()
+	for i := range r.Entries {
+		e := &r.Entries[i]
+		e.Provider = CutUTF8(e.Provider, MaxObservedIdentityLen)
+		e.Model = CutUTF8(e.Model, MaxObservedIdentityLen)
+		if e.At < lo || e.At > hi {
+			e.At = nowMs
+		}
+		e.Requests, e.InputTokens, e.OutputTokens = max(e.Requests, 0), max(e.InputTokens, 0), max(e.OutputTokens, 0)
+		e.CacheReadTokens, e.CacheWriteTokens = max(e.CacheReadTokens, 0), max(e.CacheWriteTokens, 0)
+		if !(e.CostUsd > 0) || e.CostUsd > 1e12 { // NaN, negative, absurd
+			e.CostUsd = 0
+		}
+	}
+	return r
+}
+
+// ClientSummary is one client of GET /v1/usage/clients (fleet.md §8.3).
+type ClientSummary struct {
+	InstallID string                `json:"installId"`
+	Hostname  string                `json:"hostname,omitempty"`
+	FirstSeen int64                 `json:"firstSeen"`
+	LastSeen  int64                 `json:"lastSeen"`
+	Providers []ClientProviderUsage `json:"providers"`
+}
+
+// ClientProviderUsage is one (app, provider) burn sum of a client.
+type ClientProviderUsage struct {
+	App              string  `json:"app,omitempty"`
+	Provider         string  `json:"provider"`
+	Requests         int64   `json:"requests"`
+	InputTokens      int64   `json:"inputTokens"`
+	OutputTokens     int64   `json:"outputTokens"`
+	CacheReadTokens  int64   `json:"cacheReadTokens"`
+	CacheWriteTokens int64   `json:"cacheWriteTokens"`
+	CostUsd          float64 `json:"costUsd"`
+}
+
+// TotalTokens is input + output + cache read + cache write.
+func (u ClientProviderUsage) TotalTokens() int64 {
+	return u.InputTokens + u.OutputTokens + u.CacheReadTokens + u.CacheWriteTokens
+}
+
+// ClientUsageStore records and aggregates observed usage (fleet.md §8).
+type ClientUsageStore interface {
+	// RecordClientUsage upserts the client (first/last seen = nowMs) and
+	// adds r's entries with the 5-minute merge rule, in one transaction; the
+	// generation does not advance. r must be normalised.
+	RecordClientUsage(ctx context.Context, r ClientUsageReport, nowMs int64) error
+	// ClientUsage returns every client, last seen descending, with its
+	// usage recorded at or after sinceMs summed per (app, provider), by
+	// total tokens descending.
+	ClientUsage(ctx context.Context, sinceMs int64) ([]ClientSummary, error)
+	// PruneClientUsage deletes usage rows recorded before beforeMs and
+	// clients last seen before beforeMs that have no usage left (Decision
+	// F11), and returns how many rows went.
+	PruneClientUsage(ctx context.Context, beforeMs int64) (int64, error)
+}

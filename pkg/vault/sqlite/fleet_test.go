@@ -1,0 +1,198 @@
+package sqlite_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/ompgo/omp/pkg/vault"
+)
+
+func TestBlocksUpsertMaxSharedSplitAndBumps(t *testing.T) {
+	ctx := context.Background()
+	st, e := newStore(t)
+	recs := must[[]vault.Record](t)(st.Upsert(ctx, "openai-codex", oauth("a@x.y", "r1")))
+	id := recs[0].ID
+	now := e.clk.Now().UnixMilli()
+	put := func(scope string, until int64) bool {
+		t.Helper()
+		changed, err := st.PutBlock(ctx, id, vault.CredentialBlock{ProviderKey: vault.CodexProviderKey, Scope: scope, UntilMs: until})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return changed
+	}
+	g0 := gen(t, st)
+	if !put("chat", now+300_000) {
+		t.Fatal("first chat block: no change reported")
+	}
+	if !put("spark", now+900_000) {
+		t.Fatal("first spark block: no change reported")
+	}
+	// shared +600 s raises chat, leaves spark (fleet.md §3, obs).
+	if !put("shared", now+600_000) {
+		t.Fatal("shared post that raised chat: no change reported")
+	}
+	if g := gen(t, st); g != g0+3 {
+		t.Fatalf("generation %d, want %d after three raising posts", g, g0+3)
+	}
+	// Redundant posts refresh updated_at, never bump (Decision F4).
+	e.clk.Add(5 * time.Second)
+	for range 3 {
+		if put("shared", now+600_000) || put("chat", now+1) {
+			t.Fatal("redundant post reported a change")
+		}
+	}
+	if g := gen(t, st); g != g0+3 {
+		t.Fatalf("generation %d after redundant posts, want %d", g, g0+3)
+	}
+	got := must[map[int64][]vault.CredentialBlock](t)(st.Blocks(ctx, now))[id]
+	upd := (e.clk.Now().UnixMilli() / 1000) * 1000
+	want := []vault.CredentialBlock{
+		{ProviderKey: vault.CodexProviderKey, Scope: "chat", UntilMs: now + 600_000, UpdatedAtMs: upd},
+		{ProviderKey: vault.CodexProviderKey, Scope: "spark", UntilMs: now + 900_000, UpdatedAtMs: upd},
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("blocks %+v, want %+v", got, want)
+	}
+	// Expired blocks are not listed.
+	if bs := must[map[int64][]vault.CredentialBlock](t)(st.Blocks(ctx, now+700_000))[id]; len(bs) != 1 || bs[0].Scope != "spark" {
+		t.Fatalf("blocks at +700 s: %+v, want only spark", bs)
+	}
+	// Clear deletes all and bumps once.
+	if changed := must[bool](t)(st.ClearBlocks(ctx, id)); !changed {
+		t.Fatal("clear reported no change")
+	}
+	if changed := must[bool](t)(st.ClearBlocks(ctx, id)); changed {
+		t.Fatal("second clear reported a change")
+	}
+	if g := gen(t, st); g != g0+4 {
+		t.Fatalf("generation %d after clears, want %d", g, g0+4)
+	}
+	if _, err := st.PutBlock(ctx, 999, vault.CredentialBlock{ProviderKey: "x:oauth", UntilMs: now + 1000}); vault.ErrorCode(err) != vault.ENOTFOUND {
+		t.Fatalf("block on unknown id: %v, want ENOTFOUND", err)
+	}
+}
+
+func TestBlocksCapAndDisabledRows(t *testing.T) {
+	ctx := context.Background()
+	st, e := newStore(t)
+	id := must[[]vault.Record](t)(st.Upsert(ctx, "anthropic", oauth("a@x.y", "r1")))[0].ID
+	now := e.clk.Now().UnixMilli()
+	for i := range vault.MaxBlocksPerCredential {
+		if _, err := st.PutBlock(ctx, id, vault.CredentialBlock{ProviderKey: "anthropic:oauth", Scope: "s" + string(rune('A'+i)), UntilMs: now + 1000}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := st.PutBlock(ctx, id, vault.CredentialBlock{ProviderKey: "anthropic:oauth", Scope: "one-more", UntilMs: now + 1000})
+	if vault.ErrorCode(err) != vault.EINVALID {
+		t.Fatalf("65th block: %v, want EINVALID", err)
+	}
+	// Raising an existing row is still fine.
+	if _, err := st.PutBlock(ctx, id, vault.CredentialBlock{ProviderKey: "anthropic:oauth", Scope: "sA", UntilMs: now + 2000}); err != nil {
+		t.Fatal(err)
+	}
+	// Once they expire, the cap counts live rows only and pruning empties the table.
+	e.clk.Add(3 * time.Second)
+	if _, err := st.PutBlock(ctx, id, vault.CredentialBlock{ProviderKey: "anthropic:oauth", Scope: "one-more", UntilMs: now + 60_000}); err != nil {
+		t.Fatalf("block after expiry: %v", err)
+	}
+	if err := st.Disable(ctx, id, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if bs := must[map[int64][]vault.CredentialBlock](t)(st.Blocks(ctx, now)); len(bs) != 0 {
+		t.Fatalf("blocks of a disabled row listed: %+v", bs)
+	}
+	if _, err := st.ClearBlocks(ctx, id); vault.ErrorCode(err) != vault.ENOTFOUND {
+		t.Fatalf("clear on disabled row: %v, want ENOTFOUND", err)
+	}
+	if n := must[int64](t)(st.PruneBlocks(ctx, now+120_000)); n != 1 {
+		t.Fatalf("pruned %d rows, want 1", n)
+	}
+}
+
+func TestHealBlocksRespectsUpdateAge(t *testing.T) {
+	ctx := context.Background()
+	st, e := newStore(t)
+	id := must[[]vault.Record](t)(st.Upsert(ctx, "openai-codex", oauth("a@x.y", "r1")))[0].ID
+	now := e.clk.Now().UnixMilli()
+	must[bool](t)(st.PutBlock(ctx, id, vault.CredentialBlock{ProviderKey: vault.CodexProviderKey, Scope: "shared", UntilMs: now + 3_600_000}))
+	if n := must[int](t)(st.HealBlocks(ctx, id, vault.CodexProviderKey, []string{"chat"}, now-300_000)); n != 0 {
+		t.Fatalf("healed %d blocks younger than 5 min", n)
+	}
+	e.clk.Add(6 * time.Minute)
+	g := gen(t, st)
+	if n := must[int](t)(st.HealBlocks(ctx, id, vault.CodexProviderKey, []string{"chat"}, e.clk.Now().UnixMilli()-300_000)); n != 1 {
+		t.Fatalf("healed %d blocks, want 1 (chat)", n)
+	}
+	if gen(t, st) != g+1 {
+		t.Fatal("healing did not advance the generation")
+	}
+	if bs := must[map[int64][]vault.CredentialBlock](t)(st.Blocks(ctx, e.clk.Now().UnixMilli()))[id]; len(bs) != 1 || bs[0].Scope != "spark" {
+		t.Fatalf("blocks after healing chat: %+v", bs)
+	}
+}
+
+func TestClientUsageMergeAggregateAndPrune(t *testing.T) {
+	ctx := context.Background()
+	st, e := newStore(t)
+	now := e.clk.Now().UnixMilli()
+	entry := func(at int64, provider, model string, in int64) vault.ObservedUsage {
+		return vault.ObservedUsage{At: at, Provider: provider, Model: model, Requests: 1, InputTokens: in, OutputTokens: 1, CostUsd: 0.5}
+	}
+	rec := func(r vault.ClientUsageReport) {
+		t.Helper()
+		if err := st.RecordClientUsage(ctx, r, e.clk.Now().UnixMilli()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec(vault.ClientUsageReport{InstallID: "i1", Hostname: "h1", App: "omp", Entries: []vault.ObservedUsage{
+		entry(now, "anthropic", "m1", 10), entry(now+60_000, "anthropic", "m1", 10), // merged
+		entry(now+400_000, "anthropic", "m1", 10), // new row (beyond 5 min)
+		entry(now, "openai", "m2", 100),
+	}})
+	e.clk.Add(time.Second)
+	rec(vault.ClientUsageReport{InstallID: "i2", Entries: nil}) // seen, no usage
+	rec(vault.ClientUsageReport{InstallID: "i1"})               // hostname kept when not sent
+	got := must[[]vault.ClientSummary](t)(st.ClientUsage(ctx, 0))
+	if len(got) != 2 || got[0].InstallID != "i1" || got[1].InstallID != "i2" || got[0].Hostname != "h1" {
+		t.Fatalf("clients %+v", got)
+	}
+	p := got[0].Providers
+	if len(p) != 2 || p[0].Provider != "openai" || p[1].Provider != "anthropic" || p[1].Requests != 3 || p[1].InputTokens != 30 || p[1].CostUsd != 1.5 || p[0].App != "omp" {
+		t.Fatalf("providers %+v", p)
+	}
+	if len(got[1].Providers) != 0 || got[1].Providers == nil {
+		t.Fatalf("client without usage: %+v", got[1])
+	}
+	if f := must[[]vault.ClientSummary](t)(st.ClientUsage(ctx, now+1_000_000)); len(f) != 2 || len(f[0].Providers) != 0 {
+		t.Fatalf("future sinceMs: %+v", f)
+	}
+	// Prune: usage before the cut goes, then idle clients without usage.
+	if n := must[int64](t)(st.PruneClientUsage(ctx, now+500_000)); n < 3 {
+		t.Fatalf("pruned %d rows", n)
+	}
+	if left := must[[]vault.ClientSummary](t)(st.ClientUsage(ctx, 0)); len(left) != 0 {
+		t.Fatalf("after prune: %+v", left)
+	}
+}
+
+// TestLocalSourceCarriesBlocks: the broker host's in-process Source puts
+// the live blocks on snapshot entries (local-mode selection uses them).
+func TestLocalSourceCarriesBlocks(t *testing.T) {
+	ctx := context.Background()
+	st, e := newStore(t)
+	id := must[[]vault.Record](t)(st.Upsert(ctx, "anthropic", oauth("a@x.y", "r1")))[0].ID
+	now := e.clk.Now().UnixMilli()
+	must[bool](t)(st.PutBlock(ctx, id, vault.CredentialBlock{ProviderKey: "anthropic:oauth", UntilMs: now + 60_000}))
+	src := &vault.LocalSource{Store: st, Now: e.clk.Now}
+	snap := must[vault.Snapshot](t)(src.Snapshot(ctx))
+	if len(snap.Credentials) != 1 || len(snap.Credentials[0].Blocks) != 1 || snap.Credentials[0].Blocks[0].UntilMs != now+60_000 {
+		t.Fatalf("snapshot %+v", snap.Credentials)
+	}
+	e.clk.Add(2 * time.Minute)
+	if snap := must[vault.Snapshot](t)(src.Snapshot(ctx)); snap.Credentials[0].Blocks != nil {
+		t.Fatalf("expired block still on the entry: %+v", snap.Credentials[0].Blocks)
+	}
+}
