@@ -18,7 +18,7 @@ STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 .PHONY: help build run test race unit fuzz bench lint vet check clean fleet-bound interop-refgateway-block
 
 help: ## list targets
-	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
 # Static binaries (CGO_ENABLED=0): no dynamic loader and libc start-up for
 # every omp command (measured 14 % less CPU for `omp auth-broker status`);
@@ -40,7 +40,7 @@ lint: vet ## gofmt + vet + staticcheck
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(STATICCHECK) $(PKGS)
 
-test: vet ## vet + unit and end-to-end tests with -race (what CI runs)
+test: vet tmux ## vet + unit and end-to-end tests with -race (what CI runs)
 	$(GO) test -race -count=1 -timeout 8m $(PKGS)
 
 race: test ## alias of test (tests always run with -race)
@@ -140,6 +140,17 @@ bench-startup: build ## start-up of bin/omp: `auth-broker status` to first outpu
 bench-scale: build ## one broker and three gateway processes vs one gateway: throughput at concurrency 16 and gateway CPU per request (docs/scale.md)
 	$(GO) build -o $(BIN)/benchgateway ./internal/benchgateway
 	$(BIN)/benchgateway -scale -gateway $(BIN)/gateway -duration 2s $(BENCH_GATEWAY_FLAGS)
+
+# The interactive mode's end-to-end test runs the real omp in tmux
+# (TestInteractiveModeInTmux, part of `make test`; skipped without tmux).
+.PHONY: tmux e2e-tui
+tmux: ## install tmux (apt-get) if missing
+	@command -v tmux >/dev/null 2>&1 || { echo "installing tmux (apt-get)"; \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null; } || \
+	  echo "could not install tmux: the interactive-mode test will be skipped"; }
+
+e2e-tui: tmux ## omp's interactive mode in a real terminal (tmux) against a fake upstream
+	$(GO) test -count=1 -v -run TestInteractiveModeInTmux ./cmd/omp
 
 .PHONY: e2e-browser
 e2e-browser: ## the usage page (GET /usage) in headless chromium against a real broker; installs Debian's chromium if missing

@@ -104,9 +104,7 @@ func (a *app) runAgent(ctx context.Context, f *agentFlags, messages []string) er
 	}
 	rpc := f.mode == "rpc"
 	stdinTTY := isTerminal(a.stdin)
-	if !rpc && !f.print && f.mode == "" && stdinTTY {
-		return errors.New("interactive mode is not implemented yet: use -p/--print or --mode json")
-	}
+	interactive := !rpc && !f.print && f.mode == "" && stdinTTY
 	if f.thinking != "" && !slices.Contains(thinkingLevels, f.thinking) {
 		return fmt.Errorf("invalid --thinking %q (want one of %s)", f.thinking, strings.Join(thinkingLevels, ", "))
 	}
@@ -124,9 +122,12 @@ func (a *app) runAgent(ctx context.Context, f *agentFlags, messages []string) er
 	}
 	var prompts []string
 	if !rpc {
-		if prompts, err = a.prompts(messages, stdinTTY); err != nil {
+		if prompts, err = a.prompts(messages, stdinTTY); err != nil && !(interactive && errors.Is(err, errNoPrompt)) {
 			return err
 		}
+	}
+	if interactive && len(attachments) > 0 {
+		return errors.New("@file attachments are not supported in interactive mode yet: use -p")
 	}
 	rt, err := a.newAgentRuntime(ctx, f, env, dirs, cwd)
 	if err != nil {
@@ -135,6 +136,9 @@ func (a *app) runAgent(ctx context.Context, f *agentFlags, messages []string) er
 	defer rt.close()
 	if rpc {
 		return a.runRPC(ctx, rt)
+	}
+	if interactive {
+		return a.runInteractive(ctx, rt, f, prompts)
 	}
 	ag, sf := rt.ag, rt.ag.Session
 	out := bufio.NewWriter(a.stdout)

@@ -370,24 +370,7 @@ func (s *rpcServer) handle(ctx context.Context, c *rpcCommand) any {
 // switchModel makes m the session model: credential, provider, the
 // model_change entry, and the level clamped to what m supports.
 func (s *rpcServer) switchModel(ctx context.Context, m llm.Model, role string) error {
-	if s.rt.keys.flag == "" && !s.rt.keys.available(ctx, m.Provider) {
-		return errors.New("No credentials for provider: " + m.Provider)
-	}
-	cred, err := s.rt.keys.credential(ctx, m)
-	if err != nil {
-		return errors.New("No credentials for provider: " + m.Provider)
-	}
-	prov, err := s.rt.provider(m)
-	if err != nil {
-		return err
-	}
-	if err := s.ag.SetModel(m, prov, cred, role); err != nil {
-		return err
-	}
-	if lvl := s.ag.CurrentThinkingLevel(); clampLevel(m, lvl) != lvl {
-		return s.ag.SetThinkingLevel(clampLevel(m, lvl))
-	}
-	return nil
+	return s.rt.switchModel(ctx, m, role)
 }
 
 // cycleModel moves to the next model with credentials (D48: a temporary
@@ -435,16 +418,7 @@ func (s *rpcServer) bash(ctx context.Context, id *string, command string) {
 			s.out.value(rpcError(id, "bash", err.Error()))
 			return
 		}
-		msg := map[string]any{"role": session.RoleBashExecution, "command": command, "output": res.Output,
-			"cancelled": res.Cancelled, "truncated": res.Truncated, "timestamp": s.a.now().UnixMilli()}
-		if res.ExitCode != nil {
-			msg["exitCode"] = *res.ExitCode
-		}
-		if res.ArtifactID != "" {
-			msg["artifactId"] = res.ArtifactID
-		}
-		raw, _ := json.Marshal(msg)
-		if m, err := session.DecodeMessage(raw); err == nil {
+		if m, err := bashExecution(command, res, false, s.a.now()); err == nil {
 			s.mu.Lock()
 			s.pendingBash = append(s.pendingBash, m)
 			s.mu.Unlock()

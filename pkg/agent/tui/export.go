@@ -1,0 +1,88 @@
+package tui
+
+import (
+	"bytes"
+	"encoding/json"
+	"html/template"
+	"os"
+	"strings"
+
+	"github.com/ompgo/omp/pkg/agent/session"
+	"github.com/ompgo/omp/pkg/llm"
+)
+
+// exportPage is the minimal self-contained HTML of D12: escaped text,
+// collapsible tool results, no theming.
+var exportPage = template.Must(template.New("export").Parse(`<!doctype html>
+<html><head><meta charset="utf-8"><title>omp session {{.Header.ID}}</title>
+<style>body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}
+pre{white-space:pre-wrap;background:#f4f4f4;padding:.5rem;border-radius:4px}
+.role{font-weight:bold;margin-top:1rem}.user .role{color:#1558b0}.error{color:#b00020}</style></head>
+<body><h1>omp session</h1>
+<p>id {{.Header.ID}} · started {{.Header.Timestamp}} · cwd {{.Header.Cwd}} · leaf {{.Leaf}}</p>
+{{if .System}}<details><summary>System prompt</summary><pre>{{.System}}</pre></details>{{end}}
+{{range .Items}}<div class="{{.Class}}"><div class="role">{{.Role}}</div>
+{{if .Collapsed}}<details><summary>{{.Summary}}</summary><pre>{{.Text}}</pre></details>{{else}}<pre>{{.Text}}</pre>{{end}}</div>
+{{end}}</body></html>
+`))
+
+type exportItem struct {
+	Role, Class, Text, Summary string
+	Collapsed                  bool
+}
+
+// ExportHTML writes the active path of sf as a self-contained HTML page
+// to path (§3.11 /export, D12).
+func ExportHTML(sf *session.File, systemPrompt, path string) error {
+	var items []exportItem
+	for _, e := range sf.ActivePath() {
+		role, text := entryText(e)
+		it := exportItem{Role: role, Class: role, Text: text}
+		if e.Type == session.TypeMessage {
+			var w struct {
+				Message json.RawMessage `json:"message"`
+			}
+			if e.Decode(&w) == nil {
+				if msg, err := session.DecodeMessage(w.Message); err == nil && msg.LLM != nil {
+					it.Text = messageText(msg.LLM)
+					if msg.LLM.Role == llm.RoleToolResult {
+						it.Collapsed, it.Summary = true, msg.LLM.ToolName+" result"
+						if msg.LLM.IsError {
+							it.Class += " error"
+						}
+					}
+				}
+			}
+		} else if text == "" {
+			continue
+		}
+		items = append(items, it)
+	}
+	var b bytes.Buffer
+	err := exportPage.Execute(&b, map[string]any{"Header": sf.Header(), "Leaf": sf.Leaf(), "System": systemPrompt,
+		"Items": items})
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b.Bytes(), 0o644)
+}
+
+func messageText(m *llm.Message) string {
+	var parts []string
+	for _, c := range m.Content {
+		switch c.Type {
+		case llm.ContentText:
+			parts = append(parts, c.Text)
+		case llm.ContentThinking:
+			parts = append(parts, "(thinking) "+c.Thinking)
+		case llm.ContentToolCall:
+			parts = append(parts, "→ "+c.Name+" "+string(c.Arguments))
+		case llm.ContentImage:
+			parts = append(parts, "[image]")
+		}
+	}
+	if m.ErrorMessage != "" {
+		parts = append(parts, "Error: "+m.ErrorMessage)
+	}
+	return strings.Join(parts, "\n")
+}

@@ -1,0 +1,839 @@
+// Package tui is the agent's interactive mode (agent.md §8.4): a terminal
+// UI on the Charm stack (bubbletea, bubbles, lipgloss) that streams the
+// assistant's answer, shows tool calls as they run, takes multi-line
+// input, queues steering and follow-up messages while a run streams,
+// aborts on Esc, and offers the v1 slash commands (D49), a model picker
+// and the session tree.
+//
+// It renders inline, not on the alternate screen (D71): finished items
+// are printed into the terminal's scrollback, and only the live part (the
+// streaming message, running tools, queued messages, the editor) is
+// redrawn below them.
+package tui
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/textarea"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/ompgo/omp/pkg/agent"
+	"github.com/ompgo/omp/pkg/agent/session"
+	"github.com/ompgo/omp/pkg/agent/tools"
+	"github.com/ompgo/omp/pkg/llm"
+)
+
+// Options configure Run. Agent is required; the callbacks are how the
+// caller (cmd/omp) provides what depends on its configuration.
+type Options struct {
+	// Agent drives the session; Run subscribes to its events and moves it
+	// to another session file on a session switch (Agent.SetSession).
+	// Manual compaction is its CompactNow (its Compactor).
+	Agent *agent.Agent
+	In    io.Reader
+	Out   io.Writer
+	// Cwd is the working directory (default paths of /export).
+	Cwd string
+	// SessionDir is where /new, /fork and /branch create session files
+	// ("" = in memory).
+	SessionDir string
+	// SessionDirs is the /resume scope (the current project's).
+	SessionDirs []string
+	// Models are the models the picker offers.
+	Models []llm.Model
+	// SetModel switches the idle ag to the model named by selector
+	// (provider/id or a bare id), with its provider and credential
+	// (Agent.SetModel, which records the change in the session).
+	SetModel func(ctx context.Context, ag *agent.Agent, selector string) error
+	// Bash runs a user command (`!cmd`; exclude for `!!cmd`) and returns
+	// its result and bashExecution message (nil: `!` is not special).
+	Bash func(ctx context.Context, command string, exclude bool) (tools.CommandResult, session.Message, error)
+	// OnSwitch is told about every session the UI switches to.
+	OnSwitch func(sf *session.File)
+	// Prompts are submitted one after the other at start (the positional
+	// messages of `omp [messages...]`).
+	Prompts []string
+	// Version is shown in the banner.
+	Version string
+	// Getenv reads the environment (VISUAL, EDITOR; default os.Getenv).
+	Getenv func(string) string
+}
+
+// Run runs the interactive mode until the user quits and returns the
+// session in use at the end (for the caller to persist).
+func Run(ctx context.Context, opt Options) (*session.File, error) {
+	if opt.Agent == nil {
+		return nil, errors.New("tui: no agent")
+	}
+	if opt.Getenv == nil {
+		opt.Getenv = os.Getenv
+	}
+	m := newModel(ctx, opt)
+	p := tea.NewProgram(m, tea.WithInput(opt.In), tea.WithOutput(opt.Out), tea.WithContext(ctx),
+		tea.WithoutSignalHandler())
+	// The loop's goroutine never blocks on the UI: its events go through
+	// a queue that a pump forwards to the program.
+	q := &pump{wake: make(chan struct{}, 1)}
+	pctx, stop := context.WithCancel(ctx)
+	pumped := make(chan struct{})
+	go func() { defer close(pumped); q.run(pctx, p.Send) }()
+	m.send = q.push
+	m.ag = opt.Agent
+	var restore func(string) string
+	if m.ag.Secrets != nil {
+		restore = m.ag.Secrets.Restore
+	}
+	unsubscribe := m.ag.Subscribe(func(e *agent.Event) {
+		if msg := convert(e, restore); msg != nil {
+			q.push(msg)
+		}
+	})
+	m.switched()
+	_, err := p.Run()
+	m.stopRun()
+	unsubscribe()
+	stop()
+	<-pumped
+	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		err = nil
+	}
+	return m.ag.Session, err
+}
+
+// kind of a queued message.
+type queueKind int
+
+const (
+	steer queueKind = iota
+	followUp
+)
+
+type queued struct {
+	kind queueKind
+	text string
+}
+
+// toolRun is a tool call that is executing.
+type toolRun struct {
+	id, name, summary, output string
+}
+
+type model struct {
+	opt  Options
+	ctx  context.Context
+	ag   *agent.Agent
+	send func(tea.Msg)
+
+	width, height int
+	editor        textarea.Model
+	history       []string
+	histIdx       int // len(history) = the draft
+
+	running bool
+	runID   int
+	cancel  context.CancelFunc
+	done    chan struct{}
+	queue   []queued
+	stream  []block
+	tools   []*toolRun
+	notice  string
+
+	expand       bool // ctrl+o: full tool output
+	showThinking bool // ctrl+t
+	lastEsc      time.Time
+	lastCtrlC    time.Time
+
+	picker *picker
+	// bash is the running user command ("" = none), bashCancel stops it;
+	// pendingBash are bashExecution messages held back while a run is
+	// active (D48).
+	bash        string
+	bashCancel  context.CancelFunc
+	pendingBash []session.Message
+	// lastTool is the output of the latest finished tool and lastSummary
+	// the latest compaction summary (ctrl+o prints them whole).
+	lastTool, lastSummary string
+}
+
+var (
+	styleDim     = lipgloss.NewStyle().Faint(true)
+	styleUser    = lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("12"))
+	styleTool    = lipgloss.NewStyle().Foreground(lipgloss.Color("13"))
+	styleError   = lipgloss.NewStyle().Foreground(lipgloss.Color("9"))
+	styleOK      = lipgloss.NewStyle().Foreground(lipgloss.Color("10"))
+	styleNotice  = lipgloss.NewStyle().Foreground(lipgloss.Color("11"))
+	styleQueued  = lipgloss.NewStyle().Foreground(lipgloss.Color("14"))
+	styleFooter  = lipgloss.NewStyle().Faint(true)
+	styleCursor  = lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("12"))
+	styleThought = lipgloss.NewStyle().Faint(true).Italic(true)
+)
+
+func newModel(ctx context.Context, opt Options) *model {
+	ta := textarea.New()
+	ta.Prompt = "│ "
+	ta.Placeholder = "Ask anything · / for commands · ctrl+d to quit"
+	ta.ShowLineNumbers = false
+	ta.CharLimit = 0
+	ta.MaxHeight = 10
+	ta.SetHeight(1)
+	ta.SetWidth(80)
+	ta.FocusedStyle.CursorLine = lipgloss.NewStyle()
+	// Enter is ours (submit / steer); ctrl+j inserts a newline (alt+enter
+	// too while idle, see handleKey).
+	ta.KeyMap.InsertNewline.SetKeys("ctrl+j")
+	ta.Focus()
+	return &model{opt: opt, ctx: ctx, editor: ta, width: 80, height: 24}
+}
+
+// switched tells the caller about the agent's (new) session.
+func (m *model) switched() {
+	if m.opt.OnSwitch != nil {
+		m.opt.OnSwitch(m.ag.Session)
+	}
+}
+
+func (m *model) Init() tea.Cmd {
+	banner := styleDim.Render(fmt.Sprintf("omp %s · %s · session %s", m.opt.Version, m.ag.CurrentModel().Key(), shortID(m.ag.Session.Header().ID)))
+	cmds := []tea.Cmd{textarea.Blink, tea.Println(banner)}
+	if n := m.ag.MessageCount(); n > 0 {
+		cmds = append(cmds, tea.Println(styleDim.Render(fmt.Sprintf("resumed: %d messages in context", n))))
+	}
+	// The command line's messages: the first runs, the rest follow up.
+	for _, p := range m.opt.Prompts {
+		switch {
+		case strings.TrimSpace(p) == "":
+		case !m.running:
+			cmds = append(cmds, m.start(p))
+		default:
+			m.queue = append(m.queue, queued{kind: followUp, text: p})
+			m.ag.FollowUp([]llm.Content{llm.Text(p)})
+		}
+	}
+	return tea.Sequence(cmds...)
+}
+
+func shortID(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+// start prints the user's message and runs a prompt in the background.
+func (m *model) start(text string) tea.Cmd {
+	ctx, cancel := context.WithCancel(m.ctx)
+	done := make(chan struct{})
+	m.runID++
+	send, id := m.send, m.runID
+	err := m.ag.Start(ctx, []llm.Content{llm.Text(text)}, func(final *llm.Message, err error) {
+		close(done)
+		send(runDoneMsg{id: id, final: final, err: err})
+	})
+	if err != nil {
+		cancel()
+		return tea.Println(styleError.Render(err.Error()))
+	}
+	m.running, m.cancel, m.done, m.stream, m.tools, m.notice = true, cancel, done, nil, nil, ""
+	return tea.Println(userLine(text))
+}
+
+func userLine(text string) string {
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		if i == 0 {
+			lines[i] = styleUser.Render("› " + l)
+		} else {
+			lines[i] = styleUser.Render("  " + l)
+		}
+	}
+	return "\n" + strings.Join(lines, "\n")
+}
+
+// abort cancels the run; queued messages go back into the editor,
+// steering first, before the draft (§5.5).
+func (m *model) abort() {
+	if !m.running {
+		return
+	}
+	steering, follow := m.ag.ClearQueues()
+	m.queue = nil
+	var texts []string
+	for _, c := range append(steering, follow...) {
+		texts = append(texts, contentText(c))
+	}
+	if len(texts) > 0 {
+		if d := m.editor.Value(); d != "" {
+			texts = append(texts, d)
+		}
+		m.editor.SetValue(strings.Join(texts, "\n"))
+		m.grow()
+	}
+	m.ag.Abort()
+	m.cancel()
+}
+
+func contentText(c []llm.Content) string {
+	var parts []string
+	for _, b := range c {
+		if b.Type == llm.ContentText {
+			parts = append(parts, b.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// stopRun aborts a run and waits for it to end (before a session switch
+// or exit).
+func (m *model) stopRun() {
+	m.ag.ClearQueues()
+	<-m.ag.Abort()
+	if m.cancel != nil {
+		m.cancel()
+	}
+	if m.done != nil {
+		<-m.done
+	}
+	m.running, m.cancel, m.done = false, nil, nil
+	m.queue = nil
+	m.stream, m.tools = nil, nil
+}
+
+func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.editor.SetWidth(max(msg.Width-2, 10))
+		return m, nil
+	case tea.KeyMsg:
+		return m.handleKey(msg)
+	case streamMsg:
+		m.stream = msg.blocks
+		return m, nil
+	case assistantMsg:
+		m.stream = nil
+		return m, m.printAssistant(msg)
+	case userMsg:
+		// A queued message the agent has just delivered.
+		for i, q := range m.queue {
+			if q.text == msg.text {
+				m.queue = append(m.queue[:i], m.queue[i+1:]...)
+				return m, tea.Println(userLine(msg.text))
+			}
+		}
+		return m, nil
+	case toolStartMsg:
+		m.tools = append(m.tools, &toolRun{id: msg.id, name: msg.name, summary: msg.summary})
+		return m, nil
+	case toolUpdateMsg:
+		for _, t := range m.tools {
+			if t.id == msg.id {
+				t.output = msg.output
+			}
+		}
+		return m, nil
+	case toolEndMsg:
+		summary := ""
+		for i, t := range m.tools {
+			if t.id == msg.id {
+				summary = t.summary
+				m.tools = append(m.tools[:i], m.tools[i+1:]...)
+				break
+			}
+		}
+		m.lastTool = msg.output
+		return m, tea.Println(m.toolLines(msg, summary))
+	case noticeMsg:
+		m.notice = msg.text
+		return m, nil
+	case compactedMsg:
+		m.notice = ""
+		return m, m.printCompacted(msg)
+	case runDoneMsg:
+		return m, m.runDone(msg)
+	case cmdResultMsg:
+		return m, m.cmdResult(msg)
+	case bashDoneMsg:
+		return m, m.bashDone(msg)
+	case editedMsg:
+		if msg.err != nil {
+			return m, tea.Println(styleError.Render("Editor: " + msg.err.Error()))
+		}
+		m.editor.SetValue(strings.TrimRight(msg.text, "\n"))
+		m.grow()
+		return m, nil
+	}
+	if shiftEnter(msg) && m.picker == nil {
+		m.editor.InsertString("\n")
+		m.grow()
+		return m, nil
+	}
+	var cmd tea.Cmd
+	m.editor, cmd = m.editor.Update(msg)
+	return m, cmd
+}
+
+// runDone delivers the next queued message (steering first, D49) or goes
+// idle.
+func (m *model) runDone(msg runDoneMsg) tea.Cmd {
+	if msg.id != m.runID || m.done == nil {
+		return nil // a run stopped by a session switch
+	}
+	<-m.done
+	m.running, m.cancel, m.done, m.stream, m.tools, m.notice = false, nil, nil, nil, nil, ""
+	var cmds []tea.Cmd
+	cmds = append(cmds, m.flushBash())
+	if msg.err != nil {
+		cmds = append(cmds, tea.Println(styleError.Render("Error: "+msg.err.Error())))
+	}
+	// The agent delivered the queued messages it could; what is left (the
+	// run failed) waits in the agent for the next prompt.
+	if s, f := m.ag.QueuedCounts(); s+f == 0 {
+		m.queue = nil
+	}
+	return tea.Sequence(cmds...)
+}
+
+func (m *model) printAssistant(msg assistantMsg) tea.Cmd {
+	var out []string
+	for _, b := range msg.blocks {
+		switch b.kind {
+		case llm.ContentThinking:
+			if strings.TrimSpace(b.text) == "" {
+				continue
+			}
+			if m.showThinking {
+				out = append(out, styleThought.Render(m.wrap(b.text)))
+			} else {
+				out = append(out, styleThought.Render(fmt.Sprintf("∴ thought for %d lines (ctrl+t to show)", strings.Count(strings.TrimSpace(b.text), "\n")+1)))
+			}
+		case llm.ContentText:
+			if t := strings.TrimSpace(b.text); t != "" {
+				out = append(out, m.wrap(t))
+			}
+		}
+	}
+	switch msg.stop {
+	case llm.StopError:
+		out = append(out, styleError.Render("Error: "+msg.errMsg))
+	case llm.StopAborted:
+		// Esc aborts silently in the transcript (D71); the session
+		// records the interruption.
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return tea.Println("\n" + strings.Join(out, "\n"))
+}
+
+// printCompacted shows the compaction divider (§8.4) or why it failed.
+func (m *model) printCompacted(c compactedMsg) tea.Cmd {
+	switch {
+	case c.aborted:
+		return m.info("Compaction cancelled")
+	case c.err != "":
+		return m.fail("Compaction failed: " + c.err)
+	}
+	m.lastSummary = c.summary
+	line := "── 📷 compacted · ctrl+o ──"
+	if c.tokensBefore > 0 {
+		line += styleDim.Render(fmt.Sprintf("  (%d tokens before)", c.tokensBefore))
+	}
+	return tea.Println("\n" + styleNotice.Render(line))
+}
+
+func (m *model) wrap(s string) string {
+	return lipgloss.NewStyle().Width(max(m.width-1, 20)).Render(s)
+}
+
+// toolLines is a finished tool call: name, argument summary, a preview of
+// the result (first and last lines; ctrl+o expands).
+func (m *model) toolLines(msg toolEndMsg, summary string) string {
+	mark := styleOK.Render("✓")
+	if msg.isError {
+		mark = styleError.Render("✗")
+	}
+	head := mark + " " + styleTool.Render(msg.name) + " " + summary
+	lines, hidden := preview(msg.output, m.expand)
+	out := []string{head}
+	for _, l := range lines {
+		out = append(out, styleDim.Render("  "+truncate(l, m.width-3)))
+	}
+	if hidden > 0 {
+		out = append(out, styleDim.Render(fmt.Sprintf("  … %d more lines (ctrl+o to expand)", hidden)))
+	}
+	return strings.Join(out, "\n")
+}
+
+func truncate(s string, n int) string {
+	r := []rune(strings.ReplaceAll(s, "\t", "    "))
+	if n < 4 || len(r) <= n {
+		return string(r)
+	}
+	return string(r[:n-1]) + "…"
+}
+
+func (m *model) handleKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
+	if m.picker != nil {
+		return m, m.pickerKey(k)
+	}
+	now := time.Now()
+	switch k.String() {
+	case "enter":
+		return m, m.submit(steer)
+	case "alt+enter":
+		if m.running {
+			return m, m.submit(followUp)
+		}
+		m.editor.InsertString("\n")
+		m.grow()
+		return m, nil
+	case "ctrl+q":
+		if m.running {
+			return m, m.submit(followUp)
+		}
+		return m, nil
+	case "esc":
+		switch {
+		case m.running:
+			m.abort()
+		case m.bashCancel != nil:
+			m.bashCancel()
+		case m.editor.Value() != "":
+			m.editor.Reset()
+			m.grow()
+		case now.Sub(m.lastEsc) < 500*time.Millisecond:
+			m.lastEsc = time.Time{}
+			return m, m.openTree()
+		default:
+			m.lastEsc = now
+		}
+		return m, nil
+	case "ctrl+c":
+		if now.Sub(m.lastCtrlC) < 500*time.Millisecond {
+			return m, tea.Quit
+		}
+		m.lastCtrlC = now
+		switch {
+		case m.editor.Value() != "":
+			m.editor.Reset()
+			m.grow()
+		case m.running:
+			m.abort()
+		}
+		return m, nil
+	case "ctrl+d":
+		if m.editor.Value() == "" {
+			return m, tea.Quit
+		}
+	case "ctrl+z":
+		return m, tea.Suspend
+	case "ctrl+o":
+		m.expand = !m.expand
+		if m.expand && m.lastSummary != "" {
+			s := m.lastSummary
+			m.lastSummary = ""
+			return m, tea.Println(styleDim.Render(m.wrap(s)))
+		}
+		if m.expand && m.lastTool != "" {
+			return m, tea.Println(styleDim.Render(indent(strings.TrimRight(m.lastTool, "\n"), "  ")))
+		}
+		return m, nil
+	case "ctrl+t":
+		m.showThinking = !m.showThinking
+		return m, nil
+	case "ctrl+g":
+		return m, m.externalEditor()
+	case "alt+m", "ctrl+l":
+		return m, m.openModelPicker()
+	case "ctrl+p":
+		return m, m.cycleModel()
+	case "up":
+		if m.editor.Line() == 0 && m.histIdx > 0 && (m.editor.Value() == "" || m.histIdx < len(m.history)) {
+			m.histIdx--
+			m.editor.SetValue(m.history[m.histIdx])
+			m.grow()
+			return m, nil
+		}
+	case "down":
+		if m.histIdx < len(m.history) && m.editor.Line() == m.editor.LineCount()-1 {
+			m.histIdx++
+			if m.histIdx == len(m.history) {
+				m.editor.Reset()
+			} else {
+				m.editor.SetValue(m.history[m.histIdx])
+			}
+			m.grow()
+			return m, nil
+		}
+	}
+	var cmd tea.Cmd
+	m.editor, cmd = m.editor.Update(k)
+	m.grow()
+	return m, cmd
+}
+
+// shiftEnter reports whether msg is Shift+Enter (D71), which bubbletea v1
+// passes on as an unknown CSI sequence: CSI 13;2u (kitty, fixterms) or
+// CSI 27;2;13~ (xterm modifyOtherKeys).
+func shiftEnter(msg tea.Msg) bool {
+	if _, ok := msg.(tea.KeyMsg); ok {
+		return false
+	}
+	s, ok := msg.(fmt.Stringer)
+	if !ok {
+		return false
+	}
+	switch s.String() {
+	case "?CSI[49 51 59 50 117]?", "?CSI[50 55 59 50 59 49 51 126]?":
+		return true
+	}
+	return false
+}
+
+// grow fits the editor's height to its content.
+func (m *model) grow() {
+	m.editor.SetHeight(min(max(m.editor.LineCount(), 1), 10))
+}
+
+func indent(s, pre string) string {
+	return pre + strings.ReplaceAll(s, "\n", "\n"+pre)
+}
+
+// submit handles Enter: a trailing backslash continues the line (D49);
+// otherwise the text is a slash command, user bash, a prompt, or — while
+// a run streams — a queued steering or follow-up message.
+func (m *model) submit(kind queueKind) tea.Cmd {
+	v := m.editor.Value()
+	if kind == steer && strings.HasSuffix(v, "\\") && m.editor.Line() == m.editor.LineCount()-1 {
+		m.editor.SetValue(strings.TrimSuffix(v, "\\") + "\n")
+		m.grow()
+		return nil
+	}
+	text := strings.TrimSpace(v)
+	if text == "" {
+		return nil
+	}
+	m.editor.Reset()
+	m.grow()
+	if len(m.history) == 0 || m.history[len(m.history)-1] != text {
+		m.history = append(m.history, text)
+	}
+	m.histIdx = len(m.history)
+	if strings.HasPrefix(text, "/") {
+		return m.command(text)
+	}
+	if strings.HasPrefix(text, "!") && m.opt.Bash != nil {
+		return m.runBash(text)
+	}
+	if m.running {
+		m.queue = append(m.queue, queued{kind: kind, text: text})
+		content := []llm.Content{llm.Text(text)}
+		if kind == steer {
+			m.ag.Steer(content)
+		} else {
+			m.ag.FollowUp(content)
+		}
+		return nil
+	}
+	return m.start(text)
+}
+
+func (m *model) View() string {
+	var b strings.Builder
+	w := max(m.width-1, 20)
+	if len(m.stream) > 0 {
+		var parts []string
+		for _, bl := range m.stream {
+			switch bl.kind {
+			case llm.ContentThinking:
+				if m.showThinking {
+					parts = append(parts, styleThought.Render(tail(bl.text, 6)))
+				} else {
+					parts = append(parts, styleThought.Render("∴ thinking…"))
+				}
+			case llm.ContentText:
+				parts = append(parts, bl.text)
+			case llm.ContentToolCall:
+				parts = append(parts, styleTool.Render("⋯ "+bl.name)+" "+bl.text)
+			}
+		}
+		text := lipgloss.NewStyle().Width(w).Render(strings.Join(parts, "\n"))
+		// Keep the live area within the screen: the tail of a long answer.
+		b.WriteString(tail(text, max(m.height-14, 4)) + "\n")
+	}
+	for _, t := range m.tools {
+		b.WriteString(styleTool.Render("● "+t.name) + " " + truncate(t.summary, w-len(t.name)-3) + "\n")
+		if t.output != "" {
+			for _, l := range strings.Split(tail(strings.TrimRight(t.output, "\n"), 3), "\n") {
+				b.WriteString(styleDim.Render("  "+truncate(l, w-2)) + "\n")
+			}
+		}
+	}
+	if m.bash != "" {
+		b.WriteString(styleTool.Render("● $ ") + truncate(m.bash, w-4) + styleDim.Render("  esc to stop") + "\n")
+	}
+	if m.running && len(m.stream) == 0 && len(m.tools) == 0 {
+		b.WriteString(styleDim.Render("Working…") + "\n")
+	}
+	if m.notice != "" {
+		b.WriteString(styleNotice.Render(m.notice) + "\n")
+	}
+	for _, q := range m.queue {
+		label := "steer"
+		if q.kind == followUp {
+			label = "follow-up"
+		}
+		b.WriteString(styleQueued.Render("↳ queued "+label+": ") + truncate(oneLine(q.text, 200), w-20) + "\n")
+	}
+	if m.picker != nil {
+		b.WriteString(m.picker.view(w, max(m.height/2, 5)))
+		return b.String()
+	}
+	b.WriteString(m.editor.View() + "\n")
+	b.WriteString(m.footer())
+	return b.String()
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) <= n {
+		return s
+	}
+	return strings.Join(lines[len(lines)-n:], "\n")
+}
+
+func (m *model) footer() string {
+	parts := []string{m.ag.CurrentModel().Key()}
+	if l := m.ag.CurrentThinkingLevel(); l != "" {
+		parts = append(parts, "thinking "+l)
+	}
+	if m.running {
+		parts = append(parts, "enter steer · alt+enter follow-up · esc abort")
+	} else {
+		parts = append(parts, "enter send · ctrl+j newline · /help")
+	}
+	return styleFooter.Render(strings.Join(parts, " · "))
+}
+
+// bashDoneMsg ends a user command.
+type bashDoneMsg struct {
+	command string
+	exclude bool
+	res     tools.CommandResult
+	msg     session.Message
+	err     error
+}
+
+// runBash runs `!cmd` (`!!cmd`: excluded from the context) in the
+// background (§7.5). It never starts a run; its bashExecution message
+// joins the session now, or after the active run (D48).
+func (m *model) runBash(text string) tea.Cmd {
+	exclude := strings.HasPrefix(text, "!!")
+	command := strings.TrimSpace(strings.TrimLeft(text, "!"))
+	if command == "" {
+		return nil
+	}
+	if m.bash != "" {
+		return tea.Println(styleError.Render("A command is already running (esc stops it)."))
+	}
+	ctx, cancel := context.WithCancel(m.ctx)
+	m.bash, m.bashCancel = command, cancel
+	run, send := m.opt.Bash, m.send
+	go func() {
+		defer cancel()
+		res, msg, err := run(ctx, command, exclude)
+		send(bashDoneMsg{command: command, exclude: exclude, res: res, msg: msg, err: err})
+	}()
+	return nil
+}
+
+func (m *model) bashDone(d bashDoneMsg) tea.Cmd {
+	m.bash, m.bashCancel = "", nil
+	if d.err != nil {
+		return tea.Println(styleError.Render("$ " + d.command + ": " + d.err.Error()))
+	}
+	head := styleTool.Render("$ ") + d.command
+	if d.exclude {
+		head += styleDim.Render("  (not sent to the model)")
+	}
+	out := []string{"\n" + head}
+	lines, hidden := preview(d.res.Output, m.expand)
+	for _, l := range lines {
+		out = append(out, styleDim.Render("  "+truncate(l, m.width-3)))
+	}
+	if hidden > 0 {
+		out = append(out, styleDim.Render(fmt.Sprintf("  … %d more lines (ctrl+o to expand)", hidden)))
+	}
+	switch {
+	case d.res.Cancelled:
+		out = append(out, styleNotice.Render("  (command cancelled)"))
+	case d.res.ExitCode != nil && *d.res.ExitCode != 0:
+		out = append(out, styleError.Render(fmt.Sprintf("  exit code %d", *d.res.ExitCode)))
+	}
+	m.lastTool = d.res.Output
+	m.pendingBash = append(m.pendingBash, d.msg)
+	var flush tea.Cmd
+	if !m.running {
+		flush = m.flushBash()
+	}
+	return tea.Sequence(tea.Println(strings.Join(out, "\n")), flush)
+}
+
+// flushBash appends the held-back bashExecution messages.
+func (m *model) flushBash() tea.Cmd {
+	pending := m.pendingBash
+	m.pendingBash = nil
+	for _, msg := range pending {
+		if err := m.ag.AppendMessage(msg); err != nil {
+			return tea.Println(styleError.Render("Saving the command failed: " + err.Error()))
+		}
+	}
+	return nil
+}
+
+// editedMsg returns the draft from the external editor.
+type editedMsg struct {
+	text string
+	err  error
+}
+
+// externalEditor opens the draft in $VISUAL or $EDITOR (ctrl+g, §8.4); the
+// UI gives the terminal to it and takes the file's text back.
+func (m *model) externalEditor() tea.Cmd {
+	name := cmp.Or(m.opt.Getenv("VISUAL"), m.opt.Getenv("EDITOR"))
+	if name == "" {
+		return tea.Println(styleError.Render("Set VISUAL or EDITOR to edit the message in an editor."))
+	}
+	f, err := os.CreateTemp("", "omp-draft-*.md")
+	if err != nil {
+		return tea.Println(styleError.Render("Editor: " + err.Error()))
+	}
+	path := f.Name()
+	_, err = f.WriteString(m.editor.Value())
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return tea.Println(styleError.Render("Editor: " + err.Error()))
+	}
+	args := strings.Fields(name)
+	c := exec.Command(args[0], append(args[1:], path)...)
+	return tea.ExecProcess(c, func(err error) tea.Msg {
+		defer os.Remove(path)
+		if err != nil {
+			return editedMsg{err: err}
+		}
+		b, err := os.ReadFile(path)
+		return editedMsg{text: string(b), err: err}
+	})
+}
