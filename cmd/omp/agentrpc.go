@@ -467,6 +467,12 @@ func (s *rpcServer) sessionChange(id *string, c *rpcCommand) any {
 		}
 		<-s.ag.Abort()
 		s.ag.ClearQueues()
+		if cur.Path() != "" {
+			// A new file holding the path before the message (§3.11).
+			sf, err = cur.BranchInto(filepath.Dir(cur.Path()), e.ParentID)
+			break
+		}
+		// An in-memory session (--no-session) branches in place.
 		if e.ParentID == "" {
 			cur.ResetLeaf()
 		} else if err := cur.Branch(e.ParentID); err != nil {
@@ -486,6 +492,9 @@ func (s *rpcServer) sessionChange(id *string, c *rpcCommand) any {
 	s.rt.keys.session = sf.Header().ID
 	if c.Type == "switch_session" {
 		s.adoptSessionModel(sf)
+	}
+	if c.Type == "branch" {
+		return rpcOK(id, c.Type, map[string]any{"text": text, "cancelled": false})
 	}
 	return rpcOK(id, c.Type, map[string]any{"cancelled": false})
 }

@@ -197,8 +197,12 @@ func TestRPCInProcessSessionCommands(t *testing.T) {
 		t.Fatalf("branch = %v", r)
 	}
 	p.send(`{"id":"10","type":"get_state"}`)
-	if st := p.next("10")["data"].(map[string]any); st["messageCount"] != 0.0 {
+	// A branch is a new session file whose header names the source (§3.11).
+	if st := p.next("10")["data"].(map[string]any); st["messageCount"] != 0.0 || st["sessionId"] == first["sessionId"] ||
+		st["sessionFile"] == first["sessionFile"] {
 		t.Fatalf("after branch: %v", st)
+	} else if bf, err := session.Open(st["sessionFile"].(string)); err != nil || bf.Header().ParentSession != first["sessionFile"] {
+		t.Fatalf("branch file: %v (parentSession %q)", err, bf.Header().ParentSession)
 	}
 	p.finish()
 }

@@ -412,16 +412,16 @@ func (m *model) branch(id string) tea.Cmd {
 	sf := src
 	note := "Branched in place (in-memory session)"
 	if src.Path() != "" {
+		// A new file holding the path before the message (§3.11).
 		if err := src.Persist(); err != nil {
 			return m.fail("Branch failed: " + err.Error())
 		}
-		nf, err := session.Fork(src.Path(), m.sessionDir(src), "", nil)
+		nf, err := src.BranchInto(m.sessionDir(src), e.ParentID)
 		if err != nil {
 			return m.fail("Branch failed: " + err.Error())
 		}
 		sf, note = nf, "Branched into session "+shortID(nf.Header().ID)
-	}
-	if e.ParentID == "" {
+	} else if e.ParentID == "" {
 		sf.ResetLeaf()
 	} else if err := sf.Branch(e.ParentID); err != nil {
 		return m.fail(err.Error())
