@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
@@ -358,12 +359,18 @@ func (a *app) newAgentRuntime(ctx context.Context, f *agentFlags, env *config.En
 		Secrets: obf}
 	ag.Compactor, ag.Todos = ag.BuiltinCompactor(), todos
 	ag.SetAutoCompaction(ag.Compaction.Enabled)
-	if broker != nil && cred.Kind == llm.CredentialOAuth {
-		// OAuth access tokens rotate during long runs: take the snapshot's
-		// current one (refreshed through the broker near expiry) per turn,
-		// and force a refresh through the broker after a 401/403.
+	if broker != nil {
+		// The credential is picked per turn: OAuth access tokens rotate
+		// during long runs (the snapshot's current one, refreshed through the
+		// broker near expiry), and after a usage limit the picker moves the
+		// session to a free account, blocking the limited one for the whole
+		// fleet (usage.md §5.4, fleet.md §5).
 		ag.Credentials = func(ctx context.Context) (llm.Credential, error) { return keys.credential(ctx, ag.CurrentModel()) }
-		ag.RefreshCredential = func(ctx context.Context) (llm.Credential, error) { return keys.refresh(ctx, ag.CurrentModel()) }
+		ag.OnUsageLimit = func(ctx context.Context, ra time.Duration) bool { return keys.usageLimit(ctx, ag.CurrentModel(), ra) }
+		if cred.Kind == llm.CredentialOAuth {
+			// A 401/403 forces a refresh through the broker.
+			ag.RefreshCredential = func(ctx context.Context) (llm.Credential, error) { return keys.refresh(ctx, ag.CurrentModel()) }
+		}
 	}
 	if broker != nil {
 		// In broker mode every settled turn's burn is reported (fleet.md

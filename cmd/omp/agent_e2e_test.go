@@ -674,3 +674,54 @@ func TestAgentE2EBrokerRefreshAfter401(t *testing.T) {
 		t.Errorf("a token reached stderr: %s", stderr.String())
 	}
 }
+
+// TestAgentE2EUsageLimitMovesToAnotherAccount: in broker mode a 429 that
+// reads as a usage limit blocks the session's account — the block reaches
+// the broker for the whole fleet — and the turn is retried at once on the
+// other account (usage.md §5.4, fleet.md §5).
+func TestAgentE2EUsageLimitMovesToAnotherAccount(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	e := newE2E(t)
+	b := startBroker(t, "")
+	b.upload(t, oauthCred("anthropic", "alice@example.com", "rt-alice"), oauthCred("anthropic", "bob@example.com", "rt-bob"))
+	yml := "providers:\n  anthropic:\n    baseUrl: " + e.fake.srv.URL + "\n"
+	if err := os.WriteFile(filepath.Join(e.home, ".omp", "agent", "models.yml"), []byte(yml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.fake.push(fakeError{429, `{"type":"error","error":{"type":"rate_limit_error","message":"usage_limit_reached: your usage limit has been reached"}}`},
+		asst(llm.StopEnd, llm.Text("answered by the other account")))
+	cmd := exec.Command(binary(t), "-p", "--no-session", "--model", "anthropic/claude-3-haiku-20240307", "hi")
+	cmd.Dir = e.project
+	cmd.Env = []string{"HOME=" + e.home, "PATH=" + os.Getenv("PATH"), "OMP_AUTH_BROKER_URL=" + b.url, "OMP_AUTH_BROKER_TOKEN=" + b.token}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil || string(out) != "answered by the other account\n" {
+		t.Fatalf("omp: %v, stdout %q\n%s", err, out, stderr.String())
+	}
+	if len(e.fake.keys) != 2 || e.fake.keys[0] == e.fake.keys[1] {
+		t.Fatalf("upstream credentials %v: want two different accounts", e.fake.keys)
+	}
+	if strings.Contains(stderr.String(), "auto_retry") || strings.Contains(stderr.String(), "rt-") {
+		t.Fatalf("stderr: %s", stderr.String())
+	}
+	// The limited account is blocked at the broker for the fleet.
+	res, err := b.client.Snapshot(context.Background(), nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocked := 0
+	for _, en := range res.Snapshot.Credentials {
+		if len(en.Blocks) > 0 {
+			blocked++
+			if en.Credential.Access != e.fake.keys[0] {
+				t.Fatalf("blocked %s, but the limited request used another token", en.Credential.Email)
+			}
+		}
+	}
+	if blocked != 1 {
+		t.Fatalf("%d blocked credentials at the broker, want 1", blocked)
+	}
+}

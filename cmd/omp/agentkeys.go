@@ -7,12 +7,14 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/pkg/agent/session"
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/llm/catalog"
 	"github.com/ompgo/omp/pkg/llm/upstream"
+	vaultpick "github.com/ompgo/omp/pkg/vault/pick"
 )
 
 // keyLadder resolves a provider's credential (§9.6): --api-key, the
@@ -25,6 +27,21 @@ type keyLadder struct {
 	resolver *config.Resolver
 	broker   *agentBroker // nil outside broker mode
 	session  string       // the session id, for sticky broker credentials
+	// fromBroker: the latest credential came from the broker's picker.
+	fromBroker bool
+}
+
+// usageLimit reports a usage limit of the current broker credential of m's
+// provider to the picker (which blocks it and posts the block to the
+// broker) and whether another account is free; false outside broker mode
+// or for a credential that did not come from the broker.
+func (k *keyLadder) usageLimit(ctx context.Context, m llm.Model, retryAfter time.Duration) bool {
+	if k.broker == nil || !k.fromBroker {
+		return false
+	}
+	sw, err := k.broker.picker.MarkUsageLimitReached(ctx, m.Provider, k.session,
+		vaultpick.LimitOptions{RetryAfter: retryAfter, ModelID: m.ID})
+	return err == nil && sw.Switched
 }
 
 func (k *keyLadder) key(ctx context.Context, provider string) (string, bool) {
@@ -61,10 +78,11 @@ func (k *keyLadder) credential(ctx context.Context, m llm.Model) (llm.Credential
 		if err != nil {
 			return llm.Credential{}, fmt.Errorf("auth broker: %w", err)
 		}
-		if found {
+		if k.fromBroker = found; found {
 			return c, nil
 		}
 	}
+	k.fromBroker = false
 	v, ok := k.key(ctx, m.Provider)
 	if !ok {
 		return llm.Credential{}, fmt.Errorf("No API key for provider %q: pass --api-key, set apiKey in models.yml or the provider's environment variable", m.Provider)

@@ -99,6 +99,14 @@ type Agent struct {
 	// upstream 401/403 (broker mode: a refresh through the broker); the
 	// turn is then retried once with the new credential.
 	RefreshCredential func(ctx context.Context) (llm.Credential, error)
+	// OnUsageLimit, when set, is told that a turn failed on a provider
+	// usage limit (a 429 that reads as one, usage.md §5.4) with the
+	// upstream's retry hint: the credential source blocks that account
+	// (and, in broker mode, the fleet learns it). switched reports that
+	// another account is free, and the turn is then retried at once with
+	// the credential Credentials picks next; otherwise the D21 retry policy
+	// decides.
+	OnUsageLimit func(ctx context.Context, retryAfter time.Duration) (switched bool)
 	// Compactor compacts the context (h/agent-compact provides it). The
 	// overflow and truncated-output recoveries of §5.6 call it; without it
 	// those errors end the run as they are.
@@ -226,9 +234,20 @@ func (a *Agent) prompt(ctx context.Context, content []llm.Content) (*llm.Message
 // window several times).
 func (a *Agent) recover(ctx context.Context, final *llm.Message, err error) (*llm.Message, error) {
 	var overflowDone, incompleteDone bool
+	switches := 0
 	for {
 		if err != nil || final == nil || ctx.Err() != nil {
 			return final, err
+		}
+		if a.OnUsageLimit != nil && switches < maxAccountSwitches && IsUsageLimit(final) {
+			switches++
+			if a.OnUsageLimit(ctx, a.retryAfter) {
+				// Another account is free: retry now on it. The failed
+				// message stays in the file; §3.9 repairs skip it.
+				a.dropLast(llm.StopError)
+				final, err = a.run(ctx, nil)
+				continue
+			}
 		}
 		switch {
 		case a.autoRetry() && IsTransient(final):

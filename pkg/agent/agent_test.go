@@ -366,3 +366,56 @@ func TestRetryEndsWhenTheErrorStopsBeingTransient(t *testing.T) {
 		t.Fatalf("last event = %s", last)
 	}
 }
+
+// limitedProvider answers 429 usage_limit_reached to the credential
+// "limited" and a text turn to any other.
+type limitedProvider struct{ creds []string }
+
+func (p *limitedProvider) Stream(_ context.Context, _ *llm.Request, m llm.Model, c llm.Credential) (*llm.Stream, error) {
+	p.creds = append(p.creds, c.Secret)
+	if c.Secret == "limited" {
+		return nil, &llm.UpstreamError{Status: 429, Message: "usage_limit_reached: The usage limit has been reached", RetryAfter: 90 * time.Second}
+	}
+	return (&replayed{turns: [][]llm.Event{record(assistant(llm.StopEnd, llm.Text("ok")))}}).Stream(context.Background(), nil, m, c)
+}
+
+// TestUsageLimitSwitchesAccount: a 429 that reads as a usage limit is
+// reported to OnUsageLimit with the retry hint; when another account is
+// free the turn is retried at once on the credential picked next (no D21
+// wait), else the D21 policy retries it.
+func TestUsageLimitSwitchesAccount(t *testing.T) {
+	for _, free := range []bool{true, false} {
+		h := newHarness(t)
+		p := &limitedProvider{}
+		blocked := false
+		var hint time.Duration
+		h.agent.Provider = p
+		h.agent.Credentials = func(context.Context) (llm.Credential, error) {
+			if blocked && free {
+				return llm.APIKey("other"), nil
+			}
+			if blocked {
+				return llm.APIKey("after-wait"), nil
+			}
+			return llm.APIKey("limited"), nil
+		}
+		h.agent.OnUsageLimit = func(_ context.Context, ra time.Duration) bool { blocked, hint = true, ra; return free }
+		final, err := h.agent.Prompt(context.Background(), "hi")
+		if err != nil || final.TextContent() != "ok" || !blocked || hint != 90*time.Second {
+			t.Fatalf("free=%v: final %+v, %v, blocked %v hint %v", free, final, err, blocked, hint)
+		}
+		retried := h.seq(EventAutoRetryStart, EventAutoRetryEnd) != ""
+		if retried == free {
+			t.Fatalf("free=%v: D21 retry events %q", free, h.seq(EventAutoRetryStart, EventAutoRetryEnd))
+		}
+		if want := map[bool]string{true: "limited,other", false: "limited,after-wait"}[free]; strings.Join(p.creds, ",") != want {
+			t.Fatalf("free=%v: credentials %v, want %s", free, p.creds, want)
+		}
+	}
+	// A plain rate limit is not a usage limit.
+	plain := assistant(llm.StopError)
+	plain.ErrorStatus, plain.ErrorMessage = 429, "rate limit exceeded, slow down"
+	if IsUsageLimit(&plain) {
+		t.Fatal("a plain 429 read as a usage limit")
+	}
+}

@@ -65,6 +65,16 @@ func IsOverflow(m *llm.Message) bool {
 	return slices.ContainsFunc(overflowText, func(s string) bool { return strings.Contains(msg, s) })
 }
 
+// maxAccountSwitches bounds the immediate retries on another account after
+// usage limits within one prompt.
+const maxAccountSwitches = 8
+
+// IsUsageLimit reports whether m failed on a provider usage limit: a 429
+// whose error reads as one (gateway.md §6.1 isUsageLimitError).
+func IsUsageLimit(m *llm.Message) bool {
+	return m.StopReason == llm.StopError && m.ErrorStatus == 429 && llm.IsUsageLimitText(m.ErrorMessage)
+}
+
 // IsTransient reports whether a failed assistant message is worth a retry:
 // a transient status or message, and not an overflow.
 func IsTransient(m *llm.Message) bool {
