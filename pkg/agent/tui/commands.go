@@ -366,9 +366,35 @@ func (m *model) openTree() tea.Cmd {
 }
 
 // navigate moves the leaf to id (§3.12): a user or custom message puts its
-// text in the editor and the leaf on its parent.
+// text in the editor and the leaf on its parent. With branchSummary.enabled
+// the user chooses first whether the branch left behind is summarised.
 func (m *model) navigate(id string) tea.Cmd {
-	nav, err := m.ag.NavigateTree(m.ctx, id, agent.NavigateOptions{})
+	if !m.ag.Compaction.BranchSummaryEnabled || id == m.ag.Session.Leaf() {
+		return m.navigateNow(id, agent.NavigateOptions{})
+	}
+	p := &picker{title: "Summarize the branch you leave?", onPick: func(it pickItem) tea.Cmd {
+		switch it.value {
+		case "summary":
+			return m.navigateSummarized(id, "")
+		case "custom":
+			m.pendingNav = id
+			return m.info("Type the instructions for the branch summary, then Enter.")
+		}
+		return m.navigateNow(id, agent.NavigateOptions{})
+	}}
+	p.items = []pickItem{{label: "No summary", value: "none"}, {label: "Summarize", value: "summary"},
+		{label: "Summarize with custom prompt", value: "custom"}}
+	m.openPicker(p)
+	return nil
+}
+
+// navigateNow moves without a model call.
+func (m *model) navigateNow(id string, opt agent.NavigateOptions) tea.Cmd {
+	nav, err := m.ag.NavigateTree(m.ctx, id, opt)
+	return m.navigated(nav, err)
+}
+
+func (m *model) navigated(nav agent.Navigation, err error) tea.Cmd {
 	if err != nil {
 		return m.fail(err.Error())
 	}
@@ -380,6 +406,44 @@ func (m *model) navigate(id string) tea.Cmd {
 		m.grow()
 	}
 	return m.info(fmt.Sprintf("Moved in the tree · %d messages in context", m.ag.MessageCount()))
+}
+
+// navResultMsg ends a summarised tree move.
+type navResultMsg struct {
+	id  int
+	nav agent.Navigation
+	err error
+}
+
+// navigateSummarized moves to id with a branch summary, in the background:
+// esc cancels the summary, applies no move and reopens the tree (§3.12).
+func (m *model) navigateSummarized(id, instructions string) tea.Cmd {
+	ctx, cancel := context.WithCancel(m.ctx)
+	done := make(chan struct{})
+	m.runID++
+	m.running, m.cancel, m.done, m.notice = true, cancel, done, "Summarizing the branch… · esc to cancel"
+	ag, send, rid := m.ag, m.send, m.runID
+	go func() {
+		defer close(done)
+		nav, err := ag.NavigateTree(ctx, id, agent.NavigateOptions{Summarize: true, CustomInstructions: instructions})
+		if err != nil && ctx.Err() != nil {
+			err = context.Canceled
+		}
+		send(navResultMsg{id: rid, nav: nav, err: err})
+	}()
+	return nil
+}
+
+func (m *model) navResult(msg navResultMsg) tea.Cmd {
+	if msg.id != m.runID || m.done == nil {
+		return nil
+	}
+	<-m.done
+	m.running, m.cancel, m.done, m.notice = false, nil, nil, ""
+	if errors.Is(msg.err, context.Canceled) {
+		return tea.Batch(m.info("Branch summary cancelled; nothing moved."), m.openTree())
+	}
+	return m.navigated(msg.nav, msg.err)
 }
 
 // openBranch picks a user message of the active path and starts a new

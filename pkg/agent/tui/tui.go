@@ -159,6 +159,9 @@ type model struct {
 	bash        string
 	bashCancel  context.CancelFunc
 	pendingBash []session.Message
+	// pendingNav is the tree target waiting for custom branch-summary
+	// instructions: the next submitted text is those instructions.
+	pendingNav string
 	// lastTool is the output of the latest finished tool and lastSummary
 	// the latest compaction summary (ctrl+o prints them whole).
 	lastTool, lastSummary string
@@ -361,6 +364,8 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.runDone(msg)
 	case cmdResultMsg:
 		return m, m.cmdResult(msg)
+	case navResultMsg:
+		return m, m.navResult(msg)
 	case bashDoneMsg:
 		return m, m.bashDone(msg)
 	case editedMsg:
@@ -628,6 +633,10 @@ func (m *model) submit(kind queueKind) tea.Cmd {
 		m.history = append(m.history, text)
 	}
 	m.histIdx = len(m.history)
+	if id := m.pendingNav; id != "" && !m.running {
+		m.pendingNav = ""
+		return m.navigateSummarized(id, text)
+	}
 	if strings.HasPrefix(text, "/") {
 		return m.command(text)
 	}

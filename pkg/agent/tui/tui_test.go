@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/ompgo/omp/pkg/agent/compaction"
 	"os"
 	"path/filepath"
 	"strings"
@@ -363,5 +364,56 @@ func TestDisplayRestoresSecretPlaceholders(t *testing.T) {
 		Args: json.RawMessage(`{"command":"echo #ABCD#"}`)}, restore).(toolStartMsg)
 	if start.summary != "echo s3cret" {
 		t.Fatalf("tool summary = %q", start.summary)
+	}
+}
+
+// TestTreeOffersABranchSummary: with branchSummary.enabled a tree move asks
+// No summary / Summarize / Summarize with custom prompt (§3.12); the
+// custom prompt is the next text submitted, and the summary lands in the
+// session as a branch_summary entry.
+func TestTreeOffersABranchSummary(t *testing.T) {
+	r := newRig(t, answer("a1"), answer("a2"), answer("what the abandoned branch did"))
+	r.m.ag.Compaction = compaction.Defaults()
+	r.m.ag.Compaction.BranchSummaryEnabled = true
+	for _, p := range []string{"first question", "second question"} {
+		r.typeText(p)
+		r.key(keyEnter)
+		r.settle()
+	}
+	sf := r.m.ag.Session
+	var first *session.Entry
+	for _, e := range sf.Entries() {
+		if text, ok := userMessage(e); ok && text == "first question" {
+			first = e
+		}
+	}
+	r.m.navigate(first.ID)
+	if r.m.picker == nil || len(r.m.picker.items) != 3 || r.m.picker.items[2].label != "Summarize with custom prompt" {
+		t.Fatalf("summary choice = %+v", r.m.picker)
+	}
+	p := r.m.picker
+	r.m.picker = nil
+	p.onPick(p.items[2])
+	if sf.Leaf() == first.ParentID {
+		t.Fatal("moved before the instructions were given")
+	}
+	r.typeText("focus on the tests")
+	r.key(keyEnter)
+	r.settle()
+	var summary *session.Entry
+	for _, e := range sf.Entries() {
+		if e.Type == session.TypeBranchSummary {
+			summary = e
+		}
+	}
+	if summary == nil || !strings.Contains(string(summary.Raw), "what the abandoned branch did") {
+		t.Fatalf("no branch summary in the session: %v", summary)
+	}
+	last := r.prov.Requests[len(r.prov.Requests)-1]
+	if body := fmt.Sprint(last.Messages); !strings.Contains(body, "focus on the tests") {
+		t.Fatalf("custom instructions not in the summary request: %s", body)
+	}
+	if r.m.editor.Value() != "first question" {
+		t.Fatalf("editor %q, want the chosen message prefilled", r.m.editor.Value())
 	}
 }
