@@ -17,6 +17,7 @@ import (
 	"github.com/ompgo/omp/pkg/agent"
 	"github.com/ompgo/omp/pkg/agent/session"
 	"github.com/ompgo/omp/pkg/agent/tools"
+	"github.com/ompgo/omp/pkg/agent/tui"
 	"github.com/ompgo/omp/pkg/llm"
 )
 
@@ -45,6 +46,7 @@ type rpcCommand struct {
 	SessionPath        string          `json:"sessionPath"`
 	EntryID            string          `json:"entryId"`
 	Name               *string         `json:"name"`
+	OutputPath         string          `json:"outputPath"`
 	ProtocolVersion    json.RawMessage `json:"protocolVersion"`
 }
 
@@ -335,6 +337,24 @@ func (s *rpcServer) handle(ctx context.Context, c *rpcCommand) any {
 		return rpcOK(id, c.Type, nil)
 	case "get_session_stats":
 		return rpcOK(id, c.Type, s.stats())
+	case "export_html":
+		// D12: the interactive mode's minimal HTML, default path
+		// <cwd>/omp-session-<id>.html.
+		sf := s.ag.Session
+		if sf.Path() == "" {
+			return rpcError(id, c.Type, "Cannot export in-memory session to HTML")
+		}
+		path := c.OutputPath
+		if path == "" {
+			path = "omp-session-" + sf.Header().ID + ".html"
+		}
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(s.rt.cwd, path)
+		}
+		if err := tui.ExportHTML(sf, s.ag.SystemPrompt, path); err != nil {
+			return rpcError(id, c.Type, err.Error())
+		}
+		return rpcOK(id, c.Type, map[string]any{"path": path})
 	case "get_last_assistant_text":
 		msgs := s.ag.Messages()
 		for i := len(msgs) - 1; i >= 0; i-- {

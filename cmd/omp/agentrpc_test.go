@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -187,6 +188,14 @@ func TestRPCInProcessSessionCommands(t *testing.T) {
 	p.send(`{"id":"7","type":"get_state"}`)
 	if st := p.next("7")["data"].(map[string]any); st["sessionId"] != first["sessionId"] || st["messageCount"] != 2.0 {
 		t.Fatalf("after switch_session: %v", st)
+	}
+	p.send(`{"id":"e1","type":"export_html","outputPath":"out/export.html"}`)
+	if r := p.next("e1"); r["success"] != true {
+		t.Fatalf("export_html = %v", r)
+	} else if path := r["data"].(map[string]any)["path"].(string); !filepath.IsAbs(path) || !strings.HasSuffix(path, "out/export.html") {
+		t.Fatalf("export path %q", path)
+	} else if html, err := os.ReadFile(path); err != nil || !strings.Contains(string(html), "hello there") {
+		t.Fatalf("export file: %v", err)
 	}
 	p.send(`{"id":"8","type":"branch","entryId":"nope"}`)
 	if r := p.next("8"); r["error"] != "Invalid entry for branching: nope" {

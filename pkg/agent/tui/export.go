@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"html/template"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/ompgo/omp/pkg/agent/session"
@@ -62,6 +63,9 @@ func ExportHTML(sf *session.File, systemPrompt, path string) error {
 	err := exportPage.Execute(&b, map[string]any{"Header": sf.Header(), "Leaf": sf.Leaf(), "System": systemPrompt,
 		"Items": items})
 	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
 	return os.WriteFile(path, b.Bytes(), 0o644)
