@@ -25,27 +25,7 @@ name=interop-agent keep_var=INTEROP_KEEP
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-unset PI_CONFIG_DIR PI_CODING_AGENT_DIR XDG_DATA_HOME XDG_CACHE_HOME XDG_CONFIG_HOME \
-  OMP_AUTH_BROKER_URL OMP_AUTH_BROKER_TOKEN ANTHROPIC_API_KEY OPENAI_API_KEY
-export HTTP_PROXY=http://127.0.0.1:9 HTTPS_PROXY=http://127.0.0.1:9 http_proxy=http://127.0.0.1:9 \
-  https_proxy=http://127.0.0.1:9 NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
-
-mkdir -p "$work/dump"
-start_fake_upstream -dump-dir "$work/dump"
-export HOME="$work/home" FAKE_KEY=sk-interop-agent
-mkdir -p "$HOME/.omp/agent"
-cat >"$HOME/.omp/agent/models.yml" <<YML
-providers:
-  fake:
-    baseUrl: $upstream
-    apiKey: FAKE_KEY
-    api: anthropic-messages
-    auth: apiKey
-    models:
-      - id: fake-model
-        contextWindow: 200000
-        maxTokens: 8192
-YML
+agent_interop_home sk-interop-agent
 reference() { "$bun" "$cli" "$@" 2>>"$work/reference.log"; }
 ours() { "$bin/omp" "$@" 2>>"$work/ours.log"; }
 fail() { echo "$name: FAIL: $*" >&2; exit 1; }

@@ -39,3 +39,30 @@ start_fake_upstream() { # extra fakeupstream flags...; sets $upstream
   [ -s "$work/upstream.addr" ] || { echo "$name: fake upstream did not come up" >&2; exit 1; }
   upstream="http://$(cat "$work/upstream.addr")"
 }
+
+# agent_interop_home KEY: a clean environment (no broker, no provider keys,
+# proxies pointing nowhere but loopback) and a throwaway HOME whose
+# models.yml declares the fake upstream (started here, requests dumped in
+# $work/dump) as provider "fake" with the API key KEY (in $FAKE_KEY).
+agent_interop_home() {
+  unset PI_CONFIG_DIR PI_CODING_AGENT_DIR XDG_DATA_HOME XDG_CACHE_HOME XDG_CONFIG_HOME \
+    OMP_AUTH_BROKER_URL OMP_AUTH_BROKER_TOKEN ANTHROPIC_API_KEY OPENAI_API_KEY
+  export HTTP_PROXY=http://127.0.0.1:9 HTTPS_PROXY=http://127.0.0.1:9 http_proxy=http://127.0.0.1:9 \
+    https_proxy=http://127.0.0.1:9 NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
+  mkdir -p "$work/dump"
+  start_fake_upstream -dump-dir "$work/dump"
+  export HOME="$work/home" FAKE_KEY=$1
+  mkdir -p "$HOME/.omp/agent"
+  cat >"$HOME/.omp/agent/models.yml" <<YML
+providers:
+  fake:
+    baseUrl: $upstream
+    apiKey: FAKE_KEY
+    api: anthropic-messages
+    auth: apiKey
+    models:
+      - id: fake-model
+        contextWindow: 200000
+        maxTokens: 8192
+YML
+}

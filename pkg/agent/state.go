@@ -253,34 +253,28 @@ func validInterruptMode(m string) bool { return m == InterruptNow || m == Interr
 
 // SetSteeringMode sets "one-at-a-time" (default) or "all".
 func (a *Agent) SetSteeringMode(mode string) error {
-	if !validQueueMode(mode) {
-		return errors.New("Invalid steering mode: " + mode)
-	}
-	a.st.mu.Lock()
-	defer a.st.mu.Unlock()
-	a.st.steeringMode = mode
-	return nil
+	return a.setMode(&a.st.steeringMode, mode, validQueueMode(mode), "steering")
 }
 
 // SetFollowUpMode sets "one-at-a-time" (default) or "all".
 func (a *Agent) SetFollowUpMode(mode string) error {
-	if !validQueueMode(mode) {
-		return errors.New("Invalid follow-up mode: " + mode)
-	}
-	a.st.mu.Lock()
-	defer a.st.mu.Unlock()
-	a.st.followUpMode = mode
-	return nil
+	return a.setMode(&a.st.followUpMode, mode, validQueueMode(mode), "follow-up")
 }
 
 // SetInterruptMode sets "immediate" (default) or "wait".
 func (a *Agent) SetInterruptMode(mode string) error {
-	if !validInterruptMode(mode) {
-		return errors.New("Invalid interrupt mode: " + mode)
+	return a.setMode(&a.st.interruptMode, mode, validInterruptMode(mode), "interrupt")
+}
+
+// setMode stores a valid mode in *field under the state lock; an invalid
+// one is the error "Invalid <what> mode: <mode>".
+func (a *Agent) setMode(field *string, mode string, valid bool, what string) error {
+	if !valid {
+		return errors.New("Invalid " + what + " mode: " + mode)
 	}
 	a.st.mu.Lock()
 	defer a.st.mu.Unlock()
-	a.st.interruptMode = mode
+	*field = mode
 	return nil
 }
 

@@ -418,28 +418,46 @@ type navResultMsg struct {
 // navigateSummarized moves to id with a branch summary, in the background:
 // esc cancels the summary, applies no move and reopens the tree (§3.12).
 func (m *model) navigateSummarized(id, instructions string) tea.Cmd {
-	ctx, cancel := context.WithCancel(m.ctx)
-	done := make(chan struct{})
-	m.runID++
-	m.running, m.cancel, m.done, m.notice = true, cancel, done, "Summarizing the branch… · esc to cancel"
-	ag, send, rid := m.ag, m.send, m.runID
-	go func() {
-		defer close(done)
+	ag := m.ag
+	m.background("Summarizing the branch… · esc to cancel", func(ctx context.Context, rid int) tea.Msg {
 		nav, err := ag.NavigateTree(ctx, id, agent.NavigateOptions{Summarize: true, CustomInstructions: instructions})
 		if err != nil && ctx.Err() != nil {
 			err = context.Canceled
 		}
-		send(navResultMsg{id: rid, nav: nav, err: err})
-	}()
+		return navResultMsg{id: rid, nav: nav, err: err}
+	})
 	return nil
 }
 
-func (m *model) navResult(msg navResultMsg) tea.Cmd {
-	if msg.id != m.runID || m.done == nil {
-		return nil
+// background runs work off the UI loop as a task esc cancels (like a
+// run); its message comes back through send, tagged with the task's id.
+func (m *model) background(notice string, work func(ctx context.Context, id int) tea.Msg) {
+	ctx, cancel := context.WithCancel(m.ctx)
+	done := make(chan struct{})
+	m.runID++
+	m.running, m.cancel, m.done, m.notice = true, cancel, done, notice
+	send, id := m.send, m.runID
+	go func() {
+		defer close(done)
+		send(work(ctx, id))
+	}()
+}
+
+// backgroundDone settles the task whose message carries id; false for a
+// stale message.
+func (m *model) backgroundDone(id int) bool {
+	if id != m.runID || m.done == nil {
+		return false
 	}
 	<-m.done
 	m.running, m.cancel, m.done, m.notice = false, nil, nil, ""
+	return true
+}
+
+func (m *model) navResult(msg navResultMsg) tea.Cmd {
+	if !m.backgroundDone(msg.id) {
+		return nil
+	}
 	if errors.Is(msg.err, context.Canceled) {
 		return tea.Batch(m.info("Branch summary cancelled; nothing moved."), m.openTree())
 	}
@@ -601,28 +619,21 @@ func (m *model) export(arg string) tea.Cmd {
 func (m *model) compact(instructions string) tea.Cmd {
 	// A manual compaction aborts the run first (§6.3).
 	m.stopRun()
-	ctx, cancel := context.WithCancel(m.ctx)
-	done := make(chan struct{})
-	m.runID++
-	m.running, m.cancel, m.done, m.notice = true, cancel, done, "Compacting… · esc to cancel"
-	ag, send, id := m.ag, m.send, m.runID
-	go func() {
-		defer close(done)
+	ag := m.ag
+	m.background("Compacting… · esc to cancel", func(ctx context.Context, id int) tea.Msg {
 		res, err := ag.CompactNow(ctx, instructions)
 		if err != nil && ctx.Err() != nil {
 			err = errors.New("cancelled")
 		}
-		send(cmdResultMsg{id: id, result: res, err: err})
-	}()
+		return cmdResultMsg{id: id, result: res, err: err}
+	})
 	return nil
 }
 
 func (m *model) cmdResult(msg cmdResultMsg) tea.Cmd {
-	if msg.id != m.runID || m.done == nil {
+	if !m.backgroundDone(msg.id) {
 		return nil
 	}
-	<-m.done
-	m.running, m.cancel, m.done, m.notice = false, nil, nil, ""
 	c := compactionResult(msg.result)
 	if msg.err != nil {
 		c.err = msg.err.Error()
