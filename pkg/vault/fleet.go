@@ -155,10 +155,14 @@ type ClientUsageReport struct {
 
 // Observed-usage bounds of the Go broker (Decision F9).
 const (
-	MaxObservedIdentityLen = 256            // bytes, install id, hostname, app, provider, model
-	MaxObservedEntries     = 1000           // entries of one report
-	ObservedPastWindow     = 24 * time.Hour // an `at` older than this is replaced by the receive time
-	ObservedFutureWindow   = 5 * time.Minute
+	MaxObservedIdentityLen = 256  // bytes, install id, hostname, app, provider, model
+	MaxObservedEntries     = 1000 // entries of one report
+	// MaxObservedCount caps each counter of an entry and of a stored row
+	// (requests, tokens): sums of stored rows then stay far from int64
+	// overflow whatever clients post.
+	MaxObservedCount     = 1_000_000_000_000
+	ObservedPastWindow   = 24 * time.Hour // an `at` older than this is replaced by the receive time
+	ObservedFutureWindow = 5 * time.Minute
 	// ObservedMergeWindow is the 5-minute merge rule of fleet.md §8.1.
 	ObservedMergeWindow = 5 * time.Minute
 	// FleetRetention is how long client usage and idle clients are kept
@@ -179,11 +183,19 @@ func CutUTF8(s string, n int) string {
 	return s
 }
 
+// ClampCounts bounds each counter of e to [0, MaxObservedCount].
+func (e *ObservedUsage) ClampCounts() {
+	for _, n := range []*int64{&e.Requests, &e.InputTokens, &e.OutputTokens, &e.CacheReadTokens, &e.CacheWriteTokens} {
+		*n = min(max(*n, 0), MaxObservedCount)
+	}
+}
+
 // NormalizeClientUsage applies Decision F9 to r received at nowMs:
 // identity strings trimmed and cut to MaxObservedIdentityLen bytes,
-// negative counters and costs → 0, an `at` outside [now − 24 h, now + 5 min]
-// replaced by nowMs. Counters arrive as float64 from JSON and are
-// truncated by the caller; r is modified in place and returned.
+// counters bounded to [0, MaxObservedCount] and negative costs → 0, an
+// `at` outside [now − 24 h, now + 5 min] replaced by nowMs. Counters arrive
+// as float64 from JSON and are truncated by the caller; r is modified in
+// place and returned.
 func NormalizeClientUsage(r ClientUsageReport, nowMs int64) ClientUsageReport {
 	r.InstallID = CutUTF8(r.InstallID, MaxObservedIdentityLen)
 	r.Hostname = CutUTF8(r.Hostname, MaxObservedIdentityLen)
@@ -196,8 +208,7 @@ func NormalizeClientUsage(r ClientUsageReport, nowMs int64) ClientUsageReport {
 		if e.At < lo || e.At > hi {
 			e.At = nowMs
 		}
-		e.Requests, e.InputTokens, e.OutputTokens = max(e.Requests, 0), max(e.InputTokens, 0), max(e.OutputTokens, 0)
-		e.CacheReadTokens, e.CacheWriteTokens = max(e.CacheReadTokens, 0), max(e.CacheWriteTokens, 0)
+		e.ClampCounts()
 		if !(e.CostUsd > 0) || e.CostUsd > 1e12 { // NaN, negative, absurd
 			e.CostUsd = 0
 		}

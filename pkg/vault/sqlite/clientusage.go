@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ompgo/omp/pkg/vault"
@@ -18,6 +19,12 @@ var _ vault.ClientUsageStore = (*Store)(nil)
 // app, provider, model) series when that row is at most 5 minutes older
 // than the entry, else inserted. The generation does not advance.
 func (s *Store) RecordClientUsage(ctx context.Context, r vault.ClientUsageReport, nowMs int64) error {
+	// The HTTP layer normalises already; counters are bounded here too so
+	// that stored sums never overflow whoever calls.
+	r.Entries = slices.Clone(r.Entries)
+	for i := range r.Entries {
+		r.Entries[i].ClampCounts()
+	}
 	merge := vault.ObservedMergeWindow.Milliseconds()
 	_, err := s.update(ctx, false, func(ctx context.Context, tx *wtx) (bool, error) {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO clients(install_id, hostname, first_seen, last_seen) VALUES (?1, ?2, ?3, ?3)
@@ -43,15 +50,19 @@ type usageRow struct {
 }
 
 func (u *usageRow) add(e vault.ObservedUsage) {
-	u.sum.Requests += e.Requests
-	u.sum.InputTokens += e.InputTokens
-	u.sum.OutputTokens += e.OutputTokens
-	u.sum.CacheReadTokens += e.CacheReadTokens
-	u.sum.CacheWriteTokens += e.CacheWriteTokens
+	// Saturating at vault.MaxObservedCount (entries are already capped).
+	u.sum.Requests = min(u.sum.Requests+e.Requests, vault.MaxObservedCount)
+	u.sum.InputTokens = min(u.sum.InputTokens+e.InputTokens, vault.MaxObservedCount)
+	u.sum.OutputTokens = min(u.sum.OutputTokens+e.OutputTokens, vault.MaxObservedCount)
+	u.sum.CacheReadTokens = min(u.sum.CacheReadTokens+e.CacheReadTokens, vault.MaxObservedCount)
+	u.sum.CacheWriteTokens = min(u.sum.CacheWriteTokens+e.CacheWriteTokens, vault.MaxObservedCount)
 	u.sum.CostUsd += e.CostUsd
 	u.at = max(u.at, e.At)
 	u.dirty = true
 }
+
+// maxCount is vault.MaxObservedCount as SQL text.
+var maxCount = strconv.FormatInt(vault.MaxObservedCount, 10)
 
 // addUsageTx applies the 5-minute merge rule to r's entries in order and
 // writes the outcome in three statements whatever the entry count: one
@@ -112,9 +123,12 @@ func addUsageTx(ctx context.Context, tx *wtx, r vault.ClientUsageReport, merge i
 			args = append(args, u.id, u.at, u.sum.Requests, u.sum.InputTokens, u.sum.OutputTokens,
 				u.sum.CacheReadTokens, u.sum.CacheWriteTokens, u.sum.CostUsd)
 		}
-		q.WriteString(`) UPDATE client_usage SET recorded_at = max(client_usage.recorded_at, v.at), requests = requests + v.rq,
-			input_tokens = input_tokens + v.it, output_tokens = output_tokens + v.ot, cache_read_tokens = cache_read_tokens + v.cr,
-			cache_write_tokens = cache_write_tokens + v.cw, cost_usd = cost_usd + v.c FROM v WHERE client_usage.id = v.id`)
+		// Counters saturate at vault.MaxObservedCount (both sides are at most
+		// that, so the sum itself cannot overflow).
+		q.WriteString(`) UPDATE client_usage SET recorded_at = max(client_usage.recorded_at, v.at),
+			requests = min(requests + v.rq, ` + maxCount + `), input_tokens = min(input_tokens + v.it, ` + maxCount + `),
+			output_tokens = min(output_tokens + v.ot, ` + maxCount + `), cache_read_tokens = min(cache_read_tokens + v.cr, ` + maxCount + `),
+			cache_write_tokens = min(cache_write_tokens + v.cw, ` + maxCount + `), cost_usd = cost_usd + v.c FROM v WHERE client_usage.id = v.id`)
 		if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -206,5 +207,33 @@ func TestLocalSourceCarriesBlocks(t *testing.T) {
 	e.clk.Add(2 * time.Minute)
 	if snap := must[vault.Snapshot](t)(src.Snapshot(ctx)); snap.Credentials[0].Blocks != nil {
 		t.Fatalf("expired block still on the entry: %+v", snap.Credentials[0].Blocks)
+	}
+}
+
+// TestClientUsageCountersNeverOverflow: hostile counters (MaxInt64, in one
+// series and in two) saturate instead of wrapping or failing the
+// aggregate that /v1/usage/clients reads.
+func TestClientUsageCountersNeverOverflow(t *testing.T) {
+	ctx := context.Background()
+	st, e := newStore(t)
+	now := e.clk.Now().UnixMilli()
+	huge := func(model string) vault.ObservedUsage {
+		return vault.ObservedUsage{At: now, Provider: "openai", Model: model, Requests: math.MaxInt64, InputTokens: math.MaxInt64}
+	}
+	for range 3 {
+		if err := st.RecordClientUsage(ctx, vault.ClientUsageReport{InstallID: "evil", App: "x",
+			Entries: []vault.ObservedUsage{huge("a"), huge("a"), huge("b")}}, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clients, err := st.ClientUsage(ctx, 0)
+	if err != nil {
+		t.Fatalf("ClientUsage after hostile counters: %v", err)
+	}
+	if len(clients) != 1 || len(clients[0].Providers) != 1 {
+		t.Fatalf("clients %+v", clients)
+	}
+	if p := clients[0].Providers[0]; p.Requests != 2*vault.MaxObservedCount || p.InputTokens != 2*vault.MaxObservedCount {
+		t.Fatalf("sums %d / %d, want two saturated series of %d", p.Requests, p.InputTokens, vault.MaxObservedCount)
 	}
 }
