@@ -15,7 +15,6 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
@@ -248,11 +247,12 @@ type agentRuntime struct {
 	broker   *agentBroker
 }
 
-// provider returns the upstream of model m, obfuscating every request
-// when secrets.enabled (the session's first model and every switch).
+// provider returns the upstream of model m through the session's
+// obfuscator (the first model and every switch): requests are rewritten
+// with secrets.enabled, observed otherwise.
 func (rt *agentRuntime) provider(m llm.Model) (llm.Provider, error) {
 	p, err := newProvider(m, config.ProviderURL(rt.env, rt.settings, m.Provider, "baseUrl"))
-	if err != nil || !rt.settings.SecretsEnabled {
+	if err != nil {
 		return p, err
 	}
 	return secrets.Wrap(p, rt.ag.Secrets), nil
@@ -375,9 +375,11 @@ func (a *app) newAgentRuntime(ctx context.Context, f *agentFlags, env *config.En
 	if err != nil {
 		return nil, err
 	}
-	if settings.SecretsEnabled {
-		prov = secrets.Wrap(prov, obf)
-	}
+	// With secrets.enabled off a key from earlier sessions still restores
+	// the placeholders the history shows the model; requests are observed,
+	// not rewritten.
+	obf.SetPassive(!settings.SecretsEnabled)
+	prov = secrets.Wrap(prov, obf)
 	ag := &agent.Agent{Session: sf, Provider: prov, Model: model, Credential: cred, Tools: set,
 		SystemPrompt: system, ThinkingLevel: level, Retry: agent.DefaultRetry(), Compaction: compactionSettings(settings),
 		Secrets: obf}
@@ -390,7 +392,7 @@ func (a *app) newAgentRuntime(ctx context.Context, f *agentFlags, env *config.En
 		// session to a free account, blocking the limited one for the whole
 		// fleet (usage.md §5.4, fleet.md §5).
 		ag.Credentials = func(ctx context.Context) (llm.Credential, error) { return keys.credential(ctx, ag.CurrentModel()) }
-		ag.OnUsageLimit = func(ctx context.Context, ra time.Duration) bool { return keys.usageLimit(ctx, ag.CurrentModel(), ra) }
+		ag.OnUsageLimit = keys.usageLimit
 		if cred.Kind == llm.CredentialOAuth {
 			// A 401/403 forces a refresh through the broker.
 			ag.RefreshCredential = func(ctx context.Context) (llm.Credential, error) { return keys.refresh(ctx, ag.CurrentModel()) }

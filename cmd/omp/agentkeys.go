@@ -7,9 +7,9 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/ompgo/omp/internal/config"
+	"github.com/ompgo/omp/pkg/agent"
 	"github.com/ompgo/omp/pkg/agent/session"
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/llm/catalog"
@@ -31,16 +31,16 @@ type keyLadder struct {
 	fromBroker bool
 }
 
-// usageLimit reports a usage limit of the current broker credential of m's
-// provider to the picker (which blocks it and posts the block to the
-// broker) and whether another account is free; false outside broker mode
-// or for a credential that did not come from the broker.
-func (k *keyLadder) usageLimit(ctx context.Context, m llm.Model, retryAfter time.Duration) bool {
+// usageLimit reports the usage limit of a turn's broker credential to the
+// picker, naming it by its bearer (which blocks it and posts the block to
+// the broker), and whether another account is free; false outside broker
+// mode or for a credential that did not come from the broker.
+func (k *keyLadder) usageLimit(ctx context.Context, ul agent.UsageLimit) bool {
 	if k.broker == nil || !k.fromBroker {
 		return false
 	}
-	sw, err := k.broker.picker.MarkUsageLimitReached(ctx, m.Provider, k.session,
-		vaultpick.LimitOptions{RetryAfter: retryAfter, ModelID: m.ID})
+	sw, err := k.broker.picker.MarkUsageLimitReached(ctx, ul.Model.Provider, k.session,
+		vaultpick.LimitOptions{RetryAfter: ul.RetryAfter, ModelID: ul.Model.ID, Key: ul.Credential.Secret})
 	return err == nil && sw.Switched
 }
 

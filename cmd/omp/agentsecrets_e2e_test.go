@@ -84,18 +84,29 @@ func TestAgentE2ESecretsNeverReachTheUpstream(t *testing.T) {
 		t.Fatalf("session file lost the model's placeholders")
 	}
 
-	// With secrets off but the key present, placeholders in tool calls are
-	// still restored (an earlier session keeps working).
+	// With secrets off but the key present, the placeholders the continued
+	// session shows the model are still restored in its tool calls (an
+	// earlier session keeps working); a fresh session's guess is not.
 	must(t, os.WriteFile(filepath.Join(agentDir, "config.yml"), []byte("secrets:\n  enabled: false\n"), 0o600))
 	e.fake.push(
 		asst(llm.StopToolUse, call("toolu_2", "bash", map[string]string{"command": "printf '%s' '" + tokCode + "' > again.txt"})),
 		asst(llm.StopEnd, llm.Text("ok")),
 	)
-	if _, stderr, code := e.runEnv(t, []string{"MY_SERVICE_TOKEN=" + envSecret}, "", "-p", "--model", "fake/fake-model", "again"); code != 0 {
+	if _, stderr, code := e.runEnv(t, []string{"MY_SERVICE_TOKEN=" + envSecret}, "", "-c", "-p", "--model", "fake/fake-model", "again"); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	if got, _ := os.ReadFile(filepath.Join(e.project, "again.txt")); string(got) != envSecret {
 		t.Fatalf("restore with secrets off: %q", got)
+	}
+	e.fake.push(
+		asst(llm.StopToolUse, call("toolu_3", "bash", map[string]string{"command": "printf '%s' '" + fileCode + "' > guess.txt"})),
+		asst(llm.StopEnd, llm.Text("ok")),
+	)
+	if _, stderr, code := e.runEnv(t, nil, "", "-p", "--model", "fake/fake-model", "fresh"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if got, _ := os.ReadFile(filepath.Join(e.project, "guess.txt")); string(got) != fileCode {
+		t.Fatalf("a fresh session restored a code it never showed the model: %q", got)
 	}
 }
 

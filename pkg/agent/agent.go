@@ -100,13 +100,14 @@ type Agent struct {
 	// turn is then retried once with the new credential.
 	RefreshCredential func(ctx context.Context) (llm.Credential, error)
 	// OnUsageLimit, when set, is told that a turn failed on a provider
-	// usage limit (a 429 that reads as one, usage.md §5.4) with the
-	// upstream's retry hint: the credential source blocks that account
+	// usage limit (a 429 that reads as one, usage.md §5.4): the model and
+	// credential of that turn and the upstream's retry hint. The credential
+	// source blocks that account
 	// (and, in broker mode, the fleet learns it). switched reports that
 	// another account is free, and the turn is then retried at once with
 	// the credential Credentials picks next; otherwise the D21 retry policy
 	// decides.
-	OnUsageLimit func(ctx context.Context, retryAfter time.Duration) (switched bool)
+	OnUsageLimit func(ctx context.Context, failed UsageLimit) (switched bool)
 	// Compactor compacts the context (h/agent-compact provides it). The
 	// overflow and truncated-output recoveries of §5.6 call it; without it
 	// those errors end the run as they are.
@@ -115,6 +116,9 @@ type Agent struct {
 	st       state
 	messages []session.Message
 	loaded   bool
+	// lastTurn is the model and credential of the latest turn (what a
+	// usage limit is reported against).
+	lastTurn turnConfig
 	// retryAfter is the upstream's retry hint of the latest failed turn.
 	retryAfter time.Duration
 	// todoFailed queues the D22 reminder for the next prompt.
@@ -241,7 +245,7 @@ func (a *Agent) recover(ctx context.Context, final *llm.Message, err error) (*ll
 		}
 		if a.OnUsageLimit != nil && switches < maxAccountSwitches && IsUsageLimit(final) {
 			switches++
-			if a.OnUsageLimit(ctx, a.retryAfter) {
+			if a.OnUsageLimit(ctx, UsageLimit{Model: a.lastTurn.model, Credential: a.lastTurn.cred, RetryAfter: a.retryAfter}) {
 				// Another account is free: retry now on it. The failed
 				// message stays in the file; §3.9 repairs skip it.
 				a.dropLast(llm.StopError)
@@ -515,10 +519,12 @@ func (a *Agent) stream(ctx context.Context) *llm.Message {
 			return fail(placeholder, err)
 		}
 	}
+	a.lastTurn = turnConfig{model: tc.model, cred: cred}
 	st, err := tc.provider.Stream(ctx, req, tc.model, cred)
 	if err != nil && a.RefreshCredential != nil && authRejected(err) && ctx.Err() == nil {
 		// A rejected credential is refreshed once and the turn retried.
 		if fresh, rerr := a.RefreshCredential(ctx); rerr == nil {
+			a.lastTurn.cred = fresh
 			st, err = tc.provider.Stream(ctx, req, tc.model, fresh)
 		}
 	}

