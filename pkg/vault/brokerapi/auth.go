@@ -219,8 +219,10 @@ func (a *auth) track(ctx context.Context, p *principal) (_ context.Context, done
 	// would not have seen this request.
 	t := a.table.Load()
 	found := false
+	// By digest and scope, not by pointer: a reload for another token's
+	// change rebuilds every principal, and p is still valid then.
 	for _, w := range t.who {
-		if w == p {
+		if w.named && w.digest == p.digest && w.scope == p.scope {
 			found = true
 			break
 		}
