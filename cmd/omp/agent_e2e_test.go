@@ -536,10 +536,7 @@ func TestAgentE2EBrokerMode(t *testing.T) {
 	e := newE2E(t)
 	b := startBroker(t, "")
 	b.upload(t, apiKeyCred("anthropic", "sk-ant-api03-broker-held"))
-	yml := "providers:\n  anthropic:\n    baseUrl: " + e.fake.srv.URL + "\n"
-	if err := os.WriteFile(filepath.Join(e.home, ".omp", "agent", "models.yml"), []byte(yml), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	e.anthropicAt(t, e.fake.srv.URL)
 	e.fake.push(asst(llm.StopEnd, llm.Text("from the broker's key")))
 	cmd := exec.Command(binary(t), "-p", "--no-session", "--model", "anthropic/claude-3-haiku-20240307", "hi")
 	cmd.Dir = e.project
@@ -588,10 +585,7 @@ func TestAgentE2EKeysAndSessionDir(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	e := newE2E(t)
-	yml := "providers:\n  anthropic:\n    baseUrl: " + e.fake.srv.URL + "\n"
-	if err := os.WriteFile(filepath.Join(e.home, ".omp", "agent", "models.yml"), []byte(yml), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	e.anthropicAt(t, e.fake.srv.URL)
 	sdir := filepath.Join(t.TempDir(), "my-sessions")
 	run := func(extraEnv []string, args ...string) (string, string, int) {
 		cmd := exec.Command(binary(t), args...)
@@ -652,18 +646,10 @@ func TestAgentE2EBrokerRefreshAfter401(t *testing.T) {
 		return dead
 	})
 	b.upload(t, oauthCred("anthropic", "a@example.com", "r1"))
-	yml := "providers:\n  anthropic:\n    baseUrl: " + e.fake.srv.URL + "\n"
-	if err := os.WriteFile(filepath.Join(e.home, ".omp", "agent", "models.yml"), []byte(yml), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	e.anthropicAt(t, e.fake.srv.URL)
 	e.fake.push(fakeError{401, `{"type":"error","error":{"type":"authentication_error","message":"invalid bearer token"}}`},
 		asst(llm.StopEnd, llm.Text("after the refresh")))
-	cmd := exec.Command(binary(t), "-p", "--no-session", "--model", "anthropic/claude-3-haiku-20240307", "hi")
-	cmd.Dir = e.project
-	cmd.Env = []string{"HOME=" + e.home, "PATH=" + os.Getenv("PATH"), "OMP_AUTH_BROKER_URL=" + b.url, "OMP_AUTH_BROKER_TOKEN=" + b.token}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, stderr, err := e.brokerPrint(t, b)
 	if err != nil {
 		t.Fatalf("omp: %v\n%s", err, stderr.String())
 	}
@@ -686,18 +672,10 @@ func TestAgentE2EUsageLimitMovesToAnotherAccount(t *testing.T) {
 	e := newE2E(t)
 	b := startBroker(t, "")
 	b.upload(t, oauthCred("anthropic", "alice@example.com", "rt-alice"), oauthCred("anthropic", "bob@example.com", "rt-bob"))
-	yml := "providers:\n  anthropic:\n    baseUrl: " + e.fake.srv.URL + "\n"
-	if err := os.WriteFile(filepath.Join(e.home, ".omp", "agent", "models.yml"), []byte(yml), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	e.anthropicAt(t, e.fake.srv.URL)
 	e.fake.push(fakeError{429, `{"type":"error","error":{"type":"rate_limit_error","message":"usage_limit_reached: your usage limit has been reached"}}`},
 		asst(llm.StopEnd, llm.Text("answered by the other account")))
-	cmd := exec.Command(binary(t), "-p", "--no-session", "--model", "anthropic/claude-3-haiku-20240307", "hi")
-	cmd.Dir = e.project
-	cmd.Env = []string{"HOME=" + e.home, "PATH=" + os.Getenv("PATH"), "OMP_AUTH_BROKER_URL=" + b.url, "OMP_AUTH_BROKER_TOKEN=" + b.token}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, stderr, err := e.brokerPrint(t, b)
 	if err != nil || string(out) != "answered by the other account\n" {
 		t.Fatalf("omp: %v, stdout %q\n%s", err, out, stderr.String())
 	}
@@ -724,4 +702,25 @@ func TestAgentE2EUsageLimitMovesToAnotherAccount(t *testing.T) {
 	if blocked != 1 {
 		t.Fatalf("%d blocked credentials at the broker, want 1", blocked)
 	}
+}
+
+// anthropicAt points the anthropic provider at base (models.yml).
+func (e *e2eEnv) anthropicAt(t *testing.T, base string) {
+	t.Helper()
+	yml := "providers:\n  anthropic:\n    baseUrl: " + base + "\n"
+	if err := os.WriteFile(filepath.Join(e.home, ".omp", "agent", "models.yml"), []byte(yml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// brokerPrint runs `omp -p hi` with an anthropic model in broker mode on b.
+func (e *e2eEnv) brokerPrint(t *testing.T, b *testBroker) ([]byte, *bytes.Buffer, error) {
+	t.Helper()
+	cmd := exec.Command(binary(t), "-p", "--no-session", "--model", "anthropic/claude-3-haiku-20240307", "hi")
+	cmd.Dir = e.project
+	cmd.Env = []string{"HOME=" + e.home, "PATH=" + os.Getenv("PATH"), "OMP_AUTH_BROKER_URL=" + b.url, "OMP_AUTH_BROKER_TOKEN=" + b.token}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	return out, &stderr, err
 }
