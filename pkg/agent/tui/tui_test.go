@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/ompgo/omp/pkg/agent/compaction"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ompgo/omp/pkg/agent/compaction"
 
 	tea "github.com/charmbracelet/bubbletea"
 
