@@ -1,4 +1,7 @@
-package brokerapi
+// Package brokermetrics is the broker's Prometheus instrumentation, a
+// brokerapi.Observer. Only the broker host links it (with Prometheus and
+// protobuf); brokerapi itself stays free of both for its clients.
+package brokermetrics
 
 import (
 	"net/http"
@@ -6,17 +9,16 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/ompgo/omp/internal/httpx"
 	"github.com/ompgo/omp/pkg/vault"
+	"github.com/ompgo/omp/pkg/vault/brokerapi"
 )
 
-// MetricsOptions configure NewMetrics.
-type MetricsOptions struct {
+// Options configure New.
+type Options struct {
 	// IdentityLabels adds an "email" label to per-credential and per-account
 	// series. Emails are personal data: off unless the operator opts in.
 	IdentityLabels bool
@@ -40,14 +42,14 @@ type Metrics struct {
 	// expiry holds the OAuth expiries of the last published snapshot (set by
 	// the hub on every generation change), so a scrape never reads — let
 	// alone decrypts — the vault.
-	expiry    atomic.Pointer[shared]
-	writeBack atomic.Pointer[WriteBackStatus]
+	expiry    atomic.Pointer[brokerapi.Published]
+	writeBack atomic.Pointer[brokerapi.WriteBackStatus]
 	usage     atomic.Pointer[func() []vault.UsageReport]
 }
 
-// NewMetrics builds the metrics and registers them, with the Go and process
+// New builds the metrics and registers them, with the Go and process
 // collectors, on a fresh registry.
-func NewMetrics(opts MetricsOptions) *Metrics {
+func New(opts Options) *Metrics {
 	m := &Metrics{
 		reg: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -100,7 +102,7 @@ func (m *Metrics) Attach(usage func() []vault.UsageReport) {
 }
 
 // AttachWriteBack sets the source of the pending-writes gauge.
-func (m *Metrics) AttachWriteBack(wb WriteBackStatus) {
+func (m *Metrics) AttachWriteBack(wb brokerapi.WriteBackStatus) {
 	if wb != nil {
 		m.writeBack.Store(&wb)
 	}
@@ -110,10 +112,20 @@ func (m *Metrics) AttachWriteBack(wb WriteBackStatus) {
 // credential.
 func (m *Metrics) ObserveWriteFailure() { m.writeFails.Inc() }
 
-// setSnapshot publishes the hub's latest shared snapshot to the expiry
-// gauges: a pointer store, so a write does not pay for the gauges; a scrape
-// reads the snapshot's entries (memory only, never the vault).
-func (m *Metrics) setSnapshot(sh *shared) { m.expiry.Store(sh) }
+// SnapshotPublished publishes the hub's latest snapshot to the generation
+// and expiry gauges: a pointer store, so a write does not pay for the
+// gauges; a scrape reads the snapshot's entries (memory only, never the
+// vault).
+func (m *Metrics) SnapshotPublished(gen int64, snap brokerapi.Published) {
+	m.generation.Set(float64(gen))
+	m.expiry.Store(&snap)
+}
+
+// StreamOpened counts one more snapshot-stream subscriber.
+func (m *Metrics) StreamOpened() { m.subscribers.Inc() }
+
+// StreamClosed counts one subscriber less.
+func (m *Metrics) StreamClosed() { m.subscribers.Dec() }
 
 // ObserveRefresh counts one refresh outcome (e.g. "ok", "transient",
 // "definitive") for provider.
@@ -129,33 +141,11 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
 }
 
-func (m *Metrics) setGeneration(gen int64) { m.generation.Set(float64(gen)) }
-
-// middleware records count and latency per route pattern. The bookkeeping
-// lives in observe, outside this frame: a stream subscriber parks with this
-// frame on its stack, and small frames keep idle subscribers' stacks small.
-func (m *Metrics) middleware(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		sw := httpx.Wrap(w)
-		next.ServeHTTP(sw, r)
-		m.observe(sw, r, start)
-	})
-}
-
-//go:noinline
-func (m *Metrics) observe(sw *httpx.StatusWriter, r *http.Request, start time.Time) {
-	route := "unmatched"
-	if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
-		route = rc.RoutePattern()
-	}
-	status := sw.Status
-	if status == 0 {
-		status = http.StatusOK
-	}
-	m.requests.WithLabelValues(route, r.Method, strconv.Itoa(status)).Inc()
+// ObserveRequest counts one request and, streams excepted, its latency.
+func (m *Metrics) ObserveRequest(route, method string, status int, elapsed time.Duration) {
+	m.requests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
 	if route != "/v1/snapshot/stream" {
-		m.duration.WithLabelValues(route, r.Method).Observe(time.Since(start).Seconds())
+		m.duration.WithLabelValues(route, method).Observe(elapsed.Seconds())
 	}
 }
 
@@ -184,28 +174,20 @@ func (c expiryCollector) Describe(ch chan<- *prometheus.Desc) { ch <- expiryDesc
 // Collect reads only the in-memory series of the last snapshot; the
 // seconds are computed at scrape time.
 func (c expiryCollector) Collect(ch chan<- prometheus.Metric) {
-	sh := c.m.expiry.Load()
-	if sh == nil {
+	snap := c.m.expiry.Load()
+	if snap == nil {
 		return
 	}
 	desc := expiryDesc(c.m.identity)
 	now := c.m.now().UnixMilli()
 	labels := make([]string, 0, 3)
-	for i := range sh.entries {
-		e := &sh.entries[i]
-		if !e.oauth {
-			continue
-		}
-		labels = append(labels[:0], strconv.FormatInt(e.id, 10), e.provider)
+	snap.OAuthExpiries(func(id int64, provider, email string, expires int64) {
+		labels = append(labels[:0], strconv.FormatInt(id, 10), provider)
 		if c.m.identity {
-			email := ""
-			if e.src != nil {
-				email = e.src.Credential.Email
-			}
 			labels = append(labels, email)
 		}
-		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, float64(e.expires-now)/1000, labels...)
-	}
+		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, float64(expires-now)/1000, labels...)
+	})
 }
 
 type usageCollector struct{ m *Metrics }
