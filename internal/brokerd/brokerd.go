@@ -30,7 +30,7 @@ import (
 )
 
 // DefaultBind is the broker's default listen address (broker.md §1.2).
-const DefaultBind = "127.0.0.1:8765"
+const DefaultBind = config.DefaultBrokerBind
 
 // Config is everything the broker needs, parsed in one place by the caller.
 type Config struct {
