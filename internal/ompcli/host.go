@@ -43,6 +43,9 @@ func (a *app) host() (Host, error) {
 	if err != nil {
 		return nil, err
 	}
+	if isSelf(path) { // a misinstall would exec itself forever
+		return nil, &exitError{code: 1, msg: fmt.Sprintf("error: %s is this omp client, not omp-host; install the omp-host binary (make build writes bin/omp-host)", path)}
+	}
 	return nil, a.execHost(path)
 }
 
@@ -71,11 +74,21 @@ func findHostBin(explicit string) (string, error) {
 	return "", &exitError{code: 1, msg: fmt.Sprintf("error: this command runs in omp-host, which is not installed: install the omp-host binary next to omp (%s) or in PATH, or set %s to its path", beside, HostBinEnv)}
 }
 
+// isSelf reports whether path is the running executable.
+func isSelf(path string) bool {
+	exe, err := os.Executable()
+	if err != nil {
+		return false
+	}
+	a, errA := os.Stat(exe)
+	b, errB := os.Stat(path)
+	return errA == nil && errB == nil && os.SameFile(a, b)
+}
+
 // execProcess replaces the process with path, same arguments and
 // environment: stdin, stdout, stderr (a terminal stays the controlling
 // one), signals and the exit code are the host's from here on.
 func execProcess(path string) error {
-	env := os.Environ()
-	err := syscall.Exec(path, append([]string{os.Args[0]}, os.Args[1:]...), env)
+	err := syscall.Exec(path, os.Args, os.Environ())
 	return &exitError{code: 1, msg: fmt.Sprintf("error: run %s: %v", path, err)}
 }

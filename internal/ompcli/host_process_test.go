@@ -149,6 +149,11 @@ func TestClientFindsHost(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "OMP_HOST_BIN="+filepath.Join(emptyPath, "nope")+" is not an executable file") {
 		t.Errorf("bad OMP_HOST_BIN: exit %d stderr %q", code, errOut)
 	}
+	// omp-host that is really the client is refused, not exec'd forever.
+	code, _, errOut = runOmp([]string{"OMP_HOST_BIN=" + alone}, "auth-broker", "token", "list")
+	if code != 1 || errOut != "error: "+alone+" is this omp client, not omp-host; install the omp-host binary (make build writes bin/omp-host)\n" {
+		t.Errorf("OMP_HOST_BIN=omp: exit %d stderr %q", code, errOut)
+	}
 	// The host's failure is the client's: exit 1 and its message.
 	if code, _, errOut := runOmp([]string{"OMP_HOST_BIN=" + host}, "auth-broker", "token", "revoke", "nope"); code != 1 || errOut != "error: revoke token: no token named \"nope\"\n" {
 		t.Errorf("failing host command: exit %d stderr %q", code, errOut)
