@@ -128,14 +128,23 @@ func TestClientFindsHost(t *testing.T) {
 	if code != 1 || out != "" || errOut != want {
 		t.Errorf("without omp-host: exit %d stdout %q stderr %q, want 1 and %q", code, out, errOut, want)
 	}
-	// A client command runs without it.
+	// A client command runs without it, and so does local `usage` while
+	// there is no vault (environment API keys only).
 	if code, out, errOut := runOmp(nil, "auth-broker", "status"); code != 0 || !strings.Contains(out, "No auth-broker configured") {
 		t.Errorf("status without omp-host: exit %d %q %q", code, out, errOut)
+	}
+	if code, out, errOut := runOmp(nil, "usage", "--json"); code != 0 || !strings.Contains(out, `"reports": []`) {
+		t.Errorf("usage without a vault or omp-host: exit %d %q %q", code, out, errOut)
 	}
 	// $OMP_HOST_BIN, then PATH: the host runs the command (an empty vault
 	// has no tokens).
 	if code, out, errOut := runOmp([]string{"OMP_HOST_BIN=" + host}, "auth-broker", "token", "list", "--json"); code != 0 || out != "[]\n" {
 		t.Errorf("with OMP_HOST_BIN: exit %d stdout %q stderr %q", code, out, errOut)
+	}
+	// Now a vault exists: local `usage` opens it, so it needs omp-host, and
+	// says so before printing anything.
+	if code, out, errOut := runOmp(nil, "usage", "--json"); code != 1 || out != "" || errOut != want {
+		t.Errorf("usage with a vault, without omp-host: exit %d stdout %q stderr %q", code, out, errOut)
 	}
 	pathDir := t.TempDir()
 	if err := os.Symlink(host, filepath.Join(pathDir, "omp-host")); err != nil {
