@@ -12,9 +12,9 @@ import (
 	"sync"
 
 	"github.com/ompgo/omp/pkg/agent"
+	"github.com/ompgo/omp/pkg/agent/export"
 	"github.com/ompgo/omp/pkg/agent/session"
 	"github.com/ompgo/omp/pkg/agent/tools"
-	"github.com/ompgo/omp/pkg/agent/tui"
 	"github.com/ompgo/omp/pkg/llm"
 )
 
@@ -348,7 +348,7 @@ func (s *rpcServer) handle(ctx context.Context, c *rpcCommand) any {
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(s.rt.cwd, path)
 		}
-		if err := tui.ExportHTML(sf, s.ag.SystemPrompt, path); err != nil {
+		if err := export.HTML(sf, s.ag.SystemPrompt, path); err != nil {
 			return rpcError(id, c.Type, err.Error())
 		}
 		return rpcOK(id, c.Type, map[string]any{"path": path})

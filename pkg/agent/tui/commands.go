@@ -10,6 +10,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/ompgo/omp/pkg/agent/export"
 	"github.com/ompgo/omp/pkg/agent/session"
 	"github.com/ompgo/omp/pkg/llm"
 )
@@ -198,66 +199,9 @@ func (m *model) cycleModel() tea.Cmd {
 	return m.setModel(next.Key())
 }
 
-// entryText is an entry's role (or type) and its text in one line.
-func entryText(e *session.Entry) (role, text string) {
-	switch e.Type {
-	case session.TypeMessage:
-		var w struct {
-			Message json.RawMessage `json:"message"`
-		}
-		if e.Decode(&w) != nil {
-			return "message", ""
-		}
-		msg, err := session.DecodeMessage(w.Message)
-		if err != nil {
-			return "message", ""
-		}
-		role = msg.Role
-		if msg.LLM == nil {
-			var b struct {
-				Command string `json:"command"`
-			}
-			_ = json.Unmarshal(w.Message, &b)
-			return role, "!" + b.Command
-		}
-		var parts []string
-		for _, c := range msg.LLM.Content {
-			switch c.Type {
-			case llm.ContentText:
-				parts = append(parts, c.Text)
-			case llm.ContentToolCall:
-				parts = append(parts, "["+c.Name+"]")
-			}
-		}
-		if msg.LLM.StopReason == llm.StopError || msg.LLM.StopReason == llm.StopAborted {
-			parts = append(parts, "("+string(msg.LLM.StopReason)+")")
-		}
-		return role, strings.Join(parts, " ")
-	case session.TypeCompaction:
-		var c session.Compaction
-		_ = e.Decode(&c)
-		return "compaction", "── compacted ── " + c.Summary
-	case session.TypeBranchSummary:
-		var b session.BranchSummary
-		_ = e.Decode(&b)
-		return "branch summary", b.Summary
-	case session.TypeCustomMessage:
-		var c struct {
-			Content json.RawMessage `json:"content"`
-		}
-		_ = e.Decode(&c)
-		var s string
-		if json.Unmarshal(c.Content, &s) != nil {
-			s = string(c.Content)
-		}
-		return "custom", s
-	}
-	return e.Type, ""
-}
-
 // userMessage reports whether e is a user message entry, with its text.
 func userMessage(e *session.Entry) (string, bool) {
-	role, text := entryText(e)
+	role, text := export.EntryText(e)
 	return text, e.Type == session.TypeMessage && role == string(llm.RoleUser)
 }
 
@@ -406,7 +350,7 @@ func (m *model) export(arg string) tea.Cmd {
 	} else if !filepath.IsAbs(path) {
 		path = filepath.Join(m.opt.Cwd, path)
 	}
-	if err := ExportHTML(sf, m.ag.SystemPrompt, path); err != nil {
+	if err := export.HTML(sf, m.ag.SystemPrompt, path); err != nil {
 		return m.fail("Export failed: " + err.Error())
 	}
 	return m.info("Session exported to: " + path)

@@ -10,6 +10,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/ompgo/omp/pkg/agent"
+	"github.com/ompgo/omp/pkg/agent/export"
 	"github.com/ompgo/omp/pkg/agent/session"
 	"github.com/ompgo/omp/pkg/llm"
 )
@@ -89,7 +90,7 @@ func (m *model) openTree() tea.Cmd {
 		for _, e := range list {
 			for cur := e; cur != nil; {
 				if !treeHidden(cur, leaf) {
-					role, text := entryText(cur)
+					role, text := export.EntryText(cur)
 					label := strings.Repeat("  ", d) + role + ": " + oneLine(text, 120)
 					if cur.ID == leaf {
 						label += styleNotice.Render("  ← current")

@@ -257,23 +257,24 @@ func TestSlashCommandsWithoutBackends(t *testing.T) {
 	}
 }
 
-func TestExportHTMLEscapes(t *testing.T) {
+// TestExportCommand: /export writes the session's page (pkg/agent/export)
+// beside the working directory.
+func TestExportCommand(t *testing.T) {
 	r := newRig(t, answer("<script>alert(1)</script>"))
 	r.typeText("show <b>html</b>")
 	r.key(keyEnter)
 	r.settle()
-	sf := r.m.ag.Session
-	if err := sf.Persist(); err != nil {
+	if err := r.m.ag.Session.Persist(); err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(t.TempDir(), "s.html")
-	if err := ExportHTML(sf, "sys & prompt", out); err != nil {
+	r.typeText("/export out/s.html")
+	r.key(keyEnter)
+	b, err := os.ReadFile(filepath.Join(r.m.opt.Cwd, "out", "s.html"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := os.ReadFile(out)
-	s := string(b)
-	if strings.Contains(s, "<script>alert") || !strings.Contains(s, "&lt;script&gt;alert(1)") ||
-		!strings.Contains(s, "show &lt;b&gt;html&lt;/b&gt;") || !strings.Contains(s, "sys &amp; prompt") {
+	if s := string(b); strings.Contains(s, "<script>alert") || !strings.Contains(s, "&lt;script&gt;alert(1)") ||
+		!strings.Contains(s, "show &lt;b&gt;html&lt;/b&gt;") {
 		t.Fatalf("export not escaped or incomplete:\n%s", s)
 	}
 }

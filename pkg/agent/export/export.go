@@ -1,4 +1,7 @@
-package tui
+// Package export writes a session as the self-contained HTML page of D12
+// (the interactive mode's /export, RPC's export_html). It has no terminal
+// dependency, so the client omp links it for RPC mode.
+package export
 
 import (
 	"bytes"
@@ -36,12 +39,12 @@ type exportItem struct {
 	Collapsed                  bool
 }
 
-// ExportHTML writes the active path of sf as a self-contained HTML page
+// HTML writes the active path of sf as a self-contained HTML page
 // to path (§3.11 /export, D12).
-func ExportHTML(sf *session.File, systemPrompt, path string) error {
+func HTML(sf *session.File, systemPrompt, path string) error {
 	var items []exportItem
 	for _, e := range sf.ActivePath() {
-		role, text := entryText(e)
+		role, text := EntryText(e)
 		it := exportItem{Role: role, Class: role, Text: text}
 		if e.Type == session.TypeMessage {
 			var w struct {
@@ -93,4 +96,62 @@ func messageText(m *llm.Message) string {
 		parts = append(parts, "Error: "+m.ErrorMessage)
 	}
 	return strings.Join(parts, "\n")
+}
+
+// EntryText is an entry's role (or type) and its text in one line: what
+// the page shows for it, and the interactive mode's tree and pickers.
+func EntryText(e *session.Entry) (role, text string) {
+	switch e.Type {
+	case session.TypeMessage:
+		var w struct {
+			Message json.RawMessage `json:"message"`
+		}
+		if e.Decode(&w) != nil {
+			return "message", ""
+		}
+		msg, err := session.DecodeMessage(w.Message)
+		if err != nil {
+			return "message", ""
+		}
+		role = msg.Role
+		if msg.LLM == nil {
+			var b struct {
+				Command string `json:"command"`
+			}
+			_ = json.Unmarshal(w.Message, &b)
+			return role, "!" + b.Command
+		}
+		var parts []string
+		for _, c := range msg.LLM.Content {
+			switch c.Type {
+			case llm.ContentText:
+				parts = append(parts, c.Text)
+			case llm.ContentToolCall:
+				parts = append(parts, "["+c.Name+"]")
+			}
+		}
+		if msg.LLM.StopReason == llm.StopError || msg.LLM.StopReason == llm.StopAborted {
+			parts = append(parts, "("+string(msg.LLM.StopReason)+")")
+		}
+		return role, strings.Join(parts, " ")
+	case session.TypeCompaction:
+		var c session.Compaction
+		_ = e.Decode(&c)
+		return "compaction", "── compacted ── " + c.Summary
+	case session.TypeBranchSummary:
+		var b session.BranchSummary
+		_ = e.Decode(&b)
+		return "branch summary", b.Summary
+	case session.TypeCustomMessage:
+		var c struct {
+			Content json.RawMessage `json:"content"`
+		}
+		_ = e.Decode(&c)
+		var s string
+		if json.Unmarshal(c.Content, &s) != nil {
+			s = string(c.Content)
+		}
+		return "custom", s
+	}
+	return e.Type, ""
 }
