@@ -10,13 +10,15 @@ import (
 	"log/slog"
 
 	"github.com/ompgo/omp/internal/config"
+	"github.com/ompgo/omp/pkg/agent/interactive"
+	"github.com/ompgo/omp/pkg/agent/session"
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/seal"
 )
 
 // Host is what only the host binary, omp-host, links: the SQLite vault
-// (modernc.org/sqlite and its libc) and the servers with their Prometheus
-// metrics. internal/omphost implements it. The client omp has none: a
+// (modernc.org/sqlite and its libc), the servers with their Prometheus
+// metrics and the interactive mode's terminal UI (the Charm stack). internal/omphost implements it. The client omp has none: a
 // command that needs it replaces the client process with omp-host (same
 // arguments, environment, streams and exit code; internal/ompcli/host.go),
 // so users keep typing `omp …` and the client starts without paying for
@@ -45,6 +47,10 @@ type Host interface {
 	// CheckGateway runs `auth-gateway check` and prints its report on out;
 	// exit is the exit code it asks for (with err: err's text alone).
 	CheckGateway(ctx context.Context, env *config.Env, dirs config.Dirs, log, warn *slog.Logger, out io.Writer, strict, asJSON bool) (exit int, err error)
+	// RunInteractive runs the agent's interactive mode (pkg/agent/tui, on
+	// the Charm terminal stack) until the user quits and returns the
+	// session in use at the end, for the caller to persist.
+	RunInteractive(ctx context.Context, opt interactive.Options) (*session.File, error)
 }
 
 // LocalVault is the broker host's sealed vault as the commands use it

@@ -105,6 +105,16 @@ func tuneAgentGC(gogc string) {
 
 // runAgent is `omp [flags] [messages...]`: print, json and rpc modes.
 func (a *app) runAgent(ctx context.Context, f *agentFlags, messages []string) error {
+	stdinTTY := isTerminal(a.stdin)
+	interactive := f.mode == "" && !f.print && stdinTTY
+	if interactive && f.listModels == "" {
+		// The interactive mode runs in omp-host (its terminal UI is not
+		// linked here): the client execs it now, before any output or
+		// read, and omp-host parses the same command line again.
+		if _, err := a.host(); err != nil {
+			return err
+		}
+	}
 	env, dirs, err := a.setup()
 	if err != nil {
 		return err
@@ -127,8 +137,6 @@ func (a *app) runAgent(ctx context.Context, f *agentFlags, messages []string) er
 		return fmt.Errorf("unsupported --mode %q (text, json or rpc)", f.mode)
 	}
 	rpc := f.mode == "rpc"
-	stdinTTY := isTerminal(a.stdin)
-	interactive := !rpc && !f.print && f.mode == "" && stdinTTY
 	if f.thinking != "" && !slices.Contains(thinkingLevels, f.thinking) {
 		return fmt.Errorf("invalid --thinking %q (want one of %s)", f.thinking, strings.Join(thinkingLevels, ", "))
 	}
