@@ -2,9 +2,10 @@
 // client of the auth broker (`omp auth-broker …`), on the broker host the
 // broker itself (`omp auth-broker serve`), and the auth gateway (`omp
 // auth-gateway serve|token|status|check`). Two binaries run it: the client
-// cmd/omp, which links no SQLite and no Prometheus, and the host
-// cmd/omp-host (the whole tree with a Host), which the client execs for the
-// commands that serve or open the local vault (host.go).
+// cmd/omp, which links no SQLite, no Prometheus and no terminal UI, and the
+// host cmd/omp-host (the whole tree with a Host), which the client execs
+// for the interactive mode and the commands that serve or open the local
+// vault (host.go).
 package ompcli
 
 import (

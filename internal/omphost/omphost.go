@@ -1,5 +1,6 @@
 // Package omphost is the host half of the omp CLI (hostapi.Host): what
-// needs the SQLite vault or serves with Prometheus metrics. Only
+// needs the SQLite vault, serves with Prometheus metrics, or runs the
+// interactive mode's terminal UI. Only
 // cmd/omp-host links it; the client omp execs omp-host for these commands.
 // It must not import internal/ompcli (whose tests use it).
 package omphost
