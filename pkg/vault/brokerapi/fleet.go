@@ -211,13 +211,18 @@ func (s *Server) usageStale(w http.ResponseWriter, r *http.Request) error {
 // F9): schema 400s as the reference, then the Go bounds (empty installId
 // or more than 1000 entries → 400; everything else normalised).
 func (s *Server) usageObserved(w http.ResponseWriter, r *http.Request) error {
-	raw, err := httpx.ReadJSON(w, r, httpx.BrokerBodyLimit, false)
+	raw, err := httpx.ReadBody(w, r, httpx.BrokerBodyLimit, false)
 	if err != nil {
 		return err
 	}
-	rep, err := decodeClientUsage(raw)
-	if err != nil {
-		return err
+	rep, ok := fastClientUsage(raw)
+	if !ok { // anything uncommon: the schema path words the 400s
+		if err := httpx.CheckJSON(raw); err != nil {
+			return err
+		}
+		if rep, err = decodeClientUsage(raw); err != nil {
+			return err
+		}
 	}
 	if s.ClientUsage == nil {
 		return errNoClientUsage

@@ -3,10 +3,10 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/ompgo/omp/pkg/vault"
 )
@@ -27,18 +27,37 @@ func (s *Store) RecordClientUsage(ctx context.Context, r vault.ClientUsageReport
 	}
 	merge := vault.ObservedMergeWindow.Milliseconds()
 	_, err := s.update(ctx, false, func(ctx context.Context, tx *wtx) (bool, error) {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO clients(install_id, hostname, first_seen, last_seen) VALUES (?1, ?2, ?3, ?3)
-			ON CONFLICT(install_id) DO UPDATE SET last_seen = excluded.last_seen, hostname = coalesce(excluded.hostname, hostname)`,
-			r.InstallID, nullable(r.Hostname), nowMs); err != nil {
-			return false, err
-		}
-		return true, addUsageTx(ctx, tx, r, merge)
+		return true, s.withRaw(ctx, tx.Conn, func(rc *rawConn) error {
+			if _, err := rc.exec(sqlUpsertClient, r.InstallID, nullable(r.Hostname), nowMs); err != nil {
+				return err
+			}
+			return addUsageTx(rc, r, merge)
+		})
 	})
 	if err != nil {
 		return blockError("record client usage", err)
 	}
 	return nil
 }
+
+// The fixed statements of the observed-usage write path, prepared once per
+// connection (stmtcache.go) and run once per client, read and row.
+var (
+	sqlUpsertClient = `INSERT INTO clients(install_id, hostname, first_seen, last_seen) VALUES (?1, ?2, ?3, ?3)
+		ON CONFLICT(install_id) DO UPDATE SET last_seen = excluded.last_seen, hostname = coalesce(excluded.hostname, hostname)`
+	// Only rows within the merge window of the report's earliest entry can
+	// take an entry; a series whose newest row is older inserts anyway.
+	sqlUsageWindow = `SELECT id, provider, model, recorded_at FROM client_usage
+		WHERE install_id = ?1 AND app = ?2 AND recorded_at >= ?3 ORDER BY recorded_at, id`
+	// Counters saturate at vault.MaxObservedCount (both sides are at most
+	// that, so the sum itself cannot overflow).
+	sqlUsageGrow = `UPDATE client_usage SET recorded_at = max(recorded_at, ?2),
+		requests = min(requests + ?3, ` + maxCount + `), input_tokens = min(input_tokens + ?4, ` + maxCount + `),
+		output_tokens = min(output_tokens + ?5, ` + maxCount + `), cache_read_tokens = min(cache_read_tokens + ?6, ` + maxCount + `),
+		cache_write_tokens = min(cache_write_tokens + ?7, ` + maxCount + `), cost_usd = cost_usd + ?8 WHERE id = ?1`
+	sqlUsageInsert = `INSERT INTO client_usage(recorded_at, install_id, app, provider, model, requests,
+		input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd) VALUES (?,?,?,?,?,?,?,?,?,?,?)`
+)
 
 // usageRow is one client_usage row a report adds to: an existing row (id
 // ≠ 0) that gets the sums of its merged entries, or a new one.
@@ -65,10 +84,10 @@ func (u *usageRow) add(e vault.ObservedUsage) {
 var maxCount = strconv.FormatInt(vault.MaxObservedCount, 10)
 
 // addUsageTx applies the 5-minute merge rule to r's entries in order and
-// writes the outcome in three statements whatever the entry count: one
-// read of the series' recent rows, one UPDATE … FROM VALUES for the rows
-// that grew, one multi-row INSERT for the new ones.
-func addUsageTx(ctx context.Context, tx *wtx, r vault.ClientUsageReport, merge int64) error {
+// writes the outcome with cached single-row statements: one read of the
+// series' recent rows, one UPDATE per row that grew, one INSERT per new
+// row (each entry touches one row; a merged run of entries one write).
+func addUsageTx(rc *rawConn, r vault.ClientUsageReport, merge int64) error {
 	if len(r.Entries) == 0 {
 		return nil
 	}
@@ -77,76 +96,40 @@ func addUsageTx(ctx context.Context, tx *wtx, r vault.ClientUsageReport, merge i
 	for _, e := range r.Entries {
 		lo = min(lo, e.At)
 	}
-	// Only rows within the merge window of the earliest entry can take an
-	// entry; a series whose newest row is older inserts anyway.
-	rows, err := tx.QueryContext(ctx, `SELECT id, provider, model, recorded_at FROM client_usage
-		WHERE install_id = ? AND app = ? AND recorded_at >= ? ORDER BY recorded_at, id`, r.InstallID, r.App, lo-merge)
+	newest := map[key]*usageRow{}
+	err := rc.query(sqlUsageWindow, func(v []driver.Value) error {
+		// Ascending: the last row seen of a series is its newest.
+		newest[key{asString(v[1]), asString(v[2])}] = &usageRow{id: asInt64(v[0]), at: asInt64(v[3])}
+		return nil
+	}, r.InstallID, r.App, lo-merge)
 	if err != nil {
 		return err
 	}
-	newest := map[key]*usageRow{}
-	for rows.Next() {
-		var k key
-		u := &usageRow{}
-		if err := rows.Scan(&u.id, &k.provider, &k.model, &u.at); err != nil {
-			rows.Close()
-			return err
-		}
-		newest[k] = u // ascending: the last one seen is the newest
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	var grown, added []*usageRow
+	rows := make([]usageRow, 0, len(r.Entries)) // new rows: one allocation
+	var touched []*usageRow
 	for _, e := range r.Entries {
 		k := key{e.Provider, e.Model}
 		u := newest[k]
 		if u == nil || u.at < e.At-merge {
-			u = &usageRow{at: e.At, sum: vault.ObservedUsage{Provider: e.Provider, Model: e.Model}}
+			rows = append(rows, usageRow{at: e.At, sum: vault.ObservedUsage{Provider: e.Provider, Model: e.Model}})
+			u = &rows[len(rows)-1]
 			newest[k] = u
-			added = append(added, u)
-		} else if u.id != 0 && !u.dirty {
-			grown = append(grown, u)
+		}
+		if !u.dirty {
+			touched = append(touched, u)
 		}
 		u.add(e)
 	}
-	if len(grown) > 0 {
-		var q strings.Builder
-		args := make([]any, 0, 8*len(grown))
-		q.WriteString("WITH v(id, at, rq, it, ot, cr, cw, c) AS (VALUES ")
-		for i, u := range grown {
-			if i > 0 {
-				q.WriteByte(',')
-			}
-			q.WriteString("(?,?,?,?,?,?,?,?)")
-			args = append(args, u.id, u.at, u.sum.Requests, u.sum.InputTokens, u.sum.OutputTokens,
+	for _, u := range touched {
+		var err error
+		if u.id != 0 {
+			_, err = rc.exec(sqlUsageGrow, u.id, u.at, u.sum.Requests, u.sum.InputTokens, u.sum.OutputTokens,
 				u.sum.CacheReadTokens, u.sum.CacheWriteTokens, u.sum.CostUsd)
+		} else {
+			_, err = rc.exec(sqlUsageInsert, u.at, r.InstallID, r.App, u.sum.Provider, u.sum.Model, u.sum.Requests,
+				u.sum.InputTokens, u.sum.OutputTokens, u.sum.CacheReadTokens, u.sum.CacheWriteTokens, u.sum.CostUsd)
 		}
-		// Counters saturate at vault.MaxObservedCount (both sides are at most
-		// that, so the sum itself cannot overflow).
-		q.WriteString(`) UPDATE client_usage SET recorded_at = max(client_usage.recorded_at, v.at),
-			requests = min(requests + v.rq, ` + maxCount + `), input_tokens = min(input_tokens + v.it, ` + maxCount + `),
-			output_tokens = min(output_tokens + v.ot, ` + maxCount + `), cache_read_tokens = min(cache_read_tokens + v.cr, ` + maxCount + `),
-			cache_write_tokens = min(cache_write_tokens + v.cw, ` + maxCount + `), cost_usd = cost_usd + v.c FROM v WHERE client_usage.id = v.id`)
-		if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
-			return err
-		}
-	}
-	if len(added) > 0 {
-		var q strings.Builder
-		args := make([]any, 0, 11*len(added))
-		q.WriteString(`INSERT INTO client_usage(recorded_at, install_id, app, provider, model, requests,
-			input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd) VALUES `)
-		for i, u := range added {
-			if i > 0 {
-				q.WriteByte(',')
-			}
-			q.WriteString("(?,?,?,?,?,?,?,?,?,?,?)")
-			args = append(args, u.at, r.InstallID, r.App, u.sum.Provider, u.sum.Model, u.sum.Requests, u.sum.InputTokens,
-				u.sum.OutputTokens, u.sum.CacheReadTokens, u.sum.CacheWriteTokens, u.sum.CostUsd)
-		}
-		if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
+		if err != nil {
 			return err
 		}
 	}
