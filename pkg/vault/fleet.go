@@ -143,6 +143,11 @@ type ObservedUsage struct {
 	CacheReadTokens  int64
 	CacheWriteTokens int64
 	CostUsd          float64
+	// CredentialID names the vault credential that served the usage (0 =
+	// not named): sent by Go clients to a broker that announces the
+	// observed-credential-id capability, kept only when it is a credential
+	// of Provider (attribution by account).
+	CredentialID int64
 }
 
 // ClientUsageReport is one client's batched token burn (fleet.md §8.1).
@@ -168,6 +173,19 @@ const (
 	// FleetRetention is how long client usage and idle clients are kept
 	// (Decision F11).
 	FleetRetention = 400 * 24 * time.Hour
+	// MaxObservedDayRows caps the stored usage rows of one install id per
+	// UTC day (the day of the entry's `at`). A real client makes a row per
+	// (app, provider, model, credential) series and per gap of more than 5
+	// minutes; 2000 a day is a new series or a pause every 43 seconds
+	// around the clock. Beyond it an entry that would start a row is added
+	// to that day's newest row of its (app, provider, credential), else
+	// dropped, with a log line: totals per provider and account stay exact
+	// while the model and time detail of the excess is lost.
+	MaxObservedDayRows = 2000
+	// MaxObservedClients caps the install ids kept. A report from a new
+	// install id beyond it evicts the least recently seen one with all its
+	// usage, with a log line.
+	MaxObservedClients = 10_000
 )
 
 // CutUTF8 trims s and cuts it to at most n bytes on a rune boundary.

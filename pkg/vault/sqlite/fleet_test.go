@@ -2,12 +2,14 @@ package sqlite_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/ompgo/omp/pkg/vault"
+	"github.com/ompgo/omp/pkg/vault/sqlite"
 )
 
 func TestBlocksUpsertMaxSharedSplitAndBumps(t *testing.T) {
@@ -235,5 +237,74 @@ func TestClientUsageCountersNeverOverflow(t *testing.T) {
 	}
 	if p := clients[0].Providers[0]; p.Requests != 2*vault.MaxObservedCount || p.InputTokens != 2*vault.MaxObservedCount {
 		t.Fatalf("sums %d / %d, want two saturated series of %d", p.Requests, p.InputTokens, vault.MaxObservedCount)
+	}
+}
+
+// TestClientUsageCaps: one install id hammering new series stays within
+// its daily row cap with exact per-(provider, credential) totals, and a new
+// install id beyond the client cap evicts the least recently seen one with
+// its usage.
+func TestClientUsageCaps(t *testing.T) {
+	ctx := context.Background()
+	st, e := newStore(t)
+	sqlite.SetObservedCaps(st, 3, 10)
+	now := e.clk.Now().UnixMilli()
+	day := now - now%(24*3600*1000)
+	rec := func(id string, es ...vault.ObservedUsage) {
+		t.Helper()
+		if err := st.RecordClientUsage(ctx, vault.ClientUsageReport{InstallID: id, App: "gateway", Entries: es}, e.clk.Now().UnixMilli()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 3 reports × 8 new models on one day, alternating two credentials of
+	// one provider: 24 series, 10 rows kept.
+	var want [2]int64
+	for r := range 3 {
+		var es []vault.ObservedUsage
+		for j := range 8 {
+			cred := int64(1 + j%2)
+			es = append(es, vault.ObservedUsage{At: day + 1000, Provider: "anthropic", Model: fmt.Sprintf("m%d-%d", r, j),
+				CredentialID: cred, Requests: 1, InputTokens: 10})
+			want[cred-1] += 10
+		}
+		rec("hammer", es...)
+	}
+	db := rawDB(t, e.path)
+	count := func(q string, args ...any) (n int64) {
+		t.Helper()
+		if err := db.QueryRow(q, args...).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := count("SELECT count(*) FROM client_usage WHERE install_id = 'hammer'"); n != 10 {
+		t.Fatalf("%d rows for one install id, want the cap 10", n)
+	}
+	for i, w := range want {
+		if got := count("SELECT sum(input_tokens) FROM client_usage WHERE credential_id = ?", i+1); got != w {
+			t.Fatalf("credential %d: %d tokens stored, want all %d (folded, not lost)", i+1, got, w)
+		}
+	}
+	// Another day has its own cap.
+	rec("hammer", vault.ObservedUsage{At: day - 1000, Provider: "anthropic", Model: "yesterday", Requests: 1})
+	if n := count("SELECT count(*) FROM client_usage WHERE install_id = 'hammer'"); n != 11 {
+		t.Fatalf("%d rows after a report for the previous day, want 11", n)
+	}
+	// Client cap 3: hammer, a, b; c evicts the least recently seen (hammer).
+	for _, id := range []string{"a", "b", "c"} {
+		e.clk.Add(time.Second)
+		rec(id, vault.ObservedUsage{At: e.clk.Now().UnixMilli(), Provider: "openai", Model: "m", Requests: 1})
+	}
+	got := must[[]vault.ClientSummary](t)(st.ClientUsage(ctx, 0))
+	if len(got) != 3 || got[0].InstallID != "c" || got[2].InstallID != "a" {
+		t.Fatalf("clients after the cap: %+v", got)
+	}
+	if n := count("SELECT count(*) FROM client_usage WHERE install_id = 'hammer'"); n != 0 {
+		t.Fatalf("evicted client kept %d usage rows", n)
+	}
+	// A known client reporting again evicts nobody.
+	rec("a", vault.ObservedUsage{At: e.clk.Now().UnixMilli(), Provider: "openai", Model: "m", Requests: 1})
+	if got := must[[]vault.ClientSummary](t)(st.ClientUsage(ctx, 0)); len(got) != 3 {
+		t.Fatalf("clients after a known client's report: %d", len(got))
 	}
 }

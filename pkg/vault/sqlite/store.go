@@ -119,6 +119,9 @@ type Store struct {
 	// stmts caches the prepared statements of fixed-shape write paths per
 	// connection (stmtcache.go).
 	stmts stmtCache
+	// Observed-usage caps; 0 = vault.MaxObservedClients and
+	// vault.MaxObservedDayRows (tests lower them).
+	clientCap, dayRowCap int64
 
 	// Group commit (batch.go): qmu guards queue and leading. Writes of this
 	// process queue in Go instead of spinning in SQLite's busy handler;
