@@ -3,6 +3,7 @@ package vault
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -188,6 +189,19 @@ const (
 	MaxObservedClients = 10_000
 )
 
+// AccountLabel is how usage tables name a credential: its email, else its
+// organisation name, else its account id, else "<type> #<id>" (an API key
+// has no identity to show; its key never is).
+func AccountLabel(r Record) string {
+	c := r.Credential
+	for _, s := range []string{c.Email, c.ExtraString(FieldOrgName), c.AccountID} {
+		if s = strings.TrimSpace(s); s != "" {
+			return s
+		}
+	}
+	return fmt.Sprintf("%s #%d", c.Type, r.ID)
+}
+
 // CutUTF8 trims s and cuts it to at most n bytes on a rune boundary.
 func CutUTF8(s string, n int) string {
 	s = strings.TrimSpace(s)
@@ -243,10 +257,16 @@ type ClientSummary struct {
 	Providers []ClientProviderUsage `json:"providers"`
 }
 
-// ClientProviderUsage is one (app, provider) burn sum of a client.
+// ClientProviderUsage is one (app, provider) burn sum of a client, or, for
+// a reader that asked for accounts, one (app, provider, credential) sum:
+// CredentialID and Account (a display label: email, organisation or
+// account id, else "<type> #<id>"; never a secret) are then set on rows
+// whose usage named its credential, and omitted otherwise.
 type ClientProviderUsage struct {
 	App              string  `json:"app,omitempty"`
 	Provider         string  `json:"provider"`
+	CredentialID     int64   `json:"credentialId,omitempty"`
+	Account          string  `json:"account,omitempty"`
 	Requests         int64   `json:"requests"`
 	InputTokens      int64   `json:"inputTokens"`
 	OutputTokens     int64   `json:"outputTokens"`
@@ -267,9 +287,10 @@ type ClientUsageStore interface {
 	// generation does not advance. r must be normalised.
 	RecordClientUsage(ctx context.Context, r ClientUsageReport, nowMs int64) error
 	// ClientUsage returns every client, last seen descending, with its
-	// usage recorded at or after sinceMs summed per (app, provider), by
-	// total tokens descending.
-	ClientUsage(ctx context.Context, sinceMs int64) ([]ClientSummary, error)
+	// usage recorded at or after sinceMs summed per (app, provider) — per
+	// (app, provider, credential) with byAccount, CredentialID and Account
+	// set — by total tokens descending.
+	ClientUsage(ctx context.Context, sinceMs int64, byAccount bool) ([]ClientSummary, error)
 	// PruneClientUsage deletes usage rows recorded before beforeMs and
 	// clients last seen before beforeMs that have no usage left (Decision
 	// F11), and returns how many rows went.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/go-chi/chi/v5"
@@ -54,6 +55,10 @@ type ObservedUsageEntry struct {
 	CacheReadTokens  int64   `json:"cacheReadTokens"`
 	CacheWriteTokens int64   `json:"cacheWriteTokens"`
 	CostUsd          float64 `json:"costUsd"`
+	// CredentialID names the credential that served the usage (0 = not
+	// named, omitted). PostObserved sends it only to a broker that
+	// announced ObservedCredentialIDs.
+	CredentialID int64 `json:"credentialId,omitempty"`
 }
 
 // ClientUsageReport is the body of POST /v1/usage/observed (fleet.md
@@ -234,6 +239,9 @@ func (s *Server) usageObserved(w http.ResponseWriter, r *http.Request) error {
 	if rep.InstallID == "" {
 		return vault.Errorf(vault.EINVALID, "installId must not be empty")
 	}
+	if err := s.checkCredentialIDs(r.Context(), rep.Entries); err != nil {
+		return err
+	}
 	if err := s.ClientUsage.RecordClientUsage(r.Context(), rep, now); err != nil {
 		return err
 	}
@@ -242,12 +250,46 @@ func (s *Server) usageObserved(w http.ResponseWriter, r *http.Request) error {
 	return httpx.WriteJSON(w, http.StatusOK, okBody{OK: true})
 }
 
+// checkCredentialIDs keeps an entry's credential id only when it names a
+// credential of the entry's provider (active or not: it may have been
+// disabled since it served); any other id is dropped, never a 400.
+func (s *Server) checkCredentialIDs(ctx context.Context, es []vault.ObservedUsage) error {
+	var provider map[int64]string // id → provider; "" = not a credential
+	for i := range es {
+		id := es[i].CredentialID
+		if id == 0 {
+			continue
+		}
+		if provider == nil {
+			provider = map[int64]string{}
+		}
+		p, ok := provider[id]
+		if !ok {
+			rec, err := s.Store.Get(ctx, id)
+			switch {
+			case err == nil:
+				p = rec.Provider
+			case vault.ErrorCode(err) != vault.ENOTFOUND:
+				return err
+			}
+			provider[id] = p
+		}
+		if p == "" || p != es[i].Provider {
+			es[i].CredentialID = 0
+		}
+	}
+	return nil
+}
+
 // usageClients serves GET /v1/usage/clients[?sinceMs=] (fleet.md §8.3).
+// A request listing ObservedCredentialIDs in the capabilities header gets
+// one row per (app, provider, credential) with credentialId and account;
+// any other gets the reference shape.
 func (s *Server) usageClients(w http.ResponseWriter, r *http.Request) error {
 	since, _ := parseIntPrefix(r.URL.Query().Get("sinceMs"))
 	out := UsageClients{GeneratedAt: s.Now().UnixMilli(), Clients: []vault.ClientSummary{}}
 	if s.ClientUsage != nil {
-		got, err := s.ClientUsage.ClientUsage(r.Context(), since)
+		got, err := s.ClientUsage.ClientUsage(r.Context(), since, hasCapability(r, ObservedCredentialIDs))
 		if err != nil {
 			return err
 		}
@@ -292,13 +334,23 @@ func (c *Client) PostObserved(ctx context.Context, r ClientUsageReport) error {
 	if r.Entries == nil {
 		r.Entries = []ObservedUsageEntry{}
 	}
+	if !c.observedCreds.Load() && slices.ContainsFunc(r.Entries, func(e ObservedUsageEntry) bool { return e.CredentialID != 0 }) {
+		// Not announced by this broker: the reference entry shape.
+		r.Entries = slices.Clone(r.Entries)
+		for i := range r.Entries {
+			r.Entries[i].CredentialID = 0
+		}
+	}
 	return c.postOK(ctx, http.MethodPost, "/v1/usage/observed", r)
 }
 
-// UsageClients fetches GET /v1/usage/clients?sinceMs=<sinceMs>. A broker
-// older than 17.1.2 answers 404: an *Error with Status 404.
+// UsageClients fetches GET /v1/usage/clients?sinceMs=<sinceMs>, asking for
+// per-account rows (ObservedCredentialIDs; a reference broker ignores the
+// header and answers per (app, provider)). A broker older than 17.1.2
+// answers 404: an *Error with Status 404.
 func (c *Client) UsageClients(ctx context.Context, sinceMs int64) (UsageClients, error) {
-	r, err := c.do(ctx, http.MethodGet, "/v1/usage/clients?sinceMs="+strconv.FormatInt(sinceMs, 10), reqOpts{auth: true})
+	r, err := c.do(ctx, http.MethodGet, "/v1/usage/clients?sinceMs="+strconv.FormatInt(sinceMs, 10),
+		reqOpts{auth: true, header: map[string]string{CapabilitiesHeader: ObservedCredentialIDs}})
 	if err != nil {
 		return UsageClients{}, err
 	}

@@ -165,7 +165,8 @@ const (
 	ekCacheRead
 	ekCacheWrite
 	ekCost
-	ekAll = 1<<iota - 1
+	ekAll  = 1<<iota - 1
+	ekCred = 1 << iota // optional
 )
 
 // entry reads one ObservedUsageEntry object.
@@ -205,6 +206,8 @@ func (p *usageParser) entry() (vault.ObservedUsage, bool) {
 				bit, dst = ekCacheWrite, &e.CacheWriteTokens
 			case "costUsd":
 				bit = ekCost
+			case "credentialId":
+				bit, dst = ekCred, &e.CredentialID
 			default:
 				return e, false // tolerated extra keys: the schema path
 			}
@@ -222,7 +225,8 @@ func (p *usageParser) entry() (vault.ObservedUsage, bool) {
 		}
 		seen |= bit
 		if p.lit('}') {
-			return e, seen == ekAll
+			e.CredentialID = max(e.CredentialID, 0)
+			return e, seen&ekAll == ekAll
 		}
 		if !p.lit(',') {
 			return e, false

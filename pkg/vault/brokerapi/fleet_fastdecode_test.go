@@ -13,7 +13,9 @@ var fastUsageSeeds = []string{
 	`{"installId":"i","entries":[]}`,
 	` { "installId" : "i" , "hostname":"h", "app":"gateway", "entries" : [ {"at":1,"provider":"p","model":"m","requests":1,"inputTokens":2,"outputTokens":3,"cacheReadTokens":4,"cacheWriteTokens":5,"costUsd":0.25} ] } `,
 	`{"entries":[{"costUsd":-1.5e-3,"at":-0,"provider":"ü","model":"m","requests":2.9,"inputTokens":-7,"outputTokens":1E2,"cacheReadTokens":12345678901234567,"cacheWriteTokens":0}],"installId":"x"}`,
+	`{"installId":"i","entries":[{"at":1,"provider":"p","model":"m","requests":1,"inputTokens":2,"outputTokens":3,"cacheReadTokens":4,"cacheWriteTokens":5,"costUsd":0,"credentialId":-3.5},{"credentialId":7,"at":1,"provider":"p","model":"m","requests":1,"inputTokens":2,"outputTokens":3,"cacheReadTokens":4,"cacheWriteTokens":5,"costUsd":0}]}`,
 	`{"installId":"i","entries":[{"at":1,"provider":"p","model":"m","requests":1,"inputTokens":2,"outputTokens":3,"cacheReadTokens":4,"cacheWriteTokens":5,"costUsd":0,"extra":true}]}`,
+	`{"installId":"i","entries":[{"at":1,"provider":"p","model":"m","requests":1,"inputTokens":2,"outputTokens":3,"cacheReadTokens":4,"cacheWriteTokens":5,"costUsd":0,"credentialId":"7"}]}`,
 	`{"installId":"i","entries":[{"at":1,"provider":"p","model":"m","requests":1,"inputTokens":2,"outputTokens":3,"cacheReadTokens":4,"cacheWriteTokens":5}]}`,
 	`{"installId":"i","entries":[{"at":1,"at":2,"provider":"p","model":"m","requests":1,"inputTokens":2,"outputTokens":3,"cacheReadTokens":4,"cacheWriteTokens":5,"costUsd":0}]}`,
 	`{"installId":"a\"b","entries":[]}`, `{"installId":"i","installId":"j","entries":[]}`, `{"installId":"i","entries":[]} x`,
@@ -46,12 +48,12 @@ func FuzzFastClientUsage(f *testing.F) {
 }
 
 func TestFastClientUsageTakesCommonReports(t *testing.T) {
-	for i, s := range fastUsageSeeds[:3] {
+	for i, s := range fastUsageSeeds[:4] {
 		if _, ok := fastClientUsage([]byte(s)); !ok {
 			t.Errorf("seed %d not taken by the fast path", i)
 		}
 	}
-	for i, s := range fastUsageSeeds[3:] {
+	for i, s := range fastUsageSeeds[4:] {
 		if r, ok := fastClientUsage([]byte(s)); ok {
 			t.Errorf("near miss %d (%s) taken: %+v", i, s, r)
 		}

@@ -283,9 +283,10 @@ func (s *Store) capDays(rc *rawConn, r vault.ClientUsageReport, rows []usageRow)
 }
 
 // ClientUsage returns every client, last seen descending, with its usage
-// at or after sinceMs summed per (app, provider) by total tokens descending
-// (fleet.md §8.3).
-func (s *Store) ClientUsage(ctx context.Context, sinceMs int64) ([]vault.ClientSummary, error) {
+// at or after sinceMs summed per (app, provider) — with byAccount per (app,
+// provider, credential), labelled — by total tokens descending (fleet.md
+// §8.3).
+func (s *Store) ClientUsage(ctx context.Context, sinceMs int64, byAccount bool) ([]vault.ClientSummary, error) {
 	rows, err := s.db.QueryContext(ctx, "SELECT install_id, hostname, first_seen, last_seen FROM clients ORDER BY last_seen DESC, install_id")
 	if err != nil {
 		return nil, fmt.Errorf("read clients: %w", err)
@@ -307,9 +308,13 @@ func (s *Store) ClientUsage(ctx context.Context, sinceMs int64) ([]vault.ClientS
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read clients: %w", err)
 	}
-	rows, err = s.db.QueryContext(ctx, `SELECT install_id, app, provider, sum(requests), sum(input_tokens), sum(output_tokens),
+	cred, group := "0", ""
+	if byAccount {
+		cred, group = "credential_id", ", credential_id"
+	}
+	rows, err = s.db.QueryContext(ctx, `SELECT install_id, app, provider, `+cred+`, sum(requests), sum(input_tokens), sum(output_tokens),
 		sum(cache_read_tokens), sum(cache_write_tokens), sum(cost_usd) FROM client_usage WHERE recorded_at >= ?
-		GROUP BY install_id, app, provider`, sinceMs)
+		GROUP BY install_id, app, provider`+group, sinceMs)
 	if err != nil {
 		return nil, fmt.Errorf("read client usage: %w", err)
 	}
@@ -317,7 +322,7 @@ func (s *Store) ClientUsage(ctx context.Context, sinceMs int64) ([]vault.ClientS
 	for rows.Next() {
 		var id string
 		var u vault.ClientProviderUsage
-		if err := rows.Scan(&id, &u.App, &u.Provider, &u.Requests, &u.InputTokens, &u.OutputTokens,
+		if err := rows.Scan(&id, &u.App, &u.Provider, &u.CredentialID, &u.Requests, &u.InputTokens, &u.OutputTokens,
 			&u.CacheReadTokens, &u.CacheWriteTokens, &u.CostUsd); err != nil {
 			return nil, fmt.Errorf("read client usage: %w", err)
 		}
@@ -327,6 +332,10 @@ func (s *Store) ClientUsage(ctx context.Context, sinceMs int64) ([]vault.ClientS
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read client usage: %w", err)
+	}
+	rows.Close()
+	if byAccount {
+		s.labelAccounts(ctx, out)
 	}
 	for i := range out {
 		slices.SortStableFunc(out[i].Providers, func(a, b vault.ClientProviderUsage) int {
@@ -340,6 +349,30 @@ func (s *Store) ClientUsage(ctx context.Context, sinceMs int64) ([]vault.ClientS
 		})
 	}
 	return out, nil
+}
+
+// labelAccounts sets Account on the rows that name a credential; a
+// credential gone from the vault (purged) is labelled by its id.
+func (s *Store) labelAccounts(ctx context.Context, out []vault.ClientSummary) {
+	labels := map[int64]string{}
+	for i := range out {
+		for j := range out[i].Providers {
+			u := &out[i].Providers[j]
+			if u.CredentialID == 0 {
+				continue
+			}
+			l, ok := labels[u.CredentialID]
+			if !ok {
+				if rec, err := s.Get(ctx, u.CredentialID); err == nil {
+					l = vault.AccountLabel(rec)
+				} else {
+					l = "#" + strconv.FormatInt(u.CredentialID, 10)
+				}
+				labels[u.CredentialID] = l
+			}
+			u.Account = l
+		}
+	}
 }
 
 // PruneClientUsage deletes usage rows recorded before beforeMs, then the

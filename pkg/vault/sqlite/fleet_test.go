@@ -170,7 +170,7 @@ func TestClientUsageMergeAggregateAndPrune(t *testing.T) {
 	e.clk.Add(time.Second)
 	rec(vault.ClientUsageReport{InstallID: "i2", Entries: nil}) // seen, no usage
 	rec(vault.ClientUsageReport{InstallID: "i1"})               // hostname kept when not sent
-	got := must[[]vault.ClientSummary](t)(st.ClientUsage(ctx, 0))
+	got := must[[]vault.ClientSummary](t)(st.ClientUsage(ctx, 0, false))
 	if len(got) != 2 || got[0].InstallID != "i1" || got[1].InstallID != "i2" || got[0].Hostname != "h1" {
 		t.Fatalf("clients %+v", got)
 	}
@@ -181,14 +181,14 @@ func TestClientUsageMergeAggregateAndPrune(t *testing.T) {
 	if len(got[1].Providers) != 0 || got[1].Providers == nil {
 		t.Fatalf("client without usage: %+v", got[1])
 	}
-	if f := must[[]vault.ClientSummary](t)(st.ClientUsage(ctx, now+1_000_000)); len(f) != 2 || len(f[0].Providers) != 0 {
+	if f := must[[]vault.ClientSummary](t)(st.ClientUsage(ctx, now+1_000_000, false)); len(f) != 2 || len(f[0].Providers) != 0 {
 		t.Fatalf("future sinceMs: %+v", f)
 	}
 	// Prune: usage before the cut goes, then idle clients without usage.
 	if n := must[int64](t)(st.PruneClientUsage(ctx, now+600_000)); n < 3 {
 		t.Fatalf("pruned %d rows", n)
 	}
-	if left := must[[]vault.ClientSummary](t)(st.ClientUsage(ctx, 0)); len(left) != 0 {
+	if left := must[[]vault.ClientSummary](t)(st.ClientUsage(ctx, 0, false)); len(left) != 0 {
 		t.Fatalf("after prune: %+v", left)
 	}
 }
@@ -228,7 +228,7 @@ func TestClientUsageCountersNeverOverflow(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	clients, err := st.ClientUsage(ctx, 0)
+	clients, err := st.ClientUsage(ctx, 0, false)
 	if err != nil {
 		t.Fatalf("ClientUsage after hostile counters: %v", err)
 	}
@@ -295,7 +295,7 @@ func TestClientUsageCaps(t *testing.T) {
 		e.clk.Add(time.Second)
 		rec(id, vault.ObservedUsage{At: e.clk.Now().UnixMilli(), Provider: "openai", Model: "m", Requests: 1})
 	}
-	got := must[[]vault.ClientSummary](t)(st.ClientUsage(ctx, 0))
+	got := must[[]vault.ClientSummary](t)(st.ClientUsage(ctx, 0, false))
 	if len(got) != 3 || got[0].InstallID != "c" || got[2].InstallID != "a" {
 		t.Fatalf("clients after the cap: %+v", got)
 	}
@@ -304,7 +304,7 @@ func TestClientUsageCaps(t *testing.T) {
 	}
 	// A known client reporting again evicts nobody.
 	rec("a", vault.ObservedUsage{At: e.clk.Now().UnixMilli(), Provider: "openai", Model: "m", Requests: 1})
-	if got := must[[]vault.ClientSummary](t)(st.ClientUsage(ctx, 0)); len(got) != 3 {
+	if got := must[[]vault.ClientSummary](t)(st.ClientUsage(ctx, 0, false)); len(got) != 3 {
 		t.Fatalf("clients after a known client's report: %d", len(got))
 	}
 }
