@@ -1,10 +1,14 @@
 package sqlite_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
+	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -246,7 +250,9 @@ func TestClientUsageCountersNeverOverflow(t *testing.T) {
 // its usage.
 func TestClientUsageCaps(t *testing.T) {
 	ctx := context.Background()
-	st, e := newStore(t)
+	e := newEnv(t)
+	var logs bytes.Buffer
+	st := e.open(t, func(o *sqlite.Options) { o.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
 	sqlite.SetObservedCaps(st, 3, 10)
 	now := e.clk.Now().UnixMilli()
 	day := now - now%(24*3600*1000)
@@ -302,9 +308,46 @@ func TestClientUsageCaps(t *testing.T) {
 	if n := count("SELECT count(*) FROM client_usage WHERE install_id = 'hammer'"); n != 0 {
 		t.Fatalf("evicted client kept %d usage rows", n)
 	}
+	for _, want := range []string{`observed-usage rows of one install id over the daily cap`, `installId=hammer`, `folded=8`,
+		`observed-usage client cap reached`, `oldest=hammer`, `newInstallId=c`} {
+		if !strings.Contains(logs.String(), want) {
+			t.Fatalf("logs lack %q:\n%s", want, logs.String())
+		}
+	}
 	// A known client reporting again evicts nobody.
 	rec("a", vault.ObservedUsage{At: e.clk.Now().UnixMilli(), Provider: "openai", Model: "m", Requests: 1})
 	if got := must[[]vault.ClientSummary](t)(st.ClientUsage(ctx, 0, false)); len(got) != 3 {
 		t.Fatalf("clients after a known client's report: %d", len(got))
+	}
+}
+
+// The statements cached per connection are finalised when the store
+// closes: opening, writing observed usage and closing a vault many times
+// leaves no file descriptor behind (an unfinalised statement keeps its
+// connection, and the vault file, open).
+func TestClientUsageStatementsReleasedOnClose(t *testing.T) {
+	fds := func() int {
+		es, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Skip("no /proc/self/fd")
+		}
+		return len(es)
+	}
+	ctx := context.Background()
+	e := newEnv(t)
+	e.open(t).Close()
+	before := fds()
+	for i := range 20 {
+		st := e.open(t)
+		r := vault.ClientUsageReport{InstallID: "i", Entries: []vault.ObservedUsage{{At: e.clk.Now().UnixMilli(), Provider: "p", Model: fmt.Sprint(i), Requests: 1}}}
+		if err := st.RecordClientUsage(ctx, r, e.clk.Now().UnixMilli()); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after := fds(); after > before+2 {
+		t.Fatalf("open descriptors %d → %d after 20 open/write/close cycles", before, after)
 	}
 }
