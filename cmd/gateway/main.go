@@ -14,6 +14,7 @@ import (
 	"github.com/ompgo/omp/internal/buildinfo"
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/internal/gatewayd"
+	"github.com/ompgo/omp/internal/sigctx"
 )
 
 func main() {
@@ -36,7 +37,7 @@ func main() {
 }
 
 func run(bind string, noAuth, optIn bool) error {
-	ctx, stop := gatewayd.NotifyContext(context.Background())
+	ctx, stop := sigctx.NotifyContext(context.Background())
 	defer stop()
 	proc := config.ProcessEnv(os.Environ())
 	dirs, err := config.ResolveDirs(*proc)

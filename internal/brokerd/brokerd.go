@@ -21,6 +21,7 @@ import (
 	"github.com/ompgo/omp/internal/httpx"
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	"github.com/ompgo/omp/pkg/vault/brokerapi/brokermetrics"
 	"github.com/ompgo/omp/pkg/vault/oauth"
 	"github.com/ompgo/omp/pkg/vault/refresh"
 	"github.com/ompgo/omp/pkg/vault/seal"
@@ -29,7 +30,7 @@ import (
 )
 
 // DefaultBind is the broker's default listen address (broker.md §1.2).
-const DefaultBind = "127.0.0.1:8765"
+const DefaultBind = config.DefaultBrokerBind
 
 // Config is everything the broker needs, parsed in one place by the caller.
 type Config struct {
@@ -182,7 +183,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		c.Logger.Info("auth-broker bearer token created", "path", c.TokenPath) // never the token
 	}
 
-	metrics := brokerapi.NewMetrics(brokerapi.MetricsOptions{IdentityLabels: c.MetricsIdentity})
+	metrics := brokermetrics.New(brokermetrics.Options{IdentityLabels: c.MetricsIdentity})
 	m.Keeper = &refresh.Keeper{
 		Store:  m.Store,
 		Logger: c.Logger,

@@ -8,6 +8,15 @@ import (
 // DefaultBrokerBind is the broker's default listen address (broker.md §1.2).
 const DefaultBrokerBind = "127.0.0.1:8765"
 
+// DefaultGatewayBind is the gateway's default listen address (gateway.md
+// §1.1). Both live here so that the client omp shows them in its help
+// without linking the servers (brokerd and gatewayd alias them).
+const DefaultGatewayBind = "127.0.0.1:4000"
+
+// AllowNonLoopbackNoAuthFlag is the gateway's opt-in flag that lets
+// --no-auth run on a non-loopback bind (discrepancies.md A9).
+const AllowNonLoopbackNoAuthFlag = "--allow-non-loopback-no-auth"
+
 // BindError is a --bind parse failure; Error is the exact reference text.
 type BindError struct{ Message string }
 

@@ -30,6 +30,12 @@ func TestImportRules(t *testing.T) {
 		{Package: m + "internal/httpx", Bad: []string{m + "pkg/vault", m + "pkg/"}},
 		{Package: m + "pkg/vault/brokerapi", Bad: []string{m + "pkg/vault/sqlite", m + "pkg/vault/refresh", "modernc.org/sqlite", m + "cmd"}},
 		{Package: m + "pkg/vault/remote", Bad: []string{m + "pkg/vault/sqlite", m + "pkg/vault/refresh", "modernc.org/sqlite"}},
+		// The client omp starts fast (issues 10 and 11): no SQLite, no
+		// Prometheus or protobuf, none of the host-only packages; it execs
+		// omp-host for the commands that need them (internal/ompcli/host.go).
+		{Package: m + "cmd/omp", Bad: clientForbidden},
+		{Package: m + "internal/ompcli", Bad: clientForbidden},
+		{Package: m + "pkg/vault/brokerapi", Bad: []string{"github.com/prometheus/", "google.golang.org/protobuf"}},
 	}
 	for _, r := range rules {
 		if !Exists(r.Package) {
@@ -37,6 +43,40 @@ func TestImportRules(t *testing.T) {
 			continue
 		}
 		t.Run(strings.TrimPrefix(r.Package, m), func(t *testing.T) { r.Check(t) })
+	}
+}
+
+// clientForbidden is what the client omp must not link.
+var clientForbidden = []string{
+	"modernc.org/", "github.com/prometheus/", "google.golang.org/protobuf",
+	m + "pkg/vault/sqlite", m + "pkg/vault/brokerapi/brokermetrics", m + "pkg/proxy",
+	m + "internal/omphost", m + "internal/brokerd", m + "internal/gatewayd",
+}
+
+// TestClientRuleExercised: the client rule's forbidden names are real —
+// omp-host, built from the same command tree, links every one of them —
+// and the client does link the command tree and the broker client.
+func TestClientRuleExercised(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the go tool")
+	}
+	client := map[string]bool{}
+	for _, d := range Deps(t, m+"cmd/omp") {
+		client[d] = true
+	}
+	for _, want := range []string{m + "internal/ompcli", m + "pkg/vault/remote", m + "pkg/vault/brokerapi", m + "pkg/agent"} {
+		if !client[want] {
+			t.Errorf("cmd/omp does not link %s: the rule checks a stub", want)
+		}
+	}
+	host := map[string]bool{}
+	for _, d := range Deps(t, m+"cmd/omp-host") {
+		host[d] = true
+	}
+	for _, want := range append([]string{"modernc.org/sqlite", "modernc.org/libc", "github.com/prometheus/client_golang/prometheus", "google.golang.org/protobuf/proto"}, clientForbidden[3:]...) {
+		if !host[want] {
+			t.Errorf("cmd/omp-host does not link %s: the client rule's forbidden name is stale", want)
+		}
 	}
 }
 

@@ -36,6 +36,7 @@ import (
 	"github.com/ompgo/omp/internal/buildinfo"
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/internal/httpx"
+	"github.com/ompgo/omp/internal/sigctx"
 	"github.com/ompgo/omp/pkg/proxy"
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
 	"github.com/ompgo/omp/pkg/vault/remote"
@@ -43,14 +44,14 @@ import (
 
 // Defaults.
 const (
-	DefaultBind          = "127.0.0.1:4000" // gateway.md §1.1
+	DefaultBind          = config.DefaultGatewayBind // gateway.md §1.1
 	DefaultShutdownGrace = 30 * time.Second
 	// SnapshotWarnAfter is how long Run waits for the remote store's first
 	// snapshot before it logs a warning (requests keep waiting).
 	SnapshotWarnAfter = 10 * time.Second
 	// AllowNonLoopbackNoAuthFlag is the opt-in flag that lets --no-auth run
 	// on a non-loopback bind (discrepancies.md A9).
-	AllowNonLoopbackNoAuthFlag = "--allow-non-loopback-no-auth"
+	AllowNonLoopbackNoAuthFlag = config.AllowNonLoopbackNoAuthFlag
 )
 
 // Exact texts (gateway.md §1.1).
@@ -409,4 +410,17 @@ func hostForURL(h string) string {
 		return "[" + h + "]"
 	}
 	return h
+}
+
+// announceShutdown prints the reference's shutdown line on out as soon as
+// ctx is cancelled by a signal (while the server drains), or at the latest
+// once runDone is closed.
+func announceShutdown(ctx context.Context, runDone <-chan struct{}, out io.Writer) {
+	select {
+	case <-ctx.Done():
+	case <-runDone:
+	}
+	if se, ok := context.Cause(ctx).(*sigctx.SignalError); ok {
+		fmt.Fprintf(out, "\nReceived %s, shutting down...\n", se)
+	}
 }

@@ -135,7 +135,11 @@ func checkImage(t *testing.T, img v1.Image, version string) map[string][]byte {
 	if cf.OS != "linux" || cf.Architecture != "amd64" {
 		t.Errorf("platform %s/%s", cf.OS, cf.Architecture)
 	}
-	hdrs, data := files(t, img, "/etc/passwd", "/broker", "/gateway", "/omp")
+	names := []string{"/etc/passwd"}
+	for _, b := range Binaries {
+		names = append(names, "/"+b)
+	}
+	hdrs, data := files(t, img, names...)
 	if !strings.Contains(string(data["/etc/passwd"]), "omp:x:65532:65532:") {
 		t.Errorf("/etc/passwd does not name the image user: %q", data["/etc/passwd"])
 	}
@@ -208,7 +212,7 @@ func TestBuildImage(t *testing.T) {
 	}
 }
 
-// maxImageBytes bounds the real image (three static binaries, compressed).
+// maxImageBytes bounds the real image (four static binaries, compressed).
 const maxImageBytes = 80 << 20
 
 // TestBuiltImage checks the image `make image` wrote (OMP_IMAGE_TAR, set by

@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"text/template"
 	"time"
 
@@ -28,7 +29,12 @@ import (
 //go:embed templates/*.md
 var templateFS embed.FS
 
-var templates = template.Must(template.ParseFS(templateFS, "templates/*.md"))
+// templates are parsed on first use: a package initialiser runs on every
+// omp start, also for commands that build no prompt (start-up targets,
+// issues 10 and 11).
+var templates = sync.OnceValue(func() *template.Template {
+	return template.Must(template.ParseFS(templateFS, "templates/*.md"))
+})
 
 // Layout bounds (D54).
 const (
@@ -88,7 +94,7 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 	}
 	if base == "" {
 		var b strings.Builder
-		if err := templates.ExecuteTemplate(&b, "base.md", struct{ Tools []toolLine }{toolLines(o.Tools)}); err != nil {
+		if err := templates().ExecuteTemplate(&b, "base.md", struct{ Tools []toolLine }{toolLines(o.Tools)}); err != nil {
 			return nil, err
 		}
 		base = strings.TrimRight(b.String(), "\n")
@@ -135,7 +141,7 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 		Cwd:          o.Cwd,
 	}
 	var b strings.Builder
-	if err := templates.ExecuteTemplate(&b, "system.md", data); err != nil {
+	if err := templates().ExecuteTemplate(&b, "system.md", data); err != nil {
 		return nil, err
 	}
 	res.Text = strings.TrimRight(b.String(), "\n")

@@ -7,14 +7,17 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/ompgo/omp/pkg/agent/session"
 	"github.com/ompgo/omp/pkg/llm"
 )
 
 // exportPage is the minimal self-contained HTML of D12: escaped text,
-// collapsible tool results, no theming.
-var exportPage = template.Must(template.New("export").Parse(`<!doctype html>
+// collapsible tool results, no theming; parsed on first use (a package
+// initialiser would run on every omp start).
+var exportPage = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("export").Parse(`<!doctype html>
 <html><head><meta charset="utf-8"><title>omp session {{.Header.ID}}</title>
 <style>body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}
 pre{white-space:pre-wrap;background:#f4f4f4;padding:.5rem;border-radius:4px}
@@ -26,6 +29,7 @@ pre{white-space:pre-wrap;background:#f4f4f4;padding:.5rem;border-radius:4px}
 {{if .Collapsed}}<details><summary>{{.Summary}}</summary><pre>{{.Text}}</pre></details>{{else}}<pre>{{.Text}}</pre>{{end}}</div>
 {{end}}</body></html>
 `))
+})
 
 type exportItem struct {
 	Role, Class, Text, Summary string
@@ -60,7 +64,7 @@ func ExportHTML(sf *session.File, systemPrompt, path string) error {
 		items = append(items, it)
 	}
 	var b bytes.Buffer
-	err := exportPage.Execute(&b, map[string]any{"Header": sf.Header(), "Leaf": sf.Leaf(), "System": systemPrompt,
+	err := exportPage().Execute(&b, map[string]any{"Header": sf.Header(), "Leaf": sf.Leaf(), "System": systemPrompt,
 		"Items": items})
 	if err != nil {
 		return err

@@ -18,6 +18,7 @@ import (
 
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	"github.com/ompgo/omp/pkg/vault/brokerapi/brokermetrics"
 	"github.com/ompgo/omp/pkg/vault/seal"
 	"github.com/ompgo/omp/pkg/vault/sqlite"
 )
@@ -118,7 +119,7 @@ type env struct {
 	ref     *fakeRefresher
 	usage   *fakeUsage
 	srv     *brokerapi.Server
-	metrics *brokerapi.Metrics
+	metrics *brokermetrics.Metrics
 	ts      *httptest.Server
 	client  *brokerapi.Client
 	logs    *logBuf
@@ -136,7 +137,7 @@ func newEnv(t testing.TB, opts ...envOpt) *env {
 	}
 	e := &env{t: t, kr: kr, clk: &clock{t: time.UnixMilli(1_765_500_000_000)}, logs: &logBuf{},
 		path: filepath.Join(t.TempDir(), "vault.db")}
-	e.metrics = brokerapi.NewMetrics(brokerapi.MetricsOptions{Now: e.clk.Now})
+	e.metrics = brokermetrics.New(brokermetrics.Options{Now: e.clk.Now})
 	e.srv = &brokerapi.Server{
 		Tokens: []string{testToken, "second-token"}, Version: "9.9.9-test",
 		Logger:       slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),

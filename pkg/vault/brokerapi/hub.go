@@ -41,7 +41,7 @@ type hub struct {
 	schedule func() vault.Schedule
 	now      func() time.Time
 	log      *slog.Logger
-	metrics  *Metrics
+	metrics  Observer
 
 	mu  sync.Mutex // serialises rebuilds; guards seq
 	seq uint64
@@ -89,8 +89,7 @@ func (h *hub) sync(ctx context.Context) (*shared, error) {
 		close(cur.done)
 	}
 	if h.metrics != nil {
-		h.metrics.setGeneration(gen)
-		h.metrics.setSnapshot(next)
+		h.metrics.SnapshotPublished(gen, Published{next})
 	}
 	return next, nil
 }

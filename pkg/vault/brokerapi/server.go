@@ -93,7 +93,7 @@ type Server struct {
 	// WriteTimeout bounds one SSE frame write; a subscriber that cannot take
 	// a frame in time is dropped. Default sse.DefaultWriteTimeout.
 	WriteTimeout time.Duration
-	Metrics      *Metrics // optional; served at GET /metrics
+	Metrics      Observer // optional; served at GET /metrics (brokermetrics.Metrics)
 	// WriteBack, if set, adds pendingWrites and vault detail to
 	// /v1/healthz while write-backs are pending or the vault refuses writes.
 	WriteBack WriteBackStatus
@@ -228,7 +228,7 @@ func (s *Server) Handler() http.Handler {
 func (s *Server) routes() http.Handler {
 	r := chi.NewRouter()
 	if s.Metrics != nil {
-		r.Use(s.Metrics.middleware)
+		r.Use(observeRequests(s.Metrics))
 	}
 	r.Use(s.authenticate)
 	a := s.adapter

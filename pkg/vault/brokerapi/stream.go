@@ -44,8 +44,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) error {
 		return nil // the client is gone before the first frame
 	}
 	if s.Metrics != nil {
-		s.Metrics.subscribers.Inc()
-		defer s.Metrics.subscribers.Dec()
+		s.Metrics.StreamOpened()
+		defer s.Metrics.StreamClosed()
 	}
 	s.log.Info("auth-broker stream opened", "peer", peer, "generation", sh.gen)
 	defer func() {

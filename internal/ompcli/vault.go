@@ -1,0 +1,79 @@
+package ompcli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/ompgo/omp/internal/config"
+	"github.com/ompgo/omp/pkg/vault/seal"
+)
+
+// openLocalVault opens the broker host's vault (the commands that run on
+// the broker host: logout, import without a broker, migrate's local side,
+// rekey). The key comes from OMP_VAULT_KEY or the key file, created on first
+// use like the broker does.
+func (a *app) openLocalVault(ctx context.Context) (LocalVault, string, error) {
+	h, err := a.host()
+	if err != nil {
+		return nil, "", err
+	}
+	env, dirs, err := a.setup()
+	if err != nil {
+		return nil, "", err
+	}
+	var kr *seal.Keyring
+	if v := env.Get("OMP_VAULT_KEY"); v != "" {
+		if kr, err = seal.KeyringFromEnv(v); err != nil {
+			return nil, "", fmt.Errorf("OMP_VAULT_KEY: %w", err)
+		}
+	} else if kr, _, err = seal.LoadOrCreateKeyFile(dirs.VaultKeyPath()); err != nil {
+		return nil, "", fmt.Errorf("vault key %s: %w", dirs.VaultKeyPath(), err)
+	}
+	path, err := a.adoptVault(ctx, dirs)
+	if err != nil {
+		return nil, "", err
+	}
+	st, err := h.OpenVault(ctx, path, kr)
+	if err != nil {
+		return nil, "", err // OpenVault names the vault path already
+	}
+	return st, path, nil
+}
+
+// adoptVault returns the vault path (vault.db), first moving an omp-go
+// vault left at the reference's agent.db path by an earlier version
+// (discrepancies.md C5; a reference agent.db is never touched).
+func (a *app) adoptVault(ctx context.Context, dirs config.Dirs) (string, error) {
+	h, err := a.host()
+	if err != nil {
+		return "", err
+	}
+	path := dirs.VaultDB()
+	if _, err := h.AdoptLegacy(ctx, dirs.AgentDB(), path); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// pick shows a numbered picker and returns the chosen item (broker.md §1.5).
+func pick(r io.Reader, w io.Writer, title string, items []string) (string, error) {
+	fmt.Fprintf(w, "%s\n\n", title)
+	for i, it := range items {
+		fmt.Fprintf(w, "  %d. %s\n", i+1, it)
+	}
+	fmt.Fprintf(w, "\nEnter number (1-%d): ", len(items))
+	line, err := bufio.NewReader(r).ReadString('\n')
+	if err != nil && line == "" {
+		return "", fmt.Errorf("Login cancelled")
+	}
+	choice := strings.TrimSpace(line)
+	n, err := strconv.Atoi(choice)
+	if err != nil || n < 1 || n > len(items) {
+		return "", fmt.Errorf("Invalid selection: %s", choice)
+	}
+	return items[n-1], nil
+}
