@@ -239,9 +239,7 @@ func (s *Server) usageObserved(w http.ResponseWriter, r *http.Request) error {
 	if rep.InstallID == "" {
 		return vault.Errorf(vault.EINVALID, "installId must not be empty")
 	}
-	if err := s.checkCredentialIDs(r.Context(), rep.Entries); err != nil {
-		return err
-	}
+	s.checkCredentialIDs(r.Context(), rep.Entries)
 	if err := s.ClientUsage.RecordClientUsage(r.Context(), rep, now); err != nil {
 		return err
 	}
@@ -252,8 +250,9 @@ func (s *Server) usageObserved(w http.ResponseWriter, r *http.Request) error {
 
 // checkCredentialIDs keeps an entry's credential id only when it names a
 // credential of the entry's provider (active or not: it may have been
-// disabled since it served); any other id is dropped, never a 400.
-func (s *Server) checkCredentialIDs(ctx context.Context, es []vault.ObservedUsage) error {
+// disabled since it served); any other id is dropped — never an error for
+// the batch, whatever the look-up says (the burn is recorded unnamed).
+func (s *Server) checkCredentialIDs(ctx context.Context, es []vault.ObservedUsage) {
 	var provider map[int64]string // id → provider; "" = not a credential
 	for i := range es {
 		id := es[i].CredentialID
@@ -265,12 +264,8 @@ func (s *Server) checkCredentialIDs(ctx context.Context, es []vault.ObservedUsag
 		}
 		p, ok := provider[id]
 		if !ok {
-			rec, err := s.Store.Get(ctx, id)
-			switch {
-			case err == nil:
+			if rec, err := s.Store.Get(ctx, id); err == nil {
 				p = rec.Provider
-			case vault.ErrorCode(err) != vault.ENOTFOUND:
-				return err
 			}
 			provider[id] = p
 		}
@@ -278,7 +273,6 @@ func (s *Server) checkCredentialIDs(ctx context.Context, es []vault.ObservedUsag
 			es[i].CredentialID = 0
 		}
 	}
-	return nil
 }
 
 // usageClients serves GET /v1/usage/clients[?sinceMs=] (fleet.md §8.3).
