@@ -60,7 +60,7 @@ type LocalVault interface {
 	vault.TokenStore
 	vault.CacheStore
 	vault.HistoryStore
-	ClientUsage(ctx context.Context, sinceMs int64) ([]vault.ClientSummary, error)
+	ClientUsage(ctx context.Context, sinceMs int64, byAccount bool) ([]vault.ClientSummary, error)
 	ListDisabled(ctx context.Context, provider string) ([]vault.Record, error)
 	ImportRecords(ctx context.Context, recs []vault.Record) (int, error)
 }

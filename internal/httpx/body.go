@@ -21,6 +21,20 @@ const BrokerBodyLimit = 1 << 20
 //
 // Validating the shape is the caller's job.
 func ReadJSON(w http.ResponseWriter, r *http.Request, limit int64, allowEmpty bool) (json.RawMessage, error) {
+	raw, err := ReadBody(w, r, limit, allowEmpty)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckJSON(raw); err != nil {
+		return nil, err
+	}
+	return raw, nil
+}
+
+// ReadBody is ReadJSON without the JSON syntax check, for a handler whose
+// own strict parser accepts only valid JSON and calls CheckJSON before it
+// reports anything else (the check is a full extra pass over the body).
+func ReadBody(w http.ResponseWriter, r *http.Request, limit int64, allowEmpty bool) ([]byte, error) {
 	if r.Body == nil {
 		r.Body = http.NoBody
 	}
@@ -37,11 +51,17 @@ func ReadJSON(w http.ResponseWriter, r *http.Request, limit int64, allowEmpty bo
 		if !allowEmpty {
 			return nil, &Error{Status: http.StatusBadRequest, Message: "Request body required"}
 		}
-		return json.RawMessage(`{}`), nil
-	}
-	var probe json.RawMessage
-	if err := json.Unmarshal(raw, &probe); err != nil {
-		return nil, &Error{Status: http.StatusBadRequest, Message: "Invalid JSON body: " + err.Error(), Err: err}
+		return []byte(`{}`), nil
 	}
 	return raw, nil
+}
+
+// CheckJSON is ReadJSON's syntax check: 400 "Invalid JSON body: <err>".
+func CheckJSON(raw []byte) error {
+	if !json.Valid(raw) {
+		var probe json.RawMessage
+		err := json.Unmarshal(raw, &probe)
+		return &Error{Status: http.StatusBadRequest, Message: "Invalid JSON body: " + err.Error(), Err: err}
+	}
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -564,6 +565,10 @@ func TestAgentE2EBrokerMode(t *testing.T) {
 		len(u.Clients[0].Providers) != 1 || u.Clients[0].Providers[0].App != "robot" ||
 		u.Clients[0].Providers[0].InputTokens != 10 || u.Clients[0].Providers[0].OutputTokens != 5 {
 		t.Fatalf("broker clients %+v (%v), want install %s app robot with 10 in / 5 out", u.Clients, err, id)
+	}
+	// The agent named the broker credential that served the turn.
+	if p := u.Clients[0].Providers[0]; p.CredentialID == 0 || p.Account != "api_key #"+strconv.FormatInt(p.CredentialID, 10) {
+		t.Fatalf("turn not attributed to the broker's key: %+v", p)
 	}
 
 	// A broker URL without a token is a hard error naming the token file.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/ompgo/omp/internal/config"
@@ -27,7 +28,11 @@ type agentBroker struct {
 	// who the agent's burn is attributed to: <config dir>/install-id, the
 	// host name, OMP_APP_NAME or "omp".
 	installID, hostname, app string
-	stop                     func() // flushes observed usage, cancels the sync and waits for it
+	// served is the credential id last handed out per provider: the
+	// account a settled turn of that provider ran on (an agent process
+	// runs one session), named in its observed usage.
+	served sync.Map
+	stop   func() // flushes observed usage, cancels the sync and waits for it
 }
 
 // connectBroker starts the remote store when a broker is configured and
@@ -97,6 +102,7 @@ func (b *agentBroker) credential(ctx context.Context, provider, sessionID, model
 	if e, err = b.store.Prepare(ctx, e.ID); err != nil {
 		return llm.Credential{}, false, err
 	}
+	b.served.Store(provider, e.ID)
 	return vaultpick.LLMCredential(e), true, nil
 }
 
@@ -113,6 +119,7 @@ func (b *agentBroker) refresh(ctx context.Context, provider, sessionID, modelID 
 	if e, err = b.store.Refresh(ctx, e.ID); err != nil {
 		return llm.Credential{}, false, err
 	}
+	b.served.Store(provider, e.ID)
 	return vaultpick.LLMCredential(e), true, nil
 }
 
@@ -135,7 +142,9 @@ func (b *agentBroker) observeTurn(raw json.RawMessage) {
 	if json.Unmarshal(raw, &m) != nil || m.Role != "assistant" || m.Usage == nil {
 		return
 	}
+	cred, _ := b.served.Load(m.Provider)
+	id, _ := cred.(int64)
 	b.reporter.Record(remote.Observation{InstallID: b.installID, Hostname: b.hostname, App: b.app,
-		Provider: m.Provider, Model: m.Model, InputTokens: m.Usage.Input, OutputTokens: m.Usage.Output,
+		Provider: m.Provider, Model: m.Model, CredentialID: id, InputTokens: m.Usage.Input, OutputTokens: m.Usage.Output,
 		CacheReadTokens: m.Usage.CacheRead, CacheWriteTokens: m.Usage.CacheWrite, CostUsd: m.Usage.Cost.Total})
 }

@@ -2,9 +2,11 @@ package ompcli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -79,7 +81,7 @@ func (a *app) runUsageClients(ctx context.Context, f usageFlags) error {
 		}
 		defer l.close()
 		if l.store != nil {
-			if clients, err = l.store.ClientUsage(ctx, since); err != nil {
+			if clients, err = l.store.ClientUsage(ctx, since, true); err != nil {
 				return err
 			}
 		}
@@ -125,7 +127,9 @@ func formatTokenCount(v int64) string {
 }
 
 // formatClientUsage renders the per-client burn (fleet.md §9): one section
-// per install, one row per (app, provider) and a total row.
+// per install, one row per (app, provider) and a total row; with an
+// "account" column (label, never a token) when the broker attributed usage
+// to credentials (a row without one shows —).
 func formatClientUsage(clients []vault.ClientSummary, since, now int64) string {
 	var b strings.Builder
 	b.WriteString("Per-client token burn since " + time.UnixMilli(since).UTC().Format("2006-01-02"))
@@ -142,6 +146,11 @@ func formatClientUsage(clients []vault.ClientSummary, since, now int64) string {
 			b.WriteString("\n  no usage in this window")
 			continue
 		}
+		accounts := slices.ContainsFunc(c.Providers, func(u vault.ClientProviderUsage) bool { return u.Account != "" })
+		cols := headers
+		if accounts {
+			cols = slices.Insert(slices.Clone(headers), 2, "account")
+		}
 		var rows [][]string
 		var reqs, tokens int64
 		var total float64
@@ -150,17 +159,25 @@ func formatClientUsage(clients []vault.ClientSummary, since, now int64) string {
 			if app == "" {
 				app = "—"
 			}
-			rows = append(rows, []string{app, u.Provider, formatNumber(float64(u.Requests)),
+			row := []string{app, u.Provider, formatNumber(float64(u.Requests)),
 				formatTokenCount(u.InputTokens), formatTokenCount(u.OutputTokens),
 				formatTokenCount(u.CacheReadTokens), formatTokenCount(u.CacheWriteTokens),
-				formatTokenCount(u.TotalTokens()), cost(u.CostUsd)})
+				formatTokenCount(u.TotalTokens()), cost(u.CostUsd)}
+			if accounts {
+				row = slices.Insert(row, 2, cmp.Or(u.Account, "—"))
+			}
+			rows = append(rows, row)
 			reqs += u.Requests
 			tokens += u.TotalTokens()
 			total += u.CostUsd
 		}
-		rows = append(rows, []string{"", "total", formatNumber(float64(reqs)), "", "", "", "", formatTokenCount(tokens), cost(total)})
-		widths := make([]int, len(headers))
-		for i, h := range headers {
+		totalRow := []string{"", "total", formatNumber(float64(reqs)), "", "", "", "", formatTokenCount(tokens), cost(total)}
+		if accounts {
+			totalRow = slices.Insert(totalRow, 2, "")
+		}
+		rows = append(rows, totalRow)
+		widths := make([]int, len(cols))
+		for i, h := range cols {
 			widths[i] = runeLen(h)
 			for _, r := range rows {
 				widths[i] = max(widths[i], runeLen(r[i]))
@@ -170,7 +187,7 @@ func formatClientUsage(clients []vault.ClientSummary, since, now int64) string {
 			out := make([]string, len(cells))
 			for i, c := range cells {
 				pad := strings.Repeat(" ", widths[i]-runeLen(c))
-				if i < 2 {
+				if i < 2 || (accounts && i == 2) {
 					out[i] = c + pad
 				} else {
 					out[i] = pad + c
@@ -178,7 +195,7 @@ func formatClientUsage(clients []vault.ClientSummary, since, now int64) string {
 			}
 			return "  " + strings.Join(out, "  ")
 		}
-		b.WriteString("\n" + render(headers))
+		b.WriteString("\n" + render(cols))
 		for _, r := range rows {
 			b.WriteString("\n" + render(r))
 		}

@@ -3,6 +3,7 @@ package vault
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -143,6 +144,11 @@ type ObservedUsage struct {
 	CacheReadTokens  int64
 	CacheWriteTokens int64
 	CostUsd          float64
+	// CredentialID names the vault credential that served the usage (0 =
+	// not named): sent by Go clients to a broker that announces the
+	// observed-credential-id capability, kept only when it is a credential
+	// of Provider (attribution by account).
+	CredentialID int64
 }
 
 // ClientUsageReport is one client's batched token burn (fleet.md §8.1).
@@ -168,7 +174,33 @@ const (
 	// FleetRetention is how long client usage and idle clients are kept
 	// (Decision F11).
 	FleetRetention = 400 * 24 * time.Hour
+	// MaxObservedDayRows caps the stored usage rows of one install id per
+	// UTC day (the day of the entry's `at`). A real client makes a row per
+	// (app, provider, model, credential) series and per gap of more than 5
+	// minutes; 2000 a day is a new series or a pause every 43 seconds
+	// around the clock. Beyond it an entry that would start a row is added
+	// to that day's newest row of its (app, provider, credential), else
+	// dropped, with a log line: totals per provider and account stay exact
+	// while the model and time detail of the excess is lost.
+	MaxObservedDayRows = 2000
+	// MaxObservedClients caps the install ids kept. A report from a new
+	// install id beyond it evicts the least recently seen one with all its
+	// usage, with a log line.
+	MaxObservedClients = 10_000
 )
+
+// AccountLabel is how usage tables name a credential: its email, else its
+// organisation name, else its account id, else "<type> #<id>" (an API key
+// has no identity to show; its key never is).
+func AccountLabel(r Record) string {
+	c := r.Credential
+	for _, s := range []string{c.Email, c.ExtraString(FieldOrgName), c.AccountID} {
+		if s = strings.TrimSpace(s); s != "" {
+			return s
+		}
+	}
+	return fmt.Sprintf("%s #%d", c.Type, r.ID)
+}
 
 // CutUTF8 trims s and cuts it to at most n bytes on a rune boundary.
 func CutUTF8(s string, n int) string {
@@ -225,10 +257,16 @@ type ClientSummary struct {
 	Providers []ClientProviderUsage `json:"providers"`
 }
 
-// ClientProviderUsage is one (app, provider) burn sum of a client.
+// ClientProviderUsage is one (app, provider) burn sum of a client, or, for
+// a reader that asked for accounts, one (app, provider, credential) sum:
+// CredentialID and Account (a display label: email, organisation or
+// account id, else "<type> #<id>"; never a secret) are then set on rows
+// whose usage named its credential, and omitted otherwise.
 type ClientProviderUsage struct {
 	App              string  `json:"app,omitempty"`
 	Provider         string  `json:"provider"`
+	CredentialID     int64   `json:"credentialId,omitempty"`
+	Account          string  `json:"account,omitempty"`
 	Requests         int64   `json:"requests"`
 	InputTokens      int64   `json:"inputTokens"`
 	OutputTokens     int64   `json:"outputTokens"`
@@ -249,9 +287,10 @@ type ClientUsageStore interface {
 	// generation does not advance. r must be normalised.
 	RecordClientUsage(ctx context.Context, r ClientUsageReport, nowMs int64) error
 	// ClientUsage returns every client, last seen descending, with its
-	// usage recorded at or after sinceMs summed per (app, provider), by
-	// total tokens descending.
-	ClientUsage(ctx context.Context, sinceMs int64) ([]ClientSummary, error)
+	// usage recorded at or after sinceMs summed per (app, provider) — per
+	// (app, provider, credential) with byAccount, CredentialID and Account
+	// set — by total tokens descending.
+	ClientUsage(ctx context.Context, sinceMs int64, byAccount bool) ([]ClientSummary, error)
 	// PruneClientUsage deletes usage rows recorded before beforeMs and
 	// clients last seen before beforeMs that have no usage left (Decision
 	// F11), and returns how many rows went.

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/ompgo/omp/pkg/vault"
@@ -38,12 +39,36 @@ type Client struct {
 	// Logger receives the warning of an upload retried without extension
 	// fields (nil: slog.Default()).
 	Logger *slog.Logger
+
+	// observedCreds: the broker's last snapshot or stream answer announced
+	// ObservedCredentialIDs.
+	observedCreds atomic.Bool
 }
+
+// noteCapabilities records what the broker announced on a snapshot or
+// stream answer (a broker that stops announcing, e.g. after a downgrade,
+// gets the reference shape again).
+func (c *Client) noteCapabilities(h http.Header) {
+	on := false
+	for _, v := range h.Values(CapabilitiesHeader) {
+		for t := range strings.SplitSeq(v, ",") {
+			on = on || strings.TrimSpace(t) == ObservedCredentialIDs
+		}
+	}
+	c.observedCreds.Store(on)
+}
+
+// ObservedCredentialIDs reports whether the broker announced that it takes
+// credentialId on observed-usage entries (from the last snapshot or
+// stream answer).
+func (c *Client) ObservedCredentialIDs() bool { return c.observedCreds.Load() }
 
 // ClientCapabilities is the value of the capabilities header the client
 // sends on snapshot and stream requests (as 18.1.21 clients do, fleet.md §2):
-// a broker then serves the 18.1.21 credential fields (Decision E10).
-const ClientCapabilities = "codex-meter-block-scopes"
+// a broker then serves the 18.1.21 credential fields (Decision E10). The
+// second token asks a Go broker to announce observed-usage attribution
+// (ObservedCredentialIDs); reference brokers look for the first only.
+const ClientCapabilities = CodexMeterBlockScopes + ", " + ObservedCredentialIDs
 
 // NewClient returns a client for the broker at baseURL (trailing slashes
 // trimmed). hc nil means a client with no overall timeout; hc.Timeout, if
@@ -264,6 +289,7 @@ func (c *Client) Snapshot(ctx context.Context, ifGenerationGt *int64, wait time.
 	if err != nil {
 		return SnapshotResult{}, err
 	}
+	c.noteCapabilities(r.header)
 	tag, tagged := parseGenerationTag(r.header.Get("ETag"))
 	if r.status == http.StatusNotModified {
 		res := SnapshotResult{Status: http.StatusNotModified}

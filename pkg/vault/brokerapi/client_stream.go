@@ -57,6 +57,7 @@ func (c *Client) Stream(ctx context.Context) (*Stream, error) {
 		resp.Body.Close()
 		return nil, httpError("Auth broker stream failed: ", resp, b)
 	}
+	c.noteCapabilities(resp.Header)
 	ct := resp.Header.Get("Content-Type")
 	if mt, _, _ := strings.Cut(ct, ";"); !strings.EqualFold(strings.TrimSpace(mt), "text/event-stream") {
 		resp.Body.Close()

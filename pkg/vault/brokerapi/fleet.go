@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/go-chi/chi/v5"
@@ -54,6 +55,10 @@ type ObservedUsageEntry struct {
 	CacheReadTokens  int64   `json:"cacheReadTokens"`
 	CacheWriteTokens int64   `json:"cacheWriteTokens"`
 	CostUsd          float64 `json:"costUsd"`
+	// CredentialID names the credential that served the usage (0 = not
+	// named, omitted). PostObserved sends it only to a broker that
+	// announced ObservedCredentialIDs.
+	CredentialID int64 `json:"credentialId,omitempty"`
 }
 
 // ClientUsageReport is the body of POST /v1/usage/observed (fleet.md
@@ -211,13 +216,18 @@ func (s *Server) usageStale(w http.ResponseWriter, r *http.Request) error {
 // F9): schema 400s as the reference, then the Go bounds (empty installId
 // or more than 1000 entries → 400; everything else normalised).
 func (s *Server) usageObserved(w http.ResponseWriter, r *http.Request) error {
-	raw, err := httpx.ReadJSON(w, r, httpx.BrokerBodyLimit, false)
+	raw, err := httpx.ReadBody(w, r, httpx.BrokerBodyLimit, false)
 	if err != nil {
 		return err
 	}
-	rep, err := decodeClientUsage(raw)
-	if err != nil {
-		return err
+	rep, ok := fastClientUsage(raw)
+	if !ok { // anything uncommon: the schema path words the 400s
+		if err := httpx.CheckJSON(raw); err != nil {
+			return err
+		}
+		if rep, err = decodeClientUsage(raw); err != nil {
+			return err
+		}
 	}
 	if s.ClientUsage == nil {
 		return errNoClientUsage
@@ -229,6 +239,7 @@ func (s *Server) usageObserved(w http.ResponseWriter, r *http.Request) error {
 	if rep.InstallID == "" {
 		return vault.Errorf(vault.EINVALID, "installId must not be empty")
 	}
+	s.checkCredentialIDs(r.Context(), rep.Entries)
 	if err := s.ClientUsage.RecordClientUsage(r.Context(), rep, now); err != nil {
 		return err
 	}
@@ -237,12 +248,42 @@ func (s *Server) usageObserved(w http.ResponseWriter, r *http.Request) error {
 	return httpx.WriteJSON(w, http.StatusOK, okBody{OK: true})
 }
 
+// checkCredentialIDs keeps an entry's credential id only when it names a
+// credential of the entry's provider (active or not: it may have been
+// disabled since it served); any other id is dropped — never an error for
+// the batch, whatever the look-up says (the burn is recorded unnamed).
+func (s *Server) checkCredentialIDs(ctx context.Context, es []vault.ObservedUsage) {
+	var provider map[int64]string // id → provider; "" = not a credential
+	for i := range es {
+		id := es[i].CredentialID
+		if id == 0 {
+			continue
+		}
+		if provider == nil {
+			provider = map[int64]string{}
+		}
+		p, ok := provider[id]
+		if !ok {
+			if rec, err := s.Store.Get(ctx, id); err == nil {
+				p = rec.Provider
+			}
+			provider[id] = p
+		}
+		if p == "" || p != es[i].Provider {
+			es[i].CredentialID = 0
+		}
+	}
+}
+
 // usageClients serves GET /v1/usage/clients[?sinceMs=] (fleet.md §8.3).
+// A request listing ObservedCredentialIDs in the capabilities header gets
+// one row per (app, provider, credential) with credentialId and account;
+// any other gets the reference shape.
 func (s *Server) usageClients(w http.ResponseWriter, r *http.Request) error {
 	since, _ := parseIntPrefix(r.URL.Query().Get("sinceMs"))
 	out := UsageClients{GeneratedAt: s.Now().UnixMilli(), Clients: []vault.ClientSummary{}}
 	if s.ClientUsage != nil {
-		got, err := s.ClientUsage.ClientUsage(r.Context(), since)
+		got, err := s.ClientUsage.ClientUsage(r.Context(), since, hasCapability(r, ObservedCredentialIDs))
 		if err != nil {
 			return err
 		}
@@ -287,13 +328,23 @@ func (c *Client) PostObserved(ctx context.Context, r ClientUsageReport) error {
 	if r.Entries == nil {
 		r.Entries = []ObservedUsageEntry{}
 	}
+	if !c.observedCreds.Load() && slices.ContainsFunc(r.Entries, func(e ObservedUsageEntry) bool { return e.CredentialID != 0 }) {
+		// Not announced by this broker: the reference entry shape.
+		r.Entries = slices.Clone(r.Entries)
+		for i := range r.Entries {
+			r.Entries[i].CredentialID = 0
+		}
+	}
 	return c.postOK(ctx, http.MethodPost, "/v1/usage/observed", r)
 }
 
-// UsageClients fetches GET /v1/usage/clients?sinceMs=<sinceMs>. A broker
-// older than 17.1.2 answers 404: an *Error with Status 404.
+// UsageClients fetches GET /v1/usage/clients?sinceMs=<sinceMs>, asking for
+// per-account rows (ObservedCredentialIDs; a reference broker ignores the
+// header and answers per (app, provider)). A broker older than 17.1.2
+// answers 404: an *Error with Status 404.
 func (c *Client) UsageClients(ctx context.Context, sinceMs int64) (UsageClients, error) {
-	r, err := c.do(ctx, http.MethodGet, "/v1/usage/clients?sinceMs="+strconv.FormatInt(sinceMs, 10), reqOpts{auth: true})
+	r, err := c.do(ctx, http.MethodGet, "/v1/usage/clients?sinceMs="+strconv.FormatInt(sinceMs, 10),
+		reqOpts{auth: true, header: map[string]string{CapabilitiesHeader: ObservedCredentialIDs}})
 	if err != nil {
 		return UsageClients{}, err
 	}

@@ -3,6 +3,7 @@ package brokerapi_test
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"runtime"
@@ -157,4 +158,65 @@ func vmRSS() uint64 {
 		}
 	}
 	return 0
+}
+
+// TestObservedOneInstallStaysBounded: one install id posting 1000 new
+// models per report, every report on the same day, fills its daily row cap
+// (vault.MaxObservedDayRows) and then stops growing the vault, while
+// GET /v1/usage/clients still counts every token it posted (the excess is
+// folded into that day's rows, not lost).
+func TestObservedOneInstallStaysBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("storage volume test")
+	}
+	reports := 6
+	if os.Getenv(fleetScaleEnv) != "" {
+		reports = 30
+	}
+	e := newEnv(t)
+	e.client.Timeout = 2 * time.Minute
+	ctx := context.Background()
+	now := e.clk.Now().UnixMilli()
+	var sizes, rows []int64
+	var posted int64
+	db, err := sql.Open("sqlite", "file:"+e.path+"?mode=ro&_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for r := range reports {
+		rep := brokerapi.ClientUsageReport{InstallID: "hammer", App: "gateway"}
+		for j := range vault.MaxObservedEntries {
+			rep.Entries = append(rep.Entries, brokerapi.ObservedUsageEntry{At: now, Provider: fmt.Sprintf("p%d", j%3),
+				Model: fmt.Sprintf("model-%d-%d", r, j), Requests: 1, InputTokens: 7})
+			posted += 7
+		}
+		if err := e.client.PostObserved(ctx, rep); err != nil {
+			t.Fatal(err)
+		}
+		e.clk.Add(10 * time.Minute) // no merging across reports
+		var n int64
+		if err := db.QueryRow("SELECT count(*) FROM client_usage WHERE install_id = 'hammer'").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, n)
+		sizes = append(sizes, fileSize(t, e.path)+fileSize(t, e.path+"-wal"))
+	}
+	t.Logf("rows after each report: %v; vault (db+wal): %v bytes", rows, sizes)
+	// Two reports fill the cap; later ones only update rows.
+	for i, n := range rows {
+		if want := min(int64(i+1)*vault.MaxObservedEntries, vault.MaxObservedDayRows); n != want {
+			t.Fatalf("report %d: %d rows, want %d", i, n, want)
+		}
+	}
+	// (The WAL grows with the updates until its checkpoint size, then is
+	// reused: the rows are the bound.)
+	got := must(e.client.UsageClients(ctx, 0))
+	var tokens int64
+	for _, p := range got.Clients[0].Providers {
+		tokens += p.InputTokens
+	}
+	if len(got.Clients) != 1 || tokens != posted {
+		t.Fatalf("clients %d, input tokens %d, want 1 client and all %d posted", len(got.Clients), tokens, posted)
+	}
 }

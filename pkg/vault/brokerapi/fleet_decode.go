@@ -222,6 +222,13 @@ func decodeClientUsage(raw json.RawMessage) (vault.ClientUsageReport, error) {
 				}
 			}
 		}
+		// credentialId (Go clients, ObservedCredentialIDs) is optional and
+		// never a 400: anything but a positive number means "not named".
+		if v, ok := em["credentialId"]; ok && jsonKind(v) == "a number" {
+			if f, err := strconv.ParseFloat(string(bytes.TrimSpace(v)), 64); err == nil && !math.IsInf(f, 0) {
+				e.CredentialID = max(truncInt(f), 0)
+			}
+		}
 		r.Entries = append(r.Entries, e)
 		if len(p) > 20 { // enough to fix the sender; do not build a huge answer
 			break

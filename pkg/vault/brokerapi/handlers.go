@@ -32,6 +32,7 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) error {
 // snapshot serves GET /v1/snapshot with the long-poll of broker.md §2.8.
 func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
+	announceCapabilities(w, r)
 	sh, err := s.hub.sync(ctx)
 	if err != nil {
 		return err
@@ -96,19 +97,48 @@ const CodexMeterBlockScopes = "codex-meter-block-scopes"
 // header → shape15; a header whose comma-separated values include
 // codex-meter-block-scopes → shapeFull; any other header → shapeShared.
 func shapeOf(r *http.Request) shape {
-	vals := r.Header[capabilitiesKey]
-	if len(vals) == 0 {
+	if len(r.Header[capabilitiesKey]) == 0 {
 		return shape15
 	}
-	for _, v := range vals {
-		for tok := range strings.SplitSeq(v, ",") {
-			if strings.TrimSpace(tok) == CodexMeterBlockScopes {
-				return shapeFull
-			}
-		}
+	if hasCapability(r, CodexMeterBlockScopes) {
+		return shapeFull
 	}
 	return shapeShared
 }
+
+// ObservedCredentialIDs is the capability token of Go clients that name
+// the serving credential in observed usage (credentialId on entries) and
+// read per-account rows from GET /v1/usage/clients. A client lists it in
+// the capabilities header of snapshot and stream requests; this broker
+// then answers with the header OMP-Auth-Broker-Capabilities:
+// observed-credential-id, and only after seeing that answer does a client
+// send credentialId (a reference broker sends no such header). On GET
+// /v1/usage/clients the token asks for per-account rows; without it the
+// answer keeps the reference shape.
+const ObservedCredentialIDs = "observed-credential-id"
+
+// hasCapability reports whether r's capabilities header lists tok (split
+// on commas, trimmed, as the reference reads it).
+func hasCapability(r *http.Request, tok string) bool {
+	for _, v := range r.Header[capabilitiesKey] {
+		for t := range strings.SplitSeq(v, ",") {
+			if strings.TrimSpace(t) == tok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// announceCapabilities answers a snapshot or stream request that lists
+// capabilities this broker has beyond the reference.
+func announceCapabilities(w http.ResponseWriter, r *http.Request) {
+	if hasCapability(r, ObservedCredentialIDs) {
+		w.Header()[capabilitiesKey] = announced
+	}
+}
+
+var announced = []string{ObservedCredentialIDs}
 
 // writeSnapshot renders sh at the current time with the current schedule:
 // only rotatesInMs, serverNowMs and nextSweepInMs are computed per request,

@@ -30,6 +30,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) error {
 	opened := s.Now()
 	sse.SetHeaders(w.Header())
 	w.Header()["Vary"] = varyCapabilities
+	announceCapabilities(w, r)
 	w.WriteHeader(http.StatusOK)
 	sw := sse.NewHTTPWriter(w, s.WriteTimeout)
 

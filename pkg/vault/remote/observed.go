@@ -46,10 +46,12 @@ func (o Observation) Tokens() int64 {
 
 // Reporter batches observed usage and sends it to the broker (POST
 // /v1/usage/observed, fleet.md §8.2): pending entries are keyed
-// (installId, app, provider, model) and merged (largest at, counters
+// (installId, app, provider, model, credential) and merged (largest at, counters
 // summed, one request per record); the first record after a flush arms one
 // timer of Every, and the flush sends one report per (installId, app),
-// sequentially. Decision F10: a 404 or 501 turns reporting off for the
+// sequentially; the credential id goes out only to a broker that announced
+// it takes one (brokerapi.ObservedCredentialIDs, else two accounts' entries
+// of one model are two entries of the reference shape). Decision F10: a 404 or 501 turns reporting off for the
 // life of the Reporter; a 400 resends the batch once without app and, if
 // that is accepted, omits app from then on (a second 400 drops the batch,
 // reporting stays on); any other failure merges the batch back for the
@@ -78,7 +80,10 @@ type Reporter struct {
 	wg      sync.WaitGroup
 }
 
-type observedKey struct{ installID, app, provider, model string }
+type observedKey struct {
+	installID, app, provider, model string
+	credentialID                    int64
+}
 
 type observedEntry struct {
 	seq      uint64
@@ -116,8 +121,8 @@ func (r *Reporter) Record(o Observation) {
 	if r.off || r.closed {
 		return
 	}
-	r.merge(observedKey{o.InstallID, o.App, o.Provider, o.Model}, o.Hostname, brokerapi.ObservedUsageEntry{
-		At: o.AtMs, Provider: o.Provider, Model: o.Model, Requests: 1,
+	r.merge(observedKey{o.InstallID, o.App, o.Provider, o.Model, o.CredentialID}, o.Hostname, brokerapi.ObservedUsageEntry{
+		At: o.AtMs, Provider: o.Provider, Model: o.Model, CredentialID: o.CredentialID, Requests: 1,
 		InputTokens: o.InputTokens, OutputTokens: o.OutputTokens,
 		CacheReadTokens: o.CacheReadTokens, CacheWriteTokens: o.CacheWriteTokens, CostUsd: o.CostUsd,
 	})

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -164,4 +165,65 @@ func TestReporterRetryRule(t *testing.T) {
 		}
 		r.Close(ctx)
 	})
+}
+
+// Two accounts' burn on one model stays two entries; credentialId goes out
+// only once the broker announced it takes one (a reference broker never
+// does), so reference brokers always get the reference entry shape.
+func TestReporterNamesCredentialsOnlyWhenAnnounced(t *testing.T) {
+	ctx := context.Background()
+	var announce atomic.Bool
+	var mu sync.Mutex
+	var bodies []map[string]any
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/v1/snapshot" {
+			if announce.Load() && strings.Contains(r.Header.Get(brokerapi.CapabilitiesHeader), brokerapi.ObservedCredentialIDs) {
+				w.Header().Set(brokerapi.CapabilitiesHeader, brokerapi.ObservedCredentialIDs)
+			}
+			_, _ = io.WriteString(w, `{"generation":1,"generatedAt":1,"serverNowMs":2,"refresher":{"enabled":false,"intervalMs":0,"skewMs":0,"nextSweepInMs":1},"credentials":[]}`)
+			return
+		}
+		raw, _ := io.ReadAll(r.Body)
+		var body map[string]any
+		_ = json.Unmarshal(raw, &body)
+		mu.Lock()
+		bodies = append(bodies, body)
+		mu.Unlock()
+		_, _ = io.WriteString(w, `{"ok":true}`)
+	}))
+	t.Cleanup(srv.Close)
+	creds := func() []any {
+		t.Helper()
+		mu.Lock()
+		defer mu.Unlock()
+		var out []any
+		for _, e := range bodies[len(bodies)-1]["entries"].([]any) {
+			out = append(out, e.(map[string]any)["credentialId"])
+		}
+		return out
+	}
+	for _, announced := range []bool{false, true} {
+		announce.Store(announced)
+		c := brokerapi.NewClient(srv.URL, "tok", nil)
+		if _, err := c.Snapshot(ctx, nil, 0); err != nil {
+			t.Fatal(err)
+		}
+		r := &remote.Reporter{Client: c, Every: time.Hour}
+		for _, id := range []int64{3, 4, 3} {
+			o := obs("m")
+			o.CredentialID = id
+			r.Record(o)
+		}
+		r.Flush(ctx)
+		got := creds()
+		if len(got) != 2 {
+			t.Fatalf("announced %v: %d entries, want 2 (one per account)", announced, len(got))
+		}
+		for _, id := range got {
+			if (id != nil) != announced {
+				t.Fatalf("announced %v: credentialId values %v", announced, got)
+			}
+		}
+	}
 }

@@ -1,13 +1,19 @@
 package sqlite_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"log/slog"
 	"math"
+	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/ompgo/omp/pkg/vault"
+	"github.com/ompgo/omp/pkg/vault/sqlite"
 )
 
 func TestBlocksUpsertMaxSharedSplitAndBumps(t *testing.T) {
@@ -168,7 +174,7 @@ func TestClientUsageMergeAggregateAndPrune(t *testing.T) {
 	e.clk.Add(time.Second)
 	rec(vault.ClientUsageReport{InstallID: "i2", Entries: nil}) // seen, no usage
 	rec(vault.ClientUsageReport{InstallID: "i1"})               // hostname kept when not sent
-	got := must[[]vault.ClientSummary](t)(st.ClientUsage(ctx, 0))
+	got := must[[]vault.ClientSummary](t)(st.ClientUsage(ctx, 0, false))
 	if len(got) != 2 || got[0].InstallID != "i1" || got[1].InstallID != "i2" || got[0].Hostname != "h1" {
 		t.Fatalf("clients %+v", got)
 	}
@@ -179,14 +185,14 @@ func TestClientUsageMergeAggregateAndPrune(t *testing.T) {
 	if len(got[1].Providers) != 0 || got[1].Providers == nil {
 		t.Fatalf("client without usage: %+v", got[1])
 	}
-	if f := must[[]vault.ClientSummary](t)(st.ClientUsage(ctx, now+1_000_000)); len(f) != 2 || len(f[0].Providers) != 0 {
+	if f := must[[]vault.ClientSummary](t)(st.ClientUsage(ctx, now+1_000_000, false)); len(f) != 2 || len(f[0].Providers) != 0 {
 		t.Fatalf("future sinceMs: %+v", f)
 	}
 	// Prune: usage before the cut goes, then idle clients without usage.
 	if n := must[int64](t)(st.PruneClientUsage(ctx, now+600_000)); n < 3 {
 		t.Fatalf("pruned %d rows", n)
 	}
-	if left := must[[]vault.ClientSummary](t)(st.ClientUsage(ctx, 0)); len(left) != 0 {
+	if left := must[[]vault.ClientSummary](t)(st.ClientUsage(ctx, 0, false)); len(left) != 0 {
 		t.Fatalf("after prune: %+v", left)
 	}
 }
@@ -226,7 +232,7 @@ func TestClientUsageCountersNeverOverflow(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	clients, err := st.ClientUsage(ctx, 0)
+	clients, err := st.ClientUsage(ctx, 0, false)
 	if err != nil {
 		t.Fatalf("ClientUsage after hostile counters: %v", err)
 	}
@@ -235,5 +241,113 @@ func TestClientUsageCountersNeverOverflow(t *testing.T) {
 	}
 	if p := clients[0].Providers[0]; p.Requests != 2*vault.MaxObservedCount || p.InputTokens != 2*vault.MaxObservedCount {
 		t.Fatalf("sums %d / %d, want two saturated series of %d", p.Requests, p.InputTokens, vault.MaxObservedCount)
+	}
+}
+
+// TestClientUsageCaps: one install id hammering new series stays within
+// its daily row cap with exact per-(provider, credential) totals, and a new
+// install id beyond the client cap evicts the least recently seen one with
+// its usage.
+func TestClientUsageCaps(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	var logs bytes.Buffer
+	st := e.open(t, func(o *sqlite.Options) { o.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
+	sqlite.SetObservedCaps(st, 3, 10)
+	now := e.clk.Now().UnixMilli()
+	day := now - now%(24*3600*1000)
+	rec := func(id string, es ...vault.ObservedUsage) {
+		t.Helper()
+		if err := st.RecordClientUsage(ctx, vault.ClientUsageReport{InstallID: id, App: "gateway", Entries: es}, e.clk.Now().UnixMilli()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 3 reports × 8 new models on one day, alternating two credentials of
+	// one provider: 24 series, 10 rows kept.
+	var want [2]int64
+	for r := range 3 {
+		var es []vault.ObservedUsage
+		for j := range 8 {
+			cred := int64(1 + j%2)
+			es = append(es, vault.ObservedUsage{At: day + 1000, Provider: "anthropic", Model: fmt.Sprintf("m%d-%d", r, j),
+				CredentialID: cred, Requests: 1, InputTokens: 10})
+			want[cred-1] += 10
+		}
+		rec("hammer", es...)
+	}
+	db := rawDB(t, e.path)
+	count := func(q string, args ...any) (n int64) {
+		t.Helper()
+		if err := db.QueryRow(q, args...).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := count("SELECT count(*) FROM client_usage WHERE install_id = 'hammer'"); n != 10 {
+		t.Fatalf("%d rows for one install id, want the cap 10", n)
+	}
+	for i, w := range want {
+		if got := count("SELECT sum(input_tokens) FROM client_usage WHERE credential_id = ?", i+1); got != w {
+			t.Fatalf("credential %d: %d tokens stored, want all %d (folded, not lost)", i+1, got, w)
+		}
+	}
+	// Another day has its own cap.
+	rec("hammer", vault.ObservedUsage{At: day - 1000, Provider: "anthropic", Model: "yesterday", Requests: 1})
+	if n := count("SELECT count(*) FROM client_usage WHERE install_id = 'hammer'"); n != 11 {
+		t.Fatalf("%d rows after a report for the previous day, want 11", n)
+	}
+	// Client cap 3: hammer, a, b; c evicts the least recently seen (hammer).
+	for _, id := range []string{"a", "b", "c"} {
+		e.clk.Add(time.Second)
+		rec(id, vault.ObservedUsage{At: e.clk.Now().UnixMilli(), Provider: "openai", Model: "m", Requests: 1})
+	}
+	got := must[[]vault.ClientSummary](t)(st.ClientUsage(ctx, 0, false))
+	if len(got) != 3 || got[0].InstallID != "c" || got[2].InstallID != "a" {
+		t.Fatalf("clients after the cap: %+v", got)
+	}
+	if n := count("SELECT count(*) FROM client_usage WHERE install_id = 'hammer'"); n != 0 {
+		t.Fatalf("evicted client kept %d usage rows", n)
+	}
+	for _, want := range []string{`observed-usage rows of one install id over the daily cap`, `installId=hammer`, `folded=8`,
+		`observed-usage client cap reached`, `oldest=hammer`, `newInstallId=c`} {
+		if !strings.Contains(logs.String(), want) {
+			t.Fatalf("logs lack %q:\n%s", want, logs.String())
+		}
+	}
+	// A known client reporting again evicts nobody.
+	rec("a", vault.ObservedUsage{At: e.clk.Now().UnixMilli(), Provider: "openai", Model: "m", Requests: 1})
+	if got := must[[]vault.ClientSummary](t)(st.ClientUsage(ctx, 0, false)); len(got) != 3 {
+		t.Fatalf("clients after a known client's report: %d", len(got))
+	}
+}
+
+// The statements cached per connection are finalised when the store
+// closes: opening, writing observed usage and closing a vault many times
+// leaves no file descriptor behind (an unfinalised statement keeps its
+// connection, and the vault file, open).
+func TestClientUsageStatementsReleasedOnClose(t *testing.T) {
+	fds := func() int {
+		es, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Skip("no /proc/self/fd")
+		}
+		return len(es)
+	}
+	ctx := context.Background()
+	e := newEnv(t)
+	e.open(t).Close()
+	before := fds()
+	for i := range 20 {
+		st := e.open(t)
+		r := vault.ClientUsageReport{InstallID: "i", Entries: []vault.ObservedUsage{{At: e.clk.Now().UnixMilli(), Provider: "p", Model: fmt.Sprint(i), Requests: 1}}}
+		if err := st.RecordClientUsage(ctx, r, e.clk.Now().UnixMilli()); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after := fds(); after > before+2 {
+		t.Fatalf("open descriptors %d → %d after 20 open/write/close cycles", before, after)
 	}
 }

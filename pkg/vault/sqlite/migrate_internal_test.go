@@ -74,3 +74,41 @@ func TestMigrateFailureKeepsPreviousVersion(t *testing.T) {
 		t.Fatal("failed migration left a partial table")
 	}
 }
+
+// Migration 4 on a vault with observed usage: the rows stay, unnamed
+// (credential_id 0), and the new per-install index serves the reads.
+func TestMigration4KeepsClientUsage(t *testing.T) {
+	ctx := context.Background()
+	db := openRaw(t)
+	if err := migrate(ctx, db, migrations[:4]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO client_usage(recorded_at, install_id, app, provider, model, requests, input_tokens)
+		VALUES (5, 'i', 'omp', 'anthropic', 'm', 2, 30)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := migrate(ctx, db, migrations); err != nil {
+		t.Fatal(err)
+	}
+	var cred, in int64
+	if err := db.QueryRow("SELECT credential_id, input_tokens FROM client_usage").Scan(&cred, &in); err != nil || cred != 0 || in != 30 {
+		t.Fatalf("migrated row: credential %d, input %d, %v", cred, in, err)
+	}
+	var plan string
+	rows, err := db.Query("EXPLAIN QUERY PLAN "+sqlUsageWindow, "i", "omp", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan += detail + "; "
+	}
+	rows.Close()
+	if !strings.Contains(plan, "idx_client_usage_install") {
+		t.Fatalf("merge-window read does not use the per-install index: %s", plan)
+	}
+}

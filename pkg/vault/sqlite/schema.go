@@ -117,6 +117,14 @@ CREATE TABLE client_tokens (
   created_at INTEGER NOT NULL -- epoch ms
 ) STRICT;
 `,
+	// 4: observed usage names the serving credential (0 = not named), and
+	// the per-install index serves both the merge-window read and the
+	// per-day row cap (fleet bounds, docs/architecture.md) as range scans.
+	4: `
+ALTER TABLE client_usage ADD COLUMN credential_id INTEGER NOT NULL DEFAULT 0;
+DROP INDEX idx_client_usage_series;
+CREATE INDEX idx_client_usage_install ON client_usage(install_id, recorded_at);
+`,
 }
 
 // schemaVersion is the user_version of a fully migrated vault.

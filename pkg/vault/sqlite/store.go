@@ -116,6 +116,12 @@ type Store struct {
 
 	// Prepared hot-path reads (Generation is polled; Get serves refreshes).
 	stmtGen, stmtGet *sql.Stmt
+	// stmts caches the prepared statements of fixed-shape write paths per
+	// connection (stmtcache.go).
+	stmts stmtCache
+	// Observed-usage caps; 0 = vault.MaxObservedClients and
+	// vault.MaxObservedDayRows (tests lower them).
+	clientCap, dayRowCap int64
 
 	// Group commit (batch.go): qmu guards queue and leading. Writes of this
 	// process queue in Go instead of spinning in SQLite's busy handler;
@@ -306,6 +312,7 @@ func (s *Store) Close() error {
 			st.Close()
 		}
 	}
+	s.stmts.close()
 	return s.db.Close()
 }
 
