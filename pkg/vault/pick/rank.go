@@ -149,19 +149,6 @@ func antigravityCounter(modelID string) string {
 	return ""
 }
 
-// counterLimits are the limits of one Antigravity counter
-// ("google-antigravity:<counter>:…").
-func counterLimits(ls []vault.UsageLimit, counter string) []vault.UsageLimit {
-	prefix := "google-antigravity:" + counter + ":"
-	var out []vault.UsageLimit
-	for _, l := range ls {
-		if strings.HasPrefix(strings.ToLower(l.ID), prefix) {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
 // antigravityScope scopes a report to the model's counter, falling back
 // to the legacy "default" counter when that counter has no limits. A model
 // of no known family exhausts nothing (one exhausted family must not block
@@ -174,10 +161,10 @@ func antigravityScope(modelID string) limitScope {
 			exhaust: func([]vault.UsageLimit) []vault.UsageLimit { return nil }}
 	}
 	scoped := func(ls []vault.UsageLimit) []vault.UsageLimit {
-		if out := counterLimits(ls, counter); len(out) > 0 {
+		if out := vault.AntigravityCounterLimits(ls, counter); len(out) > 0 {
 			return out
 		}
-		return counterLimits(ls, "default")
+		return vault.AntigravityCounterLimits(ls, "default")
 	}
 	return limitScope{block: "counter:" + counter, exhaust: scoped, rank: scoped}
 }
