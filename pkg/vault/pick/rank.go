@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/vault"
 )
 
@@ -43,8 +44,8 @@ func scopeFor(provider, modelID string) limitScope {
 		return s.scope(modelID)
 	}
 	sc := limitScope{exhaust: allLimits, rank: allLimits}
-	if provider == "cursor" && modelID != "" {
-		sc.lookup = []string{modelPolicyScope(modelID)}
+	if mp := modelPolicyScope(modelID); provider == "cursor" && mp != "" {
+		sc.lookup = []string{mp}
 	}
 	return sc
 }
@@ -52,12 +53,13 @@ func scopeFor(provider, modelID string) limitScope {
 func allLimits(ls []vault.UsageLimit) []vault.UsageLimit { return ls }
 
 // modelPolicyScope is the block scope of a model the account is not
-// entitled to: "model-policy:<bare model id, lowercased>".
+// entitled to: "model-policy:<bare model id, lowercased>" (llm.BareModelID);
+// "" when the model id has no usable bare id.
 func modelPolicyScope(modelID string) string {
-	if i := strings.LastIndexByte(modelID, '/'); i >= 0 {
-		modelID = modelID[i+1:]
+	if id := llm.BareModelID(modelID); id != "" {
+		return "model-policy:" + id
 	}
-	return "model-policy:" + strings.ToLower(modelID)
+	return ""
 }
 
 // scopes is the scope list of block lookups: nil for provider-wide.
@@ -100,8 +102,8 @@ func codexScope(modelID string) limitScope {
 		return out
 	}
 	lookup := []string{meter, "shared"}
-	if modelID != "" {
-		lookup = append(lookup, modelPolicyScope(modelID))
+	if mp := modelPolicyScope(modelID); mp != "" {
+		lookup = append(lookup, mp)
 	}
 	return limitScope{block: meter, lookup: lookup, exhaust: limits, rank: limits}
 }
