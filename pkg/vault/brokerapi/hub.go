@@ -30,7 +30,8 @@ type shared struct {
 	done      chan struct{} // closed when superseded
 	// renders are the encoded credentials arrays per reader shape, built
 	// on first use (renderFor).
-	renders [shapeFull + 1]atomic.Pointer[render]
+	renders  [shapeFull + 1]atomic.Pointer[render]
+	renderMu sync.Mutex // serialises render builds
 }
 
 // hub owns the current shared snapshot. Requests and Run call sync, which

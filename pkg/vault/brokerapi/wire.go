@@ -262,9 +262,14 @@ type hole struct {
 // renderFor returns sh's render for shape sp at now, building it when
 // there is none yet or the held one does not cover now (a block in it
 // expired, fleet.md §2: expiry by clock changes no generation, so the
-// render follows the clock). Concurrent builders may both build; either
-// render is exact.
+// render follows the clock). One request builds while the others of the
+// moment wait for it.
 func (sh *shared) renderFor(sp shape, now int64) *render {
+	if r := sh.renders[sp].Load(); r != nil && now >= r.from && now < r.until {
+		return r
+	}
+	sh.renderMu.Lock()
+	defer sh.renderMu.Unlock()
 	if r := sh.renders[sp].Load(); r != nil && now >= r.from && now < r.until {
 		return r
 	}
