@@ -274,9 +274,9 @@ func (sh *shared) renderFor(sp shape, now int64) *render {
 		return r
 	}
 	r := &render{from: now, until: math.MaxInt64}
-	var size int
-	if prev := sh.renders[sp].Load(); prev != nil {
-		size = len(prev.body)
+	size := 0 // one allocation: the entries' encodings plus the framing
+	for i := range sh.entries {
+		size += len(sh.entries[i].pfx(sp.ext())) + len(sh.entries[i].blk.enc(sp)) + len(`,"rotatesInMs":null},`)
 	}
 	r.body = make([]byte, 0, size)
 	for i := range sh.entries {

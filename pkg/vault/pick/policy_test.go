@@ -77,6 +77,11 @@ func TestMarkPolicyDeniedAccountWide(t *testing.T) {
 	if sw, err := pn.MarkPolicyDenied(ctx, "openai-codex", "", PolicyOptions{Key: "tok-a", ModelOnly: true}); err != nil || sw != (Switch{}) || len(none.posted) != 0 {
 		t.Fatalf("model-only denial without a model: %+v %v, posted %v", sw, err, none.posted)
 	}
+	keys := &sinkSource{fakeSource: threeKeys()}
+	pk2 := &Picker{Source: keys, Now: clk.Now}
+	if sw, err := pk2.MarkPolicyDenied(ctx, "openai", "", PolicyOptions{Key: "k1", ModelID: "gpt-5", ModelOnly: true}); err != nil || sw != (Switch{}) || len(keys.posted) != 0 {
+		t.Fatalf("model-only denial on a provider without model-policy scopes: %+v %v, posted %v", sw, err, keys.posted)
+	}
 }
 
 // Through the ladder: a ModelPolicy failure rotates to the sibling without

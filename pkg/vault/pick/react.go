@@ -115,7 +115,8 @@ type PolicyOptions struct {
 // sticky credential (selection skips it while the block holds). It
 // reports whether a sibling of the same type is free for this request
 // (the same scopes selection reads). A ModelOnly denial without a usable
-// model id blocks nothing. Errors are the Source's.
+// model id, or for a provider other than openai-codex and cursor, blocks
+// nothing. Errors are the Source's.
 func (p *Picker) MarkPolicyDenied(ctx context.Context, provider, sessionID string, opts PolicyOptions) (Switch, error) {
 	es, err := p.entries(ctx, provider)
 	if err != nil {
@@ -128,6 +129,12 @@ func (p *Picker) MarkPolicyDenied(ctx context.Context, provider, sessionID strin
 	sc := scopeFor(provider, opts.ModelID)
 	scope, lookup := sc.block, sc.scopes()
 	if opts.ModelOnly {
+		// Only providers whose selection reads model-policy scopes get one
+		// (the reference's MODEL_ACCOUNT_POLICY_PROVIDERS): elsewhere the
+		// block would be inert.
+		if provider != "openai-codex" && provider != "cursor" {
+			return Switch{}, nil
+		}
 		if scope = modelPolicyScope(opts.ModelID); scope == "" {
 			return Switch{}, nil
 		}
