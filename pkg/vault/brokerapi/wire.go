@@ -247,10 +247,13 @@ func (e *encodedEntry) rotatesInMs(sched vault.Schedule, now int64) (int64, bool
 type render struct {
 	body  []byte // `{…},{…}` without the rotatesInMs numbers of OAuth entries
 	holes []hole
-	// from and until bound the request times the render is exact for:
-	// its blocks are those live at from, and until is the earliest
-	// deadline among them (math.MaxInt64: none), when one drops out.
-	from, until int64
+	// floor and until bound the request times the render is exact for:
+	// until is the earliest deadline of a block in it (math.MaxInt64:
+	// none), when one drops out; floor the latest deadline of a block left
+	// out as expired (math.MinInt64: none), before which that block would
+	// still be live (a request whose clock reading is older than the
+	// build's).
+	floor, until int64
 }
 
 // hole is where an entry's rotatesInMs number goes in render.body.
@@ -265,15 +268,15 @@ type hole struct {
 // render follows the clock). One request builds while the others of the
 // moment wait for it.
 func (sh *shared) renderFor(sp shape, now int64) *render {
-	if r := sh.renders[sp].Load(); r != nil && now >= r.from && now < r.until {
+	if r := sh.renders[sp].Load(); r != nil && now >= r.floor && now < r.until {
 		return r
 	}
 	sh.renderMu.Lock()
 	defer sh.renderMu.Unlock()
-	if r := sh.renders[sp].Load(); r != nil && now >= r.from && now < r.until {
+	if r := sh.renders[sp].Load(); r != nil && now >= r.floor && now < r.until {
 		return r
 	}
-	r := &render{from: now, until: math.MaxInt64}
+	r := &render{floor: math.MinInt64, until: math.MaxInt64}
 	size := 0 // one allocation: the entries' encodings plus the framing
 	for i := range sh.entries {
 		size += len(sh.entries[i].pfx(sp.ext())) + len(sh.entries[i].blk.enc(sp)) + len(`,"rotatesInMs":null},`)
@@ -290,6 +293,8 @@ func (sh *shared) renderFor(sp shape, now int64) *render {
 			for _, b := range e.blk.list {
 				if b.UntilMs > now {
 					r.until = min(r.until, b.UntilMs)
+				} else {
+					r.floor = max(r.floor, b.UntilMs)
 				}
 			}
 		}
