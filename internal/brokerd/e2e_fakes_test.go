@@ -23,6 +23,7 @@ const (
 	codexTokenPath     = "/openai/oauth/token"
 	anthropicUsagePath = "/anthropic/api/oauth/usage"
 	codexUsagePath     = "/backend-api/wham/usage"
+	antigravityPath    = "/antigravity/v1internal:fetchAvailableModels"
 
 	anthropicUsageBeta = "claude-code-20250219,oauth-2025-04-20,interleaved-thinking-2025-05-14,redact-thinking-2026-02-12,context-management-2025-06-27,prompt-caching-scope-2026-01-05,mid-conversation-system-2026-04-07,advanced-tool-use-2025-11-20,effort-2025-11-24,extended-cache-ttl-2025-04-11"
 
@@ -67,6 +68,7 @@ func newUpstream(t *testing.T) *upstream {
 	mux.HandleFunc("POST "+codexTokenPath, u.codexToken)
 	mux.HandleFunc("GET "+anthropicUsagePath, u.anthropicUsage)
 	mux.HandleFunc("GET "+codexUsagePath, u.codexUsage)
+	mux.HandleFunc("POST "+antigravityPath, u.antigravityUsage)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		u.problem("unexpected upstream request %s %s", r.Method, r.URL.Path)
 		http.NotFound(w, r)
@@ -93,6 +95,8 @@ func (u *upstream) urls(provider, kind string) string {
 		return u.srv.URL + "/anthropic" // AnthropicBase appends /api/oauth
 	case "openai-codex usageUrl":
 		return u.srv.URL + "/backend-api"
+	case "google-antigravity usageUrl":
+		return u.srv.URL + "/antigravity"
 	}
 	return ""
 }
@@ -344,6 +348,26 @@ func (u *upstream) anthropicUsage(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = io.WriteString(w, anthropicUsagePayload)
+}
+
+// antigravityUsagePayload: the Claude counter has headroom, the Gemini
+// counter is used up (usage.md §2.3).
+const antigravityUsagePayload = `{"models":{
+  "claude-sonnet-4-5":{"modelProvider":"MODEL_PROVIDER_ANTHROPIC","quotaInfo":{"remainingFraction":0.7,"resetTime":"2030-01-02T12:00:00Z"}},
+  "gemini-3-pro":{"modelProvider":"MODEL_PROVIDER_GOOGLE","quotaInfo":{"remainingFraction":0,"resetTime":"2030-01-02T12:00:00Z"}}}}`
+
+// antigravityUsage serves POST /v1internal:fetchAvailableModels (usage.md §2.3).
+func (u *upstream) antigravityUsage(w http.ResponseWriter, r *http.Request) {
+	u.countUsage(r.URL.Path)
+	if !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer antigravity-e2e-access") {
+		u.problem("antigravity usage Authorization %q", redactHeader(r.Header.Get("Authorization")))
+	}
+	body, _ := io.ReadAll(r.Body)
+	if string(body) != `{"project":"proj-antigravity-e2e"}` {
+		u.problem("antigravity usage body %q", body)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = io.WriteString(w, antigravityUsagePayload)
 }
 
 func (u *upstream) countUsage(path string) {

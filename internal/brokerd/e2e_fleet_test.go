@@ -2,6 +2,7 @@ package brokerd_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -63,4 +64,81 @@ func TestE2EFleetBlockHealing(t *testing.T) {
 		s := scopes()
 		return len(s) == 1 && s[0] == vault.ScopeSpark
 	})
+}
+
+// TestE2EFleetAntigravityHealing: Antigravity blocks heal per backend
+// counter (fleet.md §4): a fresh report with Claude headroom lifts the
+// counter:anthropic block older than 5 minutes, keeps counter:google (its
+// counter is exhausted), and keeps a fresh counter:anthropic block of
+// another credential (the "not before updated_at + 300000" rule).
+func TestE2EFleetAntigravityHealing(t *testing.T) {
+	h := newHarness(t)
+	b := h.start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	upload := func(n string) int64 {
+		entries, err := b.client.Upload(ctx, "google-antigravity", vault.Credential{Type: vault.TypeOAuth, Access: "antigravity-e2e-access-" + n,
+			Refresh: "antigravity-e2e-refresh-" + n, Expires: time.Now().Add(time.Hour).UnixMilli(), ProjectID: "proj-antigravity-e2e",
+			Email: "ag" + n + "@example.com"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if e.Credential.Email == "ag"+n+"@example.com" {
+				return e.ID
+			}
+		}
+		t.Fatalf("upload %s: no entry", n)
+		return 0
+	}
+	oldID, freshID := upload("1"), upload("2")
+	kr, err := seal.LoadKeyFile(filepath.Join(h.dir, "vault.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := vault.ProviderKey("google-antigravity", vault.TypeOAuth)
+	until := time.Now().Add(time.Hour).UnixMilli()
+	put := func(at func() time.Time, id int64, scopes ...string) {
+		st, err := sqlite.Open(ctx, h.dbPath(), kr, sqlite.Options{Now: at})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		for _, sc := range scopes {
+			if _, err := st.PutBlock(ctx, id, vault.CredentialBlock{ProviderKey: key, Scope: sc, UntilMs: until}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// A local-mode writer posted these ten minutes ago (its clock) …
+	put(func() time.Time { return time.Now().Add(-10 * time.Minute) }, oldID, "counter:anthropic", "counter:google")
+	// … and this one just now.
+	put(time.Now, freshID, "counter:anthropic")
+	blocks := func() map[int64][]string {
+		res, err := b.client.Snapshot(ctx, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[int64][]string{}
+		for _, e := range res.Snapshot.Credentials {
+			for _, bl := range e.Blocks {
+				out[e.ID] = append(out[e.ID], bl.Scope)
+			}
+		}
+		return out
+	}
+	eventually(t, 5*time.Second, "three Antigravity blocks in the snapshot", func() bool {
+		bs := blocks()
+		return len(bs[oldID]) == 2 && len(bs[freshID]) == 1
+	})
+	if _, err := b.client.Usage(ctx); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "the old Claude counter block to heal", func() bool {
+		bs := blocks()
+		return fmt.Sprint(bs[oldID]) == "[counter:google]" && fmt.Sprint(bs[freshID]) == "[counter:anthropic]"
+	})
+	if n := h.up.usageCalls(antigravityPath); n < 2 {
+		t.Fatalf("antigravity usage fetched %d times, want one per credential", n)
+	}
 }

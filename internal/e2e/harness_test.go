@@ -51,8 +51,8 @@ var (
 
 // fakeUpstream is one provider's API on one httptest.Server: the
 // inference endpoint of its wire (answered by handle), the OAuth token
-// endpoint the broker refreshes against, and the OAuth usage endpoint the
-// broker probes (both Anthropic-shaped).
+// endpoint the broker refreshes against (Anthropic-shaped), and the OAuth
+// usage endpoints the broker probes (Anthropic's and Codex's).
 type fakeUpstream struct {
 	srv  *httptest.Server
 	wire wire
@@ -118,6 +118,13 @@ func newUpstream(t *testing.T, wr wire, handle func(w http.ResponseWriter, r *ht
 	mux.HandleFunc("GET /api/oauth/usage", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"five_hour":{"utilization":10,"resets_at":"2030-01-01T05:00:00Z"},"seven_day":{"utilization":20,"resets_at":"2030-01-07T00:00:00Z"}}`)
+	})
+	mux.HandleFunc("GET /wham/usage", func(w http.ResponseWriter, r *http.Request) {
+		// Codex usage (usage.md §2.1): both windows healthy.
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"plan_type":"plus","rate_limit":{"allowed":true,"limit_reached":false,`+
+			`"primary_window":{"used_percent":10,"limit_window_seconds":18000,"reset_after_seconds":600},`+
+			`"secondary_window":{"used_percent":20,"limit_window_seconds":604800,"reset_after_seconds":6000}}}`)
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		f.problem("unexpected upstream request %s %s", r.Method, r.URL.Path)

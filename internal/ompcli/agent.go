@@ -398,11 +398,13 @@ func (a *app) newAgentRuntime(ctx context.Context, f *agentFlags, env *config.En
 		// during long runs (the snapshot's current one, refreshed through the
 		// broker near expiry), and after a usage limit the picker moves the
 		// session to a free account, blocking the limited one for the whole
-		// fleet (usage.md §5.4, fleet.md §5).
+		// fleet (usage.md §5.4, fleet.md §5); an account-policy denial does
+		// the same for 60 s (for the denied model only when it names it).
 		ag.Credentials = func(ctx context.Context) (llm.Credential, error) { return keys.credential(ctx, ag.CurrentModel()) }
 		ag.OnUsageLimit = keys.usageLimit
+		ag.OnPolicyDenied = keys.policyDenied
 		if cred.Kind == llm.CredentialOAuth {
-			// A 401/403 forces a refresh through the broker.
+			// Any other 401/403 forces a refresh through the broker.
 			ag.RefreshCredential = func(ctx context.Context) (llm.Credential, error) { return keys.refresh(ctx, ag.CurrentModel()) }
 		}
 	}

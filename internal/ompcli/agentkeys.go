@@ -44,6 +44,25 @@ func (k *keyLadder) usageLimit(ctx context.Context, ul agent.UsageLimit) bool {
 	return err == nil && sw.Switched
 }
 
+// policyDenied reports an account-policy denial of a turn's broker
+// credential to the picker — which blocks the account 60 s, for the model
+// only when the denial names it, and posts the block to the broker
+// (fleet.md §5) — and returns the credential the picker chooses next when
+// a sibling is free; false outside broker mode or for a credential that
+// did not come from the broker.
+func (k *keyLadder) policyDenied(ctx context.Context, d agent.PolicyDenied) (llm.Credential, bool) {
+	if k.broker == nil || !k.fromBroker {
+		return llm.Credential{}, false
+	}
+	sw, err := k.broker.picker.MarkPolicyDenied(ctx, d.Model.Provider, k.session,
+		vaultpick.PolicyOptions{ModelID: d.Model.ID, Key: d.Credential.Secret, ModelOnly: d.ModelOnly})
+	if err != nil || !sw.Switched {
+		return llm.Credential{}, false
+	}
+	c, err := k.credential(ctx, d.Model)
+	return c, err == nil && k.fromBroker && c.Secret != d.Credential.Secret
+}
+
 func (k *keyLadder) key(ctx context.Context, provider string) (string, bool) {
 	if p, ok := k.models.Providers[provider]; ok {
 		if p.Auth == "none" {

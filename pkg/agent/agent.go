@@ -108,6 +108,13 @@ type Agent struct {
 	// the credential Credentials picks next; otherwise the D21 retry policy
 	// decides.
 	OnUsageLimit func(ctx context.Context, failed UsageLimit) (switched bool)
+	// OnPolicyDenied, when set, is told that the turn's credential was
+	// refused by an account policy (llm.PolicyDenialOf: the account may not
+	// do this, its token is valid; fleet.md §5). The credential source
+	// blocks that account — for the model only when ModelOnly — and returns
+	// another account's credential to retry the turn once with, or false.
+	// A policy denial never force-refreshes the credential.
+	OnPolicyDenied func(ctx context.Context, denied PolicyDenied) (llm.Credential, bool)
 	// Compactor compacts the context (h/agent-compact provides it). The
 	// overflow and truncated-output recoveries of §5.6 call it; without it
 	// those errors end the run as they are.
@@ -373,7 +380,18 @@ func (a *Agent) stream(ctx context.Context) *llm.Message {
 	}
 	a.lastTurn = turnConfig{model: tc.model, cred: cred}
 	st, err := tc.provider.Stream(ctx, req, tc.model, cred)
-	if err != nil && a.RefreshCredential != nil && authRejected(err) && ctx.Err() == nil {
+	policy := llm.NoPolicyDenial
+	if err != nil {
+		policy = llm.PolicyDenialOf(err, tc.model.Provider, tc.model.ID)
+	}
+	if (policy == llm.AccountPolicy || policy == llm.ModelPolicy) && a.OnPolicyDenied != nil && ctx.Err() == nil {
+		// The account may not do this: another account, not a new token.
+		if next, ok := a.OnPolicyDenied(ctx, PolicyDenied{Model: tc.model, Credential: cred, ModelOnly: policy == llm.ModelPolicy}); ok {
+			a.lastTurn.cred = next
+			st, err = tc.provider.Stream(ctx, req, tc.model, next)
+		}
+	}
+	if err != nil && policy == llm.NoPolicyDenial && a.RefreshCredential != nil && authRejected(err) && ctx.Err() == nil {
 		// A rejected credential is refreshed once and the turn retried.
 		if fresh, rerr := a.RefreshCredential(ctx); rerr == nil {
 			a.lastTurn.cred = fresh

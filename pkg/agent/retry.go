@@ -73,6 +73,16 @@ type UsageLimit struct {
 	RetryAfter time.Duration
 }
 
+// PolicyDenied is what OnPolicyDenied is told about a turn whose
+// credential an account policy refused.
+type PolicyDenied struct {
+	Model      llm.Model
+	Credential llm.Credential
+	// ModelOnly: the account is not entitled to Model only (block scope
+	// "model-policy:<model>"); otherwise the account is refused outright.
+	ModelOnly bool
+}
+
 // maxAccountSwitches bounds the immediate retries on another account after
 // usage limits within one prompt.
 const maxAccountSwitches = 8

@@ -270,3 +270,56 @@ func TestSteerInWaitModeLetsTheBatchFinish(t *testing.T) {
 		t.Fatalf("user messages = %q", got)
 	}
 }
+
+// denying refuses credential "denied" by an account policy naming the
+// requested model (Codex's ChatGPT-account sentence).
+type denying struct {
+	creds []string
+}
+
+func (p *denying) Stream(_ context.Context, _ *llm.Request, m llm.Model, c llm.Credential) (*llm.Stream, error) {
+	p.creds = append(p.creds, c.Secret)
+	if c.Secret == "denied" {
+		return nil, &llm.UpstreamError{Status: 403, Message: "The '" + m.ID + "' model is not supported when using Codex with a ChatGPT account."}
+	}
+	return (&replayed{turns: [][]llm.Event{record(assistant(llm.StopEnd, llm.Text("ok")))}}).Stream(context.Background(), nil, m, c)
+}
+
+// An account-policy denial goes to OnPolicyDenied (model-scoped when it
+// names the turn's model) and the turn is retried once on the credential
+// it returns; the denied token is never force-refreshed.
+func TestPolicyDenialSwitchesAccountWithoutRefresh(t *testing.T) {
+	h := newHarness(t)
+	h.agent.Model.Provider, h.agent.Model.ID = "openai-codex", "gpt-5.4"
+	p := &denying{}
+	h.agent.Provider, h.agent.Credential = p, llm.OAuthToken("denied")
+	refreshes := 0
+	h.agent.RefreshCredential = func(context.Context) (llm.Credential, error) {
+		refreshes++
+		return llm.OAuthToken("fresh-but-same-account"), nil
+	}
+	var told []PolicyDenied
+	h.agent.OnPolicyDenied = func(_ context.Context, d PolicyDenied) (llm.Credential, bool) {
+		told = append(told, d)
+		return llm.OAuthToken("sibling"), true
+	}
+	final, err := h.agent.Prompt(context.Background(), "hi")
+	if err != nil || final.TextContent() != "ok" || strings.Join(p.creds, ",") != "denied,sibling" || refreshes != 0 {
+		t.Fatalf("final = %+v, %v; creds %v, refreshes %d", final, err, p.creds, refreshes)
+	}
+	if len(told) != 1 || !told[0].ModelOnly || told[0].Credential.Secret != "denied" || told[0].Model.ID != "gpt-5.4" {
+		t.Fatalf("OnPolicyDenied told %+v", told)
+	}
+	// No sibling: the denial ends the turn, still without a refresh.
+	h = newHarness(t)
+	h.agent.Model.Provider, h.agent.Model.ID = "openai-codex", "gpt-5.4"
+	h.agent.Provider, h.agent.Credential = &denying{}, llm.OAuthToken("denied")
+	h.agent.RefreshCredential = func(context.Context) (llm.Credential, error) {
+		refreshes++
+		return llm.OAuthToken("fresh"), nil
+	}
+	h.agent.OnPolicyDenied = func(context.Context, PolicyDenied) (llm.Credential, bool) { return llm.Credential{}, false }
+	if final, _ = h.agent.Prompt(context.Background(), "hi"); final.StopReason != llm.StopError || final.ErrorStatus != 403 || refreshes != 0 {
+		t.Fatalf("final = %+v, refreshes %d", final, refreshes)
+	}
+}

@@ -152,7 +152,7 @@ func (s *Server) open(ctx context.Context, req *llm.Request, model llm.Model, si
 		if ctx.Err() != nil {
 			return nil, 0, err
 		}
-		fail, retryAfter := ladderFailure(err)
+		fail, retryAfter := ladderFailure(err, model.Provider, model.ID)
 		next, ok, lerr := lad.Next(ctx, e, fail, retryAfter)
 		if lerr != nil {
 			s.log.Warn("auth-gateway getApiKey threw", "provider", model.Provider, "error", lerr)
@@ -167,10 +167,25 @@ func (s *Server) open(ctx context.Context, req *llm.Request, model llm.Model, si
 	}
 }
 
-// ladderFailure classifies an upstream failure for the ladder (§12.8):
-// usage limits (and a 402 billing cap) rotate after marking the account,
-// a 401 re-mints the same account once, a 403 rotates; the rest stops.
-func ladderFailure(err error) (pick.Failure, time.Duration) {
+// ladderFailure classifies an upstream failure of a request of provider
+// for modelID for the ladder (§12.8, fleet.md §5): an account-policy
+// denial blocks the account (for that model only when it names it) and
+// rotates, ahead of the usage-limit reading of the same text; usage limits
+// (and a 402 billing cap) rotate after marking the account; a 401 re-mints
+// the same account once; any other 403 rotates; the rest stops. Codex's
+// entitlement sentence naming another model stops: it is provider text
+// that must neither block nor rotate.
+func ladderFailure(err error, provider, modelID string) (pick.Failure, time.Duration) {
+	switch llm.PolicyDenialOf(err, provider, modelID) {
+	case llm.AccountPolicy:
+		return pick.AccountPolicy, 0
+	case llm.ModelPolicy:
+		return pick.ModelPolicy, 0
+	case llm.ForeignModelPolicy:
+		if !llm.Classify(err).UsageLimit {
+			return pick.NotRetryable, 0
+		}
+	}
 	c := llm.Classify(err)
 	var ue *llm.UpstreamError
 	status, retryAfter := c.Status, time.Duration(0)

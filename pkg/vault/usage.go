@@ -1,5 +1,7 @@
 package vault
 
+import "strings"
+
 // Usage report shapes (usage.md §1). Optional fields are pointers or omitted
 // when empty; Raw is never serialised.
 
@@ -81,6 +83,21 @@ func (l UsageLimit) ResolveUsedFraction() (float64, bool) {
 		return max(0, 1-*a.RemainingFraction), true
 	}
 	return 0, false
+}
+
+// AntigravityCounterLimits returns the limits of one Antigravity backend
+// quota counter: ids "google-antigravity:<counter>:…" (compared in lower
+// case), in report order. Selection scopes a request to them and the
+// broker heals a counter's block by them (fleet.md §4).
+func AntigravityCounterLimits(ls []UsageLimit, counter string) []UsageLimit {
+	prefix := "google-antigravity:" + counter + ":"
+	var out []UsageLimit
+	for _, l := range ls {
+		if strings.HasPrefix(strings.ToLower(l.ID), prefix) {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // Exhausted reports whether the limit is used up (usage.md §1).

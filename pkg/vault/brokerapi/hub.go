@@ -28,6 +28,10 @@ type shared struct {
 	deltaFull []byte        // the same for shapeFull readers (extension fields and blocks)
 	ext       bool          // some entry has extension fields or blocks
 	done      chan struct{} // closed when superseded
+	// renders are the encoded credentials arrays per reader shape, built
+	// on first use (renderFor).
+	renders  [shapeFull + 1]atomic.Pointer[render]
+	renderMu sync.Mutex // serialises render builds
 }
 
 // hub owns the current shared snapshot. Requests and Run call sync, which

@@ -2,6 +2,7 @@ package brokerapi
 
 import (
 	"encoding/json"
+	"math"
 	"slices"
 	"strconv"
 
@@ -9,8 +10,9 @@ import (
 )
 
 // Server-side wire encoding. Snapshot entries are encoded once per shared
-// snapshot into a prefix holding every field but rotatesInMs; responses are
-// assembled from these prefixes so a GET /v1/snapshot only formats numbers.
+// snapshot into a prefix holding every field but blocks and rotatesInMs;
+// the credentials array is rendered from them once per reader shape
+// (render), so a GET /v1/snapshot copies that and only formats numbers.
 
 // encodedEntry is one credential of a shared snapshot.
 type encodedEntry struct {
@@ -235,17 +237,77 @@ func (e *encodedEntry) rotatesInMs(sched vault.Schedule, now int64) (int64, bool
 	return sched.RotatesInMs(vault.Credential{Type: vault.TypeOAuth, Expires: e.expires}, now)
 }
 
-// appendSnapshotEntry appends the SnapshotEntry JSON of e at now.
-func appendSnapshotEntry(b []byte, e *encodedEntry, sched vault.Schedule, now int64, sh shape) []byte {
-	b = append(b, e.pfx(sh.ext())...)
-	b = e.appendBlocks(b, sh, now)
-	b = append(b, `,"rotatesInMs":`...)
-	if ms, ok := e.rotatesInMs(sched, now); ok {
-		b = strconv.AppendInt(b, ms, 10)
-	} else {
-		b = append(b, "null"...)
+// render is the credentials array of one shared snapshot as readers of
+// one shape see it, encoded once: every entry with the blocks live at
+// build time, contiguous in memory, with a hole where each OAuth entry's
+// rotatesInMs goes (the only per-request part of an entry). A request
+// copies the body between the holes and formats the numbers, so its cost
+// is one sequential copy of the body whatever the entries hold; blocks
+// add their bytes and nothing else.
+type render struct {
+	body  []byte // `{…},{…}` without the rotatesInMs numbers of OAuth entries
+	holes []hole
+	// floor and until bound the request times the render is exact for:
+	// until is the earliest deadline of a block in it (math.MaxInt64:
+	// none), when one drops out; floor the latest deadline of a block left
+	// out as expired (math.MinInt64: none), before which that block would
+	// still be live (a request whose clock reading is older than the
+	// build's).
+	floor, until int64
+}
+
+// hole is where an entry's rotatesInMs number goes in render.body.
+type hole struct {
+	off   int   // offset in body
+	entry int32 // index in shared.entries
+}
+
+// renderFor returns sh's render for shape sp at now, building it when
+// there is none yet or the held one does not cover now (a block in it
+// expired, fleet.md §2: expiry by clock changes no generation, so the
+// render follows the clock). One request builds while the others of the
+// moment wait for it.
+func (sh *shared) renderFor(sp shape, now int64) *render {
+	if r := sh.renders[sp].Load(); r != nil && now >= r.floor && now < r.until {
+		return r
 	}
-	return append(b, '}')
+	sh.renderMu.Lock()
+	defer sh.renderMu.Unlock()
+	if r := sh.renders[sp].Load(); r != nil && now >= r.floor && now < r.until {
+		return r
+	}
+	r := &render{floor: math.MinInt64, until: math.MaxInt64}
+	size := 0 // one allocation: the entries' encodings plus the framing
+	for i := range sh.entries {
+		size += len(sh.entries[i].pfx(sp.ext())) + len(sh.entries[i].blk.enc(sp)) + len(`,"rotatesInMs":null},`)
+	}
+	r.body = make([]byte, 0, size)
+	for i := range sh.entries {
+		e := &sh.entries[i]
+		if i > 0 {
+			r.body = append(r.body, ',')
+		}
+		r.body = append(r.body, e.pfx(sp.ext())...)
+		r.body = e.appendBlocks(r.body, sp, now)
+		if sp != shape15 && e.blk != nil {
+			for _, b := range e.blk.list {
+				if b.UntilMs > now {
+					r.until = min(r.until, b.UntilMs)
+				} else {
+					r.floor = max(r.floor, b.UntilMs)
+				}
+			}
+		}
+		r.body = append(r.body, `,"rotatesInMs":`...)
+		if e.oauth {
+			r.holes = append(r.holes, hole{off: len(r.body), entry: int32(i)})
+			r.body = append(r.body, '}')
+		} else {
+			r.body = append(r.body, "null}"...)
+		}
+	}
+	sh.renders[sp].Store(r)
+	return r
 }
 
 // appendPlainEntry appends the CredentialSnapshotEntry JSON (no rotatesInMs)
@@ -284,12 +346,18 @@ func appendSnapshot(b []byte, sh *shared, sched vault.Schedule, now int64, kind 
 	b = append(b, `,"refresher":`...)
 	b = appendRefresher(b, sched.Wire(now))
 	b = append(b, `,"credentials":[`...)
-	for i := range sh.entries {
-		if i > 0 {
-			b = append(b, ',')
+	r := sh.renderFor(sp, now)
+	prev := 0
+	for _, h := range r.holes {
+		b = append(b, r.body[prev:h.off]...)
+		if ms, ok := sh.entries[h.entry].rotatesInMs(sched, now); ok {
+			b = strconv.AppendInt(b, ms, 10)
+		} else {
+			b = append(b, "null"...)
 		}
-		b = appendSnapshotEntry(b, &sh.entries[i], sched, now, sp)
+		prev = h.off
 	}
+	b = append(b, r.body[prev:]...)
 	return append(b, "]}"...)
 }
 

@@ -20,9 +20,17 @@ const (
 	// UsageLimit: a usage-limit error. Mark the account (MarkUsageLimitReached)
 	// and keep switching siblings while one is free.
 	UsageLimit
-	// Rotate: the other direct-rotation errors (account policy, invalidated
-	// token, non-concurrency 403). Invalidate the account and keep switching.
+	// Rotate: the other direct-rotation errors (invalidated token,
+	// non-concurrency 403). Invalidate the account and keep switching.
 	Rotate
+	// AccountPolicy: an account-scoped policy denial (llm.AccountPolicy).
+	// Block the account 60 s without re-minting it (MarkPolicyDenied) and
+	// keep switching while a sibling is free.
+	AccountPolicy
+	// ModelPolicy: the account is not entitled to the request's model
+	// (llm.ModelPolicy). Block the account for that model only, 60 s, and
+	// keep switching while a sibling is free.
+	ModelPolicy
 )
 
 // MaxAttempts caps the attempts of one request whatever the pool size.
@@ -93,6 +101,14 @@ func (l *Ladder) Next(ctx context.Context, failed vault.Entry, f Failure, retryA
 	switch f {
 	case UsageLimit:
 		sw, err := l.p.MarkUsageLimitReached(ctx, l.provider, l.session, LimitOptions{RetryAfter: retryAfter, ModelID: l.modelID, Key: key})
+		if err != nil {
+			return vault.Entry{}, false, err
+		}
+		if !sw.Switched {
+			return vault.Entry{}, false, nil
+		}
+	case AccountPolicy, ModelPolicy:
+		sw, err := l.p.MarkPolicyDenied(ctx, l.provider, l.session, PolicyOptions{ModelID: l.modelID, Key: key, ModelOnly: f == ModelPolicy})
 		if err != nil {
 			return vault.Entry{}, false, err
 		}

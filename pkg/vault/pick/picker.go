@@ -200,8 +200,11 @@ func (p *Picker) Pick(ctx context.Context, provider, sessionID string, opts Opti
 		pk := ProviderKey(provider, string(vault.TypeAPIKey))
 		ord := p.order(pk, len(keys), sessionID)
 		chosen := keys[ord[0]]
+		// The request's scopes: a model-policy block of a key skips it for
+		// that model only (cursor).
+		scopes := scopeFor(provider, opts.ModelID).scopes()
 		for _, i := range ord {
-			if !p.blocked(pk, nil, keys[i]) {
+			if !p.blocked(pk, scopes, keys[i]) {
 				chosen = keys[i]
 				break
 			}

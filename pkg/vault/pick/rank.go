@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/vault"
 )
 
@@ -43,8 +44,8 @@ func scopeFor(provider, modelID string) limitScope {
 		return s.scope(modelID)
 	}
 	sc := limitScope{exhaust: allLimits, rank: allLimits}
-	if provider == "cursor" && modelID != "" {
-		sc.lookup = []string{modelPolicyScope(modelID)}
+	if mp := modelPolicyScope(modelID); provider == "cursor" && mp != "" {
+		sc.lookup = []string{mp}
 	}
 	return sc
 }
@@ -52,12 +53,13 @@ func scopeFor(provider, modelID string) limitScope {
 func allLimits(ls []vault.UsageLimit) []vault.UsageLimit { return ls }
 
 // modelPolicyScope is the block scope of a model the account is not
-// entitled to: "model-policy:<bare model id, lowercased>".
+// entitled to: "model-policy:<bare model id, lowercased>" (llm.BareModelID);
+// "" when the model id has no usable bare id.
 func modelPolicyScope(modelID string) string {
-	if i := strings.LastIndexByte(modelID, '/'); i >= 0 {
-		modelID = modelID[i+1:]
+	if id := llm.BareModelID(modelID); id != "" {
+		return "model-policy:" + id
 	}
-	return "model-policy:" + strings.ToLower(modelID)
+	return ""
 }
 
 // scopes is the scope list of block lookups: nil for provider-wide.
@@ -100,8 +102,8 @@ func codexScope(modelID string) limitScope {
 		return out
 	}
 	lookup := []string{meter, "shared"}
-	if modelID != "" {
-		lookup = append(lookup, modelPolicyScope(modelID))
+	if mp := modelPolicyScope(modelID); mp != "" {
+		lookup = append(lookup, mp)
 	}
 	return limitScope{block: meter, lookup: lookup, exhaust: limits, rank: limits}
 }
@@ -149,19 +151,6 @@ func antigravityCounter(modelID string) string {
 	return ""
 }
 
-// counterLimits are the limits of one Antigravity counter
-// ("google-antigravity:<counter>:…").
-func counterLimits(ls []vault.UsageLimit, counter string) []vault.UsageLimit {
-	prefix := "google-antigravity:" + counter + ":"
-	var out []vault.UsageLimit
-	for _, l := range ls {
-		if strings.HasPrefix(strings.ToLower(l.ID), prefix) {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
 // antigravityScope scopes a report to the model's counter, falling back
 // to the legacy "default" counter when that counter has no limits. A model
 // of no known family exhausts nothing (one exhausted family must not block
@@ -174,10 +163,10 @@ func antigravityScope(modelID string) limitScope {
 			exhaust: func([]vault.UsageLimit) []vault.UsageLimit { return nil }}
 	}
 	scoped := func(ls []vault.UsageLimit) []vault.UsageLimit {
-		if out := counterLimits(ls, counter); len(out) > 0 {
+		if out := vault.AntigravityCounterLimits(ls, counter); len(out) > 0 {
 			return out
 		}
-		return counterLimits(ls, "default")
+		return vault.AntigravityCounterLimits(ls, "default")
 	}
 	return limitScope{block: "counter:" + counter, exhaust: scoped, rank: scoped}
 }

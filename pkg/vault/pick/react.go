@@ -2,6 +2,7 @@ package pick
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/ompgo/omp/pkg/vault"
@@ -89,21 +90,80 @@ func (p *Picker) MarkUsageLimitReached(ctx context.Context, provider, sessionID 
 	}
 	pk := ProviderKey(provider, string(failed.Credential.Type))
 	p.block(pk, sc.block, failed, until, "usage limit reached")
+	return p.siblingSwitch(pk, sc.scopes(), es, failed), nil
+}
 
+// PolicyOptions describe an account-policy denial (fleet.md §5).
+type PolicyOptions struct {
+	// ModelID is the model of the failed request.
+	ModelID string
+	// Key is the bearer that failed; it names the credential, else the
+	// session's sticky one does.
+	Key string
+	// ModelOnly: the account is not entitled to ModelID only; the block is
+	// scoped "model-policy:<bare model id, lowercased>" so the account
+	// stays available for other models. Without it the account is blocked
+	// in the request's strategy scope (provider-wide when it has none).
+	ModelOnly bool
+}
+
+// MarkPolicyDenied reacts to an account-policy denial (the reference's
+// rotateSessionCredential, fleet.md §5): it blocks the failed credential
+// until now + DefaultBlock — for ModelID only when opts.ModelOnly — and
+// posts the block like every other (BlockSink). Unlike an auth failure
+// the token is valid: nothing is refreshed and the session keeps its
+// sticky credential (selection skips it while the block holds). It
+// reports whether a sibling of the same type is free for this request
+// (the same scopes selection reads). A ModelOnly denial without a usable
+// model id, or for a provider other than openai-codex and cursor, blocks
+// nothing. Errors are the Source's.
+func (p *Picker) MarkPolicyDenied(ctx context.Context, provider, sessionID string, opts PolicyOptions) (Switch, error) {
+	es, err := p.entries(ctx, provider)
+	if err != nil {
+		return Switch{}, err
+	}
+	failed, ok := p.find(es, provider, sessionID, opts.Key)
+	if !ok {
+		return Switch{}, nil
+	}
+	sc := scopeFor(provider, opts.ModelID)
+	scope, lookup := sc.block, sc.scopes()
+	if opts.ModelOnly {
+		// Only providers whose selection reads model-policy scopes get one
+		// (the reference's MODEL_ACCOUNT_POLICY_PROVIDERS): elsewhere the
+		// block would be inert.
+		if provider != "openai-codex" && provider != "cursor" {
+			return Switch{}, nil
+		}
+		if scope = modelPolicyScope(opts.ModelID); scope == "" {
+			return Switch{}, nil
+		}
+		if !slices.Contains(lookup, scope) {
+			lookup = append(slices.Clip(lookup), scope)
+		}
+	}
+	pk := ProviderKey(provider, string(failed.Credential.Type))
+	p.block(pk, scope, failed, p.now().Add(DefaultBlock).UnixMilli(), "account policy")
+	return p.siblingSwitch(pk, lookup, es, failed), nil
+}
+
+// siblingSwitch reports whether a credential of failed's type other than
+// failed is unblocked under pk and scopes, else the earliest unblock.
+func (p *Picker) siblingSwitch(pk string, scopes []string, es []vault.Entry, failed vault.Entry) Switch {
 	var retryAt int64
 	for _, e := range byType(es, failed.Credential.Type) {
 		if e.ID == failed.ID {
 			continue
 		}
-		u, blocked := p.until(pk, sc.scopes(), e)
+		u, blocked := p.until(pk, scopes, e)
 		if !blocked {
-			return Switch{Switched: true}, nil
+			return Switch{Switched: true}
 		}
 		if retryAt == 0 || u < retryAt {
 			retryAt = u
 		}
 	}
-	return Switch{RetryAtMs: retryAt}, nil
+	return Switch{RetryAtMs: retryAt}
 }
 
 // InvalidateMatching reacts to an auth failure of bearer key

@@ -48,3 +48,54 @@ func TestHealthyScopesCodexPerMeter(t *testing.T) {
 		t.Fatalf("anthropic scopes %v", got)
 	}
 }
+
+func antigravityPayload(t *testing.T, claudeLeft, geminiLeft float64) any {
+	t.Helper()
+	raw := `{"models":{
+	  "claude-sonnet":{"modelProvider":"MODEL_PROVIDER_ANTHROPIC","quotaInfo":{"remainingFraction":` + ftoa(claudeLeft) + `,"resetTime":"2030-01-02T12:00:00Z"}},
+	  "gemini-pro":{"modelProvider":"MODEL_PROVIDER_GOOGLE","quotaInfo":{"remainingFraction":` + ftoa(geminiLeft) + `,"resetTime":"2030-01-02T12:00:00Z"}}}}`
+	var v any
+	if err := json.Unmarshal([]byte(raw), &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// Antigravity heals per backend counter (fleet.md §4, the reference's
+// healableBlockScopes): a counter whose limits are all below exhaustion,
+// and only counters the report has limits for.
+func TestHealthyScopesAntigravityPerCounter(t *testing.T) {
+	for _, c := range []struct {
+		name           string
+		claude, gemini float64 // remaining fractions
+		want           []string
+	}{
+		{"both healthy", 0.5, 0.9, []string{"counter:anthropic", "counter:google"}},
+		{"claude exhausted", 0, 0.9, []string{"counter:google"}},
+		{"gemini exhausted", 0.5, 0, []string{"counter:anthropic"}},
+		{"both exhausted", 0, 0, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rep := usage.AntigravityReport(antigravityPayload(t, c.claude, c.gemini), 1000, "acct", "proj")
+			key, got := usage.HealthyScopes("google-antigravity", rep)
+			slices.Sort(got)
+			if key != "google-antigravity:oauth" || !slices.Equal(got, c.want) {
+				t.Fatalf("%s %v, want %v (limits %+v)", key, got, c.want, rep.Limits)
+			}
+		})
+	}
+	// A counter is judged by all its windows: a healthy day does not heal
+	// an exhausted week; ids are compared in lower case.
+	used := func(f float64) *float64 { return &f }
+	rep := &vault.UsageReport{Provider: "google-antigravity", Limits: []vault.UsageLimit{
+		{ID: "google-antigravity:Anthropic:default:daily", Amount: vault.UsageAmount{UsedFraction: used(0.2)}},
+		{ID: "google-antigravity:anthropic:default:weekly", Amount: vault.UsageAmount{UsedFraction: used(1)}},
+		{ID: "google-antigravity:openai:default:daily", Status: vault.StatusOK, Amount: vault.UsageAmount{UsedFraction: used(0.1)}},
+	}}
+	if _, got := usage.HealthyScopes("google-antigravity", rep); !slices.Equal(got, []string{"counter:openai"}) {
+		t.Fatalf("mixed windows: %v, want [counter:openai]", got)
+	}
+	if _, got := usage.HealthyScopes("google-antigravity", &vault.UsageReport{}); got != nil {
+		t.Fatalf("empty report heals %v", got)
+	}
+}

@@ -1,0 +1,94 @@
+package llm
+
+import (
+	"errors"
+	"regexp"
+	"strings"
+	"sync"
+)
+
+// PolicyDenial is what an upstream failure says about the account's
+// entitlements (fleet.md §5, gateway.md §12.8): the token is valid but
+// this account may not do this, so a sibling account may. The resolver
+// blocks the account for 60 s — only for the requested model when the
+// denial names it — and rotates without re-minting the token.
+type PolicyDenial uint8
+
+const (
+	// NoPolicyDenial: the failure is not an account-policy denial.
+	NoPolicyDenial PolicyDenial = iota
+	// AccountPolicy: the account is denied whatever the model (Codex's
+	// cyber_policy, "trusted access for cyber").
+	AccountPolicy
+	// ModelPolicy: the account is not entitled to the requested model —
+	// Codex's "The '<model>' model is not supported when using Codex with a
+	// ChatGPT account." naming the requested model, or Cursor's plan
+	// denials. Only that model is blocked (scope "model-policy:<model>").
+	ModelPolicy
+	// ForeignModelPolicy: Codex's entitlement sentence naming a model other
+	// than the requested one (or no requested model). The sentence is
+	// provider-controlled text: it must neither block nor rotate.
+	ForeignModelPolicy
+)
+
+// maxPolicyModel bounds the bare model id of a model-policy scope.
+const maxPolicyModel = 256
+
+var policyPatterns = sync.OnceValue(func() *policyRegexps {
+	return &policyRegexps{
+		account:      regexp.MustCompile(`(?i)\bcyber_policy\b|trusted access for cyber`),
+		codexModel:   regexp.MustCompile(`(?i)\bThe ['"]([^'"\r\n]+)['"] model is not supported when using Codex with a ChatGPT account\.`),
+		cursorMarker: regexp.MustCompile(`(?i)\bERROR_RATE_LIMITED_CHANGEABLE\b`),
+		cursorPlan:   regexp.MustCompile(`(?i)\bNamed models unavailable\b|\bModel unavailable on\b|\bFree plans can only use\b`),
+	}
+})
+
+type policyRegexps struct{ account, codexModel, cursorMarker, cursorPlan *regexp.Regexp }
+
+// BareModelID is the model part of a model-policy block scope: the id
+// after its last "/", trimmed and lower-cased; "" when that is empty,
+// longer than 256 bytes or holds a NUL.
+func BareModelID(modelID string) string {
+	if i := strings.LastIndexByte(modelID, '/'); i >= 0 {
+		modelID = modelID[i+1:]
+	}
+	id := strings.ToLower(strings.TrimSpace(modelID))
+	if id == "" || len(id) > maxPolicyModel || strings.IndexByte(id, 0) >= 0 {
+		return ""
+	}
+	return id
+}
+
+// PolicyDenialOf classifies err of a request of provider for modelID
+// (the reference 18.1.21's isAccountPolicyError,
+// isCodexChatGPTAccountPolicyError and isCursorPlanAccountPolicyError).
+// It reads the upstream error's type, code and message whatever its HTTP
+// status: Codex answers the model denial with a 400.
+func PolicyDenialOf(err error, provider, modelID string) PolicyDenial {
+	if err == nil {
+		return NoPolicyDenial
+	}
+	text := err.Error()
+	var ue *UpstreamError
+	if errors.As(err, &ue) {
+		text = ue.Type + " " + ue.Code + " " + ue.Message
+	}
+	re := policyPatterns()
+	cursorModel := provider == "cursor" && re.cursorMarker.MatchString(text) && re.cursorPlan.MatchString(text)
+	if m := re.codexModel.FindStringSubmatch(text); m != nil && BareModelID(m[1]) != "" {
+		if provider == "openai-codex" && BareModelID(m[1]) == BareModelID(modelID) {
+			return ModelPolicy
+		}
+		return ForeignModelPolicy
+	}
+	if cursorModel {
+		if BareModelID(modelID) == "" {
+			return ForeignModelPolicy
+		}
+		return ModelPolicy
+	}
+	if re.account.MatchString(text) {
+		return AccountPolicy
+	}
+	return NoPolicyDenial
+}
