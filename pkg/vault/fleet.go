@@ -187,6 +187,13 @@ const (
 	// install id beyond it evicts the least recently seen one with all its
 	// usage, with a log line.
 	MaxObservedClients = 10_000
+	// MaxObservedRows caps the stored usage rows of all clients together
+	// (about 150 bytes each with their indexes, so a few hundred MB): the
+	// two caps above bound one client, this one bounds a crowd of them
+	// inside the retention. Beyond it the rows recorded longest ago go
+	// (down to 95 % of the cap, so a full table does not prune on every
+	// post), with a log line.
+	MaxObservedRows = 2_000_000
 )
 
 // AccountLabel is how usage tables name a credential: its email, else its

@@ -291,6 +291,7 @@ func (s *Server) usageClients(w http.ResponseWriter, r *http.Request) error {
 			out.Clients = got
 		}
 	}
+	w.Header()["Vary"] = varyCapabilities // the shape follows the capabilities header
 	return httpx.WriteJSON(w, http.StatusOK, out)
 }
 

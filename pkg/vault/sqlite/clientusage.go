@@ -20,8 +20,9 @@ var _ vault.ClientUsageStore = (*Store)(nil)
 // only when sent), each entry is added to the newest row of its (install,
 // app, provider, model, credential) series when that row is at most 5
 // minutes older than the entry, else inserted. The generation does not
-// advance. Storage stays bounded per install id and in install ids:
-// vault.MaxObservedDayRows and vault.MaxObservedClients.
+// advance. Storage stays bounded per install id, in install ids and in
+// rows: vault.MaxObservedDayRows, vault.MaxObservedClients and
+// vault.MaxObservedRows.
 func (s *Store) RecordClientUsage(ctx context.Context, r vault.ClientUsageReport, nowMs int64) error {
 	// The HTTP layer normalises already; counters are bounded here too so
 	// that stored sums never overflow whoever calls.
@@ -45,10 +46,15 @@ func (s *Store) RecordClientUsage(ctx context.Context, r vault.ClientUsageReport
 			if _, err := rc.exec(sqlUpsertClient, r.InstallID, nullable(r.Hostname), nowMs); err != nil {
 				return err
 			}
-			return s.addUsage(rc, r, merge)
+			inserted, err := s.addUsage(rc, r, merge)
+			if err != nil {
+				return err
+			}
+			return s.capRows(rc, inserted)
 		})
 	})
 	if err != nil {
+		s.usageRows.Store(-1) // rolled back: the count may be off
 		return blockError("record client usage", err)
 	}
 	return nil
@@ -84,6 +90,7 @@ func (s *Store) evictClients(rc *rawConn, newID string) error {
 		}
 		rows += k
 	}
+	s.usageRows.Store(-1)
 	s.log.Warn("vault: observed-usage client cap reached; least recently seen clients pruned",
 		"cap", limit, "pruned", len(victims), "usageRows", rows, "oldest", victims[0], "newInstallId", newID)
 	return nil
@@ -99,6 +106,8 @@ var (
 	sqlUpsertClient = `INSERT INTO clients(install_id, hostname, first_seen, last_seen) VALUES (?1, ?2, ?3, ?3)
 		ON CONFLICT(install_id) DO UPDATE SET last_seen = excluded.last_seen, hostname = coalesce(excluded.hostname, hostname)`
 	sqlUsageDeleteInstall = `DELETE FROM client_usage WHERE install_id = ?1`
+	sqlUsageCount         = `SELECT count(*) FROM client_usage`
+	sqlUsageDeleteOldest  = `DELETE FROM client_usage WHERE id IN (SELECT id FROM client_usage ORDER BY recorded_at, id LIMIT ?1)`
 	// Only rows within the merge window of the report's earliest entry can
 	// take an entry; a series whose newest row is older inserts anyway.
 	sqlUsageWindow = `SELECT id, provider, model, credential_id, recorded_at FROM client_usage
@@ -159,22 +168,22 @@ const dayMs = 24 * 60 * 60 * 1000
 // the per-day row cap, and writes the outcome with cached single-row
 // statements: one read of the series' recent rows, one UPDATE per row
 // that grew, one INSERT per new row.
-func (s *Store) addUsage(rc *rawConn, r vault.ClientUsageReport, merge int64) error {
+func (s *Store) addUsage(rc *rawConn, r vault.ClientUsageReport, merge int64) (inserted int64, err error) {
 	if len(r.Entries) == 0 {
-		return nil
+		return 0, nil
 	}
 	lo := r.Entries[0].At
 	for _, e := range r.Entries {
 		lo = min(lo, e.At)
 	}
 	newest := map[seriesKey]*usageRow{}
-	err := rc.query(sqlUsageWindow, func(v []driver.Value) error {
+	err = rc.query(sqlUsageWindow, func(v []driver.Value) error {
 		// Ascending: the last row seen of a series is its newest.
 		newest[seriesKey{asString(v[1]), asString(v[2]), asInt64(v[3])}] = &usageRow{id: asInt64(v[0]), at: asInt64(v[4])}
 		return nil
 	}, r.InstallID, r.App, lo-merge)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	rows := make([]usageRow, 0, len(r.Entries)) // new rows: one allocation
 	var touched []*usageRow
@@ -194,7 +203,7 @@ func (s *Store) addUsage(rc *rawConn, r vault.ClientUsageReport, merge int64) er
 	if len(rows) > 0 {
 		folds, err := s.capDays(rc, r, rows)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		touched = append(touched, folds...)
 	}
@@ -206,13 +215,45 @@ func (s *Store) addUsage(rc *rawConn, r vault.ClientUsageReport, merge int64) er
 			_, err = rc.exec(sqlUsageGrow, u.id, u.at, u.sum.Requests, u.sum.InputTokens, u.sum.OutputTokens,
 				u.sum.CacheReadTokens, u.sum.CacheWriteTokens, u.sum.CostUsd)
 		default:
+			inserted++
 			_, err = rc.exec(sqlUsageInsert, u.at, r.InstallID, r.App, u.sum.Provider, u.sum.Model, u.sum.CredentialID,
 				u.sum.Requests, u.sum.InputTokens, u.sum.OutputTokens, u.sum.CacheReadTokens, u.sum.CacheWriteTokens, u.sum.CostUsd)
 		}
 		if err != nil {
-			return err
+			return 0, err
 		}
 	}
+	return inserted, nil
+}
+
+// capRows applies vault.MaxObservedRows after a report inserted rows: past
+// the cap the rows recorded longest ago are deleted down to 95 % of it.
+// The count is kept in memory between reports and read again whenever it
+// is unknown (first write, after an eviction, a prune or a rollback).
+func (s *Store) capRows(rc *rawConn, inserted int64) error {
+	if inserted == 0 {
+		return nil
+	}
+	limit := cmp.Or(s.rowCap, vault.MaxObservedRows)
+	n := s.usageRows.Load()
+	if n <= 0 {
+		if err := rc.query(sqlUsageCount, func(v []driver.Value) error { n = asInt64(v[0]); return nil }); err != nil {
+			return err
+		}
+	} else {
+		n += inserted
+	}
+	if n > limit {
+		excess := n - limit*19/20
+		k, err := rc.exec(sqlUsageDeleteOldest, excess)
+		if err != nil {
+			return err
+		}
+		n -= k
+		s.log.Warn("vault: observed-usage row cap reached; the rows recorded longest ago pruned",
+			"cap", limit, "pruned", k)
+	}
+	s.usageRows.Store(n)
 	return nil
 }
 
@@ -392,6 +433,7 @@ func (s *Store) PruneClientUsage(ctx context.Context, beforeMs int64) (int64, er
 		}
 		b, _ := res.RowsAffected()
 		n = a + b
+		s.usageRows.Store(-1)
 		return n > 0, nil
 	})
 	if err != nil {

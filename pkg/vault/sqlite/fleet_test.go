@@ -321,6 +321,62 @@ func TestClientUsageCaps(t *testing.T) {
 	}
 }
 
+// The table-wide row cap (vault.MaxObservedRows) bounds a crowd of clients
+// that each stay under their own caps: past it the rows recorded longest
+// ago go, down to 95 % of the cap, with a log line; the in-memory count
+// follows prunes and rollbacks by counting again.
+func TestClientUsageRowCap(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	var logs bytes.Buffer
+	st := e.open(t, func(o *sqlite.Options) { o.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
+	sqlite.SetObservedRowCap(st, 40)
+	db := rawDB(t, e.path)
+	count := func(q string) (n int64) {
+		t.Helper()
+		if err := db.QueryRow(q).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	// 12 clients × 5 series each, one report a second: 60 rows wanted.
+	for i := range 12 {
+		e.clk.Add(time.Second)
+		at := e.clk.Now().UnixMilli()
+		var es []vault.ObservedUsage
+		for j := range 5 {
+			es = append(es, vault.ObservedUsage{At: at, Provider: "anthropic", Model: fmt.Sprintf("m%d", j), Requests: 1})
+		}
+		if err := st.RecordClientUsage(ctx, vault.ClientUsageReport{InstallID: fmt.Sprintf("c%02d", i), App: "gateway", Entries: es}, at); err != nil {
+			t.Fatal(err)
+		}
+		if n := count("SELECT count(*) FROM client_usage"); n > 40 {
+			t.Fatalf("after client %d: %d rows stored, cap 40", i, n)
+		}
+	}
+	if n := count("SELECT count(*) FROM client_usage WHERE install_id = 'c11'"); n != 5 {
+		t.Fatalf("the newest client kept %d of its 5 rows", n)
+	}
+	if n := count("SELECT count(*) FROM client_usage WHERE install_id = 'c00'"); n != 0 {
+		t.Fatalf("the oldest client kept %d rows past the cap", n)
+	}
+	if !strings.Contains(logs.String(), "observed-usage row cap reached") {
+		t.Fatalf("no log line for the row cap:\n%s", logs.String())
+	}
+	// A prune resets the count: what it deleted is not counted twice.
+	if _, err := st.PruneClientUsage(ctx, e.clk.Now().UnixMilli()+1); err != nil {
+		t.Fatal(err)
+	}
+	at := e.clk.Now().UnixMilli()
+	if err := st.RecordClientUsage(ctx, vault.ClientUsageReport{InstallID: "late", App: "gateway",
+		Entries: []vault.ObservedUsage{{At: at, Provider: "openai", Model: "m", Requests: 1}}}, at); err != nil {
+		t.Fatal(err)
+	}
+	if n := count("SELECT count(*) FROM client_usage"); n != 1 {
+		t.Fatalf("%d rows after a prune and one report, want 1", n)
+	}
+}
+
 // The statements cached per connection are finalised when the store
 // closes: opening, writing observed usage and closing a vault many times
 // leaves no file descriptor behind (an unfinalised statement keeps its

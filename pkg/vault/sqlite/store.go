@@ -119,9 +119,13 @@ type Store struct {
 	// stmts caches the prepared statements of fixed-shape write paths per
 	// connection (stmtcache.go).
 	stmts stmtCache
-	// Observed-usage caps; 0 = vault.MaxObservedClients and
-	// vault.MaxObservedDayRows (tests lower them).
-	clientCap, dayRowCap int64
+	// Observed-usage caps; 0 = vault.MaxObservedClients,
+	// vault.MaxObservedDayRows and vault.MaxObservedRows (tests lower them).
+	clientCap, dayRowCap, rowCap int64
+	// usageRows is the number of stored observed-usage rows as the write
+	// path last knew it; -1 (and 0 before the first count) means unknown,
+	// counted again on the next insert (clientusage.go capRows).
+	usageRows atomic.Int64
 
 	// Group commit (batch.go): qmu guards queue and leading. Writes of this
 	// process queue in Go instead of spinning in SQLite's busy handler;
