@@ -69,12 +69,11 @@ func codexHealthy(rep *vault.UsageReport) (scopes []string) {
 		meters[m] = ok && l.Status != vault.StatusExhausted
 	}
 	if ok, seen := meters[vault.ScopeChat]; seen && ok {
-		if a, _ := rep.Metadata["allowed"].(bool); rep.Metadata["allowed"] != nil && !a {
-			meters[vault.ScopeChat] = false
-		}
-		if lr, _ := rep.Metadata["limitReached"].(bool); lr {
-			meters[vault.ScopeChat] = false
-		}
+		// As the reference: the meter must say allowed === true and
+		// limitReached === false; a report without them heals nothing.
+		a, aok := rep.Metadata["allowed"].(bool)
+		lr, lok := rep.Metadata["limitReached"].(bool)
+		meters[vault.ScopeChat] = aok && a && lok && !lr
 	}
 	for _, m := range []string{vault.ScopeChat, vault.ScopeSpark} {
 		if meters[m] {

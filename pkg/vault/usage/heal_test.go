@@ -44,6 +44,15 @@ func TestHealthyScopesCodexPerMeter(t *testing.T) {
 			}
 		})
 	}
+	// The chat meter heals only on allowed === true and limitReached ===
+	// false, as the reference: a report lacking either heals spark alone.
+	for _, drop := range []string{"allowed", "limitReached"} {
+		rep := usage.CodexReport(codexPayload(t, 10, 10, false), 1000, "acct", "a@x.y")
+		delete(rep.Metadata, drop)
+		if _, got := usage.HealthyScopes("openai-codex", rep); !slices.Equal(got, []string{"spark"}) {
+			t.Fatalf("without %s: %v, want [spark]", drop, got)
+		}
+	}
 	if _, got := usage.HealthyScopes("anthropic", &vault.UsageReport{}); got != nil {
 		t.Fatalf("anthropic scopes %v", got)
 	}
