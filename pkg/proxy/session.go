@@ -15,11 +15,35 @@ import (
 // passthroughHeaders are the inbound headers forwarded to the provider
 // layer (gateway.md §5 step 5), besides every x-stainless-*. The provider
 // decides which of them reach the upstream.
-var passthroughHeaders = []string{
+var passthroughHeaders = canonicalNames(
 	"anthropic-beta", "anthropic-version", "openai-organization", "openai-project",
 	"openai-beta", "chatgpt-account-id", "originator", "session_id", "conversation_id",
 	"x-prompt-cache-key", "x-session-id", "x-conversation-id",
+)
+
+// headerName is a header name in lower case (as passed on) and in the
+// canonical form the inbound header map holds it under, computed once:
+// Header.Get canonicalises a name net/http does not know into a fresh
+// string on every call.
+type headerName struct{ lower, canonical string }
+
+func canonicalNames(names ...string) []headerName {
+	out := make([]headerName, len(names))
+	for i, n := range names {
+		out[i] = headerName{n, http.CanonicalHeaderKey(n)}
+	}
+	return out
 }
+
+// get is h.Get(n) without the canonicalisation.
+func (n headerName) get(h http.Header) string {
+	if v := h[n.canonical]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+const stainlessPrefix = "x-stainless-"
 
 // mergePassthrough adds the allow-listed inbound headers (lowercased,
 // empty values dropped) to req.Headers; values the codec already set win.
@@ -35,19 +59,20 @@ func mergePassthrough(req *llm.Request, h http.Header) {
 			req.Headers[name] = value
 		}
 	}
-	for _, name := range passthroughHeaders {
-		add(name, h.Get(name))
+	for _, n := range passthroughHeaders {
+		add(n.lower, n.get(h))
 	}
 	for k, v := range h {
-		if lk := strings.ToLower(k); strings.HasPrefix(lk, "x-stainless-") && len(v) > 0 {
-			add(lk, v[0])
+		// The prefix test first: lowercasing every inbound key allocates.
+		if len(k) > len(stainlessPrefix) && strings.EqualFold(k[:len(stainlessPrefix)], stainlessPrefix) && len(v) > 0 {
+			add(strings.ToLower(k), v[0])
 		}
 	}
 }
 
 // sessionHeaders are the headers that carry a client session key, in
 // priority order (gateway.md §5 step 6).
-var sessionHeaders = []string{"x-prompt-cache-key", "session_id", "conversation_id", "x-session-id", "x-conversation-id"}
+var sessionHeaders = canonicalNames("x-prompt-cache-key", "session_id", "conversation_id", "x-session-id", "x-conversation-id")
 
 // sessionBody is the part of a foreign-format body the session id reads.
 type sessionBody struct {
@@ -90,7 +115,7 @@ func sessionID(f *format, req *llm.Request, body []byte, h http.Header) string {
 		}
 	}
 	for _, k := range sessionHeaders {
-		if v := h.Get(k); v != "" {
+		if v := k.get(h); v != "" {
 			return v
 		}
 	}
@@ -163,8 +188,21 @@ func newMessageID() string { return "msg_" + randomHex(12) }
 // newRequestID returns the x-request-id of an inference response (a
 // random UUID, decision G2).
 func newRequestID() string {
-	x := randomHex(16)
-	return x[:8] + "-" + x[8:12] + "-4" + x[13:16] + "-" + x[16:20] + "-" + x[20:]
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	var x [32]byte
+	hex.Encode(x[:], b[:])
+	var id [36]byte // 8-4-4-4-12, one allocation (the string)
+	copy(id[:8], x[:8])
+	id[8] = '-'
+	copy(id[9:13], x[8:12])
+	id[13], id[14] = '-', '4'
+	copy(id[15:18], x[13:16])
+	id[18] = '-'
+	copy(id[19:23], x[16:20])
+	id[23] = '-'
+	copy(id[24:], x[20:])
+	return string(id[:])
 }
 
 func randomHex(n int) string {
