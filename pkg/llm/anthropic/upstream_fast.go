@@ -19,16 +19,16 @@ var (
 	usageKeys = []string{"input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"}
 )
 
-// fastBufs back fastEvent's events: nothing is allocated per event.
+// fastBufs back fastEvent's events. A delta event allocates nothing; the
+// once-per-block and once-per-stream events (content_block_start,
+// message_start, a stop sequence) get their block, message or string on
+// the heap, so the state every open stream holds stays small.
 type fastBufs struct {
 	rd    jsonr.Reader
 	ev    wireEvent
 	delta wireDelta
-	msg   wireMessage
-	block wireBlock
-	usage [2]wireUsage // the event's, the message's
-	ints  [8]int64     // their token counts
-	seq   string       // the stop_sequence a message_delta points at
+	usage wireUsage // the event's or its message's (not both)
+	ints  [4]int64  // its token counts
 }
 
 // fastEvent decodes every event of an ordinary stream without
@@ -81,22 +81,22 @@ func (s *streamState) fastEvent(data []byte) (*wireEvent, bool) {
 			}
 			we.Delta = &f.delta
 		case "message":
-			f.msg = wireMessage{}
-			if !once(8) || r.Peek() != '{' || !f.message() {
+			m := new(wireMessage)
+			if !once(8) || r.Peek() != '{' || !f.message(m) {
 				return nil, false
 			}
-			we.Message = &f.msg
+			we.Message = m
 		case "content_block":
-			f.block = wireBlock{}
-			if !once(16) || r.Peek() != '{' || !f.blockBody() {
+			b := new(wireBlock)
+			if !once(16) || r.Peek() != '{' || !f.blockBody(b) {
 				return nil, false
 			}
-			we.ContentBlock = &f.block
+			we.ContentBlock = b
 		case "usage":
-			if !once(32) || r.Peek() != '{' || !f.usageBody(&f.usage[0], f.ints[:4]) {
+			if !once(32) || r.Peek() != '{' || !f.usageBody() {
 				return nil, false
 			}
-			we.Usage = &f.usage[0]
+			we.Usage = &f.usage
 		default:
 			if jsonr.FoldsTo(k, wireEventKeys...) {
 				return nil, false
@@ -104,8 +104,8 @@ func (s *streamState) fastEvent(data []byte) (*wireEvent, bool) {
 			r.Skip()
 		}
 	}
-	if r.End() != nil {
-		return nil, false
+	if r.End() != nil || we.Usage != nil && we.Message != nil && we.Message.Usage != nil {
+		return nil, false // one usage buffer
 	}
 	switch we.Type {
 	case "content_block_delta":
@@ -143,8 +143,8 @@ func (s *streamState) fastEvent(data []byte) (*wireEvent, bool) {
 		if d := we.Delta; d != nil {
 			d.StopReason = stopReason(d.StopReason)
 			if d.StopSequence != nil {
-				f.seq = strings.Clone(*d.StopSequence)
-				d.StopSequence = &f.seq
+				seq := strings.Clone(*d.StopSequence)
+				d.StopSequence = &seq
 			}
 		}
 	default:
@@ -205,8 +205,8 @@ func (f *fastBufs) deltaBody() bool {
 				if r.Peek() != '"' {
 					return false
 				}
-				f.seq = r.String()
-				d.StopSequence = &f.seq
+				seq := r.String() // a view: fastEvent clones it
+				d.StopSequence = &seq
 			}
 			continue
 		default:
@@ -225,9 +225,9 @@ func (f *fastBufs) deltaBody() bool {
 	return r.Err() == nil
 }
 
-// message reads a message_start's message into f.msg.
-func (f *fastBufs) message() bool {
-	r, m := &f.rd, &f.msg
+// message reads a message_start's message into m.
+func (f *fastBufs) message(m *wireMessage) bool {
+	r := &f.rd
 	r.BeginObject()
 	var seen uint8
 	for r.More() {
@@ -244,11 +244,11 @@ func (f *fastBufs) message() bool {
 			seen |= bit
 			*dst = r.String()
 		case "usage":
-			if seen&4 != 0 || r.Peek() != '{' || !f.usageBody(&f.usage[1], f.ints[4:]) {
+			if seen&4 != 0 || r.Peek() != '{' || !f.usageBody() {
 				return false
 			}
 			seen |= 4
-			m.Usage = &f.usage[1]
+			m.Usage = &f.usage
 		default:
 			if jsonr.FoldsTo(k, messageKeys...) {
 				return false
@@ -259,10 +259,10 @@ func (f *fastBufs) message() bool {
 	return r.Err() == nil
 }
 
-// blockBody reads a content_block_start's block into f.block: the fields
-// of the block types fastEvent accepts; any other known field declines.
-func (f *fastBufs) blockBody() bool {
-	r, b := &f.rd, &f.block
+// blockBody reads a content_block_start's block into b: the fields of the
+// block types fastEvent accepts; any other known field declines.
+func (f *fastBufs) blockBody(b *wireBlock) bool {
+	r := &f.rd
 	r.BeginObject()
 	var seen uint8
 	for r.More() {
@@ -307,10 +307,10 @@ func (f *fastBufs) blockBody() bool {
 	return r.Err() == nil
 }
 
-// usageBody reads a usage object into u, its counts stored in ints[:4];
-// null leaves a count unset, as encoding/json does.
-func (f *fastBufs) usageBody(u *wireUsage, ints []int64) bool {
-	r := &f.rd
+// usageBody reads a usage object into f.usage, its counts stored in
+// f.ints; null leaves a count unset, as encoding/json does.
+func (f *fastBufs) usageBody() bool {
+	r, u, ints := &f.rd, &f.usage, &f.ints
 	r.BeginObject()
 	*u = wireUsage{}
 	for r.More() {

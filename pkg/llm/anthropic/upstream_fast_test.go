@@ -63,6 +63,9 @@ func FuzzUpstreamFastMatchesSlow(f *testing.F) {
 		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":null,\"stop_sequence\":null},\"usage\":{\"Output_tokens\":7}}\n\n" +
 		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"weird_reason\"},\"usage\":{\"output_tokens\":1.5}}\n\n" +
 		"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"))
+	f.Add([]byte("event: message_start\ndata: {\"type\":\"message_start\",\"usage\":{\"output_tokens\":9},\"message\":{\"id\":\"msg_3\",\"model\":\"m\",\"usage\":{\"input_tokens\":4}}}\n\n" +
+		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\",\"stop_sequence\":\"x\\ny\"}}\n\n" +
+		"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		slowTrace, slowFinal := upstreamTrace(t, body, true)
 		fastTrace, fastFinal := upstreamTrace(t, body, false)
