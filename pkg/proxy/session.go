@@ -134,10 +134,7 @@ func sessionID(f *format, req *llm.Request, body []byte, h http.Header) string {
 // reading at that element.
 func firstMessage(raw json.RawMessage) (first json.RawMessage, isArray bool) {
 	isArray = eachElement(raw, func(m []byte) bool {
-		var r struct {
-			Role string `json:"role"`
-		}
-		if json.Unmarshal(m, &r) == nil && r.Role == "system" {
+		if isSystem(m) {
 			return true
 		}
 		first = m
@@ -146,18 +143,47 @@ func firstMessage(raw json.RawMessage) (first json.RawMessage, isArray bool) {
 	return first, isArray
 }
 
+// isSystem reports whether message m has the role "system" as
+// encoding/json reads it (the last "role" member, its key matched without
+// case). The lenient scan answers for plain members; a key or value with
+// an escape, a key that is "role" only without case, or a body the scan
+// cannot follow goes to encoding/json.
+func isSystem(m []byte) bool {
+	system, plain := false, true
+	ok := eachMember(m, func(key, val []byte) {
+		k := key[1 : len(key)-1]
+		switch {
+		case string(k) == "role":
+			system = string(val) == `"system"`
+			if bytes.IndexByte(val, '\\') >= 0 {
+				plain = false
+			}
+		case bytes.IndexByte(k, '\\') >= 0 || strings.EqualFold(string(k), "role"):
+			plain = false
+		}
+	})
+	if ok && plain {
+		return system
+	}
+	var r struct {
+		Role string `json:"role"`
+	}
+	return json.Unmarshal(m, &r) == nil && r.Role == "system"
+}
+
 // derivedSessionID is SHA-256 over the parts joined with NUL, its first 32
 // hex digits shaped 8-4-4-4-12.
 func derivedSessionID(req *llm.Request, tools, first json.RawMessage) string {
 	h := sha256.New()
 	h.Write([]byte(req.Model))
-	var sys []string
-	for _, b := range req.System {
-		sys = append(sys, b.Text)
-	}
-	if len(sys) > 0 {
-		h.Write([]byte{0})
-		h.Write([]byte(strings.Join(sys, "\n\n")))
+	// The system blocks joined with blank lines, written part by part.
+	for i, b := range req.System {
+		if i == 0 {
+			h.Write([]byte{0})
+		} else {
+			h.Write([]byte("\n\n"))
+		}
+		h.Write([]byte(b.Text))
 	}
 	if t := compact(tools); len(t) > 0 && !bytes.Equal(t, []byte("null")) && !bytes.Equal(t, []byte("[]")) {
 		h.Write([]byte{0})
@@ -167,8 +193,26 @@ func derivedSessionID(req *llm.Request, tools, first json.RawMessage) string {
 		h.Write([]byte{0})
 		h.Write(m)
 	}
-	x := hex.EncodeToString(h.Sum(nil))[:32]
-	return x[:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:]
+	var sum [sha256.Size]byte
+	var x [32]byte
+	hex.Encode(x[:], h.Sum(sum[:0])[:16])
+	return uuidShape(&x, x[12])
+}
+
+// uuidShape lays 32 hex digits out as 8-4-4-4-12 with version digit v
+// (the digit at x[12] keeps them as they are), in one allocation.
+func uuidShape(x *[32]byte, v byte) string {
+	var id [36]byte
+	copy(id[:8], x[:8])
+	id[8] = '-'
+	copy(id[9:13], x[8:12])
+	id[13], id[14] = '-', v
+	copy(id[15:18], x[13:16])
+	id[18] = '-'
+	copy(id[19:23], x[16:20])
+	id[23] = '-'
+	copy(id[24:], x[20:])
+	return string(id[:])
 }
 
 func compact(raw json.RawMessage) []byte {
@@ -192,17 +236,7 @@ func newRequestID() string {
 	_, _ = rand.Read(b[:])
 	var x [32]byte
 	hex.Encode(x[:], b[:])
-	var id [36]byte // 8-4-4-4-12, one allocation (the string)
-	copy(id[:8], x[:8])
-	id[8] = '-'
-	copy(id[9:13], x[8:12])
-	id[13], id[14] = '-', '4'
-	copy(id[15:18], x[13:16])
-	id[18] = '-'
-	copy(id[19:23], x[16:20])
-	id[23] = '-'
-	copy(id[24:], x[20:])
-	return string(id[:])
+	return uuidShape(&x, '4')
 }
 
 func randomHex(n int) string {
