@@ -33,7 +33,9 @@ func (s *Server) inference(f *format) httpx.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		defer httpx.PutBuffer(body) // after the stream is closed: req views body
+		// Recycled once nothing views it: below, as soon as the upstream
+		// has the request, or on the way out (body nil by then is a no-op).
+		defer func() { httpx.PutBuffer(body) }()
 		req, err := f.decode(body)
 		if err != nil {
 			return err
@@ -66,6 +68,15 @@ func (s *Server) inference(f *format) httpx.HandlerFunc {
 		}
 		s.metrics.ttfb.WithLabelValues(model.Provider).Observe(time.Since(opened).Seconds())
 		defer stream.Close()
+		// The upstream has the request, and no Provider's stream keeps it;
+		// the response phase reads only its model id (cloned: it views the
+		// body) and two flags. The decoded request and the body it views
+		// go now rather than when a stream of minutes ends: a long agent
+		// session's request pinned a 1 MiB pooled buffer and its decoded
+		// conversation for the whole stream.
+		req = &llm.Request{Model: strings.Clone(req.Model), Stream: req.Stream, IncludeStreamingUsage: req.IncludeStreamingUsage}
+		httpx.PutBuffer(body)
+		body = nil
 		h := w.Header()
 		h[hdr.modelID] = []string{model.ID}
 		if model.BaseURL != "" {
