@@ -63,10 +63,39 @@ type Reader struct {
 // system calls.
 const initialBuf = 1 << 10
 
+// initialName is the capacity of the event-name buffer, which a Reader
+// carves from its read buffer's allocation: every upstream event name
+// fits.
+const initialName = 48
+
 // NewReader returns a Reader of r with the DefaultMaxSize limit.
 func NewReader(r io.Reader) *Reader {
-	return &Reader{r: r, max: DefaultMaxSize, buf: make([]byte, initialBuf), retry: -1}
+	b := make([]byte, initialBuf+initialName)
+	return &Reader{r: r, max: DefaultMaxSize, buf: b[:initialBuf:initialBuf], name: b[initialBuf:initialBuf], retry: -1}
 }
+
+// knownNames are the event names of the upstream APIs' streams (Anthropic
+// Messages, OpenAI Responses), handed out without a string allocation per
+// event: Anthropic names every event, and its names alternate.
+var knownNames = func() map[string]string {
+	m := map[string]string{}
+	for _, n := range []string{
+		"message_start", "content_block_start", "content_block_delta", "content_block_stop",
+		"message_delta", "message_stop", "ping", "error",
+		"response.created", "response.in_progress", "response.completed", "response.failed", "response.incomplete",
+		"response.output_item.added", "response.output_item.done",
+		"response.content_part.added", "response.content_part.done",
+		"response.output_text.delta", "response.output_text.done",
+		"response.refusal.delta", "response.refusal.done",
+		"response.function_call_arguments.delta", "response.function_call_arguments.done",
+		"response.reasoning_summary_part.added", "response.reasoning_summary_part.done",
+		"response.reasoning_summary_text.delta", "response.reasoning_summary_text.done",
+		"response.reasoning_text.delta", "response.reasoning_text.done",
+	} {
+		m[n] = n
+	}
+	return m
+}()
 
 // SetMaxSize sets the limit on one line and on one event's joined data;
 // n ≤ 0 restores DefaultMaxSize.
@@ -109,7 +138,11 @@ func (r *Reader) event(unterminated bool) Event {
 	var name string
 	if len(r.name) > 0 {
 		if string(r.name) != r.lastName { // the comparison does not allocate
-			r.lastName = string(r.name)
+			if known, ok := knownNames[string(r.name)]; ok { // nor does the lookup
+				r.lastName = known
+			} else {
+				r.lastName = string(r.name)
+			}
 		}
 		name = r.lastName
 	}

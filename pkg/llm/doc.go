@@ -26,8 +26,8 @@
 //	openai chatFast (chat chunk)    chat goldens, 130 chunks    3.9    173 vs 1716 (9.9x)      kept
 //	openai respParser.fastDelta     responses goldens           1.05   1982 vs 2403            kept: deltas
 //	                                *.delta events only         6.3    0 vs 421
-//	anthropic streamState.fastDelta messages goldens            1.14   1612 vs 2378            kept: deltas
-//	                                content_block_delta only    3.3    121 vs 887 (7.3x)
+//	anthropic streamState.fastEvent messages goldens            6.7    174 vs 2378 (13.7x)     kept
+//	                                content_block_delta only    10.7   11 vs 887
 //	google parseResponse (chunk)    google testdata streams     3.6    66 vs 249               kept
 //	pinative decodeFast (request)   agent session               15.7   138 vs 6983             kept
 //	anthropic DecodeRequest         agent session / golden      9.2 / 3.2   15 vs 5894         kept
@@ -35,11 +35,15 @@
 //	openai DecodeResponsesRequest   agent session / golden      3.2 / 1.6   54 vs 3131         kept
 //	google AppendJSON (request)     agent session               9.5    0 vs 1                  kept
 //
-// The stream fast paths only take the hot event shape and hand everything
-// else to encoding/json, so on the short goldens (mostly start, item and
-// stop events) they break even; they are kept for the steady state of a
-// long stream, one delta event per token, where they are 3-6x faster and
-// allocate nothing or almost nothing. The three request decoders have no
+// The openai Responses fast path only takes the hot event shape and hands
+// everything else to encoding/json, so on the short goldens (mostly start,
+// item and stop events) it breaks even; it is kept for the steady state of
+// a long stream, one delta event per token, where it is 6x faster and
+// allocates nothing. The anthropic one also takes every framing event of
+// an ordinary stream (message_start, content_block_start, message_delta):
+// a short reply is mostly framing, and encoding/json on those events was
+// about a quarter of the gateway's CPU for a small chat→anthropic request
+// (re-measured for it: the fastEvent row, one -count 6 run, medians). The three request decoders have no
 // encoding/json twin to compare with: their baseline is json.Unmarshal into
 // a mirror of the wire types without the conversion to the canonical
 // request, a lower bound of what an encoding/json decoder would cost.

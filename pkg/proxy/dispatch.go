@@ -23,15 +23,19 @@ func (s *Server) inference(f *format) httpx.HandlerFunc {
 		start := s.now()
 		ri := info(ctx)
 		ri.format = f.name
-		id := newRequestID()
-		w.Header().Set("x-request-id", id)
-		w.Header().Set("request-id", id)
+		// One value slice for both ids; the keys are canonical (no
+		// Header.Set: see hdr).
+		ids := []string{newRequestID()}
+		id := ids[0]
+		w.Header()[hdr.requestID], w.Header()[hdr.requestID2] = ids, ids
 
 		body, err := readBody(w, r)
 		if err != nil {
 			return err
 		}
-		defer httpx.PutBuffer(body) // after the stream is closed: req views body
+		// Recycled once nothing views it: below, as soon as the upstream
+		// has the request, or on the way out (body nil by then is a no-op).
+		defer func() { httpx.PutBuffer(body) }()
 		req, err := f.decode(body)
 		if err != nil {
 			return err
@@ -64,10 +68,19 @@ func (s *Server) inference(f *format) httpx.HandlerFunc {
 		}
 		s.metrics.ttfb.WithLabelValues(model.Provider).Observe(time.Since(opened).Seconds())
 		defer stream.Close()
+		// The upstream has the request, and no Provider's stream keeps it;
+		// the response phase reads only its model id (cloned: it views the
+		// body) and two flags. The decoded request and the body it views
+		// go now rather than when a stream of minutes ends: a long agent
+		// session's request pinned a 1 MiB pooled buffer and its decoded
+		// conversation for the whole stream.
+		req = &llm.Request{Model: strings.Clone(req.Model), Stream: req.Stream, IncludeStreamingUsage: req.IncludeStreamingUsage}
+		httpx.PutBuffer(body)
+		body = nil
 		h := w.Header()
-		h.Set("x-litellm-model-id", model.ID)
+		h[hdr.modelID] = []string{model.ID}
 		if model.BaseURL != "" {
-			h.Set("x-litellm-model-api-base", model.BaseURL)
+			h[hdr.modelAPIBase] = []string{model.BaseURL}
 		}
 		if req.Stream {
 			s.metrics.streams.Inc()
@@ -79,6 +92,24 @@ func (s *Server) inference(f *format) httpx.HandlerFunc {
 		s.observe(r, model, credID, final)
 		return err
 	}
+}
+
+// hdr are the canonical forms of the response headers the inference
+// routes set. They are assigned straight into the header map: Header.Set
+// canonicalises a key net/http does not know into a fresh string and
+// allocates a value slice, per header per request. A value slice may be
+// shared (the two request ids, the two durations, the constant values):
+// nothing modifies a header value in place, and each slice is full
+// (len = cap), so an Add copies.
+var hdr = struct {
+	requestID, requestID2, modelID, modelAPIBase, responseCost, durationMs, processingMs string
+	nosniffValue                                                                         []string
+}{
+	http.CanonicalHeaderKey("x-request-id"), http.CanonicalHeaderKey("request-id"),
+	http.CanonicalHeaderKey("x-litellm-model-id"), http.CanonicalHeaderKey("x-litellm-model-api-base"),
+	http.CanonicalHeaderKey("x-litellm-response-cost"), http.CanonicalHeaderKey("x-litellm-response-duration-ms"),
+	http.CanonicalHeaderKey("openai-processing-ms"),
+	[]string{"nosniff"},
 }
 
 // readBody reads at most BodyLimit bytes of the request body.
@@ -235,22 +266,21 @@ func (s *Server) writeFinal(w http.ResponseWriter, f *format, req *llm.Request, 
 	if done {
 		if body, ok := f.final(req, final, s.now()); ok {
 			h := w.Header()
-			h.Set("Content-Type", f.jsonType)
-			h.Set("X-Content-Type-Options", "nosniff")
-			h.Set("Content-Length", strconv.Itoa(len(body)))
+			h["Content-Type"] = f.jsonTypeValue
+			h["X-Content-Type-Options"] = hdr.nosniffValue
+			h["Content-Length"] = []string{strconv.Itoa(len(body))}
 			// The reference's LiteLLM-style response headers (§12.2).
-			h.Set("x-litellm-response-cost", strconv.FormatFloat(final.Usage.Cost.Total, 'f', -1, 64))
-			ms := strconv.FormatInt(s.now().Sub(start).Milliseconds(), 10)
-			h.Set("x-litellm-response-duration-ms", ms)
-			h.Set("openai-processing-ms", ms)
+			h[hdr.responseCost] = []string{strconv.FormatFloat(final.Usage.Cost.Total, 'f', -1, 64)}
+			ms := []string{strconv.FormatInt(s.now().Sub(start).Milliseconds(), 10)}
+			h[hdr.durationMs], h[hdr.processingMs] = ms, ms
 			w.WriteHeader(http.StatusOK)
 			_, _ = w.Write(body)
 			return final, nil
 		}
 	}
 	// Error envelopes carry none of the success headers (§12.2).
-	w.Header().Del("x-litellm-model-id")
-	w.Header().Del("x-litellm-model-api-base")
+	delete(w.Header(), hdr.modelID)
+	delete(w.Header(), hdr.modelAPIBase)
 	if final.StopReason == llm.StopAborted || errors.Is(cause, context.Canceled) {
 		msg := final.ErrorMessage
 		if msg == "" {

@@ -24,8 +24,10 @@ type format struct {
 	// final encodes a successful non-streamed message; ok false means the
 	// message cannot be encoded as a success.
 	final func(req *llm.Request, m *llm.Message, now time.Time) (body []byte, ok bool)
-	// jsonType is the Content-Type of a non-streamed 200.
-	jsonType string
+	// jsonType is the Content-Type of a non-streamed 200; jsonTypeValue
+	// the same as a shared header value (see hdr).
+	jsonType      string
+	jsonTypeValue []string
 	// render writes an error envelope.
 	render func(w http.ResponseWriter, r *http.Request, p httpx.Problem)
 	// piNative: session id from options.sessionId only, no body or
@@ -108,4 +110,10 @@ var piFormat = &format{
 	jsonType: pinative.ContentTypeJSON,
 	render:   renderPi,
 	piNative: true,
+}
+
+func init() {
+	for _, f := range []*format{chatFormat, messagesFormat, responsesFormat, piFormat} {
+		f.jsonTypeValue = []string{f.jsonType}
+	}
 }

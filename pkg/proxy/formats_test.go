@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -67,6 +68,9 @@ func TestPiNativeToAnthropic(t *testing.T) {
 	if h.Get("x-litellm-model-id") != "claude-sonnet-4-5" || h.Get("x-request-id") == "" || h.Get("x-request-id") != h.Get("request-id") ||
 		h.Get("openai-processing-ms") == "" || h.Get("x-litellm-response-cost") == "" {
 		t.Errorf("response headers %v", h)
+	}
+	if id := h.Get("x-request-id"); !regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$`).MatchString(id) {
+		t.Errorf("x-request-id %q is not a random UUID", id)
 	}
 }
 

@@ -15,11 +15,35 @@ import (
 // passthroughHeaders are the inbound headers forwarded to the provider
 // layer (gateway.md §5 step 5), besides every x-stainless-*. The provider
 // decides which of them reach the upstream.
-var passthroughHeaders = []string{
+var passthroughHeaders = canonicalNames(
 	"anthropic-beta", "anthropic-version", "openai-organization", "openai-project",
 	"openai-beta", "chatgpt-account-id", "originator", "session_id", "conversation_id",
 	"x-prompt-cache-key", "x-session-id", "x-conversation-id",
+)
+
+// headerName is a header name in lower case (as passed on) and in the
+// canonical form the inbound header map holds it under, computed once:
+// Header.Get canonicalises a name net/http does not know into a fresh
+// string on every call.
+type headerName struct{ lower, canonical string }
+
+func canonicalNames(names ...string) []headerName {
+	out := make([]headerName, len(names))
+	for i, n := range names {
+		out[i] = headerName{n, http.CanonicalHeaderKey(n)}
+	}
+	return out
 }
+
+// get is h.Get(n) without the canonicalisation.
+func (n headerName) get(h http.Header) string {
+	if v := h[n.canonical]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+const stainlessPrefix = "x-stainless-"
 
 // mergePassthrough adds the allow-listed inbound headers (lowercased,
 // empty values dropped) to req.Headers; values the codec already set win.
@@ -35,19 +59,20 @@ func mergePassthrough(req *llm.Request, h http.Header) {
 			req.Headers[name] = value
 		}
 	}
-	for _, name := range passthroughHeaders {
-		add(name, h.Get(name))
+	for _, n := range passthroughHeaders {
+		add(n.lower, n.get(h))
 	}
 	for k, v := range h {
-		if lk := strings.ToLower(k); strings.HasPrefix(lk, "x-stainless-") && len(v) > 0 {
-			add(lk, v[0])
+		// The prefix test first: lowercasing every inbound key allocates.
+		if len(k) > len(stainlessPrefix) && strings.EqualFold(k[:len(stainlessPrefix)], stainlessPrefix) && len(v) > 0 {
+			add(strings.ToLower(k), v[0])
 		}
 	}
 }
 
 // sessionHeaders are the headers that carry a client session key, in
 // priority order (gateway.md §5 step 6).
-var sessionHeaders = []string{"x-prompt-cache-key", "session_id", "conversation_id", "x-session-id", "x-conversation-id"}
+var sessionHeaders = canonicalNames("x-prompt-cache-key", "session_id", "conversation_id", "x-session-id", "x-conversation-id")
 
 // sessionBody is the part of a foreign-format body the session id reads.
 type sessionBody struct {
@@ -90,7 +115,7 @@ func sessionID(f *format, req *llm.Request, body []byte, h http.Header) string {
 		}
 	}
 	for _, k := range sessionHeaders {
-		if v := h.Get(k); v != "" {
+		if v := k.get(h); v != "" {
 			return v
 		}
 	}
@@ -109,10 +134,7 @@ func sessionID(f *format, req *llm.Request, body []byte, h http.Header) string {
 // reading at that element.
 func firstMessage(raw json.RawMessage) (first json.RawMessage, isArray bool) {
 	isArray = eachElement(raw, func(m []byte) bool {
-		var r struct {
-			Role string `json:"role"`
-		}
-		if json.Unmarshal(m, &r) == nil && r.Role == "system" {
+		if isSystem(m) {
 			return true
 		}
 		first = m
@@ -121,18 +143,47 @@ func firstMessage(raw json.RawMessage) (first json.RawMessage, isArray bool) {
 	return first, isArray
 }
 
+// isSystem reports whether message m has the role "system" as
+// encoding/json reads it (the last "role" member, its key matched without
+// case). The lenient scan answers for plain members; a key or value with
+// an escape, a key that is "role" only without case, or a body the scan
+// cannot follow goes to encoding/json.
+func isSystem(m []byte) bool {
+	system, plain := false, true
+	ok := eachMember(m, func(key, val []byte) {
+		k := key[1 : len(key)-1]
+		switch {
+		case string(k) == "role":
+			system = string(val) == `"system"`
+			if bytes.IndexByte(val, '\\') >= 0 {
+				plain = false
+			}
+		case bytes.IndexByte(k, '\\') >= 0 || strings.EqualFold(string(k), "role"):
+			plain = false
+		}
+	})
+	if ok && plain {
+		return system
+	}
+	var r struct {
+		Role string `json:"role"`
+	}
+	return json.Unmarshal(m, &r) == nil && r.Role == "system"
+}
+
 // derivedSessionID is SHA-256 over the parts joined with NUL, its first 32
 // hex digits shaped 8-4-4-4-12.
 func derivedSessionID(req *llm.Request, tools, first json.RawMessage) string {
 	h := sha256.New()
 	h.Write([]byte(req.Model))
-	var sys []string
-	for _, b := range req.System {
-		sys = append(sys, b.Text)
-	}
-	if len(sys) > 0 {
-		h.Write([]byte{0})
-		h.Write([]byte(strings.Join(sys, "\n\n")))
+	// The system blocks joined with blank lines, written part by part.
+	for i, b := range req.System {
+		if i == 0 {
+			h.Write([]byte{0})
+		} else {
+			h.Write([]byte("\n\n"))
+		}
+		h.Write([]byte(b.Text))
 	}
 	if t := compact(tools); len(t) > 0 && !bytes.Equal(t, []byte("null")) && !bytes.Equal(t, []byte("[]")) {
 		h.Write([]byte{0})
@@ -142,8 +193,26 @@ func derivedSessionID(req *llm.Request, tools, first json.RawMessage) string {
 		h.Write([]byte{0})
 		h.Write(m)
 	}
-	x := hex.EncodeToString(h.Sum(nil))[:32]
-	return x[:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:]
+	var sum [sha256.Size]byte
+	var x [32]byte
+	hex.Encode(x[:], h.Sum(sum[:0])[:16])
+	return uuidShape(&x, x[12])
+}
+
+// uuidShape lays 32 hex digits out as 8-4-4-4-12 with version digit v
+// (the digit at x[12] keeps them as they are), in one allocation.
+func uuidShape(x *[32]byte, v byte) string {
+	var id [36]byte
+	copy(id[:8], x[:8])
+	id[8] = '-'
+	copy(id[9:13], x[8:12])
+	id[13], id[14] = '-', v
+	copy(id[15:18], x[13:16])
+	id[18] = '-'
+	copy(id[19:23], x[16:20])
+	id[23] = '-'
+	copy(id[24:], x[20:])
+	return string(id[:])
 }
 
 func compact(raw json.RawMessage) []byte {
@@ -163,8 +232,11 @@ func newMessageID() string { return "msg_" + randomHex(12) }
 // newRequestID returns the x-request-id of an inference response (a
 // random UUID, decision G2).
 func newRequestID() string {
-	x := randomHex(16)
-	return x[:8] + "-" + x[8:12] + "-4" + x[13:16] + "-" + x[16:20] + "-" + x[20:]
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	var x [32]byte
+	hex.Encode(x[:], b[:])
+	return uuidShape(&x, '4')
 }
 
 func randomHex(n int) string {

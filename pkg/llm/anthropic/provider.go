@@ -120,9 +120,10 @@ func (p *Provider) setHeaders(h http.Header, req *llm.Request, model llm.Model, 
 	for k, v := range model.Headers {
 		h.Set(k, v)
 	}
-	h.Set("Content-Type", "application/json")
-	h.Set("Accept", "text/event-stream")
-	h.Set("anthropic-version", APIVersion)
+	// The constant headers go straight into the map (see reqHeaders).
+	h["Content-Type"] = reqHeaders.contentType
+	h["Accept"] = reqHeaders.accept
+	h[reqHeaders.versionKey] = reqHeaders.version
 	clientBeta := ""
 	for k, v := range req.Headers {
 		if strings.EqualFold(k, "anthropic-beta") && req.OriginAPI == llm.APIAnthropic {
@@ -131,7 +132,7 @@ func (p *Provider) setHeaders(h http.Header, req *llm.Request, model llm.Model, 
 	}
 	switch cred.Kind {
 	case llm.CredentialAPIKey:
-		h.Set("x-api-key", cred.Secret)
+		h[reqHeaders.apiKeyKey] = []string{cred.Secret}
 		if clientBeta != "" {
 			h.Set("anthropic-beta", clientBeta)
 		}
@@ -148,6 +149,20 @@ func (p *Provider) setHeaders(h http.Header, req *llm.Request, model llm.Model, 
 		h.Set("x-app", "cli")
 		h.Set("anthropic-dangerous-direct-browser-access", "true")
 	}
+}
+
+// reqHeaders are the constant upstream request headers, set straight into
+// the header map under canonical keys rather than through Header.Set,
+// which allocates a value slice (and, for a key net/http does not know, a
+// canonical copy of it) per header per request. The value slices are
+// shared: nothing modifies a header value in place, and each is full
+// (len = cap), so an Add copies.
+var reqHeaders = struct {
+	contentType, accept, version []string
+	versionKey, apiKeyKey        string
+}{
+	[]string{"application/json"}, []string{"text/event-stream"}, []string{APIVersion},
+	http.CanonicalHeaderKey("anthropic-version"), http.CanonicalHeaderKey("x-api-key"),
 }
 
 // mergeBetas joins comma-separated beta lists, dropping duplicates.

@@ -10,7 +10,7 @@ import (
 	"github.com/ompgo/omp/internal/benchcpu"
 )
 
-// The upstream delta fast path (streamState.fastDelta) against
+// The upstream delta fast path (streamState.fastEvent) against
 // encoding/json on the real workload: every data line of the recorded
 // Messages streams (this package's upstream_*.sse and the conformance
 // messages__*.stream.txt goldens), one op = the whole set. /fast is what
@@ -71,7 +71,7 @@ func BenchmarkUpstreamEvent(b *testing.B) {
 	}{{"goldens", lines}, {"deltas", deltas}} {
 		b.Run("workload="+w.name+"/impl=fast", func(b *testing.B) {
 			run(b, w.lines, func(l []byte) {
-				we, ok := s.fastDelta(l)
+				we, ok := s.fastEvent(l)
 				if !ok {
 					we = new(wireEvent)
 					_ = json.Unmarshal(l, we)

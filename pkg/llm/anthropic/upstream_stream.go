@@ -8,7 +8,6 @@ import (
 
 	"github.com/ompgo/omp/internal/sse"
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
 )
 
 // streamState parses one upstream SSE response into canonical events.
@@ -22,16 +21,13 @@ type streamState struct {
 	reqID string
 
 	first *wireEvent // peeked first event
-	// fastRd, fastEv and fastDeltaBuf back fastDelta's events; noFast
-	// (tests) turns it off.
-	fastRd       jsonr.Reader
-	fastEv       wireEvent
-	fastDeltaBuf wireDelta
-	noFast       bool
-	b            *llm.Builder
-	native       *nativeBlock // an open block without a canonical slot
-	stop         string
-	stopSeq      string
+	// fast backs fastEvent's events; noFast (tests) turns it off.
+	fast    fastBufs
+	noFast  bool
+	b       *llm.Builder
+	native  *nativeBlock // an open block without a canonical slot
+	stop    string
+	stopSeq string
 }
 
 // nativeBlock accumulates a block type the canonical stream has no event
@@ -53,7 +49,7 @@ func (s *streamState) next() (*wireEvent, error) {
 			continue
 		}
 		if !s.noFast {
-			if we, ok := s.fastDelta(ev.Data); ok {
+			if we, ok := s.fastEvent(ev.Data); ok {
 				return we, nil
 			}
 		}

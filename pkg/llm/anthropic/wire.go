@@ -100,17 +100,21 @@ type wireError struct {
 
 // wireEvent is one upstream stream event (decoded by data.type).
 type wireEvent struct {
-	Type    string `json:"type"`
-	Message *struct {
-		ID    string     `json:"id"`
-		Model string     `json:"model"`
-		Usage *wireUsage `json:"usage"`
-	} `json:"message"`
-	Index        int        `json:"index"`
-	ContentBlock *wireBlock `json:"content_block"`
-	Delta        *wireDelta `json:"delta"`
-	Usage        *wireUsage `json:"usage"`
-	Error        *wireError `json:"error"`
+	Type         string       `json:"type"`
+	Message      *wireMessage `json:"message"`
+	Index        int          `json:"index"`
+	ContentBlock *wireBlock   `json:"content_block"`
+	Delta        *wireDelta   `json:"delta"`
+	Usage        *wireUsage   `json:"usage"`
+	Error        *wireError   `json:"error"`
+}
+
+// wireMessage is the message of a message_start event (the fields the
+// stream uses).
+type wireMessage struct {
+	ID    string     `json:"id"`
+	Model string     `json:"model"`
+	Usage *wireUsage `json:"usage"`
 }
 
 // wireDelta is the delta of a content_block_delta or message_delta event.

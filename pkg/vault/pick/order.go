@@ -1,8 +1,8 @@
 package pick
 
 import (
-	"strconv"
-	"strings"
+	"encoding/binary"
+	"hash/maphash"
 
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/vault"
@@ -33,24 +33,35 @@ func rotation(n int, sessionID string, start int) []int {
 // token rotation (new access token, new expiry on the same row) is not a
 // change: clearing on it would lift the 60 s block invalidateMatching sets
 // right before it asks for that very refresh.
-func fingerprint(entries []vault.Entry) string {
-	var b strings.Builder
+//
+// It is a 64-bit hash of those fields rather than their text: it is
+// computed on every pick, and the text cost five allocations per request.
+// A collision between two different sets (odds 2⁻⁶⁴) would only keep the
+// cursors and stickiness of the old set.
+func fingerprint(entries []vault.Entry) uint64 {
+	var h maphash.Hash
+	h.SetSeed(fingerprintSeed)
+	var n [8]byte
 	for _, e := range entries {
-		b.WriteString(strconv.FormatInt(e.ID, 10))
-		b.WriteByte('/')
-		b.WriteString(string(e.Credential.Type))
-		b.WriteByte('/')
-		b.WriteString(e.IdentityKey)
-		b.WriteByte('/')
+		binary.LittleEndian.PutUint64(n[:], uint64(e.ID))
+		_, _ = h.Write(n[:])
+		_, _ = h.WriteString(string(e.Credential.Type))
+		_ = h.WriteByte(0)
+		_, _ = h.WriteString(e.IdentityKey)
+		_ = h.WriteByte(0)
 		// API keys have no identity key; a replaced key value on the same
 		// row is a new credential.
 		if e.Credential.Type == vault.TypeAPIKey {
-			b.WriteString(strconv.FormatUint(uint64(XXHash32(e.Credential.Key)), 16))
+			_, _ = h.WriteString(e.Credential.Key)
 		}
-		b.WriteByte('\n')
+		_ = h.WriteByte('\n')
 	}
-	return b.String()
+	return h.Sum64()
 }
+
+// fingerprintSeed is the process's fingerprint seed (fingerprints are
+// compared only within the process).
+var fingerprintSeed = maphash.MakeSeed()
 
 // Secret returns the bearer an entry provides: the API key, or the OAuth
 // access token.

@@ -66,7 +66,7 @@ type Picker struct {
 	Blocks Blocks
 
 	mu     sync.Mutex
-	sets   map[string]string // provider → fingerprint of its credential set
+	sets   map[string]uint64 // provider → fingerprint of its credential set
 	cursor map[string]int    // provider key → next round-robin start
 	sticky map[string]int64  // provider + "\0" + session id → credential id
 }
@@ -99,7 +99,7 @@ func (p *Picker) entries(ctx context.Context, provider string) ([]vault.Entry, e
 		p.Blocks.Now = p.now
 	}
 	if p.sets == nil {
-		p.sets, p.cursor, p.sticky = map[string]string{}, map[string]int{}, map[string]int64{}
+		p.sets, p.cursor, p.sticky = map[string]uint64{}, map[string]int{}, map[string]int64{}
 	}
 	if old, seen := p.sets[provider]; seen && old != fp {
 		for _, t := range []vault.CredentialType{vault.TypeOAuth, vault.TypeAPIKey} {
