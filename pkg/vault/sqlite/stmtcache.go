@@ -7,94 +7,72 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 )
 
-// Prepared statements cached per driver connection, for write paths that
-// run the same few fixed-shape statements many times per transaction (the
-// observed-usage upserts). database/sql caches statements per connection
-// only for a *sql.Stmt used through a *sql.Tx; the group commit holds a
-// *sql.Conn with its own BEGIN IMMEDIATE, so the cache works one level
-// down: on the driver connection, reached with (*sql.Conn).Raw. Preparing
-// once per connection instead of once per call removes SQLite's parser
-// from the hot path, and executing on the driver statement skips
-// database/sql's per-call argument conversion.
+// Prepared statements for one call on a driver connection, for write paths
+// that run the same few fixed-shape statements many times per transaction
+// (the observed-usage upserts). database/sql caches statements only for a
+// *sql.Stmt used through a *sql.Tx; the group commit holds a *sql.Conn
+// with its own BEGIN IMMEDIATE, so the statements live one level down: on
+// the driver connection, reached with (*sql.Conn).Raw. Each query is
+// prepared once per call instead of once per row, and executing on the
+// driver statement skips database/sql's per-call argument conversion.
 //
-// The pool keeps its connections until the Store closes (MaxIdleConns =
-// MaxOpenConns, no lifetime), so the cache only grows to (connections ×
-// statements); Store.Close finalises the statements of every connection
-// that is still open before closing the pool.
-
-// stmtCache maps a driver connection to its prepared statements by query.
-type stmtCache struct {
-	mu sync.Mutex
-	m  map[driver.Conn]map[string]driver.Stmt
-}
-
-// prepared returns dc's statement for query, preparing it on first use.
-// Callers hold dc through (*sql.Conn).Raw, so no other goroutine uses it.
-func (c *stmtCache) prepared(ctx context.Context, dc driver.Conn, query string) (driver.Stmt, error) {
-	c.mu.Lock()
-	st := c.m[dc][query]
-	c.mu.Unlock()
-	if st != nil {
-		return st, nil
-	}
-	pc, ok := dc.(driver.ConnPrepareContext)
-	if !ok {
-		return nil, errors.New("sqlite driver cannot prepare with a context")
-	}
-	st, err := pc.PrepareContext(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	if c.m == nil {
-		c.m = map[driver.Conn]map[string]driver.Stmt{}
-	}
-	if c.m[dc] == nil {
-		c.m[dc] = map[string]driver.Stmt{}
-	}
-	c.m[dc][query] = st
-	c.mu.Unlock()
-	return st, nil
-}
-
-// close finalises the statements of every connection still open; a
-// connection the pool already closed (a bad connection) is skipped, its
-// statements went with it.
-func (c *stmtCache) close() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for dc, stmts := range c.m {
-		if v, ok := dc.(driver.Validator); ok && !v.IsValid() {
-			continue
-		}
-		for _, st := range stmts {
-			st.Close()
-		}
-	}
-	c.m = nil
-}
+// They are finalised when the call returns. Keeping them per connection
+// across calls would save the few prepares of a report, but the pool
+// closes a connection that went bad (an interrupted statement, a
+// panic) without telling us, and an unfinalised statement keeps a closed
+// SQLite connection alive as a zombie with its file descriptors.
 
 // rawConn is one driver connection held through (*sql.Conn).Raw, with the
-// Store's statement cache: the cached exec and query helpers.
+// statements prepared during the call: the exec and query helpers.
 type rawConn struct {
 	ctx   context.Context
 	dc    driver.Conn
-	cache *stmtCache
+	stmts map[string]driver.Stmt
 	args  []driver.NamedValue // reused between calls
 }
 
-// withRaw runs fn on conn's driver connection.
+// withRaw runs fn on conn's driver connection and finalises the statements
+// fn prepared, whatever fn returns (or if it panics).
 func (s *Store) withRaw(ctx context.Context, conn *sql.Conn, fn func(rc *rawConn) error) error {
 	return conn.Raw(func(dc any) error {
 		d, ok := dc.(driver.Conn)
 		if !ok {
 			return fmt.Errorf("sqlite driver connection is a %T", dc)
 		}
-		return fn(&rawConn{ctx: ctx, dc: d, cache: &s.stmts})
+		rc := &rawConn{ctx: ctx, dc: d}
+		defer rc.close()
+		return fn(rc)
 	})
+}
+
+// prepared returns the call's statement for query, preparing it on first
+// use.
+func (rc *rawConn) prepared(query string) (driver.Stmt, error) {
+	if st := rc.stmts[query]; st != nil {
+		return st, nil
+	}
+	pc, ok := rc.dc.(driver.ConnPrepareContext)
+	if !ok {
+		return nil, errors.New("sqlite driver cannot prepare with a context")
+	}
+	st, err := pc.PrepareContext(rc.ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if rc.stmts == nil {
+		rc.stmts = map[string]driver.Stmt{}
+	}
+	rc.stmts[query] = st
+	return st, nil
+}
+
+// close finalises the statements of the call.
+func (rc *rawConn) close() {
+	for _, st := range rc.stmts {
+		st.Close()
+	}
 }
 
 // bind fills the reused argument slice.
@@ -106,10 +84,10 @@ func (rc *rawConn) bind(args []any) []driver.NamedValue {
 	return rc.args
 }
 
-// exec runs the cached statement query with args (int64, float64, string
+// exec runs the statement query with args (int64, float64, string
 // or nil values) and returns the rows it changed.
 func (rc *rawConn) exec(query string, args ...any) (int64, error) {
-	st, err := rc.cache.prepared(rc.ctx, rc.dc, query)
+	st, err := rc.prepared(query)
 	if err != nil {
 		return 0, err
 	}
@@ -120,10 +98,10 @@ func (rc *rawConn) exec(query string, args ...any) (int64, error) {
 	return res.RowsAffected()
 }
 
-// query runs the cached statement query with args and calls row for each
+// query runs the statement query with args and calls row for each
 // result row; the values slice is reused between rows.
 func (rc *rawConn) query(query string, row func(vals []driver.Value) error, args ...any) error {
-	st, err := rc.cache.prepared(rc.ctx, rc.dc, query)
+	st, err := rc.prepared(query)
 	if err != nil {
 		return err
 	}

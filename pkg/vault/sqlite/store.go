@@ -116,9 +116,6 @@ type Store struct {
 
 	// Prepared hot-path reads (Generation is polled; Get serves refreshes).
 	stmtGen, stmtGet *sql.Stmt
-	// stmts caches the prepared statements of fixed-shape write paths per
-	// connection (stmtcache.go).
-	stmts stmtCache
 	// Observed-usage caps; 0 = vault.MaxObservedClients,
 	// vault.MaxObservedDayRows and vault.MaxObservedRows (tests lower them).
 	clientCap, dayRowCap, rowCap int64
@@ -316,7 +313,6 @@ func (s *Store) Close() error {
 			st.Close()
 		}
 	}
-	s.stmts.close()
 	return s.db.Close()
 }
 
