@@ -37,7 +37,7 @@ const maxPolicyModel = 256
 var policyPatterns = sync.OnceValue(func() *policyRegexps {
 	return &policyRegexps{
 		account:      regexp.MustCompile(`(?i)\bcyber_policy\b|trusted access for cyber`),
-		codexModel:   regexp.MustCompile(`(?i)\bThe ['"]([^'"\r\n]+)['"] model is not supported when using Codex with a ChatGPT account\.`),
+		codexModel:   regexp.MustCompile(`(?i)^\s*The ['"]([^'"\r\n]+)['"] model is not supported when using Codex with a ChatGPT account\.\s*$`),
 		cursorMarker: regexp.MustCompile(`(?i)\bERROR_RATE_LIMITED_CHANGEABLE\b`),
 		cursorPlan:   regexp.MustCompile(`(?i)\bNamed models unavailable\b|\bModel unavailable on\b|\bFree plans can only use\b`),
 	}
@@ -63,19 +63,29 @@ func BareModelID(modelID string) string {
 // (the reference 18.1.21's isAccountPolicyError,
 // isCodexChatGPTAccountPolicyError and isCursorPlanAccountPolicyError).
 // It reads the upstream error's type, code and message whatever its HTTP
-// status: Codex answers the model denial with a 400.
+// status (Codex answers the model denial with a 400), but — unlike the
+// reference, which matches its patterns anywhere in the text — not where a
+// client could put the words itself: upstreams quote invalid client values
+// in their 400 messages ("Invalid value: '…'"), and a denial blocks the
+// account fleet-wide. So Codex's model sentence must be the whole message,
+// and "cyber_policy" / "trusted access for cyber" count in the code or
+// type on any status but in the message only when the status is not a
+// request-validation one (400, 422).
 func PolicyDenialOf(err error, provider, modelID string) PolicyDenial {
 	if err == nil {
 		return NoPolicyDenial
 	}
-	text := err.Error()
+	text, message := err.Error(), err.Error()
+	structured, echoes := "", false
 	var ue *UpstreamError
 	if errors.As(err, &ue) {
 		text = ue.Type + " " + ue.Code + " " + ue.Message
+		message, structured = ue.Message, ue.Type+" "+ue.Code
+		echoes = ue.Status == 400 || ue.Status == 422
 	}
 	re := policyPatterns()
 	cursorModel := provider == "cursor" && re.cursorMarker.MatchString(text) && re.cursorPlan.MatchString(text)
-	if m := re.codexModel.FindStringSubmatch(text); m != nil && BareModelID(m[1]) != "" {
+	if m := re.codexModel.FindStringSubmatch(message); m != nil && BareModelID(m[1]) != "" {
 		if provider == "openai-codex" && BareModelID(m[1]) == BareModelID(modelID) {
 			return ModelPolicy
 		}
@@ -87,7 +97,7 @@ func PolicyDenialOf(err error, provider, modelID string) PolicyDenial {
 		}
 		return ModelPolicy
 	}
-	if re.account.MatchString(text) {
+	if re.account.MatchString(structured) || !echoes && re.account.MatchString(message) {
 		return AccountPolicy
 	}
 	return NoPolicyDenial

@@ -10,8 +10,10 @@ import (
 )
 
 // The account-policy bodies of the reference 18.1.21 (error/flags.ts):
-// cyber_policy anywhere, Codex's ChatGPT-account sentence for the
-// requested model only, Cursor's plan denials only with their marker.
+// cyber_policy, Codex's ChatGPT-account sentence for the requested model
+// only, Cursor's plan denials only with their marker — except where a
+// client could have put the words in an upstream's message itself (a 400
+// quoting an invalid value): that blocks nothing.
 func TestPolicyDenialOf(t *testing.T) {
 	const codexSentence = "The 'gpt-5.4' model is not supported when using Codex with a ChatGPT account."
 	up := func(status int, typ, code, msg string) error {
@@ -37,6 +39,10 @@ func TestPolicyDenialOf(t *testing.T) {
 		{"plain 403", up(403, "permission_error", "", "Your account is not allowed to use this API"), "openai", "gpt-5", llm.NoPolicyDenial},
 		{"wrapped, no status", fmt.Errorf("stream: %w", errors.New("cyber_policy violation")), "openai-codex", "gpt-5.4", llm.AccountPolicy},
 		{"nil", nil, "openai-codex", "gpt-5.4", llm.NoPolicyDenial},
+		{"400 quoting a client value", up(400, "invalid_request_error", "", "Invalid value: 'cyber_policy'. Supported values are: 'low', 'medium', and 'high'."), "openai-codex", "gpt-5", llm.NoPolicyDenial},
+		{"422 quoting a client value", up(422, "", "", "trusted access for cyber is not a valid effort"), "openai", "gpt-5", llm.NoPolicyDenial},
+		{"400 quoting the codex sentence", up(400, "invalid_request_error", "", "Unknown parameter: '"+codexSentence+"'"), "openai-codex", "gpt-5.4", llm.NoPolicyDenial},
+		{"codex sentence with spaces around", up(400, "", "", "  "+codexSentence+"\n"), "openai-codex", "gpt-5.4", llm.ModelPolicy},
 	} {
 		if got := llm.PolicyDenialOf(c.err, c.provider, c.model); got != c.want {
 			t.Errorf("%s: %d, want %d", c.name, got, c.want)

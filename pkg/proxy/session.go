@@ -155,8 +155,8 @@ func isSystem(m []byte) bool {
 		switch {
 		case string(k) == "role":
 			system = string(val) == `"system"`
-			if bytes.IndexByte(val, '\\') >= 0 {
-				plain = false
+			if len(val) == 0 || val[0] != '"' || bytes.IndexByte(val, '\\') >= 0 {
+				plain = false // null (a no-op for encoding/json), a non-string or an escape
 			}
 		case bytes.IndexByte(k, '\\') >= 0 || strings.EqualFold(string(k), "role"):
 			plain = false

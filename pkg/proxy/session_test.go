@@ -62,6 +62,8 @@ func TestIsSystemMatchesEncodingJSON(t *testing.T) {
 		`{"role":null}`,
 		`{"role":5}`,
 		`{"role":"system","role":5}`,
+		`{"role":"system","role":null}`,
+		`{"role":"system","content":"x","role":null}`,
 		`{ "role" : "system" }`,
 		`{"content":[{"type":"text","text":"\"role\":\"system\""}]}`,
 		`{}`,
