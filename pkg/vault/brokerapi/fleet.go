@@ -291,7 +291,6 @@ func (s *Server) usageClients(w http.ResponseWriter, r *http.Request) error {
 			out.Clients = got
 		}
 	}
-	w.Header()["Vary"] = varyCapabilities // the shape follows the capabilities header
 	return httpx.WriteJSON(w, http.StatusOK, out)
 }
 

@@ -290,7 +290,7 @@ func TestObservedUsageWithoutStoreIs501(t *testing.T) {
 	if status, _, body := e.post("/v1/usage/observed", `{"installId":"i","entries":[]}`); status != 501 || body != `{"error":"broker store does not persist client usage"}` {
 		t.Fatalf("%d %s", status, body)
 	}
-	if status, h, body := e.get("/v1/usage/clients"); status != 200 || !strings.Contains(body, `"clients":[]`) || h.Get("Vary") != brokerapi.CapabilitiesHeader {
+	if status, _, body := e.get("/v1/usage/clients"); status != 200 || !strings.Contains(body, `"clients":[]`) {
 		t.Fatalf("%d %s", status, body)
 	}
 	if status, _, _ := e.post("/v1/credential/1/block", `{"providerKey":"a:b","blockScope":"","blockedUntilMs":1}`); status != 404 {
