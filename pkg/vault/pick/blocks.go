@@ -156,7 +156,7 @@ func (b *Blocks) Counts() map[string]int {
 // broker's shared blocks, fleet.md §5) that apply to providerKey and scope
 // "" or one of scopes and end after nowMs. A block of a foreign provider
 // key is never consulted.
-func sharedUntil(e vault.Entry, providerKey string, scopes []string, nowMs int64) (untilMs int64, ok bool) {
+func sharedUntil(e *vault.Entry, providerKey string, scopes []string, nowMs int64) (untilMs int64, ok bool) {
 	for _, b := range e.Blocks {
 		if b.ProviderKey != providerKey || b.UntilMs <= nowMs {
 			continue

@@ -57,23 +57,25 @@ func (p *Picker) Ladder(provider, sessionID, modelID string) *Ladder {
 }
 
 // First picks the credential of the initial attempt.
-func (l *Ladder) First(ctx context.Context) (vault.Entry, error) {
+func (l *Ladder) First(ctx context.Context) (e vault.Entry, err error) {
 	es, err := l.p.entries(ctx, l.provider)
 	if err != nil {
-		return vault.Entry{}, err
+		return e, err
 	}
 	l.limit = min(MaxAttempts, len(es)+1)
-	e, err := l.p.Pick(ctx, l.provider, l.session, Options{ModelID: l.modelID})
-	if err != nil {
+	if e, err = l.p.Pick(ctx, l.provider, l.session, Options{ModelID: l.modelID}); err != nil {
 		return vault.Entry{}, err
 	}
-	return l.use(e)
+	l.use(&e)
+	return e, nil
 }
 
-func (l *Ladder) use(e vault.Entry) (vault.Entry, error) {
-	l.sent[Secret(e)] = true
+// use records an attempt with e. By pointer: an Entry is 232 bytes, and
+// the copies in and out sat in the frames of a request's deepest path
+// (issue 9).
+func (l *Ladder) use(e *vault.Entry) {
+	l.sent[secret(e)] = true
 	l.attempts++
-	return e, nil
 }
 
 // Next reacts to the failure of the attempt that used failed and returns
@@ -91,7 +93,7 @@ func (l *Ladder) Next(ctx context.Context, failed vault.Entry, f Failure, retryA
 		l.reminted = true
 		e, err := l.p.Pick(ctx, l.provider, l.session, Options{ModelID: l.modelID, ForceRefresh: true})
 		if err == nil && !l.sent[Secret(e)] {
-			e, _ = l.use(e)
+			l.use(&e)
 			return e, true, nil
 		}
 	}
@@ -131,6 +133,6 @@ func (l *Ladder) Next(ctx context.Context, failed vault.Entry, f Failure, retryA
 	if l.sent[Secret(e)] {
 		return vault.Entry{}, false, nil
 	}
-	e, _ = l.use(e)
+	l.use(&e)
 	return e, true, nil
 }

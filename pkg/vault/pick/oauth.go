@@ -18,9 +18,9 @@ func (p *Picker) pickOAuth(ctx context.Context, provider, session string, opts O
 	stickyID, hasSticky := p.getSticky(provider, session)
 	stickyUnblocked := false
 	if hasSticky {
-		for _, e := range creds {
-			if e.ID == stickyID {
-				stickyUnblocked = !p.blocked(pk, sc.scopes(), e)
+		for i := range creds {
+			if creds[i].ID == stickyID {
+				stickyUnblocked = !p.blocked(pk, sc.scopes(), &creds[i])
 			}
 		}
 	}
@@ -67,7 +67,7 @@ func (p *Picker) pickOAuth(ctx context.Context, provider, session string, opts O
 		}
 	}
 	for i, c := range cs {
-		if p.blocked(pk, sc.scopes(), c.entry) {
+		if p.blocked(pk, sc.scopes(), &c.entry) {
 			continue
 		}
 		if reports != nil {
@@ -97,7 +97,7 @@ func (p *Picker) pickOAuth(ctx context.Context, provider, session string, opts O
 		return e, nil
 	}
 	// Every candidate failed: the first is used anyway when it is blocked.
-	if len(cs) > 0 && p.blocked(pk, sc.scopes(), cs[0].entry) {
+	if len(cs) > 0 && p.blocked(pk, sc.scopes(), &cs[0].entry) {
 		p.setSticky(provider, session, cs[0].entry.ID)
 		return cs[0].entry, nil
 	}
@@ -109,7 +109,7 @@ func (p *Picker) pickOAuth(ctx context.Context, provider, session string, opts O
 // limits in scope sc are exhausted is blocked, and a blocked one carries
 // its unblock time.
 func (p *Picker) applyUsage(pk string, sc limitScope, c *candidate, reports []vault.UsageReport, nowMs int64) {
-	if until, ok := p.until(pk, sc.scopes(), c.entry); ok {
+	if until, ok := p.until(pk, sc.scopes(), &c.entry); ok {
 		c.blocked, c.blockedUntil = true, until
 		return
 	}

@@ -158,8 +158,10 @@ func (p *Picker) order(pk string, n int, session string) []int {
 
 // until returns when e's block under pk ends — the latest of this
 // process's blocks (provider-wide or in scopes) and the broker's shared
-// blocks on the entry — and whether one is in force now.
-func (p *Picker) until(pk string, scopes []string, e vault.Entry) (int64, bool) {
+// blocks on the entry — and whether one is in force now. The entry is
+// by pointer, as in blocked: they run at the bottom of a request's deepest
+// call path, where 232-byte copies add up (issue 9).
+func (p *Picker) until(pk string, scopes []string, e *vault.Entry) (int64, bool) {
 	u, ok := p.Blocks.Until(pk, scopes, e.ID)
 	if su, sok := sharedUntil(e, pk, scopes, p.now().UnixMilli()); sok && (!ok || su > u) {
 		u, ok = su, true
@@ -168,7 +170,7 @@ func (p *Picker) until(pk string, scopes []string, e vault.Entry) (int64, bool) 
 }
 
 // blocked reports whether e is blocked now under pk (see until).
-func (p *Picker) blocked(pk string, scopes []string, e vault.Entry) bool {
+func (p *Picker) blocked(pk string, scopes []string, e *vault.Entry) bool {
 	_, ok := p.until(pk, scopes, e)
 	return ok
 }
@@ -191,32 +193,43 @@ func NoCredential(provider string) *vault.Error {
 // OAuth credential (§5.3), recorded as the session's sticky credential. It
 // returns NoCredential when the provider has none, and the Source's error
 // when the credentials cannot be listed.
-func (p *Picker) Pick(ctx context.Context, provider, sessionID string, opts Options) (vault.Entry, error) {
+func (p *Picker) Pick(ctx context.Context, provider, sessionID string, opts Options) (e vault.Entry, err error) {
 	es, err := p.entries(ctx, provider)
 	if err != nil {
-		return vault.Entry{}, err
+		return e, err
 	}
 	if keys := byType(es, vault.TypeAPIKey); len(keys) > 0 {
-		pk := ProviderKey(provider, string(vault.TypeAPIKey))
-		ord := p.order(pk, len(keys), sessionID)
-		chosen := keys[ord[0]]
-		// The request's scopes: a model-policy block of a key skips it for
-		// that model only (cursor).
-		scopes := scopeFor(provider, opts.ModelID).scopes()
-		for _, i := range ord {
-			if !p.blocked(pk, scopes, keys[i]) {
-				chosen = keys[i]
-				break
-			}
-		}
-		p.setSticky(provider, sessionID, chosen.ID)
-		return chosen, nil
+		return *p.pickAPIKey(provider, sessionID, opts, keys), nil
 	}
 	if oauth := byType(es, vault.TypeOAuth); len(oauth) > 0 {
 		return p.pickOAuth(ctx, provider, sessionID, opts, oauth)
 	}
 	p.clearSticky(provider, sessionID)
-	return vault.Entry{}, NoCredential(provider)
+	return e, NoCredential(provider)
+}
+
+// pickAPIKey picks one of keys (not empty). It returns a pointer into
+// keys and is not inlined, so Pick's frame carries none of its locals:
+// Pick runs at the bottom of a request's deepest call path, and a handler
+// goroutine that outgrows 8 KiB of stack there keeps 16 KiB for the
+// whole stream (issue 9).
+//
+//go:noinline
+func (p *Picker) pickAPIKey(provider, sessionID string, opts Options, keys []vault.Entry) *vault.Entry {
+	pk := ProviderKey(provider, string(vault.TypeAPIKey))
+	ord := p.order(pk, len(keys), sessionID)
+	chosen := &keys[ord[0]]
+	// The request's scopes: a model-policy block of a key skips it for
+	// that model only (cursor).
+	scopes := scopeFor(provider, opts.ModelID).scopes()
+	for _, i := range ord {
+		if !p.blocked(pk, scopes, &keys[i]) {
+			chosen = &keys[i]
+			break
+		}
+	}
+	p.setSticky(provider, sessionID, chosen.ID)
+	return chosen
 }
 
 // usage prefetches the usage reports, bounded by UsageTimeout; nil when

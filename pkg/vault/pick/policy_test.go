@@ -36,11 +36,11 @@ func TestMarkPolicyDeniedModelOnly(t *testing.T) {
 		t.Fatalf("gpt-5.4 picked the denied account %d", got)
 	}
 	pk := ProviderKey("openai-codex", "oauth")
-	if p.blocked(pk, scopeFor("openai-codex", "gpt-5.5").scopes(), e) {
+	if p.blocked(pk, scopeFor("openai-codex", "gpt-5.5").scopes(), &e) {
 		t.Fatal("the account is blocked for gpt-5.5; the denial was for gpt-5.4 only")
 	}
 	clk.Advance(DefaultBlock)
-	if p.blocked(pk, scopeFor("openai-codex", "gpt-5.4").scopes(), e) {
+	if p.blocked(pk, scopeFor("openai-codex", "gpt-5.4").scopes(), &e) {
 		t.Fatal("the model-policy block outlived 60 s")
 	}
 }

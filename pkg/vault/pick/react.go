@@ -155,7 +155,7 @@ func (p *Picker) siblingSwitch(pk string, scopes []string, es []vault.Entry, fai
 		if e.ID == failed.ID {
 			continue
 		}
-		u, blocked := p.until(pk, scopes, e)
+		u, blocked := p.until(pk, scopes, &e)
 		if !blocked {
 			return Switch{Switched: true}
 		}

@@ -221,14 +221,23 @@ func (s *Store) List(ctx context.Context, provider string) ([]vault.Entry, error
 	return s.listLocked(provider), nil
 }
 
+// listLocked orders the ids, not the entries: a sort of Entry values
+// swaps whole entries, and its generic frames hold Entry temporaries
+// deep enough to grow a request goroutine's stack (every request lists
+// the store) past 8 KiB, which it then keeps for the whole stream that
+// follows (issue 9).
 func (s *Store) listLocked(provider string) []vault.Entry {
-	out := make([]vault.Entry, 0, len(s.entries))
-	for _, e := range s.entries {
+	ids := make([]int64, 0, len(s.entries))
+	for id, e := range s.entries {
 		if provider == "" || e.Provider == provider {
-			out = append(out, e)
+			ids = append(ids, id)
 		}
 	}
-	slices.SortFunc(out, func(a, b vault.Entry) int { return int(a.ID - b.ID) })
+	slices.Sort(ids)
+	out := make([]vault.Entry, len(ids))
+	for i, id := range ids {
+		out[i] = s.entries[id]
+	}
 	return out
 }
 
