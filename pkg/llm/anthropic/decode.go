@@ -414,58 +414,83 @@ func (d *decoder) messages(req *llm.Request) {
 		if r.Err() != nil {
 			return
 		}
-		switch role {
-		case "user":
-			user := llm.Message{Role: llm.RoleUser}
-			n := 0
-			for k := range d.scratch {
-				if d.scratch[k].typ != "tool_result" {
-					n++
-				}
-			}
-			user.Content = d.slab.Take(n)[:0]
-			for k := range d.scratch {
-				b := &d.scratch[k]
-				if b.typ != "tool_result" {
-					user.Content = append(user.Content, b.userContent())
-					continue
-				}
-				if b.toolUseID == "" {
-					d.fail("messages[%d]: tool_result.tool_use_id is required", i)
-					return
-				}
-				d.msgs = append(d.msgs, llm.Message{Role: llm.RoleToolResult, ToolCallID: b.toolUseID,
-					IsError: b.isError, Cache: b.cache, Content: b.content, ToolName: toolName(d.msgs, b.toolUseID)})
-			}
-			if len(user.Content) > 0 || len(d.scratch) == 0 {
-				d.msgs = append(d.msgs, user)
-			}
-		case "assistant":
-			am := llm.Message{Role: llm.RoleAssistant, API: llm.APIAnthropic, Provider: "anthropic",
-				Content: d.slab.Take(len(d.scratch))}
-			for k := range d.scratch {
-				am.Content[k] = d.scratch[k].assistantContent()
-			}
-			d.msgs = append(d.msgs, am)
-		case "system":
-			// Claude Code puts mid-conversation system entries in messages[]
-			// for its newest models. Canonically they are developer
-			// messages: this wire hoists them into top-level system blocks
-			// in order, the OpenAI wires keep them in place
-			// (wire-formats.md §9, case 45).
-			dm := llm.Message{Role: llm.RoleDeveloper, Content: d.slab.Take(len(d.scratch))[:0]}
-			for k := range d.scratch {
-				b := &d.scratch[k]
-				if b.typ != "text" {
-					d.fail("messages[%d]: a system message may hold only text blocks, got %q", i, b.typ)
-					return
-				}
-				dm.Content = append(dm.Content, b.userContent())
-			}
-			d.msgs = append(d.msgs, dm)
-		default:
-			d.fail("messages[%d].role must be user, assistant or system, got %q", i, role)
+		if !d.addMessage(i, role) {
 			return
 		}
 	}
+}
+
+// addMessage appends the canonical message(s) of messages[i], whose
+// blocks are in d.scratch; false after a failure. It is not inlined into
+// messages: its Message values would sit in the frame of the loop that
+// also calls the block decoders, and a request goroutine's stack would
+// outgrow 8 KiB there and keep 16 KiB for the whole stream that follows
+// (issue 9).
+//
+//go:noinline
+func (d *decoder) addMessage(i int, role string) bool {
+	switch role {
+	case "user":
+		n := 0
+		for k := range d.scratch {
+			if d.scratch[k].typ != "tool_result" {
+				n++
+			}
+		}
+		content := d.slab.Take(n)[:0]
+		for k := range d.scratch {
+			b := &d.scratch[k]
+			if b.typ != "tool_result" {
+				content = append(content, b.userContent())
+				continue
+			}
+			if b.toolUseID == "" {
+				d.fail("messages[%d]: tool_result.tool_use_id is required", i)
+				return false
+			}
+			name := toolName(d.msgs, b.toolUseID)
+			m := d.push(llm.RoleToolResult)
+			m.ToolCallID, m.IsError, m.Cache, m.Content, m.ToolName = b.toolUseID, b.isError, b.cache, b.content, name
+		}
+		if len(content) > 0 || len(d.scratch) == 0 {
+			d.push(llm.RoleUser).Content = content
+		}
+	case "assistant":
+		content := d.slab.Take(len(d.scratch))
+		for k := range d.scratch {
+			content[k] = d.scratch[k].assistantContent()
+		}
+		m := d.push(llm.RoleAssistant)
+		m.API, m.Provider, m.Content = llm.APIAnthropic, "anthropic", content
+	case "system":
+		// Claude Code puts mid-conversation system entries in messages[]
+		// for its newest models. Canonically they are developer
+		// messages: this wire hoists them into top-level system blocks
+		// in order, the OpenAI wires keep them in place
+		// (wire-formats.md §9, case 45).
+		content := d.slab.Take(len(d.scratch))[:0]
+		for k := range d.scratch {
+			b := &d.scratch[k]
+			if b.typ != "text" {
+				d.fail("messages[%d]: a system message may hold only text blocks, got %q", i, b.typ)
+				return false
+			}
+			content = append(content, b.userContent())
+		}
+		d.push(llm.RoleDeveloper).Content = content
+	default:
+		d.fail("messages[%d].role must be user, assistant or system, got %q", i, role)
+		return false
+	}
+	return true
+}
+
+// push appends a message of role to the staged messages and returns it,
+// to be filled in place rather than built in a temporary of the caller's
+// frame.
+func (d *decoder) push(role llm.Role) *llm.Message {
+	d.msgs = append(d.msgs, llm.Message{})
+	m := &d.msgs[len(d.msgs)-1]
+	m.Role = role
+	return m
 }

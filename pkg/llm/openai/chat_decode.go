@@ -153,95 +153,123 @@ type chatDecoder struct {
 	slab              slab.Contents
 }
 
+// chatMessage is one messages[] element as read, before it becomes a
+// canonical message.
+type chatMessage struct {
+	role, toolCallID, name, reasoning string
+	parts, calls                      []llm.Content
+	cache                             *llm.CacheControl
+}
+
 func (p *chatDecoder) messages() {
 	d := p.d
 	for i := range d.Elems() {
-		var (
-			role, toolCallID, name, reasoning string
-			parts                             = p.parts[:0]
-			calls                             = p.calls[:0]
-			cache                             *llm.CacheControl
-		)
+		m := chatMessage{parts: p.parts[:0], calls: p.calls[:0]}
 		for k := range d.Fields() {
 			switch string(k) {
 			case "role":
-				role = d.String()
+				m.role = d.String()
 			case "content":
-				parts = decodeChatContent(d, parts)
+				m.parts = decodeChatContent(d, m.parts)
 			case "refusal":
 				if s := d.String(); s != "" {
-					parts = append(parts, llm.Text(s))
+					m.parts = append(m.parts, llm.Text(s))
 				}
 			case "tool_call_id":
-				toolCallID = d.String()
+				m.toolCallID = d.String()
 			case "name":
-				name = d.String()
+				m.name = d.String()
 			case "reasoning_content", "reasoning":
 				if d.Peek() == '"' {
-					reasoning += d.String()
+					m.reasoning += d.String()
 				}
 			case "tool_calls":
-				calls = decodeChatToolCalls(d, calls)
+				m.calls = decodeChatToolCalls(d, m.calls)
 			case "cache_control":
-				cache = decodeCache(d)
+				m.cache = decodeCache(d)
 			}
 		}
-		p.parts, p.calls = parts, calls // keep the grown buffers
-		if d.Err() != nil {
-			return
-		}
-		switch role {
-		case "system":
-			text := ""
-			for _, pt := range parts {
-				text += pt.Text
-				if pt.Cache() != nil {
-					cache = pt.Cache()
-				}
-			}
-			p.req.System = append(p.req.System, llm.SystemBlock{Text: text, Cache: cache})
-		case "user", "developer":
-			m := llm.Message{Role: llm.RoleUser, Content: p.slab.Copy(parts), Cache: cache}
-			if role == "developer" {
-				m.Role = llm.RoleDeveloper
-			}
-			p.req.Messages = append(p.req.Messages, m)
-		case "assistant":
-			m := llm.Message{Role: llm.RoleAssistant, API: llm.APIOpenAIChat, Cache: cache}
-			out := p.out[:0]
-			if reasoning != "" {
-				out = append(out, llm.Content{Type: llm.ContentThinking, Thinking: reasoning})
-			}
-			for _, pt := range parts {
-				if pt.Type == llm.ContentText && pt.Text == "" {
-					continue // "" content next to tool calls is not a block
-				}
-				out = append(out, pt)
-			}
-			for _, c := range calls {
-				p.names[c.ID] = c.Name
-			}
-			out = append(out, calls...)
-			m.Content, p.out = p.slab.Copy(out), out
-			p.req.Messages = append(p.req.Messages, m)
-		case "tool", "function":
-			id := toolCallID
-			if role == "function" && id == "" {
-				id = name
-			}
-			tn := p.names[id]
-			if tn == "" {
-				tn = name
-			}
-			m := llm.Message{Role: llm.RoleToolResult, ToolCallID: id, ToolName: tn, Cache: cache}
-			m.Content = p.slab.Copy(parts)
-			p.req.Messages = append(p.req.Messages, m)
-		default:
-			p.err = schemaErr(chatPrefix, "messages[%d].role: unsupported role %q", i, role)
-			d.Fail(p.err)
+		p.parts, p.calls = m.parts, m.calls // keep the grown buffers
+		if d.Err() != nil || !p.add(i, &m) {
 			return
 		}
 	}
+}
+
+// add appends the canonical form of messages[i]; false after a schema
+// error. It is not inlined into messages: its Message values would sit in
+// the frame of the loop that also calls the content decoders, and a
+// request goroutine's stack would outgrow 8 KiB there and keep 16 KiB
+// for the whole stream that follows (issue 9).
+//
+//go:noinline
+func (p *chatDecoder) add(i int, msg *chatMessage) bool {
+	parts, cache := msg.parts, msg.cache
+	switch msg.role {
+	case "system":
+		text := ""
+		for _, pt := range parts {
+			text += pt.Text
+			if pt.Cache() != nil {
+				cache = pt.Cache()
+			}
+		}
+		p.req.System = append(p.req.System, llm.SystemBlock{Text: text, Cache: cache})
+	case "user", "developer":
+		role := llm.RoleUser
+		if msg.role == "developer" {
+			role = llm.RoleDeveloper
+		}
+		content := p.slab.Copy(parts)
+		m := p.push(role)
+		m.Content, m.Cache = content, cache
+	case "assistant":
+		out := p.out[:0]
+		if msg.reasoning != "" {
+			out = append(out, llm.Content{Type: llm.ContentThinking, Thinking: msg.reasoning})
+		}
+		for _, pt := range parts {
+			if pt.Type == llm.ContentText && pt.Text == "" {
+				continue // "" content next to tool calls is not a block
+			}
+			out = append(out, pt)
+		}
+		for _, c := range msg.calls {
+			p.names[c.ID] = c.Name
+		}
+		out = append(out, msg.calls...)
+		content := p.slab.Copy(out)
+		p.out = out
+		m := p.push(llm.RoleAssistant)
+		m.API, m.Cache, m.Content = llm.APIOpenAIChat, cache, content
+	case "tool", "function":
+		id := msg.toolCallID
+		if msg.role == "function" && id == "" {
+			id = msg.name
+		}
+		tn := p.names[id]
+		if tn == "" {
+			tn = msg.name
+		}
+		content := p.slab.Copy(parts)
+		m := p.push(llm.RoleToolResult)
+		m.ToolCallID, m.ToolName, m.Cache, m.Content = id, tn, cache, content
+	default:
+		p.err = schemaErr(chatPrefix, "messages[%d].role: unsupported role %q", i, msg.role)
+		p.d.Fail(p.err)
+		return false
+	}
+	return true
+}
+
+// push appends a message of role to the request and returns it, to be
+// filled in place rather than built in a temporary of the caller's frame.
+// The staged buffer it grows is zeroed (finishMessages).
+func (p *chatDecoder) push(role llm.Role) *llm.Message {
+	p.req.Messages = append(p.req.Messages, llm.Message{})
+	m := &p.req.Messages[len(p.req.Messages)-1]
+	m.Role = role
+	return m
 }
 
 // decodeChatContent appends the blocks of a string, null or an array of
@@ -297,21 +325,30 @@ func decodeChatContent(d *jsonr.Reader, dst []llm.Content) []llm.Content {
 				cache = decodeCache(d)
 			}
 		}
-		var c llm.Content
-		switch typ {
-		case "text", "input_text", "output_text", "refusal", "summary_text":
-			c = llm.Text(text)
-		case "image_url", "input_image":
-			c = imageFromURL(url, detail)
-		case "file", "input_file":
-			c = llm.Text("[file: " + other + "]")
-		default:
-			c = llm.Text("[" + typ + "]")
-		}
-		c.SetCache(cache)
-		dst = append(dst, c)
+		dst = appendDecodedPart(dst, typ, text, url, detail, other, cache)
 	}
 	return dst
+}
+
+// appendDecodedPart appends the block of one content part. Not inlined, for
+// the reason of chatDecoder.add: its Content temporaries stay out of the
+// decoding loop's frame.
+//
+//go:noinline
+func appendDecodedPart(dst []llm.Content, typ, text, url, detail, other string, cache *llm.CacheControl) []llm.Content {
+	var c llm.Content
+	switch typ {
+	case "text", "input_text", "output_text", "refusal", "summary_text":
+		c = llm.Text(text)
+	case "image_url", "input_image":
+		c = imageFromURL(url, detail)
+	case "file", "input_file":
+		c = llm.Text("[file: " + other + "]")
+	default:
+		c = llm.Text("[" + typ + "]")
+	}
+	c.SetCache(cache)
+	return append(dst, c)
 }
 
 func decodeChatToolCalls(d *jsonr.Reader, calls []llm.Content) []llm.Content {

@@ -260,65 +260,11 @@ func (p *responsesDecoder) item() responsesItem {
 func (p *responsesDecoder) apply(i int, it *responsesItem) {
 	switch it.typ {
 	case "", "message":
-		switch it.role {
-		case "system":
-			p.flush()
-			text := ""
-			for _, pt := range it.parts {
-				text += pt.Text
-			}
-			p.req.System = append(p.req.System, llm.SystemBlock{Text: text})
-		case "user", "developer":
-			p.flush()
-			m := llm.Message{Role: llm.RoleUser, Content: p.slab.Copy(it.parts)}
-			if it.role == "developer" {
-				m.Role = llm.RoleDeveloper
-			}
-			p.req.Messages = append(p.req.Messages, m)
-		case "assistant":
-			m := p.assistant()
-			for _, c := range it.parts {
-				c.SetTextSignature(it.id)
-				m.Content = append(m.Content, c)
-			}
-		default:
-			p.err = schemaErr(responsesPrefix, "input[%d].role: unsupported role %q", i, it.role)
-			p.d.Fail(p.err)
-		}
+		p.applyMessage(i, it)
 	case "reasoning":
-		m := p.assistant()
-		c := llm.Content{Type: llm.ContentThinking, ThinkingSignature: string(it.raw)}
-		c.SetItemID(it.id)
-		for j, s := range it.summary {
-			if j > 0 {
-				c.Thinking += "\n\n"
-			}
-			c.Thinking += s
-		}
-		if sig, api, ok := decodeSignatureToken(it.encrypted); ok {
-			c.ThinkingSignature = sig
-			m.API = api
-		}
-		m.Content = append(m.Content, c)
+		p.applyReasoning(it)
 	case "function_call", "custom_tool_call":
-		m := p.assistant()
-		c := llm.Content{Type: llm.ContentToolCall, ID: it.callID, Name: it.name}
-		c.SetItemID(it.id)
-		if it.typ == "custom_tool_call" {
-			c.SetCustomWireName(it.name)
-			c.ArgumentsText = it.input
-			c.Arguments = toolargs.Finalize(it.input)
-		} else {
-			c.ArgumentsText = it.arguments
-			if it.arguments != "" && !jsonr.ValidString(it.arguments) {
-				p.err = schemaErr(responsesPrefix, "function_call %s has invalid JSON arguments", it.callID)
-				p.d.Fail(p.err)
-				return
-			}
-			c.Arguments = toolargs.Finalize(it.arguments)
-		}
-		p.names[it.callID] = it.name
-		m.Content = append(m.Content, c)
+		p.applyCall(it)
 	case "function_call_output", "custom_tool_call_output":
 		p.flush()
 		m := llm.Message{Role: llm.RoleToolResult, ToolCallID: it.callID, ToolName: p.names[it.callID]}
@@ -330,6 +276,81 @@ func (p *responsesDecoder) apply(i int, it *responsesItem) {
 		m := p.assistant()
 		m.Content = append(m.Content, llm.Native(llm.APIOpenAIResponses, it.raw))
 	}
+}
+
+// applyMessage, applyReasoning and applyCall are apply's cases with
+// Message and Content temporaries, kept out of its frame (not inlined):
+// one frame holding every case's values took over 3 KiB of a request
+// goroutine's stack, which then keeps 16 KiB for the whole stream that
+// follows (issue 9).
+//
+//go:noinline
+func (p *responsesDecoder) applyMessage(i int, it *responsesItem) {
+	switch it.role {
+	case "system":
+		p.flush()
+		text := ""
+		for _, pt := range it.parts {
+			text += pt.Text
+		}
+		p.req.System = append(p.req.System, llm.SystemBlock{Text: text})
+	case "user", "developer":
+		p.flush()
+		m := llm.Message{Role: llm.RoleUser, Content: p.slab.Copy(it.parts)}
+		if it.role == "developer" {
+			m.Role = llm.RoleDeveloper
+		}
+		p.req.Messages = append(p.req.Messages, m)
+	case "assistant":
+		m := p.assistant()
+		for _, c := range it.parts {
+			c.SetTextSignature(it.id)
+			m.Content = append(m.Content, c)
+		}
+	default:
+		p.err = schemaErr(responsesPrefix, "input[%d].role: unsupported role %q", i, it.role)
+		p.d.Fail(p.err)
+	}
+}
+
+//go:noinline
+func (p *responsesDecoder) applyReasoning(it *responsesItem) {
+	m := p.assistant()
+	c := llm.Content{Type: llm.ContentThinking, ThinkingSignature: string(it.raw)}
+	c.SetItemID(it.id)
+	for j, s := range it.summary {
+		if j > 0 {
+			c.Thinking += "\n\n"
+		}
+		c.Thinking += s
+	}
+	if sig, api, ok := decodeSignatureToken(it.encrypted); ok {
+		c.ThinkingSignature = sig
+		m.API = api
+	}
+	m.Content = append(m.Content, c)
+}
+
+//go:noinline
+func (p *responsesDecoder) applyCall(it *responsesItem) {
+	m := p.assistant()
+	c := llm.Content{Type: llm.ContentToolCall, ID: it.callID, Name: it.name}
+	c.SetItemID(it.id)
+	if it.typ == "custom_tool_call" {
+		c.SetCustomWireName(it.name)
+		c.ArgumentsText = it.input
+		c.Arguments = toolargs.Finalize(it.input)
+	} else {
+		c.ArgumentsText = it.arguments
+		if it.arguments != "" && !jsonr.ValidString(it.arguments) {
+			p.err = schemaErr(responsesPrefix, "function_call %s has invalid JSON arguments", it.callID)
+			p.d.Fail(p.err)
+			return
+		}
+		c.Arguments = toolargs.Finalize(it.arguments)
+	}
+	p.names[it.callID] = it.name
+	m.Content = append(m.Content, c)
 }
 
 // decodeToolField reads the value of one function or custom tool field
