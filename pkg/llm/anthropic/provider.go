@@ -74,30 +74,54 @@ func (p *Provider) endpoint(model llm.Model) string {
 // event is already an error, so the gateway can still answer with an HTTP
 // status.
 func (p *Provider) Stream(ctx context.Context, req *llm.Request, model llm.Model, cred llm.Credential) (*llm.Stream, error) {
-	oauth := cred.Kind == llm.CredentialOAuth
-	// A recycled buffer: a large request is encoded without a fresh,
-	// zeroed allocation; it goes back once the transport has sent it.
-	body := EncodeRequest(httpx.GetBuffer(encodedSizeHint(req)), req, model, oauth, true)
-	hreq, release, err := httpx.NewBufferRequest(ctx, http.MethodPost, p.endpoint(model), body)
+	// Building the request and reading the answer are functions of their
+	// own (not inlined): this frame is under the whole of Client.Do, the
+	// deepest call of a gateway request, whose handler goroutine keeps
+	// any stack it grows for the whole stream (issue 9).
+	hreq, release, err := p.newRequest(ctx, req, &model, cred)
 	if err != nil {
-		return nil, fmt.Errorf("anthropic: build request: %w", err)
+		return nil, err
 	}
-	p.setHeaders(hreq.Header, req, model, cred)
 	client := p.Client
 	if client == nil {
 		client = http.DefaultClient
 	}
 	resp, err := client.Do(hreq)
 	release()
+	return p.answer(ctx, &model, cred.Kind == llm.CredentialOAuth, resp, err)
+}
+
+// newRequest builds the upstream request of req; release recycles its body
+// once the transport has sent it.
+//
+//go:noinline
+func (p *Provider) newRequest(ctx context.Context, req *llm.Request, model *llm.Model, cred llm.Credential) (hreq *http.Request, release func(), err error) {
+	oauth := cred.Kind == llm.CredentialOAuth
+	// A recycled buffer: a large request is encoded without a fresh,
+	// zeroed allocation; it goes back once the transport has sent it.
+	body := EncodeRequest(httpx.GetBuffer(encodedSizeHint(req)), req, *model, oauth, true)
+	hreq, release, err = httpx.NewBufferRequest(ctx, http.MethodPost, p.endpoint(*model), body)
 	if err != nil {
-		return nil, &llm.UpstreamError{Provider: providerID(model), Message: "request failed", Err: err}
+		return nil, nil, fmt.Errorf("anthropic: build request: %w", err)
+	}
+	p.setHeaders(hreq.Header, req, *model, cred)
+	return hreq, release, nil
+}
+
+// answer turns the upstream's answer (or the error of the call) into the
+// stream or the error of Stream.
+//
+//go:noinline
+func (p *Provider) answer(ctx context.Context, model *llm.Model, oauth bool, resp *http.Response, err error) (*llm.Stream, error) {
+	if err != nil {
+		return nil, &llm.UpstreamError{Provider: providerID(*model), Message: "request failed", Err: err}
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer resp.Body.Close()
-		return nil, p.responseError(resp, model)
+		return nil, p.responseError(resp, *model)
 	}
 	s := &streamState{
-		p: p, ctx: ctx, model: model, oauth: oauth, body: resp.Body,
+		p: p, ctx: ctx, model: *model, oauth: oauth, body: resp.Body,
 		rd: sse.NewReader(resp.Body), reqID: resp.Header.Get("request-id"),
 	}
 	// Peek the first event: an error before message_start becomes an HTTP

@@ -171,38 +171,7 @@ func (s *streamState) handle(we *wireEvent) bool {
 		}
 		return b.Start()
 	case "content_block_start":
-		cb := we.ContentBlock
-		if cb == nil {
-			return true
-		}
-		switch cb.Type {
-		case "text":
-			return b.StartText() && b.Text(cb.Text)
-		case "thinking":
-			if !b.StartThinking() || !b.Thinking(cb.Thinking) {
-				return false
-			}
-			if cb.Signature != "" {
-				b.AddThinkingSignature(cb.Signature)
-			}
-			return true
-		case "tool_use":
-			if !b.StartToolCall(cb.ID, canonicalToolName(cb.Name, s.oauth)) {
-				return false
-			}
-			if in := string(cb.Input); in != "" && in != "{}" && in != "null" {
-				return b.ToolArgs(in)
-			}
-			return true
-		case "redacted_thinking":
-			return b.AddBlock(llm.Content{Type: llm.ContentRedactedThinking, Data: cb.Data})
-		default:
-			if !b.EndBlock() {
-				return false
-			}
-			s.native = &nativeBlock{raw: cb.raw}
-			return true
-		}
+		return s.blockStart(we.ContentBlock)
 	case "content_block_delta":
 		d := we.Delta
 		if d == nil {
@@ -226,9 +195,8 @@ func (s *streamState) handle(we *wireEvent) bool {
 		}
 		return true // citations_delta and unknown deltas: no canonical slot
 	case "content_block_stop":
-		if nb := s.native; nb != nil {
-			s.native = nil
-			return b.AddBlock(llm.Native(llm.APIAnthropic, nb.withInput()))
+		if s.native != nil {
+			return s.nativeStop()
 		}
 		return b.EndBlock()
 	case "message_delta":
@@ -241,19 +209,75 @@ func (s *streamState) handle(we *wireEvent) bool {
 		applyUsage(&m.Usage, we.Usage)
 		return true
 	case "message_stop":
-		reason, detail := StopFromWire(s.stop, s.stopSeq)
-		m.Stop = detail
-		m.Usage = m.Usage.WithCost(s.model.Cost)
-		if detail.Safety {
-			m.ErrorMessage = "The model refused to answer (stop_reason refusal)"
-		}
-		b.Done(reason)
+		s.done()
 		return false
 	case "error":
 		b.Fail(s.eventErr(we))
 		return false
 	}
 	return true // unknown event types are ignored
+}
+
+// blockStart, nativeStop and done are cases of handle, not inlined: the
+// first event's frames (handle, then the consumer's loop body writing
+// and flushing the client's response headers) run below this frame, on a
+// request's handler goroutine that keeps any stack it grows for the
+// whole stream (issue 9); the other cases' Content values stay out of it.
+//
+//go:noinline
+func (s *streamState) blockStart(cb *wireBlock) bool {
+	b := s.b
+	if cb == nil {
+		return true
+	}
+	switch cb.Type {
+	case "text":
+		return b.StartText() && b.Text(cb.Text)
+	case "thinking":
+		if !b.StartThinking() || !b.Thinking(cb.Thinking) {
+			return false
+		}
+		if cb.Signature != "" {
+			b.AddThinkingSignature(cb.Signature)
+		}
+		return true
+	case "tool_use":
+		if !b.StartToolCall(cb.ID, canonicalToolName(cb.Name, s.oauth)) {
+			return false
+		}
+		if in := string(cb.Input); in != "" && in != "{}" && in != "null" {
+			return b.ToolArgs(in)
+		}
+		return true
+	case "redacted_thinking":
+		return b.AddBlock(llm.Content{Type: llm.ContentRedactedThinking, Data: cb.Data})
+	default:
+		if !b.EndBlock() {
+			return false
+		}
+		s.native = &nativeBlock{raw: cb.raw}
+		return true
+	}
+}
+
+//go:noinline
+func (s *streamState) nativeStop() bool {
+	nb := s.native
+	s.native = nil
+	return s.b.AddBlock(llm.Native(llm.APIAnthropic, nb.withInput()))
+}
+
+//go:noinline
+func (s *streamState) done() {
+	b := s.b
+	m := b.Message()
+	reason, detail := StopFromWire(s.stop, s.stopSeq)
+	m.Stop = detail
+	m.Usage = m.Usage.WithCost(s.model.Cost)
+	if detail.Safety {
+		m.ErrorMessage = "The model refused to answer (stop_reason refusal)"
+	}
+	b.Done(reason)
 }
 
 // withInput returns the block with its streamed input, if any, set.
