@@ -153,7 +153,7 @@ func (s *Server) probeModels(provider string) []llm.Model {
 			cost < 0 || math.IsNaN(cost) || math.IsInf(cost, 0) {
 			continue
 		}
-		if _, err := s.provider(m); err != nil {
+		if _, err := s.provider(&m); err != nil {
 			continue
 		}
 		out = append(out, m)
@@ -214,7 +214,7 @@ func (s *Server) chatAttempt(ctx context.Context, e vault.Entry, m llm.Model) *C
 		ms := s.now().Sub(start).Milliseconds()
 		return &CompletionHealth{OK: ptrTo(false), Reason: reason, ModelID: m.ID, LatencyMs: &ms}
 	}
-	prov, err := s.provider(m)
+	prov, err := s.provider(&m)
 	if err != nil {
 		return fail(err.Error())
 	}

@@ -12,86 +12,159 @@ import (
 	"github.com/ompgo/omp/internal/httpx"
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/llm/upstream"
+	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/pick"
 )
 
 // inference returns the handler of one format route: the request flow of
 // gateway.md §5 (see the package doc).
+//
+// The flow is split in functions that are not inlined (prepare,
+// logRequest, openUpstream, answerFinal), so no phase's locals sit in the
+// frame under another: the handler goroutine's stack must stay within its
+// 8 KiB below net/http, chi and the middleware through decoding, logging
+// (slog's text handler alone is 3 KiB deep), the upstream call and the
+// first flush (net/http's header writing is 4 KiB deep). Once it outgrows 8 KiB it keeps
+// 16 KiB for the whole stream that follows, and 1 000 open streams paid
+// 8 MiB for it (issue 9).
 func (s *Server) inference(f *format) httpx.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		ctx := r.Context()
-		start := s.now()
-		ri := info(ctx)
-		ri.format = f.name
-		// One value slice for both ids; the keys are canonical (no
-		// Header.Set: see hdr).
-		ids := []string{newRequestID()}
-		id := ids[0]
-		w.Header()[hdr.requestID], w.Header()[hdr.requestID2] = ids, ids
-
-		body, err := readBody(w, r)
+		c := &call{f: f}
+		// The body is recycled once nothing views it: in openUpstream, as soon
+		// as the upstream has the request, or here (nil by then is a no-op).
+		defer c.recycle()
+		if err := s.prepare(w, r, c); err != nil {
+			return err
+		}
+		s.logRequest(r, c)
+		stream, err := s.openUpstream(w, r, c)
 		if err != nil {
 			return err
 		}
-		// Recycled once nothing views it: below, as soon as the upstream
-		// has the request, or on the way out (body nil by then is a no-op).
-		defer func() { httpx.PutBuffer(body) }()
-		req, err := f.decode(body)
-		if err != nil {
-			return err
-		}
-		model, err := s.models.resolve(ctx, s, req.Model)
-		if err != nil {
-			return err
-		}
-		ri.provider, ri.stream = model.Provider, req.Stream
-		mergePassthrough(req, r.Header)
-		// Cloned: the picker keeps it (sticky credential) past this request,
-		// and it may view the recycled body.
-		sid := strings.Clone(sessionID(f, req, body, r.Header))
-		req.SessionID = sid
-		if req.PromptCacheKey == "" {
-			req.PromptCacheKey = sid
-		}
-		if model.API == llm.APICodex {
-			// The Codex backend rejects sampling controls (§12.6).
-			req.Temperature, req.TopP, req.TopK, req.StopSequences = nil, nil, nil, nil
-		}
-		s.log.Info("auth-gateway request", "format", f.name, "model", req.Model,
-			"resolvedProvider", model.Provider, "resolvedModel", model.ID,
-			"stream", req.Stream, "peer", httpx.Peer(r), "requestId", id)
-
-		opened := time.Now()
-		stream, credID, err := s.open(ctx, req, model, sid)
-		if err != nil {
-			return err
-		}
-		s.metrics.ttfb.WithLabelValues(model.Provider).Observe(time.Since(opened).Seconds())
 		defer stream.Close()
-		// The upstream has the request, and no Provider's stream keeps it;
-		// the response phase reads only its model id (cloned: it views the
-		// body) and two flags. The decoded request and the body it views
-		// go now rather than when a stream of minutes ends: a long agent
-		// session's request pinned a 1 MiB pooled buffer and its decoded
-		// conversation for the whole stream.
-		req = &llm.Request{Model: strings.Clone(req.Model), Stream: req.Stream, IncludeStreamingUsage: req.IncludeStreamingUsage}
-		httpx.PutBuffer(body)
-		body = nil
-		h := w.Header()
-		h[hdr.modelID] = []string{model.ID}
-		if model.BaseURL != "" {
-			h[hdr.modelAPIBase] = []string{model.BaseURL}
+		if !c.req.Stream {
+			return s.answerFinal(w, r, c, stream)
 		}
-		if req.Stream {
-			s.metrics.streams.Inc()
-			defer s.metrics.streams.Dec()
-			s.observe(r, model, credID, s.writeStream(w, f, req, stream))
-			return nil
+		s.metrics.streams.Inc()
+		defer s.metrics.streams.Dec()
+		// The response headers are sent from here, at the shallowest
+		// point (see startStream).
+		if out := startStream(w); out != nil {
+			s.observe(r, c.model, c.credID, s.writeStream(out, c.f, c.req, stream))
 		}
-		final, err := s.writeFinal(w, f, req, stream, start)
-		s.observe(r, model, credID, final)
+		return nil
+	}
+}
+
+// call is one inference request between its phases.
+type call struct {
+	f     *format
+	id    string // the request id
+	start time.Time
+	body  []byte // recycled by recycle
+	req   *llm.Request
+	model *llm.Model // the model table's: read-only
+	sid   string
+	// credID is the credential of the open upstream stream.
+	credID int64
+}
+
+func (c *call) recycle() {
+	httpx.PutBuffer(c.body)
+	c.body = nil
+}
+
+// prepare reads and decodes the request and resolves its model and
+// session id.
+//
+//go:noinline
+func (s *Server) prepare(w http.ResponseWriter, r *http.Request, c *call) error {
+	f := c.f
+	c.start = s.now()
+	ri := info(r.Context())
+	ri.format = f.name
+	// One value slice for both ids; the keys are canonical (no
+	// Header.Set: see hdr).
+	ids := []string{newRequestID()}
+	c.id = ids[0]
+	w.Header()[hdr.requestID], w.Header()[hdr.requestID2] = ids, ids
+
+	body, err := readBody(w, r)
+	c.body = body
+	if err != nil {
 		return err
 	}
+	req, err := f.decode(body)
+	if err != nil {
+		return err
+	}
+	c.req = req
+	if c.model, err = s.models.resolve(r.Context(), s, req.Model); err != nil {
+		return err
+	}
+	ri.provider, ri.stream = c.model.Provider, req.Stream
+	mergePassthrough(req, r.Header)
+	// Cloned: the picker keeps it (sticky credential) past this request,
+	// and it may view the recycled body.
+	c.sid = strings.Clone(sessionID(f, req, body, r.Header))
+	req.SessionID = c.sid
+	if req.PromptCacheKey == "" {
+		req.PromptCacheKey = c.sid
+	}
+	if c.model.API == llm.APICodex {
+		// The Codex backend rejects sampling controls (§12.6).
+		req.Temperature, req.TopP, req.TopK, req.StopSequences = nil, nil, nil, nil
+	}
+	return nil
+}
+
+// logRequest logs the prepared request. Called from the handler rather
+// than prepare: slog's call chain is the deepest of the request, and it
+// starts here below the handler's frame alone.
+//
+//go:noinline
+func (s *Server) logRequest(r *http.Request, c *call) {
+	s.log.Info("auth-gateway request", "format", c.f.name, "model", c.req.Model,
+		"resolvedProvider", c.model.Provider, "resolvedModel", c.model.ID,
+		"stream", c.req.Stream, "peer", httpx.Peer(r), "requestId", c.id)
+}
+
+// openUpstream opens the upstream stream of the prepared request and sets
+// the success headers; the caller closes the stream.
+//
+//go:noinline
+func (s *Server) openUpstream(w http.ResponseWriter, r *http.Request, c *call) (*llm.Stream, error) {
+	req, model := c.req, c.model
+	opened := time.Now()
+	stream, credID, err := s.open(r.Context(), req, model, c.sid)
+	if err != nil {
+		return nil, err
+	}
+	s.metrics.ttfb.WithLabelValues(model.Provider).Observe(time.Since(opened).Seconds())
+	c.credID = credID
+	// The upstream has the request, and no Provider's stream keeps it;
+	// the response phase reads only its model id (cloned: it views the
+	// body) and two flags. The decoded request and the body it views
+	// go now rather than when a stream of minutes ends: a long agent
+	// session's request pinned a 1 MiB pooled buffer and its decoded
+	// conversation for the whole stream.
+	c.req = &llm.Request{Model: strings.Clone(req.Model), Stream: req.Stream, IncludeStreamingUsage: req.IncludeStreamingUsage}
+	c.recycle()
+	h := w.Header()
+	h[hdr.modelID] = []string{model.ID}
+	if model.BaseURL != "" {
+		h[hdr.modelAPIBase] = []string{model.BaseURL}
+	}
+	return stream, nil
+}
+
+// answerFinal answers a non-streaming request from the stream.
+//
+//go:noinline
+func (s *Server) answerFinal(w http.ResponseWriter, r *http.Request, c *call, stream *llm.Stream) error {
+	final, err := s.writeFinal(w, c.f, c.req, stream, c.start)
+	s.observe(r, c.model, c.credID, final)
+	return err
 }
 
 // hdr are the canonical forms of the response headers the inference
@@ -162,7 +235,7 @@ func readAllSized(r io.Reader, n int64) ([]byte, error) {
 // retry ladder (gateway.md §5 step 10, §12.8) while nothing has been sent
 // to the client: a Provider fails before the first byte only by returning
 // an error, so every retry here is invisible to the client.
-func (s *Server) open(ctx context.Context, req *llm.Request, model llm.Model, sid string) (*llm.Stream, int64, error) {
+func (s *Server) open(ctx context.Context, req *llm.Request, model *llm.Model, sid string) (*llm.Stream, int64, error) {
 	prov, err := s.provider(model)
 	if err != nil {
 		return nil, 0, err
@@ -175,11 +248,20 @@ func (s *Server) open(ctx context.Context, req *llm.Request, model llm.Model, si
 		}
 		return nil, 0, err
 	}
+	st, err := prov.Stream(ctx, req, *model, pick.CredentialOf(&e))
+	if err == nil {
+		return st, e.ID, nil
+	}
+	return s.retry(ctx, prov, lad, req, model, e, err)
+}
+
+// retry walks the rest of the ladder after the attempt with e failed
+// with err. Not inlined: the first attempt, which is nearly every
+// request, does not carry its frame.
+//
+//go:noinline
+func (s *Server) retry(ctx context.Context, prov llm.Provider, lad *pick.Ladder, req *llm.Request, model *llm.Model, e vault.Entry, err error) (*llm.Stream, int64, error) {
 	for {
-		st, err := prov.Stream(ctx, req, model, pick.LLMCredential(e))
-		if err == nil {
-			return st, e.ID, nil
-		}
 		if ctx.Err() != nil {
 			return nil, 0, err
 		}
@@ -195,6 +277,11 @@ func (s *Server) open(ctx context.Context, req *llm.Request, model llm.Model, si
 		s.log.Info("auth-gateway credential retry", "provider", model.Provider,
 			"failed", e.ID, "next", next.ID, "status", llm.Classify(err).Status)
 		e = next
+		st, serr := prov.Stream(ctx, req, *model, pick.CredentialOf(&e))
+		if serr == nil {
+			return st, e.ID, nil
+		}
+		err = serr
 	}
 }
 
@@ -239,8 +326,8 @@ func ladderFailure(err error, provider, modelID string) (pick.Failure, time.Dura
 
 // provider returns the upstream Provider of a model's wire API, pointed at
 // the base URL override when there is one.
-func (s *Server) provider(m llm.Model) (llm.Provider, error) {
-	p, err := upstream.New(m, upstream.Options{BaseURL: s.urls(m.Provider, "baseUrl"), Client: s.client, Now: s.now})
+func (s *Server) provider(m *llm.Model) (llm.Provider, error) {
+	p, err := upstream.New(*m, upstream.Options{BaseURL: s.urls(m.Provider, "baseUrl"), Client: s.client, Now: s.now})
 	if err != nil {
 		return nil, errorf(http.StatusBadRequest, "Model "+m.Provider+"/"+m.ID+" uses api "+m.API+", which the gateway does not serve")
 	}

@@ -15,22 +15,25 @@ import (
 // "<provider>/<id>" for every model of a provider that has credentials,
 // and the bare "<id>" of the first such model in catalog order (first write
 // wins). Lookup is exact; nothing is fuzzy.
+// A table is never modified once built: byKey points into models.
 type modelTable struct {
-	byKey  map[string]llm.Model
+	byKey  map[string]*llm.Model
 	models []llm.Model // distinct, catalog order (the /v1/models rows)
 }
 
 func buildTable(c *llm.Catalog, providers map[string]bool) *modelTable {
-	t := &modelTable{byKey: map[string]llm.Model{}}
+	t := &modelTable{byKey: map[string]*llm.Model{}}
 	for _, m := range c.Models() {
-		if !providers[m.Provider] {
-			continue
+		if providers[m.Provider] {
+			t.models = append(t.models, m)
 		}
+	}
+	for i := range t.models {
+		m := &t.models[i]
 		t.byKey[m.Provider+"/"+m.ID] = m
 		if _, taken := t.byKey[m.ID]; !taken {
 			t.byKey[m.ID] = m
 		}
-		t.models = append(t.models, m)
 	}
 	return t
 }
@@ -73,18 +76,19 @@ func (m *models) current(ctx context.Context, s *Server) (*modelTable, error) {
 }
 
 // resolve finds the model of id (gateway.md §4): 400 when missing, 404
-// when no provider with credentials serves it.
-func (m *models) resolve(ctx context.Context, s *Server, id string) (llm.Model, error) {
+// when no provider with credentials serves it. The model is the table's:
+// read-only.
+func (m *models) resolve(ctx context.Context, s *Server, id string) (*llm.Model, error) {
 	if id == "" {
-		return llm.Model{}, errorf(http.StatusBadRequest, "Missing top-level `model` field")
+		return nil, errorf(http.StatusBadRequest, "Missing top-level `model` field")
 	}
 	t, err := m.current(ctx, s)
 	if err != nil {
-		return llm.Model{}, err
+		return nil, err
 	}
 	mod, ok := t.byKey[id]
 	if !ok {
-		return llm.Model{}, errorf(http.StatusNotFound, "Unknown model: "+id)
+		return nil, errorf(http.StatusNotFound, "Unknown model: "+id)
 	}
 	return mod, nil
 }

@@ -45,7 +45,7 @@ func attribution(h http.Header) (installID, hostname, app string) {
 
 // observe hands a settled request's usage to Options.Observe; zero-token
 // requests (and a nil final message) are skipped.
-func (s *Server) observe(r *http.Request, model llm.Model, credID int64, final *llm.Message) {
+func (s *Server) observe(r *http.Request, model *llm.Model, credID int64, final *llm.Message) {
 	if s.observer == nil || final == nil {
 		return
 	}

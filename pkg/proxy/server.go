@@ -212,9 +212,17 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		s.log.Info("auth-gateway request unauthorized", "method", r.Method, "path", r.URL.EscapedPath(), "peer", httpx.Peer(r))
-		writeGeneric(w, http.StatusUnauthorized, []byte(`{"error":"unauthorized"}`))
+		s.unauthorized(w, r)
 	})
+}
+
+// unauthorized answers 401. Not inlined: authenticate's frame stays under
+// every handler for the whole of a stream (issue 9).
+//
+//go:noinline
+func (s *Server) unauthorized(w http.ResponseWriter, r *http.Request) {
+	s.log.Info("auth-gateway request unauthorized", "method", r.Method, "path", r.URL.EscapedPath(), "peer", httpx.Peer(r))
+	writeGeneric(w, http.StatusUnauthorized, []byte(`{"error":"unauthorized"}`))
 }
 
 // authorized checks Authorization: Bearer, then x-api-key (the Anthropic

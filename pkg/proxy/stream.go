@@ -13,16 +13,41 @@ import (
 // (gateway.md §6.3).
 const PingInterval = 15 * time.Second
 
-// writeStream sends the stream as the format's SSE, one flush per event
-// (never buffered). A failure after the 200 is the format's error event
-// (the encoder writes it from the error event); a client gone ends the
-// loop, and the request context has already cancelled the upstream call.
-// It returns the message of the terminal event (for observed usage), nil
-// when the stream ended without one.
-func (s *Server) writeStream(w http.ResponseWriter, f *format, req *llm.Request, st *llm.Stream) (final *llm.Message) {
+// startStream answers 200 with the SSE headers and sends them at once;
+// nil when the client is gone.
+//
+// net/http writes the status line and headers on the first flush, and
+// that is the deepest call of a streamed request: chunkWriter.writeHeader's
+// frame alone is 2.8 KiB, and sorting a dozen header keys adds 1.5 KiB.
+// Reached from the first event's flush, below the upstream decoder and the
+// encoding loop, it took the handler goroutine's stack past 8 KiB, and the
+// goroutine kept 16 KiB for the whole stream (issue 9); even from the
+// handler's shallowest frame it does not fit under net/http, chi and the
+// middleware. So the headers are flushed by a short-lived goroutine while
+// the handler waits (nothing else touches w meanwhile): its stack goes
+// back to the runtime's pool at once, and the goroutine that stays for
+// the stream keeps 8 KiB. The upstream has already answered (its first
+// event is read), so the client learns nothing earlier than before.
+//
+//go:noinline
+func startStream(w http.ResponseWriter) *sse.Writer {
 	sse.SetHeaders(w.Header())
 	w.WriteHeader(http.StatusOK)
-	out := sse.NewHTTPWriter(w, 0)
+	errc := make(chan error, 1)
+	go func() { errc <- http.NewResponseController(w).Flush() }()
+	if <-errc != nil {
+		return nil
+	}
+	return sse.NewHTTPWriter(w, 0)
+}
+
+// writeStream sends the stream as the format's SSE on out (startStream),
+// one flush per event (never buffered). A failure after the 200 is the
+// format's error event (the encoder writes it from the error event); a
+// client gone ends the loop, and the request context has already
+// cancelled the upstream call. It returns the message of the terminal
+// event (for observed usage), nil when the stream ended without one.
+func (s *Server) writeStream(out *sse.Writer, f *format, req *llm.Request, st *llm.Stream) (final *llm.Message) {
 	enc := f.newEncoder(req, s.now())
 	var buf []byte
 	write := func(b []byte) bool {
