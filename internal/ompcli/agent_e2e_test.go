@@ -23,6 +23,7 @@ import (
 	"github.com/ompgo/omp/pkg/llm/anthropic"
 	"github.com/ompgo/omp/pkg/llm/llmtest"
 	"github.com/ompgo/omp/pkg/llm/openai"
+	"github.com/ompgo/omp/pkg/vault"
 )
 
 // binary is the real omp, built once per test run (ompBinary).
@@ -671,32 +672,13 @@ func TestAgentE2EBrokerRefreshAfter401(t *testing.T) {
 // the broker for the whole fleet — and the turn is retried at once on the
 // other account (usage.md §5.4, fleet.md §5).
 func TestAgentE2EUsageLimitMovesToAnotherAccount(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	e := newE2E(t)
-	b := startBroker(t, "")
-	b.upload(t, oauthCred("anthropic", "alice@example.com", "rt-alice"), oauthCred("anthropic", "bob@example.com", "rt-bob"))
-	e.anthropicAt(t, e.fake.srv.URL)
-	e.fake.push(fakeError{429, `{"type":"error","error":{"type":"rate_limit_error","message":"usage_limit_reached: your usage limit has been reached"}}`},
-		asst(llm.StopEnd, llm.Text("answered by the other account")))
-	out, stderr, err := e.brokerPrint(t, b)
-	if err != nil || string(out) != "answered by the other account\n" {
-		t.Fatalf("omp: %v, stdout %q\n%s", err, out, stderr.String())
-	}
-	if len(e.fake.keys) != 2 || e.fake.keys[0] == e.fake.keys[1] {
-		t.Fatalf("upstream credentials %v: want two different accounts", e.fake.keys)
-	}
-	if strings.Contains(stderr.String(), "auto_retry") || strings.Contains(stderr.String(), "rt-") {
-		t.Fatalf("stderr: %s", stderr.String())
+	e, stderr, creds := failoverToSibling(t, fakeError{429, `{"type":"error","error":{"type":"rate_limit_error","message":"usage_limit_reached: your usage limit has been reached"}}`})
+	if strings.Contains(stderr, "auto_retry") {
+		t.Fatalf("stderr: %s", stderr)
 	}
 	// The limited account is blocked at the broker for the fleet.
-	res, err := b.client.Snapshot(context.Background(), nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	blocked := 0
-	for _, en := range res.Snapshot.Credentials {
+	for _, en := range creds {
 		if len(en.Blocks) > 0 {
 			blocked++
 			if en.Credential.Access != e.fake.keys[0] {
@@ -707,6 +689,38 @@ func TestAgentE2EUsageLimitMovesToAnotherAccount(t *testing.T) {
 	if blocked != 1 {
 		t.Fatalf("%d blocked credentials at the broker, want 1", blocked)
 	}
+}
+
+// failoverToSibling runs `omp -p` in broker mode with two anthropic
+// accounts, the first request answered by fail and the retry by a text,
+// and checks the turn was answered by the other account with no refresh
+// token on stderr. It returns the run's stderr and the broker's snapshot
+// credentials for the caller's checks of the block.
+func failoverToSibling(t *testing.T, fail fakeError) (*e2eEnv, string, []vault.Entry) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	e := newE2E(t)
+	b := startBroker(t, "")
+	b.upload(t, oauthCred("anthropic", "alice@example.com", "rt-alice"), oauthCred("anthropic", "bob@example.com", "rt-bob"))
+	e.anthropicAt(t, e.fake.srv.URL)
+	e.fake.push(fail, asst(llm.StopEnd, llm.Text("answered by the other account")))
+	out, stderr, err := e.brokerPrint(t, b)
+	if err != nil || string(out) != "answered by the other account\n" {
+		t.Fatalf("omp: %v, stdout %q\n%s", err, out, stderr.String())
+	}
+	if len(e.fake.keys) != 2 || e.fake.keys[0] == e.fake.keys[1] {
+		t.Fatalf("upstream credentials %v: want two different accounts", e.fake.keys)
+	}
+	if strings.Contains(stderr.String(), "rt-") {
+		t.Fatalf("a refresh token reached stderr: %s", stderr.String())
+	}
+	res, err := b.client.Snapshot(context.Background(), nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, stderr.String(), res.Snapshot.Credentials
 }
 
 // anthropicAt points the anthropic provider at base (models.yml).
