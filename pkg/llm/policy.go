@@ -75,8 +75,8 @@ func PolicyDenialOf(err error, provider, modelID string) PolicyDenial {
 	if err == nil {
 		return NoPolicyDenial
 	}
-	text, message := err.Error(), err.Error()
-	structured, echoes := "", false
+	text := err.Error()
+	message, structured, echoes := text, "", false
 	var ue *UpstreamError
 	if errors.As(err, &ue) {
 		text = ue.Type + " " + ue.Code + " " + ue.Message
