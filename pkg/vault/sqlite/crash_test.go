@@ -88,56 +88,10 @@ func TestRefreshWriteBackSurvivesKill(t *testing.T) {
 
 	acked, totalAcks := 0, 0
 	for round := range 6 {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1", "-test.timeout=60s")
-		cmd.Env = append(os.Environ(), crashEnvPath+"="+e.path, crashEnvKey+"="+base64.StdEncoding.EncodeToString(key.Secret[:]))
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		var last atomic.Int64
-		last.Store(int64(acked))
-		first := make(chan struct{})
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			sc := bufio.NewScanner(out)
-			once := false
-			for sc.Scan() {
-				f := strings.Fields(sc.Text())
-				if len(f) == 2 && f[0] == "ok" {
-					n, _ := strconv.Atoi(f[1])
-					last.Store(int64(n))
-					if !once {
-						once = true
-						close(first)
-					}
-				}
-			}
-		}()
 		// Odd rounds kill at a random moment after start (possibly before the
 		// first write); even rounds wait for writes to flow first.
-		if round%2 == 0 {
-			select {
-			case <-first:
-			case <-time.After(20 * time.Second):
-				cmd.Process.Kill()
-				cmd.Wait()
-				t.Fatal("child never acknowledged a write")
-			}
-		}
-		// Not a wait for anything: a random moment to kill at, so the kill
-		// lands anywhere in a write (or before the first one, odd rounds).
-		time.Sleep(time.Duration(rand.IntN(150)) * time.Millisecond)
-		if err := cmd.Process.Kill(); err != nil {
-			t.Fatal(err)
-		}
-		<-done
-		cmd.Wait()
-		ack := int(last.Load())
+		ack := int(killChildMidWrite(t, "TestCrashChild", []string{crashEnvPath + "=" + e.path,
+			crashEnvKey + "=" + base64.StdEncoding.EncodeToString(key.Secret[:])}, round%2 == 0, 150*time.Millisecond, int64(acked)))
 		totalAcks += ack - acked
 
 		// The killed writer's files (db, -wal, -shm) hold no plaintext.
@@ -165,4 +119,60 @@ func TestRefreshWriteBackSurvivesKill(t *testing.T) {
 		t.Fatal("no write was acknowledged in any round: the test exercised nothing")
 	}
 	t.Logf("%d acknowledged rotations across 6 kills", totalAcks)
+}
+
+// killChildMidWrite runs the test binary's helper test child with env
+// added, reads its "ok <n>" acknowledgements, waits for the first when
+// waitFirst, then kills it with SIGKILL at a random moment up to maxDelay
+// later (so the kill lands anywhere in a write) and returns the last n it
+// acknowledged (prev when it acknowledged none).
+func killChildMidWrite(t *testing.T, child string, env []string, waitFirst bool, maxDelay time.Duration, prev int64) int64 {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+child+"$", "-test.count=1", "-test.timeout=60s")
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var last atomic.Int64
+	last.Store(prev)
+	first := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(out)
+		once := false
+		for sc.Scan() {
+			f := strings.Fields(sc.Text())
+			if len(f) == 2 && f[0] == "ok" {
+				n, _ := strconv.ParseInt(f[1], 10, 64)
+				last.Store(n)
+				if !once {
+					once = true
+					close(first)
+				}
+			}
+		}
+	}()
+	if waitFirst {
+		select {
+		case <-first:
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatal("child never acknowledged a write")
+		}
+	}
+	// Not a wait for anything: a random moment to kill at.
+	time.Sleep(time.Duration(rand.IntN(int(maxDelay/time.Millisecond))) * time.Millisecond)
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	cmd.Wait()
+	return last.Load()
 }

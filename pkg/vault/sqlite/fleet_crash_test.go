@@ -1,16 +1,11 @@
 package sqlite_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/base64"
 	"fmt"
-	"math/rand/v2"
 	"os"
-	"os/exec"
 	"strconv"
-	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -80,52 +75,9 @@ func TestFleetWritesSurviveKill(t *testing.T) {
 
 	acked, totalAcks := int64(0), int64(0)
 	for round := range 4 {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestFleetCrashChild$", "-test.count=1", "-test.timeout=60s")
-		cmd.Env = append(os.Environ(), crashEnvPath+"="+e.path, crashEnvKey+"="+base64.StdEncoding.EncodeToString(key.Secret[:]),
-			fleetCrashEnvBase+"="+strconv.FormatInt(base, 10))
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		var last atomic.Int64
-		last.Store(acked)
-		first := make(chan struct{})
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			sc := bufio.NewScanner(out)
-			once := false
-			for sc.Scan() {
-				f := strings.Fields(sc.Text())
-				if len(f) == 2 && f[0] == "ok" {
-					n, _ := strconv.ParseInt(f[1], 10, 64)
-					last.Store(n)
-					if !once {
-						once = true
-						close(first)
-					}
-				}
-			}
-		}()
-		select {
-		case <-first:
-		case <-time.After(20 * time.Second):
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatal("child never acknowledged a write")
-		}
-		// A random moment to kill at, so the kill lands anywhere in a write.
-		time.Sleep(time.Duration(rand.IntN(120)) * time.Millisecond)
-		if err := cmd.Process.Kill(); err != nil {
-			t.Fatal(err)
-		}
-		<-done
-		cmd.Wait()
-		ack := last.Load()
+		ack := killChildMidWrite(t, "TestFleetCrashChild", []string{crashEnvPath + "=" + e.path,
+			crashEnvKey + "=" + base64.StdEncoding.EncodeToString(key.Secret[:]), fleetCrashEnvBase + "=" + strconv.FormatInt(base, 10)},
+			true, 120*time.Millisecond, acked)
 		totalAcks += ack - acked
 
 		db := rawDB(t, e.path)
