@@ -14,6 +14,7 @@ import (
 	"github.com/ompgo/omp/internal/buildinfo"
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/internal/gatewayd"
+	"github.com/ompgo/omp/internal/logbuf"
 	"github.com/ompgo/omp/internal/sigctx"
 )
 
@@ -46,7 +47,8 @@ func run(bind string, noAuth, optIn bool) error {
 	}
 	cwd, _ := os.Getwd()
 	env := config.LoadEnv(cwd, dirs, os.Environ())
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	log, logw := logbuf.NewText(os.Stderr, slog.LevelInfo) // off the request path
+	defer logw.Close()
 	cfg, err := gatewayd.FromEnv(ctx, env, dirs, log, log)
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ompgo/omp/internal/config"
+	"github.com/ompgo/omp/internal/logbuf"
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
 )
 
@@ -49,8 +50,9 @@ func newGatewayServeCmd(a *app, f *gatewayFlags) *cobra.Command {
 				return err
 			}
 			// stdout carries exactly the reference's startup lines; logs go
-			// to stderr.
-			log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+			// to stderr, off the request path (internal/logbuf).
+			log, logw := logbuf.NewText(a.stderr, slog.LevelInfo)
+			defer logw.Close()
 			return h.ServeGateway(cmd.Context(), env, dirs, log, a.warnLogger(), a.stdout, f.bind, f.noAuth, f.optIn)
 		},
 	}
