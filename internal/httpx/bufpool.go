@@ -25,6 +25,11 @@ var bufClasses = [...]int{64 << 10, 1 << 20, 4 << 20}
 // MinPooled is the largest capacity GetBuffer allocates exactly, unpooled.
 const MinPooled = 16 << 10
 
+// InMemoryBody is the largest body NewBufferRequest sends from a
+// *bytes.Reader: one that fits an upstream connection's write buffer with
+// the request headers.
+const InMemoryBody = 1 << 10
+
 var bufPools [len(bufClasses)]sync.Pool // of *[]byte
 
 // GetBuffer returns an empty buffer with capacity of at least n: a
@@ -80,7 +85,18 @@ func class(b []byte) int {
 // A buffer of no class (small, or grown past its class) is not recycled,
 // but the readers still drop it once closed: the http.Request lives as
 // long as its response (a whole stream), the body bytes need not.
+//
+// A body of at most InMemoryBody bytes goes as a *bytes.Reader instead,
+// which net/http knows to be in memory: it writes the request headers and
+// such a body in one write, where it flushes the headers alone first for
+// any other reader, and the upstream reads the request in one segment
+// instead of waking again for its body. The request keeps that body as
+// long as it lives.
 func NewBufferRequest(ctx context.Context, method, url string, body []byte) (*http.Request, func(), error) {
+	if len(body) <= InMemoryBody && class(body) < 0 {
+		req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
+		return req, func() {}, err
+	}
 	rb := &refBuffer{buf: body}
 	rb.refs.Store(1) // the caller's, dropped by release
 	req, err := http.NewRequestWithContext(ctx, method, url, rb.reader())

@@ -1,11 +1,14 @@
 package httpx
 
 import (
+	"bytes"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -129,11 +132,12 @@ func TestBufferRequestBadURL(t *testing.T) {
 }
 
 func TestBufferRequestSmallBodyIsDroppedOnceSent(t *testing.T) {
-	req, release, err := NewBufferRequest(context.Background(), http.MethodPost, "http://127.0.0.1/", append(GetBuffer(100), "{}"...))
+	body := append(GetBuffer(4<<10), bytes.Repeat([]byte("x"), InMemoryBody+1)...)
+	req, release, err := NewBufferRequest(context.Background(), http.MethodPost, "http://127.0.0.1/", body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if req.ContentLength != 2 || req.GetBody == nil {
+	if req.ContentLength != InMemoryBody+1 || req.GetBody == nil {
 		t.Fatalf("small body: ContentLength %d, GetBody %v", req.ContentLength, req.GetBody != nil)
 	}
 	rb := req.Body.(*bufferReader).rb
@@ -141,5 +145,52 @@ func TestBufferRequestSmallBodyIsDroppedOnceSent(t *testing.T) {
 	req.Body.Close()
 	if rb.buf != nil {
 		t.Fatal("a sent small body is still referenced by its request")
+	}
+}
+
+// countingConn counts the writes on a connection.
+type countingConn struct {
+	net.Conn
+	writes *atomic.Int32
+}
+
+func (c countingConn) Write(p []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(p)
+}
+
+// A tiny request goes out in one write, headers and body together; a
+// larger one as headers, then body.
+func TestBufferRequestTinyBodyIsOneWrite(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+	}))
+	defer srv.Close()
+	var writes atomic.Int32
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		return countingConn{c, &writes}, err
+	}}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+	for _, tc := range []struct {
+		size, writes int
+	}{{InMemoryBody, 1}, {InMemoryBody + 1, 2}} {
+		writes.Store(0)
+		body := append(GetBuffer(tc.size), bytes.Repeat([]byte("x"), tc.size)...)
+		req, release, err := NewBufferRequest(context.Background(), http.MethodPost, srv.URL, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := client.Do(req)
+		release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if got := writes.Load(); int(got) != tc.writes {
+			t.Errorf("a %d-byte body went out in %d writes, want %d", tc.size, got, tc.writes)
+		}
 	}
 }
