@@ -36,8 +36,24 @@ func ProviderURLEnv(provider, kind string) string {
 	if !ok {
 		return ""
 	}
-	id := strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(provider))
-	return "OMP_PROVIDER_" + id + suffix
+	return "OMP_PROVIDER_" + envID(provider) + suffix
+}
+
+// envID is provider upper-cased with '-' and '.' replaced by '_' (the
+// gateway asks for a base URL per request: no replacer per call).
+func envID(provider string) string {
+	b := make([]byte, len(provider))
+	for i := range len(provider) {
+		switch c := provider[i]; {
+		case c == '-' || c == '.':
+			b[i] = '_'
+		case 'a' <= c && c <= 'z':
+			b[i] = c - 'a' + 'A'
+		default:
+			b[i] = c
+		}
+	}
+	return string(b)
 }
 
 // ProviderURL returns the configured override of a provider endpoint:

@@ -59,4 +59,7 @@ providers:
 	if got := ProviderURLEnv("google-gemini-cli", UsageURL); got != "OMP_PROVIDER_GOOGLE_GEMINI_CLI_USAGE_URL" {
 		t.Fatalf("env name = %q", got)
 	}
+	if got := ProviderURLEnv("vertex.ai-2", BaseURL); got != "OMP_PROVIDER_VERTEX_AI_2_BASE_URL" {
+		t.Fatalf("env name = %q", got)
+	}
 }

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"log/slog"
 	"time"
 
 	"github.com/ompgo/omp/pkg/llm"
@@ -15,3 +16,6 @@ func SetPingInterval(s *Server, d time.Duration) { s.pingInterval = d }
 
 // SetObserve sets Options.Observe.
 func SetObserve(s *Server, f func(Observed)) { s.observer = f }
+
+// SetLogger replaces the server's logger.
+func SetLogger(s *Server, l *slog.Logger) { s.log = l }

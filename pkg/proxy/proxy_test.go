@@ -2,13 +2,17 @@ package proxy_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -406,4 +410,52 @@ func TestNew(t *testing.T) {
 	if body := readAll(t, resp); resp.StatusCode != 404 {
 		t.Errorf("chat without credentials %d %s", resp.StatusCode, body)
 	}
+}
+
+// The request line of gateway.md §11, with the request id the client got,
+// and neither the gateway token nor the credential.
+func TestRequestLogLine(t *testing.T) {
+	up := anthropicOK(t)
+	src := &memSource{entries: []vault.Entry{apiKeyEntry(1, "anthropic", "sk-ant-vault")}}
+	var logs syncBuffer
+	gw := gateway(t, src, map[string]string{"anthropic": up.srv.URL}, nil, func(s *proxy.Server) {
+		proxy.SetLogger(s, slog.New(slog.NewTextHandler(&logs, nil)))
+	})
+	resp := post(t, gw.URL+"/v1/chat/completions", gatewayToken, `{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"hi"}]}`)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	var line string
+	for l := range strings.SplitSeq(logs.String(), "\n") {
+		if strings.Contains(l, `msg="auth-gateway request"`) {
+			line = l
+		}
+	}
+	want := ` level=INFO msg="auth-gateway request" format=openai-chat model=claude-sonnet-4-5 resolvedProvider=anthropic resolvedModel=claude-sonnet-4-5 stream=false peer=unknown requestId=` + resp.Header.Get("x-request-id")
+	if !strings.HasSuffix(line, want) || !strings.HasPrefix(line, "time=") {
+		t.Fatalf("request line:\n%s\nwant it to end with\n%s", line, want)
+	}
+	if strings.Contains(logs.String(), gatewayToken) || strings.Contains(logs.String(), "sk-ant-vault") {
+		t.Fatalf("a secret in the log:\n%s", logs.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
