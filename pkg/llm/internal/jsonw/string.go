@@ -41,10 +41,14 @@ func maskPlain(v uint64) uint64 {
 	return ((v - lsb*0x20) | (q - lsb) | (s - lsb) | v) & msb
 }
 
-// maskHTML flags the further bytes String escapes: '<', '>', '&' (exact
-// for the lowest flagged byte when combined with maskPlain).
-func maskHTML(v uint64) uint64 {
-	return ((v ^ (lsb * '<')) - lsb) | ((v ^ (lsb * '>')) - lsb) | ((v ^ (lsb * '&')) - lsb)
+// maskString is maskPlain for String, which also escapes '<', '>' and
+// '&'. Setting one bit first pairs the bytes that differ only in it:
+// '"' (0x22) with '&' (0x26), '<' (0x3c) with '>' (0x3e).
+func maskString(v uint64) uint64 {
+	qa := (v | lsb*0x04) ^ (lsb * '&')
+	lg := (v | lsb*0x02) ^ (lsb * '>')
+	s := v ^ (lsb * '\\')
+	return ((v - lsb*0x20) | (qa - lsb) | (lg - lsb) | (s - lsb) | v) & msb
 }
 
 // plain[c] and htmlSafe[c] are true for the ASCII bytes each dialect
@@ -94,20 +98,39 @@ func appendBody(dst []byte, s string, html bool) []byte {
 	j := len(dst)
 	buf := dst[:cap(dst)]
 	i := 0
+	// streak counts the clean words in a row; four (32 bytes) are taken
+	// as the start of a long run (prose) rather than a gap between
+	// escapes.
+	streak := 0
 	// A word costs at most 8 escapes of 6 bytes plus an 8-byte store; the
 	// last bytes of a string, or of a tight buffer, go through appendTail
 	// so a caller's exact-size buffer is not reallocated.
 	for i+8 <= len(src) && len(buf)-j >= 64 {
 		v := binary.LittleEndian.Uint64(src[i:])
-		m := maskPlain(v)
+		var m uint64
 		if html {
-			m |= maskHTML(v) & msb
+			m = maskString(v)
+		} else {
+			m = maskPlain(v)
 		}
 		if m == 0 {
 			binary.LittleEndian.PutUint64(buf[j:], v)
 			i, j = i+8, j+8
+			// In a long run, find its end four words a step and move it
+			// with one copy, keeping the 64 bytes of room the next word
+			// may need.
+			if streak++; streak >= 4 {
+				streak = 0
+				if room := len(buf) - j - 64; room >= 32 && len(src)-i >= 32 {
+					if n := cleanRun(src[i:i+min(len(src)-i, room)], html); n > 0 {
+						j += copy(buf[j:], src[i:i+n])
+						i += n
+					}
+				}
+			}
 			continue
 		}
+		streak = 0
 		// Handle the flagged bytes of the word in order, copying the
 		// runs between them with one (shifted) word store each.
 		w := i
@@ -154,6 +177,30 @@ func appendBody(dst []byte, s string, html bool) []byte {
 		}
 	}
 	return appendTail(buf[:j], src[i:], html)
+}
+
+// cleanRun returns the length of the run of whole clean words (no byte
+// the dialect's mask flags) that starts s, checked four words a step; the
+// words of a last block shorter than four are left to the caller.
+func cleanRun(s []byte, html bool) int {
+	n := 0
+	for ; n+32 <= len(s); n += 32 {
+		b := s[n : n+32]
+		v0 := binary.LittleEndian.Uint64(b)
+		v1 := binary.LittleEndian.Uint64(b[8:])
+		v2 := binary.LittleEndian.Uint64(b[16:])
+		v3 := binary.LittleEndian.Uint64(b[24:])
+		var m uint64
+		if html {
+			m = maskString(v0) | maskString(v1) | maskString(v2) | maskString(v3)
+		} else {
+			m = maskPlain(v0) | maskPlain(v1) | maskPlain(v2) | maskPlain(v3)
+		}
+		if m != 0 {
+			break
+		}
+	}
+	return n
 }
 
 // escWord is an ASCII byte's escape, little-endian in word, n bytes long.
