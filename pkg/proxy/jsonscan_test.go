@@ -56,7 +56,7 @@ func norm(sb sessionBody) sessionBody {
 		if err := json.Unmarshal(r, &out); err != nil {
 			return r
 		}
-		b.Write(compact(out))
+		writeCompact(&b, out)
 		return json.RawMessage(b.String())
 	}
 	sb.Tools, sb.Messages, sb.Input = c(sb.Tools), c(sb.Messages), c(sb.Input)
