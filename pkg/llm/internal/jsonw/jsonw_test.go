@@ -2,7 +2,9 @@ package jsonw
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -25,11 +27,39 @@ func FuzzString(f *testing.F) {
 // prose is a clean run long enough for the block copy.
 var prose = strings.Repeat("lorem ipsum dolor sit amet ", 8)
 
+// TestMasksFlagEveryByteTheyMust checks the word masks for every byte in
+// every lane of a clean word: maskPlain and maskString flag exactly the
+// bytes their dialect does not copy as they are (lowest flag on the
+// byte), maskBlockString at least String's.
+func TestMasksFlagEveryByteTheyMust(t *testing.T) {
+	for c := range 256 {
+		for lane := range 8 {
+			b := []byte("abcdefgh")
+			b[lane] = byte(c)
+			v := binary.LittleEndian.Uint64(b)
+			for _, tc := range []struct {
+				name string
+				m    uint64
+				safe bool
+			}{{"maskPlain", maskPlain(v), plain[c]}, {"maskString", maskString(v), htmlSafe[c]}} {
+				if got := tc.m != 0; got == tc.safe {
+					t.Errorf("%s(%#x in lane %d) flags %v", tc.name, c, lane, got)
+				} else if got && bits.TrailingZeros64(tc.m)>>3 != lane {
+					t.Errorf("%s(%#x in lane %d): lowest flag in lane %d", tc.name, c, lane, bits.TrailingZeros64(tc.m)>>3)
+				}
+			}
+			if !htmlSafe[c] && maskBlockString(v) == 0 {
+				t.Errorf("maskBlockString misses %#x in lane %d", c, lane)
+			}
+		}
+	}
+}
+
 // TestEveryEscapeAtEveryOffset puts each byte class both dialects treat
 // specially at every offset of a long clean run, so each lands in every
 // lane of the word and block loops.
 func TestEveryEscapeAtEveryOffset(t *testing.T) {
-	for _, e := range []string{"\"", "\\", "\n", "\x00", "\x1f", "\x7f", "<", ">", "&", "\b", "\u2028", "\u2029", "\xff", "\xe2\x80", "é", "😀", "\ufffd"} {
+	for _, e := range []string{"^", "|", "~", "\"", "\\", "\n", "\x00", "\x1f", "\x7f", "<", ">", "&", "\b", "\u2028", "\u2029", "\xff", "\xe2\x80", "é", "😀", "\ufffd"} {
 		for p := range 150 {
 			checkString(t, prose[:p]+e+prose[p:])
 		}
