@@ -280,12 +280,14 @@ func BenchmarkString(b *testing.B) {
 
 // BenchmarkStrings reads the strings of a chat body: prose is ~1 KB of
 // plain ASCII (a view, no copy), newlines the same text as paragraphs
-// (decoded into the arena after the first escape).
+// (decoded into the arena after the first escape), code a source file
+// with an escape every few bytes.
 func BenchmarkStrings(b *testing.B) {
 	text := "message 7: " + strings.Repeat("lorem ipsum dolor sit amet ", 37)
 	for _, w := range []struct{ name, s string }{
 		{"prose", text},
 		{"newlines", strings.ReplaceAll(text, "amet ", "amet\n")[:len(text)/3] + text[len(text)/3:]},
+		{"code", strings.Repeat("func main() {\n\tfmt.Println(\"hello, world\")\n\tx := map[string]int{\"a\": 1}\n}\n", 14)},
 	} {
 		doc, _ := json.Marshal(w.s)
 		b.Run(w.name, func(b *testing.B) {

@@ -147,9 +147,6 @@ func (r *Reader) strEscaped(start, i int, hi uint64) []byte {
 	base := len(r.arena)
 	out := r.arena[:cap(r.arena)]
 	j := base + copy(out[base:], d[start:i])
-	// streak counts clean words in a row: after four, the rest of a long
-	// clean run is found by blocks and moved with one copy.
-	streak := 0
 	for {
 		if len(out)-j < arenaSlack {
 			// Keep the decoded part; make room for at least as much again.
@@ -165,16 +162,8 @@ func (r *Reader) strEscaped(start, i int, hi uint64) []byte {
 			if m == 0 {
 				hi |= v
 				i, j = i+8, j+8
-				if streak++; streak == 4 {
-					streak = 0
-					room := len(out) - j - arenaSlack
-					n, h := plainBlocks(d[i:min(len(d), i+max(room, 0))])
-					j += copy(out[j:], d[i:i+n])
-					i, hi = i+n, hi|h
-				}
 				continue
 			}
-			streak = 0
 			// All of v, not just the bytes before the hit: the rest of
 			// the word is read again next, so only a word straddling the
 			// closing quote can cost a needless utf8.Valid.
