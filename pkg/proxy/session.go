@@ -101,7 +101,7 @@ type sessionBody struct {
 // members still crosses the whole messages value, one bytes.IndexByte
 // per string: members after it (prompt_cache_key, metadata, tools, a
 // repeated messages, whose last copy wins) are common, and only a scan
-// past the array finds them. That is ~16 µs on a 300 KB body; ending it
+// past the array finds them. That is ~15 µs on a 300 KB body; ending it
 // needs the format decoder, which walks every member anyway, to hand
 // over their spans.
 func sessionID(f *format, req *llm.Request, body []byte, h http.Header) string {
