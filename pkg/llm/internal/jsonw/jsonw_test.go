@@ -199,11 +199,14 @@ func BenchmarkPlain(b *testing.B) {
 // BenchmarkStrings writes both dialects on the gateway's workloads: prose
 // is one ~1 KB chat message of plain ASCII (the 300-message benchmark
 // request is 300 of them), escapes a line with quotes, '<>&' and a
-// newline every few words.
+// newline every few words, linesN source code with N-byte lines.
 func BenchmarkStrings(b *testing.B) {
 	for _, w := range []struct{ name, s string }{
 		{"prose", "message 7: " + strings.Repeat("lorem ipsum dolor sit amet ", 37)},
 		{"escapes", strings.Repeat("hello \"world\" <b>the</b> quick & brown fox\n", 30)},
+		{"lines40", strings.Repeat("\tif err := w.Write(buf[:n]); err != nil {\n", 25)},
+		{"lines72", strings.Repeat("// lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiu\n", 15)},
+		{"lines100", strings.Repeat("// lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut lab\n", 10)},
 	} {
 		for _, d := range []struct {
 			name string

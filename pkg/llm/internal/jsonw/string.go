@@ -108,16 +108,12 @@ func appendBody(dst []byte, s string, html bool) []byte {
 	j := len(dst)
 	buf := dst[:cap(dst)]
 	i := 0
-	// streak counts the clean words in a row; four (32 bytes) are taken
-	// as the start of a long run (prose) rather than a gap between
-	// escapes.
-	streak := 0
+	var v, m uint64
 	// A word costs at most 8 escapes of 6 bytes plus an 8-byte store; the
 	// last bytes of a string, or of a tight buffer, go through appendTail
 	// so a caller's exact-size buffer is not reallocated.
 	for i+8 <= len(src) && len(buf)-j >= 64 {
-		v := binary.LittleEndian.Uint64(src[i:])
-		var m uint64
+		v = binary.LittleEndian.Uint64(src[i:])
 		if html {
 			m = maskString(v)
 		} else {
@@ -126,21 +122,59 @@ func appendBody(dst []byte, s string, html bool) []byte {
 		if m == 0 {
 			binary.LittleEndian.PutUint64(buf[j:], v)
 			i, j = i+8, j+8
-			// In a long run, find its end four words a step and move it
-			// with one copy, keeping the 64 bytes of room the next word
-			// may need.
-			if streak++; streak >= 4 {
-				streak = 0
-				if room := len(buf) - j - 64; room >= 32 && len(src)-i >= 32 {
-					if n := cleanRun(src[i:i+min(len(src)-i, room)], html); n > 0 {
-						j += copy(buf[j:], src[i:i+n])
-						i += n
-					}
+			// A clean word may open a long run (prose): take what
+			// follows four words a step, inline (a call here would cost
+			// the word loop its registers). The word that ends the run
+			// goes to the flagged path with its mask, so a short run
+			// costs no more than in the word loop; any superset of the
+			// exact mask will do there.
+			for i+32 <= len(src) && len(buf)-j >= 32+64 {
+				s, d := src[i:i+32], buf[j:j+32]
+				// The first word alone: where escapes come every few
+				// words, the run ends here.
+				v = binary.LittleEndian.Uint64(s)
+				if html {
+					m = maskBlockString(v)
+				} else {
+					m = maskPlain(v)
 				}
+				if m != 0 {
+					goto flagged
+				}
+				v1 := binary.LittleEndian.Uint64(s[8:])
+				v2 := binary.LittleEndian.Uint64(s[16:])
+				v3 := binary.LittleEndian.Uint64(s[24:])
+				// Stored before they are judged: the words from the
+				// first flagged one on are written again.
+				binary.LittleEndian.PutUint64(d, v)
+				binary.LittleEndian.PutUint64(d[8:], v1)
+				binary.LittleEndian.PutUint64(d[16:], v2)
+				binary.LittleEndian.PutUint64(d[24:], v3)
+				var m1, m2, m3 uint64
+				if html {
+					m1, m2, m3 = maskBlockString(v1), maskBlockString(v2), maskBlockString(v3)
+				} else {
+					m1, m2, m3 = maskPlain(v1), maskPlain(v2), maskPlain(v3)
+				}
+				switch {
+				case m1 != 0:
+					v, m = v1, m1
+					i, j = i+8, j+8
+					goto flagged
+				case m2 != 0:
+					v, m = v2, m2
+					i, j = i+16, j+16
+					goto flagged
+				case m3 != 0:
+					v, m = v3, m3
+					i, j = i+24, j+24
+					goto flagged
+				}
+				i, j = i+32, j+32
 			}
 			continue
 		}
-		streak = 0
+	flagged:
 		// Handle the flagged bytes of the word in order, copying the
 		// runs between them with one (shifted) word store each.
 		w := i
@@ -154,7 +188,7 @@ func appendBody(dst []byte, s string, html bool) []byte {
 			i = k
 			c := src[i]
 			switch {
-			case safe[c]: // a borrow's false alarm above a real hit
+			case safe[c]: // a borrow's false alarm above a real hit, or maskBlockString's
 				buf[j] = c
 				i, j = i+1, j+1
 			case c < utf8.RuneSelf:
@@ -187,30 +221,6 @@ func appendBody(dst []byte, s string, html bool) []byte {
 		}
 	}
 	return appendTail(buf[:j], src[i:], html)
-}
-
-// cleanRun returns the length of the run of whole clean words (no byte
-// the dialect's mask flags) that starts s, checked four words a step; the
-// words of a last block shorter than four are left to the caller.
-func cleanRun(s []byte, html bool) int {
-	n := 0
-	for ; n+32 <= len(s); n += 32 {
-		b := s[n : n+32]
-		v0 := binary.LittleEndian.Uint64(b)
-		v1 := binary.LittleEndian.Uint64(b[8:])
-		v2 := binary.LittleEndian.Uint64(b[16:])
-		v3 := binary.LittleEndian.Uint64(b[24:])
-		var m uint64
-		if html {
-			m = maskBlockString(v0) | maskBlockString(v1) | maskBlockString(v2) | maskBlockString(v3)
-		} else {
-			m = maskPlain(v0) | maskPlain(v1) | maskPlain(v2) | maskPlain(v3)
-		}
-		if m != 0 {
-			break
-		}
-	}
-	return n
 }
 
 // escWord is an ASCII byte's escape, little-endian in word, n bytes long.
