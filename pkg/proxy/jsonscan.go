@@ -2,7 +2,9 @@ package proxy
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 	"strings"
 )
 
@@ -24,11 +26,10 @@ func skipWS(b []byte, i int) int {
 func skipString(b []byte, i int) int {
 	i++
 	for {
-		j := bytes.IndexByte(b[i:], '"')
-		if j < 0 {
+		k := nextQuote(b, i)
+		if k < 0 {
 			return -1
 		}
-		k := i + j
 		// The quote is escaped when an odd number of backslashes precede it.
 		n := 0
 		for p := k - 1; p >= i && b[p] == '\\'; p-- {
@@ -39,6 +40,25 @@ func skipString(b []byte, i int) int {
 		}
 		i = k + 1
 	}
+}
+
+// nextQuote returns the index of the first '"' in b at or after i, or
+// -1. A short string (a key, a role) ends in its first word, found without
+// the call bytes.IndexByte costs; a long one goes to bytes.IndexByte.
+func nextQuote(b []byte, i int) int {
+	if i+8 <= len(b) {
+		// The lowest flagged byte is the first quote: x-lsb borrows
+		// only upward, and &^x drops bytes that were >= 0x80.
+		x := binary.LittleEndian.Uint64(b[i:]) ^ 0x2222222222222222
+		if m := (x - 0x0101010101010101) &^ x & 0x8080808080808080; m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+		i += 8
+	}
+	if j := bytes.IndexByte(b[i:], '"'); j >= 0 {
+		return i + j
+	}
+	return -1
 }
 
 // skipValue returns the index just past the value that starts at b[i]

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -56,9 +57,28 @@ func norm(sb sessionBody) sessionBody {
 		if err := json.Unmarshal(r, &out); err != nil {
 			return r
 		}
-		b.Write(compact(out))
+		writeCompact(&b, out)
 		return json.RawMessage(b.String())
 	}
 	sb.Tools, sb.Messages, sb.Input = c(sb.Tools), c(sb.Messages), c(sb.Input)
 	return sb
+}
+
+// TestNextQuoteFindsTheFirstQuote checks the one-word fast path against
+// bytes.IndexByte with the quote in every lane, after bytes >= 0x80 and
+// bytes one off '"'.
+func TestNextQuoteFindsTheFirstQuote(t *testing.T) {
+	for _, fill := range []string{"abcdefghijklmnopqrst", "\xff\xa2\x80#!\x21\x23é\\\\xxxxxxxxxx"} {
+		for q := range len(fill) + 1 {
+			b := []byte(fill[:q] + `"` + fill[q:] + `"`)
+			for i := range q + 1 {
+				if got, want := nextQuote(b, i), i+bytes.IndexByte(b[i:], '"'); got != want {
+					t.Fatalf("nextQuote(%q, %d) = %d, want %d", b, i, got, want)
+				}
+			}
+		}
+	}
+	if got := nextQuote([]byte("abcdefghij"), 0); got != -1 {
+		t.Fatalf("no quote: got %d", got)
+	}
 }

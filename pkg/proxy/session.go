@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 
@@ -94,6 +95,15 @@ type sessionBody struct {
 // tools as sent and the first non-system message as sent; the reference hashes its
 // parsed context instead, so the ids differ from the reference's (they are
 // stable across Go replicas, which is what stickiness needs).
+//
+// Cost: hashing is proportional to the hashed parts (the first message is
+// compacted into the hash without a copy), but finding the top-level
+// members still crosses the whole messages value, one bytes.IndexByte
+// per string: members after it (prompt_cache_key, metadata, tools, a
+// repeated messages, whose last copy wins) are common, and only a scan
+// past the array finds them. That is ~15 µs on a 300 KB body; ending it
+// needs the format decoder, which walks every member anyway, to hand
+// over their spans.
 func sessionID(f *format, req *llm.Request, body []byte, h http.Header) string {
 	if f.piNative {
 		if req.SessionID != "" {
@@ -185,13 +195,13 @@ func derivedSessionID(req *llm.Request, tools, first json.RawMessage) string {
 		}
 		h.Write([]byte(b.Text))
 	}
-	if t := compact(tools); len(t) > 0 && !bytes.Equal(t, []byte("null")) && !bytes.Equal(t, []byte("[]")) {
+	if len(tools) > 0 && !noTools(tools) {
 		h.Write([]byte{0})
-		h.Write(t)
+		writeCompact(h, tools)
 	}
-	if m := compact(first); len(m) > 0 {
+	if len(first) > 0 {
 		h.Write([]byte{0})
-		h.Write(m)
+		writeCompact(h, first)
 	}
 	var sum [sha256.Size]byte
 	var x [32]byte
@@ -215,15 +225,58 @@ func uuidShape(x *[32]byte, v byte) string {
 	return string(id[:])
 }
 
-func compact(raw json.RawMessage) []byte {
-	if len(raw) == 0 {
-		return nil
+// noTools reports whether the raw tools value is null or an empty array.
+func noTools(raw []byte) bool {
+	t := bytes.TrimSpace(raw)
+	return string(t) == "null" || len(t) >= 2 && t[0] == '[' && skipWS(t, 1) == len(t)-1
+}
+
+// writeCompact writes raw to w as json.Compact writes it (raw as it is
+// when json.Compact fails), without a copy: a value without whitespace
+// between its tokens, the usual case, goes to w whole, others run by run
+// between the spaces. The lenient scan is exact for valid JSON, which raw
+// is (its body passed the format's decoder); raw with a string it cannot
+// follow goes to json.Compact.
+func writeCompact(w io.Writer, raw []byte) {
+	spaced := false
+	for i := 0; i < len(raw); {
+		switch raw[i] {
+		case '"':
+			if i = skipString(raw, i); i < 0 {
+				var b bytes.Buffer
+				if json.Compact(&b, raw) != nil {
+					_, _ = w.Write(raw)
+					return
+				}
+				_, _ = w.Write(b.Bytes())
+				return
+			}
+			continue
+		case ' ', '\t', '\n', '\r':
+			spaced = true
+		}
+		i++
 	}
-	var b bytes.Buffer
-	if json.Compact(&b, raw) != nil {
-		return raw
+	if !spaced {
+		_, _ = w.Write(raw)
+		return
 	}
-	return b.Bytes()
+	// The pass above followed every string, so this one meets the same.
+	start := 0
+	for i := 0; i < len(raw); {
+		switch raw[i] {
+		case '"':
+			i = skipString(raw, i)
+			continue
+		case ' ', '\t', '\n', '\r':
+			_, _ = w.Write(raw[start:i])
+			i = skipWS(raw, i)
+			start = i
+			continue
+		}
+		i++
+	}
+	_, _ = w.Write(raw[start:])
 }
 
 // newMessageID returns an Anthropic message id: "msg_" + 24 hex digits.

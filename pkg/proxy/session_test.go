@@ -1,11 +1,14 @@
 package proxy
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/ompgo/omp/pkg/llm"
@@ -99,5 +102,108 @@ func TestDerivedSessionIDFormula(t *testing.T) {
 		return x[:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:]
 	}(); got != want {
 		t.Errorf("derived id of a bare model %s, want %s", got, want)
+	}
+}
+
+// TestWriteCompactMatchesEncodingJSON checks the copy-free compaction
+// the derived id hashes against json.Compact.
+func TestWriteCompactMatchesEncodingJSON(t *testing.T) {
+	for _, raw := range []string{
+		`{"role":"user","content":"hi"}`,
+		`{ "role" : "user" ,	"content" : "a b \" c" }`,
+		"[\n {\"a\": [1, 2 ,3]},\r\n \"x y\"\t]",
+		`{"content":"\\","k":"\\\" ]} "}`,
+		`"  "`,
+		`  null  `,
+	} {
+		var want, got bytes.Buffer
+		if err := json.Compact(&want, []byte(raw)); err != nil {
+			t.Fatal(err)
+		}
+		writeCompact(&got, []byte(raw))
+		if got.String() != want.String() {
+			t.Errorf("writeCompact(%q) = %q, want %q", raw, got.String(), want.String())
+		}
+	}
+	// A string the scan cannot follow goes to json.Compact, which keeps
+	// what it cannot compact.
+	var got bytes.Buffer
+	writeCompact(&got, []byte(`{"a": "open`))
+	if got.String() != `{"a": "open` {
+		t.Errorf("unterminated string gave %q", got.String())
+	}
+}
+
+func FuzzWriteCompact(f *testing.F) {
+	for _, s := range []string{`{"a": [1, "b c"]}`, `[ "\"", {} ]`, ` 1 `} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		var want, got bytes.Buffer
+		if json.Compact(&want, []byte(raw)) != nil {
+			return // the derived id only hashes values a decoder accepted
+		}
+		writeCompact(&got, []byte(raw))
+		if got.String() != want.String() {
+			t.Fatalf("writeCompact(%q) = %q, want %q", raw, got.String(), want.String())
+		}
+	})
+}
+
+// TestDerivedSessionIDOfALongConversation pins the id of a 300-message
+// body to its formula: the long tail of the conversation changes nothing,
+// the first non-system message does.
+func TestDerivedSessionIDOfALongConversation(t *testing.T) {
+	body := bigSessionBody()
+	req, err := openai.DecodeChatRequest(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := fmt.Sprintf(`{"role":"user","content":%q}`, "message 0: "+strings.Repeat("lorem ipsum dolor sit amet ", 37))
+	sum := sha256.Sum256([]byte("anthropic/claude-sonnet-4-5\x00be brief\x00" + first))
+	x := hex.EncodeToString(sum[:])[:32]
+	want := x[:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:]
+	if got := sessionID(chatFormat, req, body, http.Header{}); got != want {
+		t.Errorf("derived id %s, want %s", got, want)
+	}
+	// The same head with a spaced-out first message and another tail.
+	spaced := bytes.Replace(body, []byte(`{"role":"user","content":"message 0:`), []byte(`{ "role" : "user",  "content" : "message 0:`), 1)
+	spaced = bytes.Replace(spaced, []byte("message 299"), []byte("message 300"), 1)
+	if got := sessionID(chatFormat, req, spaced, http.Header{}); got != want {
+		t.Errorf("derived id of the spaced body %s, want %s", got, want)
+	}
+	// A prompt_cache_key after the messages still wins.
+	keyed := append(bytes.TrimSuffix(body, []byte("}")), `,"prompt_cache_key":"late"}`...)
+	if got := sessionID(chatFormat, req, keyed, http.Header{}); got != "late" {
+		t.Errorf("prompt_cache_key after the messages: got %q", got)
+	}
+}
+
+// bigSessionBody is a ~300 KB chat body of 300 plain messages (the shape
+// of bigChat in bench_test.go), with a system message first.
+func bigSessionBody() []byte {
+	var b strings.Builder
+	b.WriteString(`{"model":"anthropic/claude-sonnet-4-5","stream":false,"messages":[{"role":"system","content":"be brief"}`)
+	for i := range 300 {
+		role := "user"
+		if i%2 == 1 {
+			role = "assistant"
+		}
+		fmt.Fprintf(&b, `,{"role":%q,"content":%q}`, role, fmt.Sprintf("message %d: %s", i, strings.Repeat("lorem ipsum dolor sit amet ", 37)))
+	}
+	b.WriteString(`]}`)
+	return []byte(b.String())
+}
+
+func BenchmarkSessionID(b *testing.B) {
+	body := bigSessionBody()
+	req, err := openai.DecodeChatRequest(body)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = sessionID(chatFormat, req, body, http.Header{})
 	}
 }

@@ -93,6 +93,53 @@ func FuzzReader(f *testing.F) {
 	})
 }
 
+// FuzzLongStrings reads fuzzed string bodies set in long clean runs, so
+// the block scan of plain strings and the block copy of escaped ones meet
+// every byte the fuzzer finds, and compares with encoding/json.
+func FuzzLongStrings(f *testing.F) {
+	for _, s := range []string{"", `\"`, `\n`, "\xff", "\x01", `\u00e9\ud800`, "é😀", `"`, `\`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		lead := prose[:len(s)%64]
+		checkLongString(t, `"`+lead+prose+s+prose+s+prose+`"`)
+		checkLongString(t, `"\t`+lead+prose+s+prose+s+prose+`"`) // escaped from the start
+	})
+}
+
+// prose is a clean run long enough for the block loops.
+var prose = strings.Repeat("lorem ipsum dolor sit amet ", 8)
+
+// checkLongString reads doc with String and with Skip and compares them
+// with encoding/json: the same string, or an error for the same input.
+func checkLongString(t *testing.T, doc string) {
+	t.Helper()
+	var want string
+	werr := json.Unmarshal([]byte(doc), &want)
+	r := NewReader([]byte(doc))
+	got := r.String()
+	if err := r.End(); (err == nil) != (werr == nil) || werr == nil && got != want {
+		t.Fatalf("String(%q) = %q, %v; encoding/json: %q, %v", doc, got, err, want, werr)
+	}
+	r = NewReader([]byte(doc))
+	r.Skip()
+	if err := r.End(); (err == nil) != (werr == nil) {
+		t.Fatalf("Skip(%q): %v; encoding/json: %v", doc, err, werr)
+	}
+}
+
+// TestEverySpecialAtEveryOffset puts each byte class the string scan
+// stops at or validates at every offset of a long clean run, plain and
+// after an escape.
+func TestEverySpecialAtEveryOffset(t *testing.T) {
+	for _, e := range []string{`\"`, `\\`, `\n`, `\u00e9`, `\ud83d\ude00`, `\ud800`, "\x00", "\x1f", "\x7f", "\xff", "\xe2\x80", "é", "😀", "\u2028", `"`, `\`, `\x`} {
+		for p := range 150 {
+			checkLongString(t, `"`+prose[:p]+e+prose[p:]+`"`)
+			checkLongString(t, `"\n`+prose[:p]+e+prose[p:]+`"`)
+		}
+	}
+}
+
 func TestFieldsSkipsUnreadValues(t *testing.T) {
 	doc := `{"a":"x\u00e9\ud83d\ude00","n":-1.5e3,"i":42,"b":true,"z":null,"arr":[1,{"k":[]}],"o":{"p":"q"}}`
 	r := NewReader([]byte(doc))
@@ -228,6 +275,29 @@ func BenchmarkString(b *testing.B) {
 	for b.Loop() {
 		r := NewReader(doc)
 		_ = r.String()
+	}
+}
+
+// BenchmarkStrings reads the strings of a chat body: prose is ~1 KB of
+// plain ASCII (a view, no copy), newlines the same text as paragraphs
+// (decoded into the arena after the first escape), code a source file
+// with an escape every few bytes.
+func BenchmarkStrings(b *testing.B) {
+	text := "message 7: " + strings.Repeat("lorem ipsum dolor sit amet ", 37)
+	for _, w := range []struct{ name, s string }{
+		{"prose", text},
+		{"newlines", strings.ReplaceAll(text, "amet ", "amet\n")[:len(text)/3] + text[len(text)/3:]},
+		{"code", strings.Repeat("func main() {\n\tfmt.Println(\"hello, world\")\n\tx := map[string]int{\"a\": 1}\n}\n", 14)},
+	} {
+		doc, _ := json.Marshal(w.s)
+		b.Run(w.name, func(b *testing.B) {
+			b.SetBytes(int64(len(doc)))
+			r := NewReader(doc)
+			for b.Loop() {
+				r.ResetReuse(doc)
+				_ = r.String()
+			}
+		})
 	}
 }
 

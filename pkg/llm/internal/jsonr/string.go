@@ -24,9 +24,18 @@ func special(v uint64) uint64 {
 
 // skipPlain advances i, eight bytes at a time, to the first byte of d
 // that special flags or to the last short word, OR-ing the bytes passed
-// into hi (whose high bits then tell whether any was >= 0x80).
+// into hi (whose high bits then tell whether any was >= 0x80). After four
+// clean words it takes the rest of a long string (prose) by blocks; a
+// short one (a key, an enum) never pays for a block.
 func skipPlain(d []byte, i int, hi uint64) (int, uint64) {
-	for i+8 <= len(d) {
+	for n := 0; i+8 <= len(d); n++ {
+		if n == 4 {
+			k, h := plainBlocks(d[i:])
+			i, hi = i+k, hi|h
+			if i+8 > len(d) {
+				break
+			}
+		}
 		v := binary.LittleEndian.Uint64(d[i:])
 		if m := special(v); m != 0 {
 			k := bits.TrailingZeros64(m) >> 3
@@ -36,6 +45,24 @@ func skipPlain(d []byte, i int, hi uint64) (int, uint64) {
 		i += 8
 	}
 	return i, hi
+}
+
+// plainBlocks returns the length of the run of 32-byte blocks at the
+// start of b that special flags no byte of, and the OR of their words.
+// The words of the block that ends the run are left to the caller.
+func plainBlocks(b []byte) (n int, hi uint64) {
+	for ; n+32 <= len(b); n += 32 {
+		w := b[n : n+32]
+		v0 := binary.LittleEndian.Uint64(w)
+		v1 := binary.LittleEndian.Uint64(w[8:])
+		v2 := binary.LittleEndian.Uint64(w[16:])
+		v3 := binary.LittleEndian.Uint64(w[24:])
+		if special(v0)|special(v1)|special(v2)|special(v3) != 0 {
+			break
+		}
+		hi |= v0 | v1 | v2 | v3
+	}
+	return n, hi
 }
 
 // String reads a string value (null reads as ""). A string without

@@ -2,7 +2,9 @@ package jsonw
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -12,11 +14,56 @@ func FuzzString(f *testing.F) {
 	for _, s := range []string{"", "a\"b\\c\n\t<>&", "\u2028\x00\xff", "héllo", "\b\f\x7f", "0123456789abcdef<x>"} {
 		f.Add(s)
 	}
+	f.Add(strings.Repeat("lorem ipsum dolor sit amet ", 5) + "\u2028" + strings.Repeat("x", 70) + "<\xff>")
 	f.Fuzz(func(t *testing.T, s string) {
-		// Long inputs take the word-at-a-time path, short ones the tail.
+		// Long inputs take the word-at-a-time path, short ones the tail,
+		// and runs of more than four clean words the block copy.
 		checkString(t, s)
 		checkString(t, "0123456789abcdef"+s+s+s)
+		checkString(t, prose[:len(s)%64+40]+s+prose+s)
 	})
+}
+
+// prose is a clean run long enough for the block copy.
+var prose = strings.Repeat("lorem ipsum dolor sit amet ", 8)
+
+// TestMasksFlagEveryByteTheyMust checks the word masks for every byte in
+// every lane of a clean word: maskPlain and maskString flag exactly the
+// bytes their dialect does not copy as they are (lowest flag on the
+// byte), maskBlockString at least String's.
+func TestMasksFlagEveryByteTheyMust(t *testing.T) {
+	for c := range 256 {
+		for lane := range 8 {
+			b := []byte("abcdefgh")
+			b[lane] = byte(c)
+			v := binary.LittleEndian.Uint64(b)
+			for _, tc := range []struct {
+				name string
+				m    uint64
+				safe bool
+			}{{"maskPlain", maskPlain(v), plain[c]}, {"maskString", maskString(v), htmlSafe[c]}} {
+				if got := tc.m != 0; got == tc.safe {
+					t.Errorf("%s(%#x in lane %d) flags %v", tc.name, c, lane, got)
+				} else if got && bits.TrailingZeros64(tc.m)>>3 != lane {
+					t.Errorf("%s(%#x in lane %d): lowest flag in lane %d", tc.name, c, lane, bits.TrailingZeros64(tc.m)>>3)
+				}
+			}
+			if !htmlSafe[c] && maskBlockString(v) == 0 {
+				t.Errorf("maskBlockString misses %#x in lane %d", c, lane)
+			}
+		}
+	}
+}
+
+// TestEveryEscapeAtEveryOffset puts each byte class both dialects treat
+// specially at every offset of a long clean run, so each lands in every
+// lane of the word and block loops.
+func TestEveryEscapeAtEveryOffset(t *testing.T) {
+	for _, e := range []string{"^", "|", "~", "\"", "\\", "\n", "\x00", "\x1f", "\x7f", "<", ">", "&", "\b", "\u2028", "\u2029", "\xff", "\xe2\x80", "é", "😀", "\ufffd"} {
+		for p := range 150 {
+			checkString(t, prose[:p]+e+prose[p:])
+		}
+	}
 }
 
 func checkString(t *testing.T, s string) {
@@ -146,6 +193,33 @@ func BenchmarkPlain(b *testing.B) {
 	b.SetBytes(int64(len(s)))
 	for b.Loop() {
 		buf = Plain(buf[:0], s)
+	}
+}
+
+// BenchmarkStrings writes both dialects on the gateway's workloads: prose
+// is one ~1 KB chat message of plain ASCII (the 300-message benchmark
+// request is 300 of them), escapes a line with quotes, '<>&' and a
+// newline every few words, linesN source code with N-byte lines.
+func BenchmarkStrings(b *testing.B) {
+	for _, w := range []struct{ name, s string }{
+		{"prose", "message 7: " + strings.Repeat("lorem ipsum dolor sit amet ", 37)},
+		{"escapes", strings.Repeat("hello \"world\" <b>the</b> quick & brown fox\n", 30)},
+		{"lines40", strings.Repeat("\tif err := w.Write(buf[:n]); err != nil {\n", 25)},
+		{"lines72", strings.Repeat("// lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiu\n", 15)},
+		{"lines100", strings.Repeat("// lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut lab\n", 10)},
+	} {
+		for _, d := range []struct {
+			name string
+			fn   func([]byte, string) []byte
+		}{{"String", String}, {"Plain", Plain}} {
+			b.Run(w.name+"/"+d.name, func(b *testing.B) {
+				buf := make([]byte, 0, 2*len(w.s))
+				b.SetBytes(int64(len(w.s)))
+				for b.Loop() {
+					buf = d.fn(buf[:0], w.s)
+				}
+			})
+		}
 	}
 }
 

@@ -41,10 +41,24 @@ func maskPlain(v uint64) uint64 {
 	return ((v - lsb*0x20) | (q - lsb) | (s - lsb) | v) & msb
 }
 
-// maskHTML flags the further bytes String escapes: '<', '>', '&' (exact
-// for the lowest flagged byte when combined with maskPlain).
-func maskHTML(v uint64) uint64 {
-	return ((v ^ (lsb * '<')) - lsb) | ((v ^ (lsb * '>')) - lsb) | ((v ^ (lsb * '&')) - lsb)
+// maskString is maskPlain for String, which also escapes '<', '>' and
+// '&'. Setting one bit first pairs the bytes that differ only in it:
+// '"' (0x22) with '&' (0x26), '<' (0x3c) with '>' (0x3e).
+func maskString(v uint64) uint64 {
+	qa := (v | lsb*0x04) ^ (lsb * '&')
+	lg := (v | lsb*0x02) ^ (lsb * '>')
+	s := v ^ (lsb * '\\')
+	return ((v - lsb*0x20) | (qa - lsb) | (lg - lsb) | (s - lsb) | v) & msb
+}
+
+// maskBlockString is a cheaper maskString for whole-block tests, where
+// a false alarm only ends a block run early: it flags '<', '>' and '\\'
+// with '^', '|' and '~' (0x3c, 0x3e, 0x5c, 0x5e, 0x7c, 0x7e share all
+// bits outside 0x62), bytes rare in prose.
+func maskBlockString(v uint64) uint64 {
+	qa := (v | lsb*0x04) ^ (lsb * '&')
+	lgs := (v | lsb*0x62) ^ (lsb * '~')
+	return ((v - lsb*0x20) | (qa - lsb) | (lgs - lsb) | v) & msb
 }
 
 // plain[c] and htmlSafe[c] are true for the ASCII bytes each dialect
@@ -94,20 +108,73 @@ func appendBody(dst []byte, s string, html bool) []byte {
 	j := len(dst)
 	buf := dst[:cap(dst)]
 	i := 0
+	var v, m uint64
 	// A word costs at most 8 escapes of 6 bytes plus an 8-byte store; the
 	// last bytes of a string, or of a tight buffer, go through appendTail
 	// so a caller's exact-size buffer is not reallocated.
 	for i+8 <= len(src) && len(buf)-j >= 64 {
-		v := binary.LittleEndian.Uint64(src[i:])
-		m := maskPlain(v)
+		v = binary.LittleEndian.Uint64(src[i:])
 		if html {
-			m |= maskHTML(v) & msb
+			m = maskString(v)
+		} else {
+			m = maskPlain(v)
 		}
 		if m == 0 {
 			binary.LittleEndian.PutUint64(buf[j:], v)
 			i, j = i+8, j+8
+			// A clean word may open a long run (prose): take what
+			// follows four words a step, inline (a call here would cost
+			// the word loop its registers). The word that ends the run
+			// goes to the flagged path with its mask, so a short run
+			// costs no more than in the word loop; any superset of the
+			// exact mask will do there.
+			for i+32 <= len(src) && len(buf)-j >= 32+64 {
+				s, d := src[i:i+32], buf[j:j+32]
+				// The first word alone: where escapes come every few
+				// words, the run ends here.
+				v = binary.LittleEndian.Uint64(s)
+				if html {
+					m = maskBlockString(v)
+				} else {
+					m = maskPlain(v)
+				}
+				if m != 0 {
+					goto flagged
+				}
+				v1 := binary.LittleEndian.Uint64(s[8:])
+				v2 := binary.LittleEndian.Uint64(s[16:])
+				v3 := binary.LittleEndian.Uint64(s[24:])
+				// Stored before they are judged: the words from the
+				// first flagged one on are written again.
+				binary.LittleEndian.PutUint64(d, v)
+				binary.LittleEndian.PutUint64(d[8:], v1)
+				binary.LittleEndian.PutUint64(d[16:], v2)
+				binary.LittleEndian.PutUint64(d[24:], v3)
+				var m1, m2, m3 uint64
+				if html {
+					m1, m2, m3 = maskBlockString(v1), maskBlockString(v2), maskBlockString(v3)
+				} else {
+					m1, m2, m3 = maskPlain(v1), maskPlain(v2), maskPlain(v3)
+				}
+				switch {
+				case m1 != 0:
+					v, m = v1, m1
+					i, j = i+8, j+8
+					goto flagged
+				case m2 != 0:
+					v, m = v2, m2
+					i, j = i+16, j+16
+					goto flagged
+				case m3 != 0:
+					v, m = v3, m3
+					i, j = i+24, j+24
+					goto flagged
+				}
+				i, j = i+32, j+32
+			}
 			continue
 		}
+	flagged:
 		// Handle the flagged bytes of the word in order, copying the
 		// runs between them with one (shifted) word store each.
 		w := i
@@ -121,7 +188,7 @@ func appendBody(dst []byte, s string, html bool) []byte {
 			i = k
 			c := src[i]
 			switch {
-			case safe[c]: // a borrow's false alarm above a real hit
+			case safe[c]: // a borrow's false alarm above a real hit, or maskBlockString's
 				buf[j] = c
 				i, j = i+1, j+1
 			case c < utf8.RuneSelf:
