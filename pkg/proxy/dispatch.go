@@ -123,11 +123,11 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, c *call) error 
 // than prepare: slog's call chain is the deepest of the request, and it
 // starts here below the handler's frame alone.
 //
-//go:noinline
-//
 // The record goes to the handler directly: Logger.Info would also capture
 // the caller's program counter (runtime.Callers), which no handler here
 // prints and which cost a quarter of the line.
+//
+//go:noinline
 func (s *Server) logRequest(r *http.Request, c *call) {
 	h, ctx := s.log.Handler(), r.Context()
 	if !h.Enabled(ctx, slog.LevelInfo) {

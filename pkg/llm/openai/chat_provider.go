@@ -47,21 +47,37 @@ func (p *ChatProvider) baseURL(model llm.Model) string {
 // and retry-after set) or a transport error, and with the context's error
 // when ctx ends first.
 func (p *ChatProvider) Stream(ctx context.Context, req *llm.Request, model llm.Model, cred llm.Credential) (*llm.Stream, error) {
-	base := p.baseURL(model)
-	compat := ResolveChatCompat(model, base)
+	url, h, body, t := p.request(req, &model, cred)
+	return streamChat(ctx, t, url, h, body, model.ID)
+}
+
+// request builds the upstream request. Not inlined: its locals (the
+// compat settings, the header building) must not sit in the frame under
+// the HTTP call, at the bottom of a gateway handler's deepest path, which
+// has to stay within 8 KiB of stack (issue 9; docs/architecture.md).
+//
+//go:noinline
+func (p *ChatProvider) request(req *llm.Request, model *llm.Model, cred llm.Credential) (string, http.Header, []byte, transport) {
+	base := p.baseURL(*model)
+	compat := ResolveChatCompat(*model, base)
 	if p.Compat != nil {
 		compat = *p.Compat
 	}
-	body := AppendChatBody(nil, req, model, compat)
-	h := baseHeaders(model, cred, req, "OpenAI-Organization", "OpenAI-Project")
-	t := transport{provider: p.providerID(model), client: p.HTTPClient, now: p.Now}
-	resp, err := t.post(ctx, joinURL(base, "/chat/completions"), h, body)
+	body := AppendChatBody(nil, req, *model, compat)
+	h := baseHeaders(*model, cred, req, "OpenAI-Organization", "OpenAI-Project")
+	t := transport{provider: p.providerID(*model), client: p.HTTPClient, now: p.Now}
+	return joinURL(base, "/chat/completions"), h, body, t
+}
+
+// streamChat posts the request and returns its event stream.
+func streamChat(ctx context.Context, t transport, url string, h http.Header, body []byte, modelID string) (*llm.Stream, error) {
+	resp, err := t.post(ctx, url, h, body)
 	if err != nil {
 		return nil, err
 	}
 	seq := func(yield func(llm.Event) bool) {
 		defer resp.Body.Close()
-		b := llm.NewBuilder(llm.APIOpenAIChat, t.provider, model.ID, yield)
+		b := llm.NewBuilder(llm.APIOpenAIChat, t.provider, modelID, yield)
 		b.Message().Timestamp = t.clock().UnixMilli()
 		ps := newChatParser(b)
 		readErr := sseLoop(resp.Body, func(_ string, data []byte) bool { return ps.handle(data) })

@@ -31,11 +31,20 @@ var _ llm.Provider = (*ResponsesProvider)(nil)
 // Stream sends req to /responses and returns the canonical stream; the
 // failure contract is ChatProvider.Stream's.
 func (p *ResponsesProvider) Stream(ctx context.Context, req *llm.Request, model llm.Model, cred llm.Credential) (*llm.Stream, error) {
+	url, h, body, t := p.request(req, &model, cred)
+	return streamResponses(ctx, t, url, h, body, llm.APIOpenAIResponses, model.ID)
+}
+
+// request builds the upstream request; not inlined, as
+// ChatProvider.request.
+//
+//go:noinline
+func (p *ResponsesProvider) request(req *llm.Request, model *llm.Model, cred llm.Credential) (string, http.Header, []byte, transport) {
 	base := firstOf(p.BaseURL, model.BaseURL, DefaultBaseURL)
-	body := AppendResponsesBody(nil, req, model)
-	h := baseHeaders(model, cred, req, "OpenAI-Organization", "OpenAI-Project", "OpenAI-Beta")
+	body := AppendResponsesBody(nil, req, *model)
+	h := baseHeaders(*model, cred, req, "OpenAI-Organization", "OpenAI-Project", "OpenAI-Beta")
 	t := transport{provider: firstOf(p.ProviderID, model.Provider, "openai"), client: p.HTTPClient, now: p.Now}
-	return streamResponses(ctx, t, joinURL(base, "/responses"), h, body, llm.APIOpenAIResponses, model)
+	return joinURL(base, "/responses"), h, body, t
 }
 
 // Codex backend constants (reference pi-catalog wire/codex.ts).
@@ -77,6 +86,15 @@ var _ llm.Provider = (*CodexProvider)(nil)
 // cred.AccountID, else from the access token's ChatGPT claim, else from
 // an inbound chatgpt-account-id header.
 func (p *CodexProvider) Stream(ctx context.Context, req *llm.Request, model llm.Model, cred llm.Credential) (*llm.Stream, error) {
+	url, h, body, t := p.request(req, &model, cred)
+	return streamResponses(ctx, t, url, h, body, llm.APICodex, model.ID)
+}
+
+// request builds the upstream request; not inlined, as
+// ChatProvider.request.
+//
+//go:noinline
+func (p *CodexProvider) request(req *llm.Request, model *llm.Model, cred llm.Credential) (string, http.Header, []byte, transport) {
 	base := firstOf(p.BaseURL, model.BaseURL, DefaultCodexBaseURL)
 	url := strings.TrimRight(base, "/")
 	switch {
@@ -86,8 +104,8 @@ func (p *CodexProvider) Stream(ctx context.Context, req *llm.Request, model llm.
 	default:
 		url += "/codex/responses"
 	}
-	body := AppendCodexBody(nil, req, model)
-	h := baseHeaders(model, cred, req, "originator", "session_id", "conversation_id")
+	body := AppendCodexBody(nil, req, *model)
+	h := baseHeaders(*model, cred, req, "originator", "session_id", "conversation_id")
 	h.Set("OpenAI-Beta", "responses=experimental")
 	if h.Get("originator") == "" {
 		h.Set("originator", firstOf(p.Originator, DefaultCodexOriginator))
@@ -106,7 +124,7 @@ func (p *CodexProvider) Stream(ctx context.Context, req *llm.Request, model llm.
 		}
 	}
 	t := transport{provider: firstOf(p.ProviderID, model.Provider, "openai-codex"), client: p.HTTPClient, now: p.Now}
-	return streamResponses(ctx, t, url, h, body, llm.APICodex, model)
+	return url, h, body, t
 }
 
 // codexAccountID reads chatgpt_account_id from a ChatGPT access token
@@ -133,14 +151,15 @@ func codexAccountID(token string) string {
 	return auth.AccountID
 }
 
-func streamResponses(ctx context.Context, t transport, url string, h http.Header, body []byte, api string, model llm.Model) (*llm.Stream, error) {
+// streamResponses posts the request and returns its event stream.
+func streamResponses(ctx context.Context, t transport, url string, h http.Header, body []byte, api, modelID string) (*llm.Stream, error) {
 	resp, err := t.post(ctx, url, h, body)
 	if err != nil {
 		return nil, err
 	}
 	seq := func(yield func(llm.Event) bool) {
 		defer resp.Body.Close()
-		b := llm.NewBuilder(api, t.provider, model.ID, yield)
+		b := llm.NewBuilder(api, t.provider, modelID, yield)
 		b.Message().Timestamp = t.clock().UnixMilli()
 		ps := newRespParser(b, api)
 		readErr := sseLoop(resp.Body, func(_ string, data []byte) bool { return ps.handle(data) })

@@ -202,10 +202,34 @@ func (p *Picker) Pick(ctx context.Context, provider, sessionID string, opts Opti
 		return *p.pickAPIKey(provider, sessionID, opts, keys), nil
 	}
 	if oauth := byType(es, vault.TypeOAuth); len(oauth) > 0 {
-		return p.pickOAuth(ctx, provider, sessionID, opts, oauth)
+		return p.pickOAuthApart(ctx, provider, sessionID, opts, oauth)
 	}
 	p.clearSticky(provider, sessionID)
 	return e, NoCredential(provider)
+}
+
+// pickOAuthApart runs pickOAuth on a goroutine of its own and waits for
+// it. OAuth selection is the deepest call path of a request (its frames
+// alone are 2.5 KiB, and ranking may fetch the usage reports over HTTP):
+// run on a gateway handler's goroutine, at the bottom of net/http, chi,
+// the middleware and the upstream call, it took that goroutine past 8 KiB
+// of stack, which the goroutine then kept for the whole stream that
+// followed (issue 9). The helper's stack goes back to the runtime when it
+// returns; the caller waits parked, so nothing runs in between.
+//
+//go:noinline
+func (p *Picker) pickOAuthApart(ctx context.Context, provider, sessionID string, opts Options, creds []vault.Entry) (vault.Entry, error) {
+	res := new(struct {
+		e   vault.Entry
+		err error
+	})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		res.e, res.err = p.pickOAuth(ctx, provider, sessionID, opts, creds)
+	}()
+	<-done
+	return res.e, res.err
 }
 
 // pickAPIKey picks one of keys (not empty). It returns a pointer into

@@ -1,0 +1,137 @@
+//go:build stackprobe && linux
+
+package proxy_test
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/pkg/vault"
+)
+
+// TestRequestPathStackBudget runs only under `make stackcheck`
+// (scripts/stackcheck.sh), which builds the test with a runtime whose
+// newstack prints "STACKGROW" and a traceback when a goroutine outgrows
+// 8 KiB. A goroutine keeps the stack it grew for as long as it lives, and
+// a streamed request's handler goroutine lives for the whole stream: a
+// request path deeper than 8 KiB anywhere doubled the stack of every open
+// stream (issue 9). After one warm-up request per path (first uses run
+// one-time initialisation: time zones, encoding/json's type cache), no
+// goroutine net/http starts for a connection may grow past 8 KiB on any
+// format, upstream API or credential kind.
+func TestRequestPathStackBudget(t *testing.T) {
+	anthropic := strings.SplitAfter(anthropicText, "\n\n")
+	// Without the usage chunk: chatFast leaves that one object, once at
+	// the end of a stream, to encoding/json, whose recursion may grow the
+	// goroutine there; it is idle right after, and the next collection
+	// shrinks a parked goroutine's stack back to what it uses.
+	var chat []string
+	for _, ev := range strings.SplitAfter(chatText, "\n\n") {
+		if !strings.Contains(ev, `"prompt_tokens"`) {
+			chat = append(chat, ev)
+		}
+	}
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		events := anthropic
+		if strings.HasSuffix(r.URL.Path, "/chat/completions") {
+			events = chat
+		}
+		w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+		w.WriteHeader(http.StatusOK)
+		for _, ev := range events {
+			_, _ = io.WriteString(w, ev)
+			w.(http.Flusher).Flush()
+		}
+	}))
+	defer up.Close()
+	cat := llm.Builtin().With(llm.Model{ID: "gpt-4o-mini", Name: "GPT-4o mini", Provider: "openai", API: llm.APIOpenAIChat,
+		Input: []llm.Modality{llm.ModalityText}, ContextWindow: 128000, MaxTokens: 16384})
+	urls := map[string]string{"anthropic": up.URL, "openai": up.URL + "/v1"}
+	type path struct {
+		name, route, body, want string
+		entry                   vault.Entry
+	}
+	paths := []path{
+		{"chat, anthropic, API key", "/v1/chat/completions", `{"model":"anthropic/claude-sonnet-4-5","stream":true,"messages":[{"role":"user","content":"hi"}]}`, `"content":"Hello `, apiKeyEntry(1, "anthropic", "sk-ant-vault")},
+		{"messages, anthropic, OAuth", "/v1/messages", `{"model":"claude-sonnet-4-5","max_tokens":64,"stream":true,"system":"Be brief.","messages":[{"role":"user","content":"hi"}]}`, `"text":"Hello `, oauthEntry(2, "anthropic", "tok-a")},
+		{"responses, anthropic, OAuth", "/v1/responses", `{"model":"anthropic/claude-sonnet-4-5","stream":true,"input":"hi"}`, `"delta":"Hello `, oauthEntry(3, "anthropic", "tok-b")},
+		{"pi-native, anthropic, API key", "/v1/pi/stream", `{"model":"anthropic/claude-sonnet-4-5","context":{"messages":[{"role":"user","content":"hi","timestamp":1}]}}`, `Hello `, apiKeyEntry(4, "anthropic", "sk-ant-vault")},
+		{"chat, openai chat, API key", "/v1/chat/completions", `{"model":"openai/gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"hi"}]}`, `"content":"Hi `, apiKeyEntry(5, "openai", "sk-openai-vault")},
+		{"chat non-streaming, anthropic, OAuth", "/v1/chat/completions", `{"model":"anthropic/claude-sonnet-4-5","messages":[{"role":"user","content":"hi"}]}`, `Hello`, oauthEntry(6, "anthropic", "tok-c")},
+	}
+	gws := make([]*httptest.Server, len(paths))
+	for i, p := range paths {
+		gws[i] = gateway(t, &memSource{entries: []vault.Entry{p.entry}}, urls, cat)
+	}
+	// One request at a time, so the runtime's reports do not interleave.
+	run := func(n int) {
+		for range n {
+			for i, p := range paths {
+				req, _ := http.NewRequest(http.MethodPost, gws[i].URL+p.route, strings.NewReader(p.body))
+				req.Header.Set("Authorization", "Bearer "+gatewayToken)
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if !bytes.Contains(b, []byte(p.want)) {
+					t.Errorf("%s: %d %s", p.name, resp.StatusCode, b)
+				}
+			}
+		}
+	}
+	run(1) // warm-up
+
+	// Capture the runtime's prints (fd 2) while every path runs again.
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved, err := syscall.Dup(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	copied := make(chan struct{})
+	go func() { _, _ = io.Copy(&out, r); close(copied) }()
+	if err := syscall.Dup2(int(w.Fd()), 2); err != nil {
+		t.Fatal(err)
+	}
+	run(3)
+	_ = syscall.Dup2(saved, 2)
+	w.Close()
+	<-copied
+
+	// Each growth is "STACKGROW <old size> goid=N", a traceback, and
+	// "created by <function> in goroutine M".
+	grown := 0
+	for _, block := range strings.Split(out.String(), "STACKGROW ")[1:] {
+		sc := bufio.NewScanner(strings.NewReader(block))
+		var created string
+		for sc.Scan() {
+			if l := sc.Text(); strings.HasPrefix(l, "created by ") {
+				created = l
+				break
+			}
+		}
+		if strings.HasPrefix(created, "created by net/http.(*Server).Serve") {
+			grown++
+			t.Errorf("a connection goroutine outgrew its stack on the request path (docs/architecture.md, \"Testing\", says how to read the frames):\nSTACKGROW %s", block)
+		}
+	}
+	if os.Getenv("OMP_STACKPROBE") == "" {
+		t.Log("OMP_STACKPROBE is not set: run through make stackcheck, which builds the probe runtime in")
+	}
+	t.Logf("%d connection goroutines outgrew 8 KiB after warm-up", grown)
+}
