@@ -56,7 +56,7 @@ type Options struct {
 }
 
 // Adapt sets GOMAXPROCS to 1 and adjusts it to the load until ctx is
-// done, then restores the count it started with. It returns at once,
+// done, then restores the runtime default. It returns at once,
 // doing nothing, when GOMAXPROCS is set in the environment or the runtime
 // has a single P anyway.
 func Adapt(ctx context.Context, o Options) {
@@ -87,7 +87,10 @@ func Adapt(ctx context.Context, o Options) {
 	}
 	set(1)
 	go func() {
-		defer runtime.GOMAXPROCS(initial)
+		// The runtime default again, with its automatic updates (a
+		// GOMAXPROCS call turns them off; the ceiling here is the default
+		// at start, so a CPU limit changed while Adapt runs is not followed).
+		defer runtime.SetDefaultGOMAXPROCS()
 		t := time.NewTicker(o.Interval)
 		defer t.Stop()
 		var g governor
