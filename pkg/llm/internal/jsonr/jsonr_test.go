@@ -3,6 +3,7 @@ package jsonr
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -110,21 +111,27 @@ func FuzzLongStrings(f *testing.F) {
 // prose is a clean run long enough for the block loops.
 var prose = strings.Repeat("lorem ipsum dolor sit amet ", 8)
 
-// checkLongString reads doc with String and with Skip and compares them
-// with encoding/json: the same string, or an error for the same input.
-func checkLongString(t *testing.T, doc string) {
+// checkLongString reads the string literal lit, followed in an array by
+// a long one (so its end can fall inside a block), with String and with
+// Skip, and compares with encoding/json: the same strings, or an error for
+// the same input.
+func checkLongString(t *testing.T, lit string) {
 	t.Helper()
-	var want string
+	doc := "[" + lit + `,"` + prose + `"]`
+	var want []string
 	werr := json.Unmarshal([]byte(doc), &want)
 	r := NewReader([]byte(doc))
-	got := r.String()
-	if err := r.End(); (err == nil) != (werr == nil) || werr == nil && got != want {
-		t.Fatalf("String(%q) = %q, %v; encoding/json: %q, %v", doc, got, err, want, werr)
+	var got []string
+	for range r.Elems() {
+		got = append(got, r.String())
+	}
+	if err := r.End(); (err == nil) != (werr == nil) || werr == nil && !slices.Equal(got, want) {
+		t.Fatalf("String(%q) = %q, %v; encoding/json: %q, %v", lit, got, err, want, werr)
 	}
 	r = NewReader([]byte(doc))
 	r.Skip()
 	if err := r.End(); (err == nil) != (werr == nil) {
-		t.Fatalf("Skip(%q): %v; encoding/json: %v", doc, err, werr)
+		t.Fatalf("Skip(%q): %v; encoding/json: %v", lit, err, werr)
 	}
 }
 
@@ -133,7 +140,7 @@ func checkLongString(t *testing.T, doc string) {
 // after an escape.
 func TestEverySpecialAtEveryOffset(t *testing.T) {
 	for _, e := range []string{`\"`, `\\`, `\n`, `\u00e9`, `\ud83d\ude00`, `\ud800`, "\x00", "\x1f", "\x7f", "\xff", "\xe2\x80", "é", "😀", "\u2028", `"`, `\`, `\x`} {
-		for p := range 150 {
+		for p := range len(prose) + 1 {
 			checkLongString(t, `"`+prose[:p]+e+prose[p:]+`"`)
 			checkLongString(t, `"\n`+prose[:p]+e+prose[p:]+`"`)
 		}
@@ -288,6 +295,9 @@ func BenchmarkStrings(b *testing.B) {
 		{"prose", text},
 		{"newlines", strings.ReplaceAll(text, "amet ", "amet\n")[:len(text)/3] + text[len(text)/3:]},
 		{"code", strings.Repeat("func main() {\n\tfmt.Println(\"hello, world\")\n\tx := map[string]int{\"a\": 1}\n}\n", 14)},
+		{"short40", text[:40]},
+		{"short72", text[:72]},
+		{"short100", text[:100]},
 	} {
 		doc, _ := json.Marshal(w.s)
 		b.Run(w.name, func(b *testing.B) {

@@ -24,45 +24,48 @@ func special(v uint64) uint64 {
 
 // skipPlain advances i, eight bytes at a time, to the first byte of d
 // that special flags or to the last short word, OR-ing the bytes passed
-// into hi (whose high bits then tell whether any was >= 0x80). After four
-// clean words it takes the rest of a long string (prose) by blocks; a
-// short one (a key, an enum) never pays for a block.
+// into hi (whose high bits then tell whether any was >= 0x80). After a
+// clean word it goes on four words a step, testing the first alone, so a
+// long string (prose) runs at block speed and a short one costs what it
+// did a word at a time.
 func skipPlain(d []byte, i int, hi uint64) (int, uint64) {
-	for n := 0; i+8 <= len(d); n++ {
-		if n == 4 {
-			k, h := plainBlocks(d[i:])
-			i, hi = i+k, hi|h
-			if i+8 > len(d) {
-				break
-			}
-		}
+	for i+8 <= len(d) {
 		v := binary.LittleEndian.Uint64(d[i:])
 		if m := special(v); m != 0 {
-			k := bits.TrailingZeros64(m) >> 3
-			return i + k, hi | v&(1<<(8*k)-1)
+			return stopAt(i, v, m, hi)
 		}
 		hi |= v
 		i += 8
+		for i+32 <= len(d) {
+			w := d[i : i+32]
+			v = binary.LittleEndian.Uint64(w)
+			if m := special(v); m != 0 {
+				return stopAt(i, v, m, hi)
+			}
+			v1 := binary.LittleEndian.Uint64(w[8:])
+			v2 := binary.LittleEndian.Uint64(w[16:])
+			v3 := binary.LittleEndian.Uint64(w[24:])
+			m1, m2, m3 := special(v1), special(v2), special(v3)
+			switch {
+			case m1 != 0:
+				return stopAt(i+8, v1, m1, hi|v)
+			case m2 != 0:
+				return stopAt(i+16, v2, m2, hi|v|v1)
+			case m3 != 0:
+				return stopAt(i+24, v3, m3, hi|v|v1|v2)
+			}
+			hi |= v | v1 | v2 | v3
+			i += 32
+		}
 	}
 	return i, hi
 }
 
-// plainBlocks returns the length of the run of 32-byte blocks at the
-// start of b that special flags no byte of, and the OR of their words.
-// The words of the block that ends the run are left to the caller.
-func plainBlocks(b []byte) (n int, hi uint64) {
-	for ; n+32 <= len(b); n += 32 {
-		w := b[n : n+32]
-		v0 := binary.LittleEndian.Uint64(w)
-		v1 := binary.LittleEndian.Uint64(w[8:])
-		v2 := binary.LittleEndian.Uint64(w[16:])
-		v3 := binary.LittleEndian.Uint64(w[24:])
-		if special(v0)|special(v1)|special(v2)|special(v3) != 0 {
-			break
-		}
-		hi |= v0 | v1 | v2 | v3
-	}
-	return n, hi
+// stopAt returns the offset of the first byte mask m flags in word v at
+// d[i:], and hi with the bytes of v before it.
+func stopAt(i int, v, m, hi uint64) (int, uint64) {
+	k := bits.TrailingZeros64(m) >> 3
+	return i + k, hi | v&(1<<(8*k)-1)
 }
 
 // String reads a string value (null reads as ""). A string without
@@ -162,8 +165,48 @@ func (r *Reader) strEscaped(start, i int, hi uint64) []byte {
 			if m == 0 {
 				hi |= v
 				i, j = i+8, j+8
+				// A clean word may open a long run: go on four words a
+				// step, inline (a call would cost this loop its
+				// registers), testing the first alone; the word that ends
+				// the run goes on below with its mask, so a short run
+				// costs what it did a word at a time.
+				for i+32 <= len(d) && len(out)-j >= 32+arenaSlack {
+					w, o := d[i:i+32], out[j:j+32]
+					v = binary.LittleEndian.Uint64(w)
+					binary.LittleEndian.PutUint64(o, v)
+					if m = special(v); m != 0 {
+						goto hit
+					}
+					v1 := binary.LittleEndian.Uint64(w[8:])
+					v2 := binary.LittleEndian.Uint64(w[16:])
+					v3 := binary.LittleEndian.Uint64(w[24:])
+					binary.LittleEndian.PutUint64(o[8:], v1)
+					binary.LittleEndian.PutUint64(o[16:], v2)
+					binary.LittleEndian.PutUint64(o[24:], v3)
+					m1, m2, m3 := special(v1), special(v2), special(v3)
+					switch {
+					case m1 != 0:
+						hi |= v
+						v, m = v1, m1
+						i, j = i+8, j+8
+						goto hit
+					case m2 != 0:
+						hi |= v | v1
+						v, m = v2, m2
+						i, j = i+16, j+16
+						goto hit
+					case m3 != 0:
+						hi |= v | v1 | v2
+						v, m = v3, m3
+						i, j = i+24, j+24
+						goto hit
+					}
+					hi |= v | v1 | v2 | v3
+					i, j = i+32, j+32
+				}
 				continue
 			}
+		hit:
 			// All of v, not just the bytes before the hit: the rest of
 			// the word is read again next, so only a word straddling the
 			// closing quote can cost a needless utf8.Valid.
