@@ -64,13 +64,20 @@ type call struct {
 	start time.Time
 	body  []byte // recycled by recycle
 	req   *llm.Request
-	model *llm.Model // the model table's: read-only
-	sid   string
+	// release gives back the decoded request's pooled arrays (recycle
+	// calls it); nil when there are none.
+	release func()
+	model   *llm.Model // the model table's: read-only
+	sid     string
 	// credID is the credential of the open upstream stream.
 	credID int64
 }
 
 func (c *call) recycle() {
+	if c.release != nil {
+		c.release()
+		c.release = nil
+	}
 	httpx.PutBuffer(c.body)
 	c.body = nil
 }
@@ -95,7 +102,12 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, c *call) error 
 	if err != nil {
 		return err
 	}
-	req, err := f.decode(body)
+	var req *llm.Request
+	if f.decodeRecycled != nil {
+		req, c.release, err = f.decodeRecycled(body)
+	} else {
+		req, err = f.decode(body)
+	}
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,10 @@ type format struct {
 	name string
 	// decode parses a body; model is the model id the client asked for.
 	decode func(body []byte) (req *llm.Request, err error)
+	// decodeRecycled, when set, is used instead of decode: the request's
+	// arrays come from pools, given back by release once the upstream has
+	// the request (see call.recycle).
+	decodeRecycled func(body []byte) (req *llm.Request, release func(), err error)
 	// newEncoder returns the SSE encoder of one streamed response.
 	newEncoder func(req *llm.Request, now time.Time) encoder
 	// final encodes a successful non-streamed message; ok false means the
@@ -44,8 +48,9 @@ type encoder struct {
 }
 
 var chatFormat = &format{
-	name:   "openai-chat",
-	decode: openai.DecodeChatRequest,
+	name:           "openai-chat",
+	decode:         openai.DecodeChatRequest,
+	decodeRecycled: openai.DecodeChatRequestRecycled,
 	newEncoder: func(req *llm.Request, now time.Time) encoder {
 		return encoder{encode: openai.NewChatStream(openai.ChatOptions{ID: openai.NewChatID(), Model: req.Model, Created: now.Unix(), IncludeUsage: req.IncludeStreamingUsage}).Append}
 	},

@@ -16,11 +16,32 @@ import (
 // fields without a canonical slot are kept raw in Extra for a Chat
 // upstream. Errors are *RequestError.
 func DecodeChatRequest(body []byte) (*llm.Request, error) {
+	req, _, err := decodeChat(body, false)
+	return req, err
+}
+
+// DecodeChatRequestRecycled is DecodeChatRequest for a caller that calls
+// release once nothing reads the request's messages any more (the gateway
+// does when the upstream has the request): the messages and their blocks
+// then live in recycled arrays. On a 300-message request that is 160 KB
+// less garbage, and about half of the decoding's CPU time was the
+// collections and write barriers that garbage brought. release is never
+// nil; after it, the request's Messages must not be read.
+func DecodeChatRequestRecycled(body []byte) (req *llm.Request, release func(), err error) {
+	req, p, err := decodeChat(body, true)
+	if err != nil {
+		p.release()
+		return nil, func() {}, err
+	}
+	return req, p.release, nil
+}
+
+func decodeChat(body []byte, recycle bool) (*llm.Request, *chatDecoder, error) {
 	req := &llm.Request{OriginAPI: llm.APIOpenAIChat}
 	d := jsonr.NewReader(body)
-	p := chatDecoder{d: d, req: req, names: map[string]string{}, slab: slab.Contents{Src: d}}
+	p := &chatDecoder{d: d, req: req, names: map[string]string{}, slab: slab.Contents{Src: d, Recycle: recycle}}
 	if err := objectBody(d, chatPrefix); err != nil {
-		return nil, err
+		return nil, p, err
 	}
 	hasModel := false
 	for k := range d.Fields() {
@@ -32,10 +53,15 @@ func DecodeChatRequest(body []byte) (*llm.Request, error) {
 			}
 			req.Model = d.String()
 		case "messages":
+			p.dropStage() // a repeated member: the last one wins
 			buf := stageMessages()
 			req.Messages = *buf
 			p.messages()
-			req.Messages = finishMessages(buf, req.Messages)
+			if recycle && cap(req.Messages) <= 2*len(req.Messages)+16 {
+				p.stage = buf // kept, and pooled again by release
+			} else {
+				req.Messages = finishMessages(buf, req.Messages)
+			}
 		case "tools":
 			req.Tools = decodeChatTools(d)
 		case "tool_choice":
@@ -92,19 +118,40 @@ func DecodeChatRequest(body []byte) (*llm.Request, error) {
 			}
 		}
 		if p.err != nil {
-			return nil, p.err
+			return nil, p, p.err
 		}
 	}
 	if err := d.End(); err != nil {
-		return nil, decodeError(chatPrefix, err)
+		return nil, p, decodeError(chatPrefix, err)
 	}
 	if p.err != nil {
-		return nil, p.err
+		return nil, p, p.err
 	}
 	if !hasModel || req.Model == "" {
-		return nil, &RequestError{Message: errMissingModel}
+		return nil, p, &RequestError{Message: errMissingModel}
 	}
-	return req, nil
+	return req, p, nil
+}
+
+// release gives back what a recycled decoding kept: the message stage
+// (cleared) and the slab's arrays.
+func (p *chatDecoder) release() {
+	p.dropStage()
+	p.req.Messages = nil // their blocks are in the slab's arrays
+	p.slab.Release()
+}
+
+// dropStage clears the kept message stage and pools it.
+func (p *chatDecoder) dropStage() {
+	if p.stage == nil {
+		return
+	}
+	msgs := p.req.Messages
+	clear(msgs[:cap(msgs)])
+	*p.stage = msgs[:0]
+	msgStage.Put(p.stage)
+	p.stage = nil
+	p.req.Messages = nil
 }
 
 // msgStage lends pooled buffers to stage a request's messages: growing
@@ -151,6 +198,9 @@ type chatDecoder struct {
 	// an exact copy carved from slab.
 	parts, calls, out []llm.Content
 	slab              slab.Contents
+	// stage is the pooled buffer req.Messages lives in, kept by a
+	// recycled decoding until release.
+	stage *[]llm.Message
 }
 
 // chatMessage is one messages[] element as read, before it becomes a

@@ -5,7 +5,12 @@
 // several times.
 package slab
 
-import "github.com/ompgo/omp/pkg/llm"
+import (
+	"math/bits"
+	"sync"
+
+	"github.com/ompgo/omp/pkg/llm"
+)
 
 // maxChunk bounds one backing array (in blocks).
 const maxChunk = 1024
@@ -26,10 +31,59 @@ type Progress interface {
 // wastes little more than one array's slack.
 type Contents struct {
 	// Src, when set, is the decoder's input position.
-	Src   Progress
-	free  []llm.Content
-	last  int // size of the last backing array
-	taken int // blocks handed out
+	Src Progress
+	// Recycle takes the backing arrays from a pool (by power-of-two
+	// size class) and keeps them in the list Release hands back. Only
+	// for a caller that calls Release once nothing views the slices.
+	Recycle bool
+	free    []llm.Content
+	last    int // size of the last backing array
+	taken   int // blocks handed out
+	arrays  []*[]llm.Content
+}
+
+// pools holds recycled backing arrays by size class: class c holds
+// arrays of minClass << c blocks.
+var pools [classes]sync.Pool
+
+const (
+	minClass = 16
+	classes  = 7 // 16 … 1024 (maxChunk) blocks
+)
+
+// class returns the smallest class holding n blocks (n ≤ maxChunk).
+func class(n int) int {
+	if n <= minClass {
+		return 0
+	}
+	return bits.Len(uint(n-1)) - bits.Len(uint(minClass-1))
+}
+
+// array returns a zeroed backing array of at least n blocks: recycled
+// when s.Recycle, else fresh and exact.
+func (s *Contents) array(n int) []llm.Content {
+	if !s.Recycle || n > maxChunk {
+		return make([]llm.Content, n)
+	}
+	c := class(n)
+	p, _ := pools[c].Get().(*[]llm.Content)
+	if p == nil {
+		a := make([]llm.Content, minClass<<c)
+		p = &a
+	}
+	s.arrays = append(s.arrays, p)
+	return *p
+}
+
+// Release clears the recycled backing arrays and pools them. Nothing may
+// use a slice Take or Copy returned afterwards.
+func (s *Contents) Release() {
+	for _, p := range s.arrays {
+		clear(*p)
+		pools[class(len(*p))].Put(p)
+	}
+	clear(s.arrays)
+	s.arrays, s.free = s.arrays[:0], nil
 }
 
 // Take returns a zeroed slice of n blocks. Its capacity is n, so an
@@ -40,7 +94,7 @@ func (s *Contents) Take(n int) []llm.Content {
 	}
 	if len(s.free) < n {
 		s.last = min(s.next(), maxChunk)
-		s.free = make([]llm.Content, max(n, s.last))
+		s.free = s.array(max(n, s.last))
 	}
 	out := s.free[:n:n]
 	s.free = s.free[n:]

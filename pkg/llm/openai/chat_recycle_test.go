@@ -1,0 +1,73 @@
+package openai
+
+import (
+	"os"
+	"reflect"
+	"testing"
+)
+
+// A recycled decoding gives the request DecodeChatRequest gives, request
+// after request on the same recycled arrays, and release drops the
+// messages.
+func TestDecodeChatRequestRecycled(t *testing.T) {
+	golden, err := os.ReadFile("testdata/request_chat.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bodies := map[string][]byte{
+		"agent session": agentChatBody(t),
+		"golden":        golden,
+		"repeated messages": []byte(`{"model":"gpt-4o","messages":[{"role":"user","content":"first list"}],` +
+			`"messages":[{"role":"system","content":"s"},{"role":"user","content":"last list wins"}]}`),
+		"one message": []byte(`{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}`),
+	}
+	for round := range 3 { // later rounds run on arrays the earlier ones gave back
+		for name, body := range bodies {
+			want, err := DecodeChatRequest(body)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			got, release, err := DecodeChatRequestRecycled(body)
+			if err != nil {
+				t.Fatalf("%s recycled: %v", name, err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("round %d, %s: the recycled decoding differs:\n got %+v\nwant %+v", round, name, got.Messages, want.Messages)
+			}
+			release()
+			if got.Messages != nil {
+				t.Fatalf("%s: messages still reachable after release", name)
+			}
+		}
+	}
+	// A failing body still hands back a release to call.
+	req, release, err := DecodeChatRequestRecycled([]byte(`{"model":"gpt-4o","messages":[{"role":"user","content":"x"}],"temperature":"hot"}`))
+	if err == nil || req != nil || release == nil {
+		t.Fatalf("bad body: req %v, err %v, release %v", req, err, release != nil)
+	}
+	release()
+}
+
+// The recycled arrays hold no block of a released request: the next
+// request's blocks are all its own.
+func TestRecycledBlocksDoNotLeakAcrossRequests(t *testing.T) {
+	a := []byte(`{"model":"gpt-4o","messages":[{"role":"user","content":[{"type":"text","text":"A1"},{"type":"text","text":"A2"},{"type":"text","text":"A3"}]}]}`)
+	b := []byte(`{"model":"gpt-4o","messages":[{"role":"user","content":"B1"}]}`)
+	_, release, err := DecodeChatRequestRecycled(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release()
+	req, release, err := DecodeChatRequestRecycled(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	m := req.Messages[0]
+	if len(m.Content) != 1 || m.Content[0].Text != "B1" {
+		t.Fatalf("second request's content %+v", m.Content)
+	}
+	if full := m.Content[:cap(m.Content)]; len(full) != 1 {
+		t.Fatalf("a block slice reaches %d blocks of its array", len(full))
+	}
+}
