@@ -19,9 +19,9 @@ type format struct {
 	name string
 	// decode parses a body; model is the model id the client asked for.
 	decode func(body []byte) (req *llm.Request, err error)
-	// decodeRecycled, when set, is used instead of decode: the request's
-	// arrays come from pools, given back by release once the upstream has
-	// the request (see call.recycle).
+	// decodeRecycled, when set, is used instead of decode for a body over
+	// httpx.MinPooled: the request's arrays come from pools, given back by
+	// release once the upstream has the request (see call.recycle).
 	decodeRecycled func(body []byte) (req *llm.Request, release func(), err error)
 	// newEncoder returns the SSE encoder of one streamed response.
 	newEncoder func(req *llm.Request, now time.Time) encoder
