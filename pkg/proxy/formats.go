@@ -62,8 +62,9 @@ var chatFormat = &format{
 }
 
 var messagesFormat = &format{
-	name:   "anthropic-messages",
-	decode: anthropic.DecodeRequest,
+	name:           "anthropic-messages",
+	decode:         anthropic.DecodeRequest,
+	decodeRecycled: anthropic.DecodeRequestRecycled,
 	newEncoder: func(req *llm.Request, _ time.Time) encoder {
 		e := anthropic.NewStreamEncoder(req.Model, newMessageID())
 		return encoder{encode: e.Encode, ping: e.Ping}
@@ -77,8 +78,9 @@ var messagesFormat = &format{
 }
 
 var responsesFormat = &format{
-	name:   "openai-responses",
-	decode: openai.DecodeResponsesRequest,
+	name:           "openai-responses",
+	decode:         openai.DecodeResponsesRequest,
+	decodeRecycled: openai.DecodeResponsesRequestRecycled,
 	newEncoder: func(req *llm.Request, now time.Time) encoder {
 		return encoder{encode: openai.NewResponsesStream(openai.ResponsesOptions{ID: openai.NewResponseID(), Model: req.Model, Created: now.Unix()}).Append}
 	},

@@ -26,6 +26,32 @@ func DecodeRequest(body []byte) (*llm.Request, error) {
 	return d.request()
 }
 
+// DecodeRequestRecycled is DecodeRequest for a caller that calls release
+// once nothing reads the request's messages any more (the gateway does
+// when the upstream has the request): the messages stay in the decoder's
+// staging buffer and their blocks in recycled arrays, instead of an exact
+// copy and fresh arrays that a large request turned into collections and
+// write barriers. release is never nil; after it, the request's Messages
+// must not be read.
+func DecodeRequestRecycled(body []byte) (req *llm.Request, release func(), err error) {
+	d := decoders.Get().(*decoder)
+	d.r = jsonr.NewReader(body)
+	d.slab.Src, d.slab.Recycle, d.keep = d.r, true, true
+	req, err = d.request()
+	release = func() {
+		if req != nil {
+			req.Messages = nil
+		}
+		d.slab.Release()
+		d.release()
+	}
+	if err != nil {
+		release()
+		return nil, func() {}, err
+	}
+	return req, release, nil
+}
+
 // decoders recycles the decoders' staging buffers between requests.
 var decoders = sync.Pool{New: func() any { return new(decoder) }}
 
@@ -49,6 +75,9 @@ type decoder struct {
 	msgs []llm.Message
 	// slab backs the content slices of the request's messages.
 	slab slab.Contents
+	// keep: the request may keep msgs itself (DecodeRequestRecycled),
+	// when they fill it well enough.
+	keep bool
 }
 
 // block is one content block as read from the wire, before its role is
@@ -383,7 +412,13 @@ func (d *decoder) messages(req *llm.Request) {
 	// Messages are staged in a pooled buffer and copied out once:
 	// growing hundreds of large Message values costs more.
 	d.msgs = d.msgs[:0]
-	defer func() { req.Messages = append(make([]llm.Message, 0, len(d.msgs)), d.msgs...) }()
+	defer func() {
+		if d.keep && cap(d.msgs) <= 2*len(d.msgs)+16 {
+			req.Messages = d.msgs // until release
+			return
+		}
+		req.Messages = append(make([]llm.Message, 0, len(d.msgs)), d.msgs...)
+	}()
 	for i := 0; r.More(); i++ {
 		role := ""
 		d.scratch = d.scratch[:0]

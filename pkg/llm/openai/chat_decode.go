@@ -53,15 +53,11 @@ func decodeChat(body []byte, recycle bool) (*llm.Request, *chatDecoder, error) {
 			}
 			req.Model = d.String()
 		case "messages":
-			p.dropStage() // a repeated member: the last one wins
+			dropKept(&p.kept, req.Messages) // a repeated member: the last one wins
 			buf := stageMessages()
 			req.Messages = *buf
 			p.messages()
-			if recycle && cap(req.Messages) <= 2*len(req.Messages)+16 {
-				p.stage = buf // kept, and pooled again by release
-			} else {
-				req.Messages = finishMessages(buf, req.Messages)
-			}
+			req.Messages = finishStage(buf, req.Messages, recycle, &p.kept)
 		case "tools":
 			req.Tools = decodeChatTools(d)
 		case "tool_choice":
@@ -136,22 +132,9 @@ func decodeChat(body []byte, recycle bool) (*llm.Request, *chatDecoder, error) {
 // release gives back what a recycled decoding kept: the message stage
 // (cleared) and the slab's arrays.
 func (p *chatDecoder) release() {
-	p.dropStage()
+	dropKept(&p.kept, p.req.Messages)
 	p.req.Messages = nil // their blocks are in the slab's arrays
 	p.slab.Release()
-}
-
-// dropStage clears the kept message stage and pools it.
-func (p *chatDecoder) dropStage() {
-	if p.stage == nil {
-		return
-	}
-	msgs := p.req.Messages
-	clear(msgs[:cap(msgs)])
-	*p.stage = msgs[:0]
-	msgStage.Put(p.stage)
-	p.stage = nil
-	p.req.Messages = nil
 }
 
 // msgStage lends pooled buffers to stage a request's messages: growing
@@ -170,6 +153,28 @@ func finishMessages(buf *[]llm.Message, msgs []llm.Message) []llm.Message {
 	*buf = msgs[:0]
 	msgStage.Put(buf)
 	return out
+}
+
+// finishStage ends a staged messages list: kept as it is, its stage
+// recorded in *kept for release, when recycle and the list fills the
+// stage well enough; otherwise an exact copy (finishMessages).
+func finishStage(buf *[]llm.Message, msgs []llm.Message, recycle bool, kept **[]llm.Message) []llm.Message {
+	if recycle && cap(msgs) <= 2*len(msgs)+16 {
+		*kept = buf
+		return msgs
+	}
+	return finishMessages(buf, msgs)
+}
+
+// dropKept clears msgs, the list a kept stage holds, and pools the stage.
+func dropKept(kept **[]llm.Message, msgs []llm.Message) {
+	if *kept == nil {
+		return
+	}
+	clear(msgs[:cap(msgs)])
+	**kept = msgs[:0]
+	msgStage.Put(*kept)
+	*kept = nil
 }
 
 // objectBody returns nil when the body is a JSON object, else its error.
@@ -198,9 +203,9 @@ type chatDecoder struct {
 	// an exact copy carved from slab.
 	parts, calls, out []llm.Content
 	slab              slab.Contents
-	// stage is the pooled buffer req.Messages lives in, kept by a
-	// recycled decoding until release.
-	stage *[]llm.Message
+	// kept is the pooled stage req.Messages lives in, kept by a recycled
+	// decoding until release (finishStage).
+	kept *[]llm.Message
 }
 
 // chatMessage is one messages[] element as read, before it becomes a

@@ -71,3 +71,46 @@ func TestRecycledBlocksDoNotLeakAcrossRequests(t *testing.T) {
 		t.Fatalf("a block slice reaches %d blocks of its array", len(full))
 	}
 }
+
+// The same for the Responses decoder.
+func TestDecodeResponsesRequestRecycled(t *testing.T) {
+	golden, err := os.ReadFile("testdata/request_responses.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	chat, err := DecodeChatRequest(agentChatBody(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bodies := map[string][]byte{
+		"agent session": AppendResponsesBody(nil, chat, benchModel),
+		"golden":        golden,
+		"repeated input": []byte(`{"model":"gpt-5","input":[{"role":"user","content":"first"}],` +
+			`"input":[{"role":"user","content":"last wins"},{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"}]}`),
+		"string input": []byte(`{"model":"gpt-5","instructions":"be brief","input":"hi"}`),
+	}
+	for round := range 3 {
+		for name, body := range bodies {
+			want, err := DecodeResponsesRequest(body)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			got, release, err := DecodeResponsesRequestRecycled(body)
+			if err != nil {
+				t.Fatalf("%s recycled: %v", name, err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("round %d, %s: the recycled decoding differs:\n got %+v\nwant %+v", round, name, got.Messages, want.Messages)
+			}
+			release()
+			if got.Messages != nil {
+				t.Fatalf("%s: messages still reachable after release", name)
+			}
+		}
+	}
+	req, release, err := DecodeResponsesRequestRecycled([]byte(`{"input":"no model"}`))
+	if err == nil || req != nil || release == nil {
+		t.Fatalf("bad body: req %v, err %v", req, err)
+	}
+	release()
+}

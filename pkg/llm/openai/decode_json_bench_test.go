@@ -27,7 +27,8 @@ func BenchmarkDecodeChatRequestJSON(b *testing.B) {
 	benchDecodeRequest(b, agentChatBody(b), "testdata/request_chat.json", func(body []byte) error {
 		_, err := DecodeChatRequest(body)
 		return err
-	}, func(body []byte) error { var r ejChatRequest; return json.Unmarshal(body, &r) })
+	}, func(body []byte) error { var r ejChatRequest; return json.Unmarshal(body, &r) },
+		func(body []byte) error { _, release, err := DecodeChatRequestRecycled(body); release(); return err })
 }
 
 func BenchmarkDecodeResponsesRequestJSON(b *testing.B) {
@@ -38,10 +39,18 @@ func BenchmarkDecodeResponsesRequestJSON(b *testing.B) {
 	benchDecodeRequest(b, AppendResponsesBody(nil, req, benchModel), "testdata/request_responses.json", func(body []byte) error {
 		_, err := DecodeResponsesRequest(body)
 		return err
-	}, func(body []byte) error { var r ejResponsesRequest; return json.Unmarshal(body, &r) })
+	}, func(body []byte) error { var r ejResponsesRequest; return json.Unmarshal(body, &r) },
+		func(body []byte) error {
+			_, release, err := DecodeResponsesRequestRecycled(body)
+			release()
+			return err
+		})
 }
 
-func benchDecodeRequest(b *testing.B, agent []byte, goldenPath string, fast, ej func([]byte) error) {
+// benchDecodeRequest runs fast, ej (the encoding/json baseline) and
+// recycled (fast with its arrays given back, as the gateway decodes
+// bodies over 16 KiB) on both workloads.
+func benchDecodeRequest(b *testing.B, agent []byte, goldenPath string, fast, ej, recycled func([]byte) error) {
 	golden, err := os.ReadFile(goldenPath)
 	if err != nil {
 		b.Fatal(err)
@@ -53,7 +62,7 @@ func benchDecodeRequest(b *testing.B, agent []byte, goldenPath string, fast, ej 
 		for _, impl := range []struct {
 			name   string
 			decode func([]byte) error
-		}{{"fast", fast}, {"encoding_json", ej}} {
+		}{{"fast", fast}, {"encoding_json", ej}, {"recycled", recycled}} {
 			b.Run("workload="+w.name+"/impl="+impl.name, func(b *testing.B) {
 				b.SetBytes(int64(len(w.body)))
 				b.ReportAllocs()

@@ -17,11 +17,34 @@ import (
 // Reasoning items keep their whole JSON as the thinking signature so an
 // OpenAI upstream can replay them. Errors are *RequestError.
 func DecodeResponsesRequest(body []byte) (*llm.Request, error) {
+	req, _, err := decodeResponses(body, false)
+	return req, err
+}
+
+// DecodeResponsesRequestRecycled is DecodeResponsesRequest with recycled
+// arrays, released by release, as DecodeChatRequestRecycled.
+func DecodeResponsesRequestRecycled(body []byte) (req *llm.Request, release func(), err error) {
+	req, p, err := decodeResponses(body, true)
+	if err != nil {
+		p.release()
+		return nil, func() {}, err
+	}
+	return req, p.release, nil
+}
+
+// release gives back what a recycled decoding kept.
+func (p *responsesDecoder) release() {
+	dropKept(&p.kept, p.req.Messages)
+	p.req.Messages = nil // their blocks are in the slab's arrays
+	p.slab.Release()
+}
+
+func decodeResponses(body []byte, recycle bool) (*llm.Request, *responsesDecoder, error) {
 	req := &llm.Request{OriginAPI: llm.APIOpenAIResponses}
 	d := jsonr.NewReader(body)
-	p := responsesDecoder{d: d, req: req, names: map[string]string{}, slab: slab.Contents{Src: d}}
+	p := &responsesDecoder{d: d, req: req, names: map[string]string{}, slab: slab.Contents{Src: d, Recycle: recycle}}
 	if err := objectBody(d, responsesPrefix); err != nil {
-		return nil, err
+		return nil, p, err
 	}
 	hasModel := false
 	var instructions *llm.SystemBlock
@@ -38,11 +61,12 @@ func DecodeResponsesRequest(body []byte) (*llm.Request, error) {
 				d.Null()
 			}
 		case "input":
+			dropKept(&p.kept, p.req.Messages) // a repeated member: the last one wins
 			buf := stageMessages()
 			p.req.Messages = *buf
 			p.input()
 			p.flush()
-			p.req.Messages = finishMessages(buf, p.req.Messages)
+			p.req.Messages = finishStage(buf, p.req.Messages, recycle, &p.kept)
 		case "tools":
 			req.Tools = decodeResponsesTools(d)
 		case "tool_choice":
@@ -109,23 +133,23 @@ func DecodeResponsesRequest(body []byte) (*llm.Request, error) {
 			}
 		}
 		if p.err != nil {
-			return nil, p.err
+			return nil, p, p.err
 		}
 	}
 	if err := d.End(); err != nil {
-		return nil, decodeError(responsesPrefix, err)
+		return nil, p, decodeError(responsesPrefix, err)
 	}
 	if p.err != nil {
-		return nil, p.err
+		return nil, p, p.err
 	}
 	if !hasModel || req.Model == "" {
-		return nil, &RequestError{Message: errMissingModel}
+		return nil, p, &RequestError{Message: errMissingModel}
 	}
 	p.flush()
 	if instructions != nil {
 		req.System = append([]llm.SystemBlock{*instructions}, req.System...)
 	}
-	return req, nil
+	return req, p, nil
 }
 
 type responsesDecoder struct {
@@ -141,6 +165,9 @@ type responsesDecoder struct {
 	// get exact copies carved from slab.
 	parts, output, stage []llm.Content
 	slab                 slab.Contents
+	// kept is the pooled stage req.Messages lives in, kept by a recycled
+	// decoding until release (finishStage).
+	kept *[]llm.Message
 }
 
 func (p *responsesDecoder) extra(name string, raw []byte) {
