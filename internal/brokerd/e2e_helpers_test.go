@@ -1,7 +1,6 @@
 package brokerd_test
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"io/fs"
@@ -14,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ompgo/omp/internal/syncbuf"
 
 	"github.com/ompgo/omp/internal/brokerd"
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
@@ -28,35 +29,17 @@ const (
 	waitLong            = 5 * time.Second // upper bound of any single wait
 )
 
-// lockedBuffer collects the broker's logs from many goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // harness is one broker home: a vault directory and the fake upstreams,
 // shared by the brokers started on it (restarts reuse the same paths).
 type harness struct {
 	dir  string
 	up   *upstream
-	logs *lockedBuffer
+	logs *syncbuf.Buffer
 }
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	return &harness{dir: t.TempDir(), up: newUpstream(t), logs: &lockedBuffer{}}
+	return &harness{dir: t.TempDir(), up: newUpstream(t), logs: &syncbuf.Buffer{}}
 }
 
 func (h *harness) dbPath() string { return filepath.Join(h.dir, "vault.db") }

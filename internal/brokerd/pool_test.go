@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ompgo/omp/internal/syncbuf"
+
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/remote"
 	"github.com/ompgo/omp/pkg/vault/vaulttest"
@@ -34,7 +36,7 @@ func TestRemoteAppliesAccountPool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	rs := startRemote(t, b, remote.Options{Pool: pool, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	eventually(t, 5*time.Second, "first snapshot", func() bool { _, err := rs.List(ctx, ""); return err == nil })
 

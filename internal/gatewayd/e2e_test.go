@@ -2,7 +2,6 @@ package gatewayd_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -20,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ompgo/omp/internal/syncbuf"
+
 	"github.com/ompgo/omp/internal/brokerd"
 	"github.com/ompgo/omp/internal/gatewayd"
 	"github.com/ompgo/omp/pkg/vault"
@@ -28,24 +29,6 @@ import (
 )
 
 const waitLong = 5 * time.Second
-
-// lockedBuffer collects output written from many goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // broker is the real broker wiring on 127.0.0.1:0 in a temp dir.
 type broker struct {
@@ -90,7 +73,7 @@ func startBroker(t *testing.T) *broker {
 // gateway is one running gatewayd.Main.
 type gateway struct {
 	m    *gatewayd.Main
-	out  *lockedBuffer
+	out  *syncbuf.Buffer
 	stop func() time.Duration // cancel Run and wait; returns how long Run took to return
 }
 
@@ -107,7 +90,7 @@ func gatewayConfig(t *testing.T, b *broker) gatewayd.Config {
 
 func startGateway(t *testing.T, cfg gatewayd.Config) *gateway {
 	t.Helper()
-	out := &lockedBuffer{}
+	out := &syncbuf.Buffer{}
 	cfg.Out = out
 	m := &gatewayd.Main{Config: cfg}
 	ctx, cancel := context.WithTimeout(context.Background(), waitLong)

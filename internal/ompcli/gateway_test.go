@@ -1,7 +1,6 @@
 package ompcli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -9,10 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ompgo/omp/internal/syncbuf"
 
 	"github.com/ompgo/omp/internal/gatewayd"
 	"github.com/ompgo/omp/internal/sigctx"
@@ -131,29 +131,11 @@ func TestGatewayStatusBrokerDown(t *testing.T) {
 	assertNoSecrets(t, r, "tok-never-shown-123")
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer and a polling reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestGatewayServeAgainstBroker(t *testing.T) {
 	b := startBroker(t, "")
 	c := newCLI(t)
 	c.useBroker(b)
-	var stdout, stderr syncBuffer
+	var stdout, stderr syncbuf.Buffer
 	a := &app{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, environ: c.environ(), cwd: c.cwd}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)

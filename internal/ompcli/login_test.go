@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ompgo/omp/internal/syncbuf"
+
 	"github.com/ompgo/omp/internal/brokerd"
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/pkg/vault"
@@ -323,7 +325,7 @@ func TestLoginPastedRedirect(t *testing.T) {
 	c := newCLI(t)
 	c.useFake(fake, "anthropic")
 	pr, pw := io.Pipe()
-	var stdout, stderr syncBuffer
+	var stdout, stderr syncbuf.Buffer
 	a := &app{stdin: pr, stdout: &stdout, stderr: &stderr, environ: c.environ(), cwd: c.cwd,
 		openURL: func(u string) error {
 			// The "browser" is on another machine: it cannot reach the

@@ -2,7 +2,6 @@ package proxy_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -12,9 +11,10 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/ompgo/omp/internal/syncbuf"
 
 	anthropicsdk "github.com/anthropics/anthropic-sdk-go"
 	aoption "github.com/anthropics/anthropic-sdk-go/option"
@@ -417,7 +417,7 @@ func TestNew(t *testing.T) {
 func TestRequestLogLine(t *testing.T) {
 	up := anthropicOK(t)
 	src := &memSource{entries: []vault.Entry{apiKeyEntry(1, "anthropic", "sk-ant-vault")}}
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	gw := gateway(t, src, map[string]string{"anthropic": up.srv.URL}, nil, func(s *proxy.Server) {
 		proxy.SetLogger(s, slog.New(slog.NewTextHandler(&logs, nil)))
 	})
@@ -440,22 +440,4 @@ func TestRequestLogLine(t *testing.T) {
 	if strings.Contains(logs.String(), gatewayToken) || strings.Contains(logs.String(), "sk-ant-vault") {
 		t.Fatalf("a secret in the log:\n%s", logs.String())
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

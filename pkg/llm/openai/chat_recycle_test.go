@@ -2,50 +2,42 @@ package openai
 
 import (
 	"os"
-	"reflect"
 	"testing"
+
+	"github.com/ompgo/omp/pkg/llm/llmtest"
 )
 
-// A recycled decoding gives the request DecodeChatRequest gives, request
-// after request on the same recycled arrays, and release drops the
-// messages.
 func TestDecodeChatRequestRecycled(t *testing.T) {
 	golden, err := os.ReadFile("testdata/request_chat.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	bodies := map[string][]byte{
+	llmtest.CheckRecycled(t, map[string][]byte{
 		"agent session": agentChatBody(t),
 		"golden":        golden,
 		"repeated messages": []byte(`{"model":"gpt-4o","messages":[{"role":"user","content":"first list"}],` +
 			`"messages":[{"role":"system","content":"s"},{"role":"user","content":"last list wins"}]}`),
 		"one message": []byte(`{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}`),
+	}, []byte(`{"model":"gpt-4o","messages":[{"role":"user","content":"x"}],"temperature":"hot"}`),
+		DecodeChatRequest, DecodeChatRequestRecycled)
+}
+
+func TestDecodeResponsesRequestRecycled(t *testing.T) {
+	golden, err := os.ReadFile("testdata/request_responses.json")
+	if err != nil {
+		t.Fatal(err)
 	}
-	for round := range 3 { // later rounds run on arrays the earlier ones gave back
-		for name, body := range bodies {
-			want, err := DecodeChatRequest(body)
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			got, release, err := DecodeChatRequestRecycled(body)
-			if err != nil {
-				t.Fatalf("%s recycled: %v", name, err)
-			}
-			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("round %d, %s: the recycled decoding differs:\n got %+v\nwant %+v", round, name, got.Messages, want.Messages)
-			}
-			release()
-			if got.Messages != nil {
-				t.Fatalf("%s: messages still reachable after release", name)
-			}
-		}
+	chat, err := DecodeChatRequest(agentChatBody(t))
+	if err != nil {
+		t.Fatal(err)
 	}
-	// A failing body still hands back a release to call.
-	req, release, err := DecodeChatRequestRecycled([]byte(`{"model":"gpt-4o","messages":[{"role":"user","content":"x"}],"temperature":"hot"}`))
-	if err == nil || req != nil || release == nil {
-		t.Fatalf("bad body: req %v, err %v, release %v", req, err, release != nil)
-	}
-	release()
+	llmtest.CheckRecycled(t, map[string][]byte{
+		"agent session": AppendResponsesBody(nil, chat, benchModel),
+		"golden":        golden,
+		"repeated input": []byte(`{"model":"gpt-5","input":[{"role":"user","content":"first"}],` +
+			`"input":[{"role":"user","content":"last wins"},{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"}]}`),
+		"string input": []byte(`{"model":"gpt-5","instructions":"be brief","input":"hi"}`),
+	}, []byte(`{"input":"no model"}`), DecodeResponsesRequest, DecodeResponsesRequestRecycled)
 }
 
 // The recycled arrays hold no block of a released request: the next
@@ -70,47 +62,4 @@ func TestRecycledBlocksDoNotLeakAcrossRequests(t *testing.T) {
 	if full := m.Content[:cap(m.Content)]; len(full) != 1 {
 		t.Fatalf("a block slice reaches %d blocks of its array", len(full))
 	}
-}
-
-// The same for the Responses decoder.
-func TestDecodeResponsesRequestRecycled(t *testing.T) {
-	golden, err := os.ReadFile("testdata/request_responses.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	chat, err := DecodeChatRequest(agentChatBody(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bodies := map[string][]byte{
-		"agent session": AppendResponsesBody(nil, chat, benchModel),
-		"golden":        golden,
-		"repeated input": []byte(`{"model":"gpt-5","input":[{"role":"user","content":"first"}],` +
-			`"input":[{"role":"user","content":"last wins"},{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"}]}`),
-		"string input": []byte(`{"model":"gpt-5","instructions":"be brief","input":"hi"}`),
-	}
-	for round := range 3 {
-		for name, body := range bodies {
-			want, err := DecodeResponsesRequest(body)
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			got, release, err := DecodeResponsesRequestRecycled(body)
-			if err != nil {
-				t.Fatalf("%s recycled: %v", name, err)
-			}
-			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("round %d, %s: the recycled decoding differs:\n got %+v\nwant %+v", round, name, got.Messages, want.Messages)
-			}
-			release()
-			if got.Messages != nil {
-				t.Fatalf("%s: messages still reachable after release", name)
-			}
-		}
-	}
-	req, release, err := DecodeResponsesRequestRecycled([]byte(`{"input":"no model"}`))
-	if err == nil || req != nil || release == nil {
-		t.Fatalf("bad body: req %v, err %v", req, err)
-	}
-	release()
 }

@@ -1,7 +1,6 @@
 package refresh
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -13,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ompgo/omp/internal/syncbuf"
 
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/oauth"
@@ -86,29 +87,12 @@ func blockUntil(release <-chan struct{}, then func(http.ResponseWriter, *http.Re
 	}
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type fixture struct {
 	store *sqlite.Store
 	keep  *Keeper // the refresher's Store, over store
 	fp    *fakeProvider
 	r     *Refresher
-	logs  *syncBuffer
+	logs  *syncbuf.Buffer
 	now   atomic.Int64 // fake clock, epoch ms
 
 	resMu   sync.Mutex
@@ -130,7 +114,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	f := &fixture{store: st, fp: newFakeProvider(t), logs: &syncBuffer{}}
+	f := &fixture{store: st, fp: newFakeProvider(t), logs: &syncbuf.Buffer{}}
 	logger := slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	f.keep = &Keeper{Store: st, Logger: logger}
 	f.now.Store(t0.UnixMilli())

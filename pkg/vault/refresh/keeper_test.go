@@ -11,6 +11,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/ompgo/omp/internal/syncbuf"
+
 	"github.com/ompgo/omp/pkg/vault"
 )
 
@@ -430,7 +432,7 @@ func TestKeeperCloseTriesOnceMore(t *testing.T) {
 	t.Run("still failing", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			st := newMemStore(-1)
-			logs := &syncBuffer{}
+			logs := &syncbuf.Buffer{}
 			k := &Keeper{Store: st, MinBackoff: time.Hour, Logger: slogText(logs)}
 			rec, _ := st.Get(t.Context(), 1)
 			if _, err := k.Put(t.Context(), rec, fresh1); err != nil {
@@ -449,6 +451,6 @@ func TestKeeperCloseTriesOnceMore(t *testing.T) {
 	})
 }
 
-func slogText(w *syncBuffer) *slog.Logger {
+func slogText(w *syncbuf.Buffer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
