@@ -11,9 +11,10 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/ompgo/omp/internal/syncbuf"
 
 	"github.com/ompgo/omp/pkg/llm"
 )
@@ -34,7 +35,7 @@ type rpcDriver struct {
 	frames  chan rpcFrame
 	seen    []rpcFrame
 	timeout time.Duration
-	stderr  *lockedWriter
+	stderr  *syncbuf.Buffer
 }
 
 func startRPC(t testing.TB, dir string, env []string, timeout time.Duration, argv ...string) *rpcDriver {
@@ -49,7 +50,7 @@ func startRPC(t testing.TB, dir string, env []string, timeout time.Duration, arg
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &rpcDriver{t: t, cmd: cmd, stdin: stdin, frames: make(chan rpcFrame, 1024), timeout: timeout, stderr: &lockedWriter{}}
+	d := &rpcDriver{t: t, cmd: cmd, stdin: stdin, frames: make(chan rpcFrame, 1024), timeout: timeout, stderr: &syncbuf.Buffer{}}
 	cmd.Stderr = d.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -73,23 +74,6 @@ func startRPC(t testing.TB, dir string, env []string, timeout time.Duration, arg
 		}
 	}()
 	return d
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  strings.Builder
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
-func (l *lockedWriter) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.String()
 }
 
 func (d *rpcDriver) send(line string) {
