@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ompgo/omp/internal/apart"
+
 	"github.com/ompgo/omp/internal/httpx"
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/llm/upstream"
@@ -163,7 +165,7 @@ func (s *Server) logRequest(r *http.Request, c *call) {
 func (s *Server) openUpstream(w http.ResponseWriter, r *http.Request, c *call) (*llm.Stream, error) {
 	req, model := c.req, c.model
 	opened := time.Now()
-	stream, credID, err := s.open(r.Context(), req, model, c.sid)
+	stream, credID, err := s.openApart(r.Context(), req, model, c.sid)
 	if err != nil {
 		return nil, err
 	}
@@ -256,6 +258,27 @@ func readAllSized(r io.Reader, n int64) ([]byte, error) {
 			b = append(b, 0)[:len(b)] // longer than declared: grow as ReadAll does
 		}
 	}
+}
+
+// openApart is open on a goroutine of its own (apart.Run): the upstream
+// call — the provider adapter, then net/http's client — is the deepest of
+// the request, and at the bottom of net/http's server, chi and the
+// middleware it left a handler goroutine within a few hundred bytes of
+// 8 KiB (an allocation's slow path in the OpenAI adapter went over), a
+// stack the goroutine then kept for the whole stream (issue 9).
+//
+//go:noinline
+func (s *Server) openApart(ctx context.Context, req *llm.Request, model *llm.Model, sid string) (*llm.Stream, int64, error) {
+	type opened struct {
+		st     *llm.Stream
+		credID int64
+		err    error
+	}
+	o := apart.Run(func() opened {
+		st, id, err := s.open(ctx, req, model, sid)
+		return opened{st, id, err}
+	})
+	return o.st, o.credID, o.err
 }
 
 // open picks a credential and opens the upstream stream, walking the

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ompgo/omp/internal/apart"
+
 	"github.com/ompgo/omp/pkg/vault"
 )
 
@@ -208,28 +210,24 @@ func (p *Picker) Pick(ctx context.Context, provider, sessionID string, opts Opti
 	return e, NoCredential(provider)
 }
 
-// pickOAuthApart runs pickOAuth on a goroutine of its own and waits for
-// it. OAuth selection is the deepest call path of a request (its frames
-// alone are 2.5 KiB, and ranking may fetch the usage reports over HTTP):
-// run on a gateway handler's goroutine, at the bottom of net/http, chi,
-// the middleware and the upstream call, it took that goroutine past 8 KiB
-// of stack, which the goroutine then kept for the whole stream that
-// followed (issue 9). The helper's stack goes back to the runtime when it
-// returns; the caller waits parked, so nothing runs in between.
+// pickOAuthApart runs pickOAuth on a goroutine of its own (apart.Run).
+// OAuth selection is the deepest call path of a pick (its frames alone are
+// 2.5 KiB, and ranking may fetch the usage reports over HTTP): run on a
+// gateway handler's goroutine, at the bottom of net/http, chi and the
+// middleware, it took that goroutine past 8 KiB of stack, which the
+// goroutine then kept for the whole stream that followed (issue 9).
 //
 //go:noinline
 func (p *Picker) pickOAuthApart(ctx context.Context, provider, sessionID string, opts Options, creds []vault.Entry) (vault.Entry, error) {
-	res := new(struct {
+	type picked struct {
 		e   vault.Entry
 		err error
+	}
+	r := apart.Run(func() *picked {
+		e, err := p.pickOAuth(ctx, provider, sessionID, opts, creds)
+		return &picked{e, err}
 	})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		res.e, res.err = p.pickOAuth(ctx, provider, sessionID, opts, creds)
-	}()
-	<-done
-	return res.e, res.err
+	return r.e, r.err
 }
 
 // pickAPIKey picks one of keys (not empty). It returns a pointer into

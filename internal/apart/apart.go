@@ -1,0 +1,56 @@
+// Package apart runs a deep call on a goroutine of its own while the
+// caller waits.
+//
+// A goroutine keeps the stack it grew for as long as it lives, and a
+// gateway handler's goroutine lives for the whole stream it serves: one
+// deep call on the request path (an HTTP client call with the provider
+// adapter above it, an OAuth pick that may fetch usage) doubled the stack
+// of every open stream (issue 9). Run puts such a call on a short-lived
+// goroutine, whose stack goes back to the runtime when it returns. The
+// caller is parked meanwhile, so the two never run at once; with one P
+// the hand-over is two goroutine switches on the same thread.
+package apart
+
+import (
+	"fmt"
+	"runtime/debug"
+)
+
+// Run calls f on a new goroutine and returns its result. A panic in f is
+// raised again in the caller (as a *Panic carrying f's stack), where the
+// caller's recovery (net/http's, for a handler) deals with it as before.
+func Run[T any](f func() T) T {
+	var (
+		res      T
+		panicked *Panic
+	)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() {
+			if v := recover(); v != nil {
+				panicked = &Panic{Value: v, Stack: debug.Stack()}
+			}
+		}()
+		res = f()
+	}()
+	<-done
+	if panicked != nil {
+		panic(panicked)
+	}
+	return res
+}
+
+// Panic is a panic raised on Run's goroutine.
+type Panic struct {
+	Value any
+	Stack []byte // of the goroutine that panicked
+}
+
+func (p *Panic) Error() string { return fmt.Sprintf("%v\n\n[on apart.Run's goroutine]\n%s", p.Value, p.Stack) }
+
+// Unwrap returns the panic value when it is an error.
+func (p *Panic) Unwrap() error {
+	err, _ := p.Value.(error)
+	return err
+}
