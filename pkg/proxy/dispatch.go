@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ompgo/omp/internal/apart"
 
 	"github.com/ompgo/omp/internal/httpx"
 	"github.com/ompgo/omp/pkg/llm"
@@ -165,7 +164,7 @@ func (s *Server) logRequest(r *http.Request, c *call) {
 func (s *Server) openUpstream(w http.ResponseWriter, r *http.Request, c *call) (*llm.Stream, error) {
 	req, model := c.req, c.model
 	opened := time.Now()
-	stream, credID, err := s.openApart(r.Context(), req, model, c.sid)
+	stream, credID, err := s.open(r.Context(), req, model, c.sid)
 	if err != nil {
 		return nil, err
 	}
@@ -260,27 +259,6 @@ func readAllSized(r io.Reader, n int64) ([]byte, error) {
 	}
 }
 
-// openApart is open on a goroutine of its own (apart.Run): the upstream
-// call — the provider adapter, then net/http's client — is the deepest of
-// the request, and at the bottom of net/http's server, chi and the
-// middleware it left a handler goroutine within a few hundred bytes of
-// 8 KiB (an allocation's slow path in the OpenAI adapter went over), a
-// stack the goroutine then kept for the whole stream (issue 9).
-//
-//go:noinline
-func (s *Server) openApart(ctx context.Context, req *llm.Request, model *llm.Model, sid string) (*llm.Stream, int64, error) {
-	type opened struct {
-		st     *llm.Stream
-		credID int64
-		err    error
-	}
-	o := apart.Run(func() opened {
-		st, id, err := s.open(ctx, req, model, sid)
-		return opened{st, id, err}
-	})
-	return o.st, o.credID, o.err
-}
-
 // open picks a credential and opens the upstream stream, walking the
 // retry ladder (gateway.md §5 step 10, §12.8) while nothing has been sent
 // to the client: a Provider fails before the first byte only by returning
@@ -291,18 +269,42 @@ func (s *Server) open(ctx context.Context, req *llm.Request, model *llm.Model, s
 		return nil, 0, err
 	}
 	lad := s.picker.Ladder(model.Provider, sid, model.ID)
-	e, err := lad.First(ctx)
+	e, err := first(ctx, lad)
 	if err != nil {
 		if !errors.Is(err, pick.ErrNoCredential) {
 			s.log.Warn("auth-gateway getApiKey threw", "provider", model.Provider, "error", err)
 		}
 		return nil, 0, err
 	}
-	st, err := prov.Stream(ctx, req, *model, pick.CredentialOf(&e))
+	st, err := attempt(ctx, prov, req, model, e)
 	if err == nil {
 		return st, e.ID, nil
 	}
 	return s.retry(ctx, prov, lad, req, model, e, err)
+}
+
+// first is the ladder's first credential, on the heap. It and attempt
+// keep the 232-byte entry, the 216-byte model and the credential out of
+// open's frame, which sits under the provider adapter and net/http's
+// client call, the deepest of the request: with them there, a chat request
+// to an OpenAI upstream stood 7.3 KiB deep in its handler goroutine and an
+// allocation's slow path in the transport took it past 8 KiB, a stack the
+// goroutine then kept for the whole stream (issue 9; make stackcheck).
+//
+//go:noinline
+func first(ctx context.Context, lad *pick.Ladder) (*vault.Entry, error) {
+	e, err := lad.First(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &e, nil
+}
+
+// attempt opens the upstream stream with e's credential (see first).
+//
+//go:noinline
+func attempt(ctx context.Context, prov llm.Provider, req *llm.Request, model *llm.Model, e *vault.Entry) (*llm.Stream, error) {
+	return prov.Stream(ctx, req, *model, pick.CredentialOf(e))
 }
 
 // retry walks the rest of the ladder after the attempt with e failed
@@ -310,7 +312,8 @@ func (s *Server) open(ctx context.Context, req *llm.Request, model *llm.Model, s
 // request, does not carry its frame.
 //
 //go:noinline
-func (s *Server) retry(ctx context.Context, prov llm.Provider, lad *pick.Ladder, req *llm.Request, model *llm.Model, e vault.Entry, err error) (*llm.Stream, int64, error) {
+func (s *Server) retry(ctx context.Context, prov llm.Provider, lad *pick.Ladder, req *llm.Request, model *llm.Model, failed *vault.Entry, err error) (*llm.Stream, int64, error) {
+	e := *failed
 	for {
 		if ctx.Err() != nil {
 			return nil, 0, err

@@ -108,7 +108,7 @@ func TestRequestPathStackBudget(t *testing.T) {
 	if err := syscall.Dup2(int(w.Fd()), 2); err != nil {
 		t.Fatal(err)
 	}
-	run(3)
+	run(10)
 	_ = syscall.Dup2(saved, 2)
 	w.Close()
 	<-copied

@@ -43,24 +43,46 @@ func (t transport) clock() time.Time {
 
 // post sends body and returns the 2xx response, or an *UpstreamError
 // (non-2xx, transport failure) or the context's error.
-func (t transport) post(ctx context.Context, url string, h http.Header, body []byte) (*http.Response, error) {
+//
+// Building the request and reading a failure are functions of their own
+// (not inlined), so this frame is small under Client.Do, the deepest call
+// of a gateway request: a handler goroutine keeps any stack it grows for
+// the whole stream (issue 9; make stackcheck).
+func (t *transport) post(ctx context.Context, url string, h http.Header, body []byte) (*http.Response, error) {
+	hreq, err := newPost(ctx, url, h, body)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := t.httpClient().Do(hreq)
+	if err != nil || resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, t.failed(ctx, resp, err)
+	}
+	return resp, nil
+}
+
+//go:noinline
+func newPost(ctx context.Context, url string, h http.Header, body []byte) (*http.Request, error) {
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("openai: build request: %w", err)
 	}
 	hreq.Header = h
-	resp, err := t.httpClient().Do(hreq)
+	return hreq, nil
+}
+
+// failed is post's error for a transport failure (err) or a non-2xx
+// response.
+//
+//go:noinline
+func (t *transport) failed(ctx context.Context, resp *http.Response, err error) error {
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("openai: %w", ctx.Err())
+			return fmt.Errorf("openai: %w", ctx.Err())
 		}
-		return nil, &llm.UpstreamError{Provider: t.provider, Message: "request failed", Err: err}
+		return &llm.UpstreamError{Provider: t.provider, Message: "request failed", Err: err}
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		defer resp.Body.Close()
-		return nil, t.httpError(resp)
-	}
-	return resp, nil
+	defer resp.Body.Close()
+	return t.httpError(resp)
 }
 
 // httpError reads a non-2xx response into an *UpstreamError. JSON bodies
