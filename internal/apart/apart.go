@@ -49,7 +49,9 @@ type Panic struct {
 	Stack []byte // of the goroutine that panicked
 }
 
-func (p *Panic) Error() string { return fmt.Sprintf("%v\n\n[on apart.Run's goroutine]\n%s", p.Value, p.Stack) }
+func (p *Panic) Error() string {
+	return fmt.Sprintf("%v\n\n[on apart.Run's goroutine]\n%s", p.Value, p.Stack)
+}
 
 // Unwrap returns the panic value when it is an error.
 func (p *Panic) Unwrap() error {

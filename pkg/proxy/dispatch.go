@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-
 	"github.com/ompgo/omp/internal/httpx"
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/llm/upstream"
