@@ -16,7 +16,7 @@ sed "s/^$anchor\$/&\\
 grep -q STACKGROW "$dir/stack.go" || { echo "stackcheck: patching $src failed" >&2; exit 1; }
 printf '{"Replace":{"%s":"%s"}}\n' "$src" "$dir/stack.go" > "$dir/overlay.json"
 status=0
-OMP_STACKPROBE=1 GOTRACEBACK=system $GO test -count=1 -tags stackprobe -overlay "$dir/overlay.json" \
+GOTRACEBACK=system $GO test -count=1 -tags stackprobe -overlay "$dir/overlay.json" \
   -run '^TestRequestPathStackBudget$' -v ./pkg/proxy/ >"$dir/out" 2>&1 || status=$?
 if [ "$status" -ne 0 ]; then cat "$dir/out"; else grep -E '^(--- |ok )|^ +stackprobe_test.go:[0-9]+: ' "$dir/out"; fi
 exit "$status"

@@ -15,35 +15,48 @@ package apart
 
 import (
 	"fmt"
+	"runtime"
 	"runtime/debug"
 )
 
 // Run calls f on a new goroutine and returns its result. A panic in f is
-// raised again in the caller (as a *Panic carrying f's stack), where the
-// caller's recovery (net/http's, for a handler) deals with it as before.
+// raised again in the caller, where the caller's recovery (net/http's, for
+// a handler) deals with it as before: an error value as it is (so
+// http.ErrAbortHandler keeps its meaning), any other as a *Panic carrying
+// f's stack. If f ends its goroutine (runtime.Goexit), so does the caller.
 func Run[T any](f func() T) T {
 	var (
 		res      T
-		panicked *Panic
+		returned bool
+		panicked any
 	)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		defer func() {
 			if v := recover(); v != nil {
-				panicked = &Panic{Value: v, Stack: debug.Stack()}
+				if _, isErr := v.(error); isErr {
+					panicked = v
+				} else {
+					panicked = &Panic{Value: v, Stack: debug.Stack()}
+				}
 			}
 		}()
 		res = f()
+		returned = true
 	}()
 	<-done
-	if panicked != nil {
+	switch {
+	case panicked != nil:
 		panic(panicked)
+	case !returned:
+		runtime.Goexit()
 	}
 	return res
 }
 
-// Panic is a panic raised on Run's goroutine.
+// Panic is a panic raised on Run's goroutine with a value that is not an
+// error.
 type Panic struct {
 	Value any
 	Stack []byte // of the goroutine that panicked
@@ -53,8 +66,3 @@ func (p *Panic) Error() string {
 	return fmt.Sprintf("%v\n\n[on apart.Run's goroutine]\n%s", p.Value, p.Stack)
 }
 
-// Unwrap returns the panic value when it is an error.
-func (p *Panic) Unwrap() error {
-	err, _ := p.Value.(error)
-	return err
-}

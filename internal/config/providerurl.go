@@ -42,6 +42,11 @@ func ProviderURLEnv(provider, kind string) string {
 // envID is provider upper-cased with '-' and '.' replaced by '_' (the
 // gateway asks for a base URL per request: no replacer per call).
 func envID(provider string) string {
+	for i := range len(provider) {
+		if provider[i] >= 0x80 { // not a catalog id: upper-case it as Unicode
+			return strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(provider))
+		}
+	}
 	b := make([]byte, len(provider))
 	for i := range len(provider) {
 		switch c := provider[i]; {

@@ -343,7 +343,9 @@ func Serve(ctx context.Context, cfg Config) error {
 	}
 	defer m.Close()
 	log := m.Config.Logger
-	procs.Adapt(ctx, procs.Options{OnChange: func(n int) { log.Debug("auth-gateway GOMAXPROCS", "procs", n) }})
+	govern, stopGoverning := context.WithCancel(ctx) // ends with Serve, whatever ends it
+	defer stopGoverning()
+	procs.Adapt(govern, procs.Options{OnChange: func(n int) { log.Debug("auth-gateway GOMAXPROCS", "procs", n) }})
 	runDone := make(chan struct{})
 	announced := make(chan struct{})
 	go func() {

@@ -90,11 +90,13 @@ func class(b []byte) int {
 // which net/http knows to be in memory: it writes the request headers and
 // such a body in one write, where it flushes the headers alone first for
 // any other reader, and the upstream reads the request in one segment
-// instead of waking again for its body. The request keeps that body as
-// long as it lives.
+// instead of waking again for its body. The request keeps a copy of that
+// body as long as it lives.
 func NewBufferRequest(ctx context.Context, method, url string, body []byte) (*http.Request, func(), error) {
 	if len(body) <= InMemoryBody && class(body) < 0 {
-		req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
+		// An exact copy: body's array may be several times its length
+		// (a size hint), and the request keeps this one for the stream.
+		req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(bytes.Clone(body)))
 		return req, func() {}, err
 	}
 	rb := &refBuffer{buf: body}

@@ -128,5 +128,11 @@ func (h flushHandler) WithGroup(name string) slog.Handler {
 // Close on exit.
 func NewText(w io.Writer, level slog.Leveler) (*slog.Logger, *Writer) {
 	b := New(w)
-	return slog.New(Handler(slog.NewTextHandler(b, &slog.HandlerOptions{Level: level}), b)), b
+	return Logger(b, level), b
+}
+
+// Logger is a text logger at level over b (a second level on the same
+// Writer keeps every line in order).
+func Logger(b *Writer, level slog.Leveler) *slog.Logger {
+	return slog.New(Handler(slog.NewTextHandler(b, &slog.HandlerOptions{Level: level}), b))
 }

@@ -38,7 +38,7 @@ func (s *sink) count() int {
 
 func TestLinesGoOutTogetherAfterTheDelay(t *testing.T) {
 	var out sink
-	w := &Writer{w: &out, delay: 20 * time.Millisecond}
+	w := &Writer{w: &out, delay: 300 * time.Millisecond} // the "not yet" check below has that long
 	log := slog.New(Handler(slog.NewTextHandler(w, nil), w))
 	log.Info("first")
 	log.Info("second")

@@ -53,7 +53,9 @@ func newGatewayServeCmd(a *app, f *gatewayFlags) *cobra.Command {
 			// to stderr, off the request path (internal/logbuf).
 			log, logw := logbuf.NewText(a.stderr, slog.LevelInfo)
 			defer logw.Close()
-			return h.ServeGateway(cmd.Context(), env, dirs, log, a.warnLogger(), a.stdout, f.bind, f.noAuth, f.optIn)
+			// The warnings through the same writer, so they keep their place.
+			warn := logbuf.Logger(logw, slog.LevelWarn)
+			return h.ServeGateway(cmd.Context(), env, dirs, log, warn, a.stdout, f.bind, f.noAuth, f.optIn)
 		},
 	}
 	fl := cmd.Flags()

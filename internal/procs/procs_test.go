@@ -101,6 +101,9 @@ func (c *clock) set(rate float64) {
 
 func TestAdaptFollowsTheLoad(t *testing.T) {
 	t.Setenv("GOMAXPROCS", "")
+	// Adapt gives the runtime default back (go test -cpu sets its own).
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	runtime.SetDefaultGOMAXPROCS()
 	before := runtime.GOMAXPROCS(0)
 	clk := &clock{}
 	changes := make(chan int, 64)

@@ -38,7 +38,12 @@ func DecodeRequestRecycled(body []byte) (req *llm.Request, release func(), err e
 	d.r = jsonr.NewReader(body)
 	d.slab.Src, d.slab.Recycle, d.keep = d.r, true, true
 	req, err = d.request()
+	released := false
 	release = func() {
+		if released { // a second call must not pool d twice
+			return
+		}
+		released = true
 		if req != nil {
 			req.Messages = nil
 		}
