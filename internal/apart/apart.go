@@ -65,4 +65,3 @@ type Panic struct {
 func (p *Panic) Error() string {
 	return fmt.Sprintf("%v\n\n[on apart.Run's goroutine]\n%s", p.Value, p.Stack)
 }
-
