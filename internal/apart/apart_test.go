@@ -17,10 +17,10 @@ func TestRunReturnsOnAnotherGoroutine(t *testing.T) {
 		if n == 0 {
 			return int(pad[0])
 		}
-		return deep(n-1) + int(pad[n%512]&0)
+		return deep(n-1) + int(pad[n%512])
 	}
-	if got := Run(func() int { return deep(64) + 7 }); got != 7 {
-		t.Fatalf("Run = %d, want 7", got)
+	if got := Run(func() int { return deep(64) }); got != 64*65/2 {
+		t.Fatalf("Run = %d, want %d", got, 64*65/2)
 	}
 }
 
