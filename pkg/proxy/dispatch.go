@@ -306,8 +306,8 @@ func attempt(ctx context.Context, prov llm.Provider, req *llm.Request, model *ll
 	return prov.Stream(ctx, req, *model, pick.CredentialOf(e))
 }
 
-// retry walks the rest of the ladder after the attempt with e failed
-// with err. Not inlined: the first attempt, which is nearly every
+// retry walks the rest of the ladder after the attempt with the failed
+// entry ended in err. Not inlined: the first attempt, which is nearly every
 // request, does not carry its frame.
 //
 //go:noinline
@@ -329,7 +329,7 @@ func (s *Server) retry(ctx context.Context, prov llm.Provider, lad *pick.Ladder,
 		s.log.Info("auth-gateway credential retry", "provider", model.Provider,
 			"failed", e.ID, "next", next.ID, "status", llm.Classify(err).Status)
 		e = next
-		st, serr := prov.Stream(ctx, req, *model, pick.CredentialOf(&e))
+		st, serr := attempt(ctx, prov, req, model, &e)
 		if serr == nil {
 			return st, e.ID, nil
 		}
