@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ompgo/omp/internal/apart"
+
 	"github.com/ompgo/omp/internal/sse"
 	"github.com/ompgo/omp/pkg/llm"
 )
@@ -23,8 +25,8 @@ const PingInterval = 15 * time.Second
 // encoding loop, it took the handler goroutine's stack past 8 KiB, and the
 // goroutine kept 16 KiB for the whole stream (issue 9); even from the
 // handler's shallowest frame it does not fit under net/http, chi and the
-// middleware. So the headers are flushed by a short-lived goroutine while
-// the handler waits (nothing else touches w meanwhile): its stack goes
+// middleware. So the headers are flushed by a short-lived goroutine
+// (apart.Run) while the handler waits (nothing else touches w meanwhile): its stack goes
 // back to the runtime's pool at once, and the goroutine that stays for
 // the stream keeps 8 KiB. The upstream has already answered (its first
 // event is read), so the client learns nothing earlier than before.
@@ -33,9 +35,7 @@ const PingInterval = 15 * time.Second
 func startStream(w http.ResponseWriter) *sse.Writer {
 	sse.SetHeaders(w.Header())
 	w.WriteHeader(http.StatusOK)
-	errc := make(chan error, 1)
-	go func() { errc <- http.NewResponseController(w).Flush() }()
-	if <-errc != nil {
+	if apart.Run(http.NewResponseController(w).Flush) != nil {
 		return nil
 	}
 	return sse.NewHTTPWriter(w, 0)
