@@ -18,8 +18,10 @@
 //     http.ResponseController), passing Anthropic requests through;
 //
 // and "direct" is the client talking to the fake itself. Within a round the
-// three are measured in turn, in an order that rotates between rounds so
-// machine-load drift hits all alike; each figure is the median over rounds.
+// three are measured in turn request by request, in an order that rotates
+// each turn, so machine-load drift hits all alike; each figure is the
+// median over rounds. -compare adds a second gateway binary to the turns
+// (an A/B of two builds in one run).
 //
 // Rows: "added" figures are p50(through a proxy) − p50(direct) of the same
 // round; throughput is completions per second with 16 concurrent clients
@@ -54,6 +56,7 @@ type options struct {
 	strict   bool
 	scale    bool
 	netns    bool
+	compare  string
 }
 
 func main() {
@@ -72,6 +75,7 @@ func main() {
 	flag.IntVar(&o.nBig, "n-big", 200, "300 KB requests per target per round")
 	flag.DurationVar(&o.duration, "duration", time.Second, "throughput run per target per round")
 	flag.IntVar(&o.streams, "streams", 1000, "concurrent open streams for the memory figure")
+	flag.StringVar(&o.compare, "compare", "", "a second gateway binary measured alongside (its added latencies are reported per round): an A/B of two builds in one run")
 	flag.BoolVar(&o.jsonOut, "json", false, "print the report as JSON")
 	flag.BoolVar(&o.strict, "strict", false, "exit 1 when a target is missed")
 	flag.BoolVar(&o.scale, "scale", false, "measure one gateway against three on one broker instead (throughput and gateway CPU per request)")
@@ -105,6 +109,11 @@ func run(o options) (*report, error) {
 	gw, err := absGateway(o.gateway)
 	if err != nil {
 		return nil, err
+	}
+	if o.compare != "" {
+		if o.compare, err = absGateway(o.compare); err != nil {
+			return nil, err
+		}
 	}
 	f, err := startFake()
 	if err != nil {
@@ -148,15 +157,18 @@ func absGateway(path string) (string, error) {
 
 // rounds collects one value per round per figure.
 type rounds struct {
-	direct, directStream, directBig        []float64 // µs p50
-	addSmall, addTTFT, addBig, rps, perStr [2][]float64
-	idleRSS, start                         [2][]float64
+	direct, directStream, directBig []float64    // µs p50
+	addSmall, addTTFT, addBig       [4][]float64 // by endpoint index (direct unused)
+	rps, perStr                     [2][]float64
+	idleRSS, start                  [2][]float64
 }
 
-const ours, bare = 0, 1
+// Endpoint indices: the gateway, the bare proxy, the fake itself, and the
+// -compare gateway.
+const ours, bare, direct, compared = 0, 1, 2, 3
 
 func oneRound(o options, f *fake, b *broker, gwBin string, i int, r *rounds) (err error) {
-	procs := make([]*proc, 2)
+	procs := make([]*proc, 2, 3)
 	defer func() {
 		for _, p := range procs {
 			if p != nil {
@@ -175,8 +187,15 @@ func oneRound(o options, f *fake, b *broker, gwBin string, i int, r *rounds) (er
 			return err
 		}
 	}
+	if o.compare != "" {
+		p, err := startGateway(o.compare, b, f.url)
+		if err != nil {
+			return fmt.Errorf("-compare gateway: %w", err)
+		}
+		procs = append(procs, p)
+	}
 	time.Sleep(500 * time.Millisecond)
-	for j, p := range procs {
+	for j, p := range procs[:2] {
 		rss, err := rssKiB(p.pid)
 		if err != nil {
 			return err
@@ -189,45 +208,36 @@ func oneRound(o options, f *fake, b *broker, gwBin string, i int, r *rounds) (er
 		{name: "bare", url: procs[bare].url, small: anthropicSmall, stream: anthropicStream, big: anthropicBig, hold: anthropicHold, pid: procs[bare].pid},
 		{name: "direct", url: f.url, small: anthropicSmall, stream: anthropicStream, big: anthropicBig},
 	}
-	order := []int{(0 + i) % 3, (1 + i) % 3, (2 + i) % 3}
-	small, stream, big := make([]time.Duration, 3), make([]time.Duration, 3), make([]time.Duration, 3)
+	if o.compare != "" {
+		c, p := *eps[ours], procs[2] // started after ours and bare
+		c.name, c.url, c.token, c.pid = "compare", p.url, p.token, p.pid
+		eps = append(eps, &c)
+	}
 	// Warm-up: connections, code paths.
 	for _, e := range eps {
 		if _, err := latency(e, e.small, 50); err != nil {
 			return err
 		}
-		if _, err := ttft(e, e.stream, 20); err != nil {
-			return err
+		for range 20 {
+			if _, err := firstTokenOnce(e, e.stream); err != nil {
+				return err
+			}
 		}
 	}
-	for _, k := range order {
-		e := eps[k]
-		ds, err := latency(e, e.small, o.n)
-		if err != nil {
-			return err
-		}
-		small[k] = p50(ds)
+	small, err := interleaved(eps, func(e *endpoint) request { return e.small }, complete, o.n)
+	if err != nil {
+		return err
 	}
-	for _, k := range order {
-		e := eps[k]
-		ds, err := ttft(e, e.stream, o.nStream)
-		if err != nil {
-			return err
-		}
-		stream[k] = p50(ds)
+	stream, err := interleaved(eps, func(e *endpoint) request { return e.stream }, firstTokenOnce, o.nStream)
+	if err != nil {
+		return err
 	}
-	for _, k := range order {
-		e := eps[k]
-		ds, err := latency(e, e.big, o.nBig)
-		if err != nil {
-			return err
-		}
-		big[k] = p50(ds)
+	big, err := interleaved(eps, func(e *endpoint) request { return e.big }, complete, o.nBig)
+	if err != nil {
+		return err
 	}
+	order := []int{(0 + i) % 2, (1 + i) % 2}
 	for _, k := range order {
-		if k == 2 {
-			continue
-		}
 		rps, err := throughput(eps[k:k+1], eps[k].small, 16, o.duration)
 		if err != nil {
 			return err
@@ -235,9 +245,6 @@ func oneRound(o options, f *fake, b *broker, gwBin string, i int, r *rounds) (er
 		r.rps[k] = append(r.rps[k], rps)
 	}
 	for _, k := range order {
-		if k == 2 {
-			continue
-		}
 		per, err := openStreams(eps[k], f, o.streams)
 		if err != nil {
 			return err
@@ -245,13 +252,17 @@ func oneRound(o options, f *fake, b *broker, gwBin string, i int, r *rounds) (er
 		r.perStr[k] = append(r.perStr[k], per)
 	}
 	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1000 }
-	r.direct = append(r.direct, us(small[2]))
-	r.directStream = append(r.directStream, us(stream[2]))
-	r.directBig = append(r.directBig, us(big[2]))
-	for _, k := range []int{ours, bare} {
-		r.addSmall[k] = append(r.addSmall[k], us(small[k]-small[2]))
-		r.addTTFT[k] = append(r.addTTFT[k], us(stream[k]-stream[2]))
-		r.addBig[k] = append(r.addBig[k], us(big[k]-big[2]))
+	r.direct = append(r.direct, us(small[direct]))
+	r.directStream = append(r.directStream, us(stream[direct]))
+	r.directBig = append(r.directBig, us(big[direct]))
+	ks := []int{ours, bare}
+	if o.compare != "" {
+		ks = append(ks, compared)
+	}
+	for _, k := range ks {
+		r.addSmall[k] = append(r.addSmall[k], us(small[k]-small[direct]))
+		r.addTTFT[k] = append(r.addTTFT[k], us(stream[k]-stream[direct]))
+		r.addBig[k] = append(r.addBig[k], us(big[k]-big[direct]))
 	}
 	return nil
 }

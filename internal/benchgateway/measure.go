@@ -92,42 +92,81 @@ type endpoint struct {
 func latency(e *endpoint, r request, n int) ([]time.Duration, error) {
 	out := make([]time.Duration, 0, n)
 	for range n {
-		t0 := time.Now()
-		resp, err := send(context.Background(), e.url, e.token, r)
+		d, err := complete(e, r)
 		if err != nil {
 			return nil, err
 		}
-		_, err = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode != 200 {
-			return nil, fmt.Errorf("%s %s: %d %v", e.name, r.path, resp.StatusCode, err)
-		}
-		out = append(out, time.Since(t0))
+		out = append(out, d)
 	}
 	return out, nil
 }
 
+// complete sends r once: the time from sending to the body fully read.
+func complete(e *endpoint, r request) (time.Duration, error) {
+	t0 := time.Now()
+	resp, err := send(context.Background(), e.url, e.token, r)
+	if err != nil {
+		return 0, err
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 200 {
+		return 0, fmt.Errorf("%s %s: %d %v", e.name, r.path, resp.StatusCode, err)
+	}
+	return time.Since(t0), nil
+}
+
 var firstToken = []byte("Tok0 ")
 
-// ttft streams r n times and returns the time to the first text delta.
-func ttft(e *endpoint, r request, n int) ([]time.Duration, error) {
-	out := make([]time.Duration, 0, n)
-	for range n {
-		t0 := time.Now()
-		resp, err := send(context.Background(), e.url, e.token, r)
-		if err != nil {
-			return nil, err
+// firstTokenOnce streams r once: the time to the first text delta.
+func firstTokenOnce(e *endpoint, r request) (time.Duration, error) {
+	t0 := time.Now()
+	resp, err := send(context.Background(), e.url, e.token, r)
+	if err != nil {
+		return 0, err
+	}
+	d, err := untilFirstToken(resp.Body)
+	if err == nil {
+		d = time.Since(t0)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 200 {
+		return 0, fmt.Errorf("%s stream: %d %v", e.name, resp.StatusCode, err)
+	}
+	return d, nil
+}
+
+// interleaved measures n requests per endpoint in turns: each endpoint in
+// turn sends one unmeasured request (its processes wake up from the others'
+// turn) and then a block of measured ones, the order rotating each turn.
+// Drift in the machine's speed (a noisy neighbour, a frequency step) then
+// lands on all endpoints alike instead of on whichever ran its n then; a
+// turn of one request each would instead measure how fast an idle process
+// wakes on this VM, for every request. shape picks each endpoint's request;
+// the result is each endpoint's p50.
+func interleaved(eps []*endpoint, shape func(*endpoint) request, once func(*endpoint, request) (time.Duration, error), n int) ([]time.Duration, error) {
+	const block = 20
+	ds := make([][]time.Duration, len(eps))
+	for turn := 0; len(ds[0]) < n; turn++ {
+		for j := range eps {
+			k := (turn + j) % len(eps)
+			e := eps[k]
+			m := min(block, n-len(ds[k]))
+			for i := -1; i < m; i++ {
+				d, err := once(e, shape(e))
+				if err != nil {
+					return nil, err
+				}
+				if i >= 0 {
+					ds[k] = append(ds[k], d)
+				}
+			}
 		}
-		d, err := untilFirstToken(resp.Body)
-		if err == nil {
-			d = time.Since(t0)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode != 200 {
-			return nil, fmt.Errorf("%s stream: %d %v", e.name, resp.StatusCode, err)
-		}
-		out = append(out, d)
+	}
+	out := make([]time.Duration, len(eps))
+	for k := range ds {
+		out[k] = p50(ds[k])
 	}
 	return out, nil
 }

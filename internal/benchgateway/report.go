@@ -21,9 +21,11 @@ type row struct {
 }
 
 type report struct {
-	Config     map[string]any       `json:"config"`
-	Rows       []row                `json:"rows"`
-	Direct     map[string]float64   `json:"directP50us"` // the fake reached directly, µs
+	Config map[string]any     `json:"config"`
+	Rows   []row              `json:"rows"`
+	Direct map[string]float64 `json:"directP50us"` // the fake reached directly, µs
+	// Compare is the -compare gateway's added latencies (medians, µs).
+	Compare    map[string]float64   `json:"compareAddedUs,omitempty"`
 	Rounds     map[string][]float64 `json:"perRound"`
 	LoadBefore float64              `json:"loadBefore"`
 	LoadAfter  float64              `json:"loadAfter"`
@@ -40,20 +42,20 @@ func (rep *report) add(name, unit string, ours, bare float64, target string, met
 }
 
 func (rep *report) fill(r *rounds) {
-	m := func(k int, v [2][]float64) float64 { return benchproc.Median(v[k]) }
-	s, b := m(ours, r.addSmall), m(bare, r.addSmall)
+	m := func(k int, v [][]float64) float64 { return benchproc.Median(v[k]) }
+	s, b := m(ours, r.addSmall[:]), m(bare, r.addSmall[:])
 	rep.add("added latency p50, small non-streaming, c=1", "µs", s, b, "≤ 1.3×bare + 50 µs", s <= 1.3*b+50)
-	s, b = m(ours, r.addTTFT), m(bare, r.addTTFT)
+	s, b = m(ours, r.addTTFT[:]), m(bare, r.addTTFT[:])
 	rep.add(fmt.Sprintf("added time to first token p50, %d-delta stream", deltas), "µs", s, b, "≤ bare + 200 µs", s <= b+200)
-	s, b = m(ours, r.rps), m(bare, r.rps)
+	s, b = m(ours, r.rps[:]), m(bare, r.rps[:])
 	rep.add("throughput, small non-streaming, c=16", "req/s", s, b, "≥ 80 % of bare", s >= 0.8*b)
-	s, b = m(ours, r.addBig), m(bare, r.addBig)
+	s, b = m(ours, r.addBig[:]), m(bare, r.addBig[:])
 	rep.add("added latency p50, 300 KB / 300 messages", "µs", s, b, "≤ 1 000 µs", s <= 1000)
-	s, b = m(ours, r.perStr), m(bare, r.perStr)
+	s, b = m(ours, r.perStr[:]), m(bare, r.perStr[:])
 	rep.add(fmt.Sprintf("memory per open stream (%v open)", rep.Config["streams"]), "KiB", s, b, "≤ 64 KiB", s <= 64)
-	s, b = m(ours, r.idleRSS), m(bare, r.idleRSS)
+	s, b = m(ours, r.idleRSS[:]), m(bare, r.idleRSS[:])
 	rep.add("idle RSS of the process", "MiB", s, b, "≤ 30 MiB", s <= 30)
-	s, b = m(ours, r.start), m(bare, r.start)
+	s, b = m(ours, r.start[:]), m(bare, r.start[:])
 	rep.add("start → first completion (broker up)", "ms", s, b, "≤ 100 ms", s <= 100)
 	rep.Direct = map[string]float64{"small": benchproc.Median(r.direct), "ttft": benchproc.Median(r.directStream), "big": benchproc.Median(r.directBig)}
 	rep.Rounds = map[string][]float64{
@@ -65,11 +67,16 @@ func (rep *report) fill(r *rounds) {
 		"idleRSSMiBOurs": r.idleRSS[ours], "idleRSSMiBBare": r.idleRSS[bare],
 		"startMsOurs": r.start[ours], "startMsBare": r.start[bare],
 	}
+	if len(r.addSmall[compared]) > 0 {
+		rep.Rounds["addSmallCompare"], rep.Rounds["addTTFTCompare"], rep.Rounds["addBigCompare"] =
+			r.addSmall[compared], r.addTTFT[compared], r.addBig[compared]
+		rep.Compare = map[string]float64{"small": m(compared, r.addSmall[:]), "ttft": m(compared, r.addTTFT[:]), "big": m(compared, r.addBig[:])}
+	}
 	rep.Notes = append(rep.Notes,
 		"ours = a real bin/gateway process following a real broker (in the bench process) with one anthropic API-key credential; it translates chat completions → Anthropic Messages",
 		"bare = this program re-executed as an httputil.ReverseProxy process (its binary links the broker, so its idle RSS is not a minimal proxy's) (FlushInterval -1, EnableFullDuplex), Anthropic requests passed through",
 		"the gateway always streams upstream: its small non-streaming request is answered by a 2-delta SSE stream, the others by the JSON body",
-		"added = p50 through the proxy − p50 direct to the fake, same round; figures are medians over rounds")
+		"added = p50 through the proxy − p50 direct to the fake, same round, the endpoints taken in turn request by request; figures are medians over rounds")
 }
 
 func (rep *report) allMet() bool {
@@ -98,6 +105,10 @@ func (rep *report) print(w io.Writer) {
 	tw.Flush()
 	fmt.Fprintf(w, "\ndirect to the fake (p50): small %s µs, first token %s µs, 300 KB %s µs\n",
 		num(rep.Direct["small"]), num(rep.Direct["ttft"]), num(rep.Direct["big"]))
+	if rep.Compare != nil {
+		fmt.Fprintf(w, "-compare gateway, added (p50): small %s µs, first token %s µs, 300 KB %s µs\n",
+			num(rep.Compare["small"]), num(rep.Compare["ttft"]), num(rep.Compare["big"]))
+	}
 	fmt.Fprintf(w, "load average: %.2f before, %.2f after; config %v\n", rep.LoadBefore, rep.LoadAfter, rep.Config)
 	for _, n := range rep.Notes {
 		fmt.Fprintln(w, "- "+n)
