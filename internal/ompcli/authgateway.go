@@ -11,6 +11,7 @@ import (
 
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/internal/logbuf"
+	"github.com/ompgo/omp/internal/procs"
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
 )
 
@@ -41,6 +42,11 @@ func newGatewayServeCmd(a *app, f *gatewayFlags) *cobra.Command {
 		Short: "Run the gateway (needs OMP_AUTH_BROKER_URL)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if a.execHost != nil { // a process of its own, not a test's app
+				// Back with the scheduler's monitor kept awake
+				// (internal/procs); if that fails, on as we are.
+				_ = procs.ExecAwake()
+			}
 			env, dirs, err := a.setup()
 			if err != nil {
 				return err
