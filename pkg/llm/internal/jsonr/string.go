@@ -36,6 +36,7 @@ func skipPlain(d []byte, i int, hi uint64) (int, uint64) {
 		}
 		hi |= v
 		i += 8
+		start := i - 8 // where the run began
 		for i+32 <= len(d) {
 			w := d[i : i+32]
 			v = binary.LittleEndian.Uint64(w)
@@ -56,10 +57,28 @@ func skipPlain(d []byte, i int, hi uint64) (int, uint64) {
 			}
 			hi |= v | v1 | v2 | v3
 			i += 32
+			if haveScan && i-start >= scanAfter && len(d)-i >= scanMin {
+				// A long run (prose): the vector scan, then the words
+				// for what is left after its last whole block. Not
+				// sooner: for short strings the call costs more than
+				// the words.
+				n, high := scanPlain(d[i:])
+				if high {
+					hi |= msb
+				}
+				if i += n; n < (len(d)-i+n)&^15 {
+					return i, hi // stopped at a flagged byte
+				}
+			}
 		}
 	}
 	return i, hi
 }
+
+// skipPlain hands the rest of the input to scanPlain once a clean run has
+// reached scanAfter bytes and at least scanMin bytes are left: below
+// either, the call costs more than the words.
+const scanAfter, scanMin = 136, 64
 
 // stopAt returns the offset of the first byte mask m flags in word v at
 // d[i:], and hi with the bytes of v before it.

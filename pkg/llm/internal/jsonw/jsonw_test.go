@@ -80,10 +80,17 @@ func checkString(t *testing.T, s string) {
 		if err := json.Unmarshal(Plain(nil, s), &back); err != nil || back != strings.ToValidUTF8(s, "\ufffd") && utf8.ValidString(s) {
 			t.Fatalf("Plain(%q) decodes to %q, %v", s, back, err)
 		}
-		// An exact-size buffer is filled in place.
+		// An exact-size buffer is filled in place, and so is one
+		// that runs out in the middle (the rest goes through the tail).
 		exact := Plain(nil, s)
 		if got := Plain(make([]byte, 0, len(exact)), s); !bytes.Equal(got, exact) {
 			t.Fatalf("Plain into exact buffer = %s", got)
+		}
+		if got := String(make([]byte, 0, len(want)), s); !bytes.Equal(got, want) {
+			t.Fatalf("String into exact buffer = %s", got)
+		}
+		if got := String(make([]byte, 0, len(s)+1), s); !bytes.Equal(got, want) {
+			t.Fatalf("String into a buffer of len(s)+1 = %s", got)
 		}
 	}
 }
@@ -199,7 +206,8 @@ func BenchmarkPlain(b *testing.B) {
 // BenchmarkStrings writes both dialects on the gateway's workloads: prose
 // is one ~1 KB chat message of plain ASCII (the 300-message benchmark
 // request is 300 of them), escapes a line with quotes, '<>&' and a
-// newline every few words, linesN source code with N-byte lines.
+// newline every few words, linesN source code (or paragraphs) with
+// N-byte lines.
 func BenchmarkStrings(b *testing.B) {
 	for _, w := range []struct{ name, s string }{
 		{"prose", "message 7: " + strings.Repeat("lorem ipsum dolor sit amet ", 37)},
@@ -207,6 +215,7 @@ func BenchmarkStrings(b *testing.B) {
 		{"lines40", strings.Repeat("\tif err := w.Write(buf[:n]); err != nil {\n", 25)},
 		{"lines72", strings.Repeat("// lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiu\n", 15)},
 		{"lines100", strings.Repeat("// lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut lab\n", 10)},
+		{"lines200", strings.Repeat(strings.Repeat("lorem ipsum dolor sit amet ", 7)+"consectetur adipis\n", 5)},
 	} {
 		for _, d := range []struct {
 			name string
