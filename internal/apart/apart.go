@@ -14,6 +14,7 @@
 package apart
 
 import (
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -64,4 +65,11 @@ type Panic struct {
 
 func (p *Panic) Error() string {
 	return fmt.Sprintf("%v\n\n[on apart.Run's goroutine]\n%s", p.Value, p.Stack)
+}
+
+// Unmarshal is json.Unmarshal run by Run: a stream decoder's fallback to
+// encoding/json (an event its hand-written path does not take) recurses
+// 2–3 KiB deep, on a goroutine that streams for minutes.
+func Unmarshal(data []byte, v any) error {
+	return Run(func() error { return json.Unmarshal(data, v) })
 }

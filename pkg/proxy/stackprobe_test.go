@@ -27,24 +27,35 @@ import (
 // stream (issue 9). After one warm-up request per path (first uses run
 // one-time initialisation: time zones, encoding/json's type cache), no
 // goroutine net/http starts for a connection may grow past 8 KiB on any
-// format, upstream API or credential kind.
+// format, upstream API (Anthropic, OpenAI Chat and Responses, Codex,
+// Gemini and Gemini CLI) or credential kind.
 func TestRequestPathStackBudget(t *testing.T) {
 	anthropic := strings.SplitAfter(anthropicText, "\n\n")
-	// Without the usage chunk: chatFast leaves that one object, once at
-	// the end of a stream, to encoding/json, whose recursion may grow the
-	// goroutine there; it is idle right after, and the next collection
-	// shrinks a parked goroutine's stack back to what it uses.
-	var chat []string
-	for _, ev := range strings.SplitAfter(chatText, "\n\n") {
-		if !strings.Contains(ev, `"prompt_tokens"`) {
-			chat = append(chat, ev)
+	chat := strings.SplitAfter(chatText, "\n\n")
+	// The other upstream APIs answer with their recorded streams.
+	recorded := func(path string) []string {
+		b, err := os.ReadFile("../llm/" + path)
+		if err != nil {
+			t.Fatal(err)
 		}
+		return strings.SplitAfter(string(b), "\n\n")
 	}
+	responses, codex := recorded("openai/testdata/responses_reasoning_tools.sse"), recorded("openai/testdata/codex_sparse.sse")
+	gemini, codeAssist := recorded("google/testdata/text_thinking.sse"), recorded("google/testdata/codeassist.sse")
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		events := anthropic
-		if strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		switch p := r.URL.Path; {
+		case strings.HasSuffix(p, "/chat/completions"):
 			events = chat
+		case strings.HasSuffix(p, "/codex/responses"):
+			events = codex
+		case strings.HasSuffix(p, "/responses"):
+			events = responses
+		case strings.HasPrefix(p, "/v1internal:"):
+			events = codeAssist
+		case strings.HasPrefix(p, "/v1beta/models/"):
+			events = gemini
 		}
 		w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
 		w.WriteHeader(http.StatusOK)
@@ -56,7 +67,12 @@ func TestRequestPathStackBudget(t *testing.T) {
 	defer up.Close()
 	cat := llm.Builtin().With(llm.Model{ID: "gpt-4o-mini", Name: "GPT-4o mini", Provider: "openai", API: llm.APIOpenAIChat,
 		Input: []llm.Modality{llm.ModalityText}, ContextWindow: 128000, MaxTokens: 16384})
-	urls := map[string]string{"anthropic": up.URL, "openai": up.URL + "/v1"}
+	urls := map[string]string{"anthropic": up.URL, "openai": up.URL + "/v1", "openai-codex": up.URL + "/backend-api",
+		"google": up.URL + "/v1beta", "google-gemini-cli": up.URL}
+	codexEntry := oauthEntry(7, "openai-codex", "tok-codex")
+	codexEntry.Credential.AccountID = "acct-probe"
+	cliEntry := oauthEntry(9, "google-gemini-cli", "tok-cli")
+	cliEntry.Credential.ProjectID = "probe-project"
 	type path struct {
 		name, route, body, want string
 		entry                   vault.Entry
@@ -68,6 +84,10 @@ func TestRequestPathStackBudget(t *testing.T) {
 		{"pi-native, anthropic, API key", "/v1/pi/stream", `{"model":"anthropic/claude-sonnet-4-5","context":{"messages":[{"role":"user","content":"hi","timestamp":1}]}}`, `Hello `, apiKeyEntry(4, "anthropic", "sk-ant-vault")},
 		{"chat, openai chat, API key", "/v1/chat/completions", `{"model":"openai/gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"hi"}]}`, `"content":"Hi `, apiKeyEntry(5, "openai", "sk-openai-vault")},
 		{"chat non-streaming, anthropic, OAuth", "/v1/chat/completions", `{"model":"anthropic/claude-sonnet-4-5","messages":[{"role":"user","content":"hi"}]}`, `Hello`, oauthEntry(6, "anthropic", "tok-c")},
+		{"chat, openai responses, API key", "/v1/chat/completions", `{"model":"openai/gpt-5","stream":true,"messages":[{"role":"user","content":"hi"}]}`, `Let me check.`, apiKeyEntry(10, "openai", "sk-openai-vault")},
+		{"responses, codex, OAuth", "/v1/responses", `{"model":"openai-codex/gpt-5.4","stream":true,"input":"hi"}`, `Done.`, codexEntry},
+		{"messages, gemini, API key", "/v1/messages", `{"model":"google/gemini-2.5-flash","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"hi"}]}`, `Hello`, apiKeyEntry(8, "google", "AIza-probe")},
+		{"chat, gemini cli, OAuth", "/v1/chat/completions", `{"model":"google-gemini-cli/gemini-2.5-flash","stream":true,"messages":[{"role":"user","content":"hi"}]}`, `Checking.`, cliEntry},
 	}
 	gws := make([]*httptest.Server, len(paths))
 	for i, p := range paths {

@@ -66,12 +66,24 @@ var ErrNoProject = errors.New("google: Code Assist credential has no project id"
 // Stream sends the request wrapped as {model, project, request} and
 // returns the canonical event stream of the unwrapped {response} chunks.
 func (p *CodeAssist) Stream(ctx context.Context, req *llm.Request, model llm.Model, cred llm.Credential) (*llm.Stream, error) {
+	// As Gemini.Stream: small frames under Client.Do.
+	uc, err := p.prepare(req, &model, &cred)
+	if err != nil {
+		return nil, err
+	}
+	return uc.open(ctx, &model)
+}
+
+// prepare builds the wrapped call of req, with the endpoints to try.
+//
+//go:noinline
+func (p *CodeAssist) prepare(req *llm.Request, model *llm.Model, cred *llm.Credential) (*upstreamCall, error) {
 	if cred.ProjectID == "" {
 		return nil, ErrNoProject
 	}
 	antigravity := p.Antigravity || model.Provider == "google-antigravity"
 	target := Target{CodeAssist: true, Antigravity: antigravity}
-	body, err := BuildRequest(req, model, target)
+	body, err := BuildRequest(req, *model, target)
 	if err != nil {
 		return nil, err
 	}
@@ -81,14 +93,13 @@ func (p *CodeAssist) Stream(ctx context.Context, req *llm.Request, model llm.Mod
 	}
 	env := codeAssistRequest{Model: model.WireID(), Project: cred.ProjectID, Request: body}
 	if antigravity {
-		antigravityEnvelope(&env, req, model, now())
+		antigravityEnvelope(&env, req, *model, now())
 	}
-	raw := env.appendJSON(make([]byte, 0, 4096))
 	h := http.Header{}
 	h.Set("Authorization", "Bearer "+cred.Secret)
 	if antigravity {
 		h.Set("User-Agent", p.antigravityUA())
-		if traitsFor(model, target).claude && model.Reasoning {
+		if traitsFor(*model, target).claude && model.Reasoning {
 			h.Set("anthropic-beta", claudeThinkingBeta)
 		}
 	} else {
@@ -98,22 +109,22 @@ func (p *CodeAssist) Stream(ctx context.Context, req *llm.Request, model llm.Mod
 	for k, v := range model.Headers {
 		h.Set(k, v)
 	}
-	endpoints := []string{firstNonEmpty(p.BaseURL, DefaultCodeAssistURL)}
+	bases := []string{firstNonEmpty(p.BaseURL, DefaultCodeAssistURL)}
 	if antigravity && strings.TrimSpace(p.BaseURL) == "" {
-		endpoints = []string{AntigravityURL, AntigravitySandboxURL}
+		bases = []string{AntigravityURL, AntigravitySandboxURL}
 	}
-	c := caller{client: p.Client, now: now, provider: model.Provider}
-	var resp *http.Response
-	for i, base := range endpoints {
-		resp, err = c.post(ctx, strings.TrimRight(base, "/")+"/v1internal:streamGenerateContent?alt=sse", h.Clone(), raw)
-		if err == nil || i == len(endpoints)-1 || ctx.Err() != nil || !transient(err) {
-			break
-		}
+	endpoints := make([]string, len(bases))
+	for i, base := range bases {
+		endpoints[i] = strings.TrimRight(base, "/") + "/v1internal:streamGenerateContent?alt=sse"
 	}
-	if err != nil {
-		return nil, err
-	}
-	return c.stream(ctx, resp, model, model.API, DecoderOptions{CodeAssist: true, Request: body, NewID: p.NewID, Price: model.Cost}), nil
+	return &upstreamCall{
+		c:         caller{client: p.Client, now: now, provider: model.Provider},
+		endpoints: endpoints,
+		header:    h,
+		raw:       env.appendJSON(make([]byte, 0, 4096)),
+		api:       model.API,
+		opts:      DecoderOptions{CodeAssist: true, Request: body, NewID: p.NewID, Price: model.Cost},
+	}, nil
 }
 
 // appendJSON encodes the envelope around the request body.

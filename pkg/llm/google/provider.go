@@ -43,13 +43,27 @@ var _ llm.Provider = (*Gemini)(nil)
 // Stream calls streamGenerateContent?alt=sse and returns the canonical
 // event stream. A non-2xx answer is returned as an *llm.UpstreamError.
 func (g *Gemini) Stream(ctx context.Context, req *llm.Request, model llm.Model, cred llm.Credential) (*llm.Stream, error) {
-	body, err := BuildRequest(req, model, Target{})
+	// Building the request and opening the stream are functions of their
+	// own (not inlined), and everything passes by pointer: this frame is
+	// under the whole of Client.Do, the deepest call of a gateway request,
+	// whose handler goroutine keeps any stack it grows for the whole
+	// stream (issue 9, make stackcheck).
+	uc, err := g.prepare(req, &model, &cred)
 	if err != nil {
 		return nil, err
 	}
-	raw := body.AppendJSON(make([]byte, 0, 4096))
+	return uc.open(ctx, &model)
+}
+
+// prepare builds the streamGenerateContent call of req.
+//
+//go:noinline
+func (g *Gemini) prepare(req *llm.Request, model *llm.Model, cred *llm.Credential) (*upstreamCall, error) {
+	body, err := BuildRequest(req, *model, Target{})
+	if err != nil {
+		return nil, err
+	}
 	base := firstNonEmpty(g.BaseURL, model.BaseURL, DefaultBaseURL)
-	endpoint := strings.TrimRight(base, "/") + "/models/" + url.PathEscape(model.WireID()) + ":streamGenerateContent?alt=sse"
 	h := http.Header{}
 	switch cred.Kind {
 	case llm.CredentialAPIKey:
@@ -60,12 +74,60 @@ func (g *Gemini) Stream(ctx context.Context, req *llm.Request, model llm.Model, 
 	for k, v := range model.Headers {
 		h.Set(k, v)
 	}
-	c := caller{client: g.Client, now: g.Now, provider: model.Provider}
-	resp, err := c.post(ctx, endpoint, h, raw)
+	return &upstreamCall{
+		c:         caller{client: g.Client, now: g.Now, provider: model.Provider},
+		endpoints: []string{strings.TrimRight(base, "/") + "/models/" + url.PathEscape(model.WireID()) + ":streamGenerateContent?alt=sse"},
+		header:    h,
+		raw:       body.AppendJSON(make([]byte, 0, 4096)),
+		api:       llm.APIGoogle,
+		opts:      DecoderOptions{Request: body, NewID: g.NewID, Price: model.Cost},
+	}, nil
+}
+
+// upstreamCall is a prepared streaming call: the endpoints to try in
+// order (Antigravity fails over to its sandbox), the headers and body, and
+// how to decode the answer.
+type upstreamCall struct {
+	c         caller
+	endpoints []string
+	header    http.Header
+	raw       []byte
+	api       string
+	opts      DecoderOptions
+}
+
+// open sends the call and wraps the 2xx answer as the canonical stream.
+//
+//go:noinline
+func (uc *upstreamCall) open(ctx context.Context, model *llm.Model) (*llm.Stream, error) {
+	var resp *http.Response
+	var err error
+	if len(uc.endpoints) == 1 { // all but Antigravity: no failover loop in the frames under Client.Do
+		resp, err = uc.c.post(ctx, uc.endpoints[0], uc.header, uc.raw)
+	} else {
+		resp, err = uc.send(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}
-	return c.stream(ctx, resp, model, llm.APIGoogle, DecoderOptions{Request: body, NewID: g.NewID, Price: model.Cost}), nil
+	return uc.c.stream(ctx, resp, model, uc.api, &uc.opts), nil
+}
+
+// send posts the call to each endpoint in turn until one answers, or
+// fails in a way the next would not mend.
+//
+//go:noinline
+func (uc *upstreamCall) send(ctx context.Context) (*http.Response, error) {
+	for i := 0; ; i++ {
+		h := uc.header
+		if i > 0 {
+			h = h.Clone() // the failed attempt's request may still hold the first
+		}
+		resp, err := uc.c.post(ctx, uc.endpoints[i], h, uc.raw)
+		if err == nil || i == len(uc.endpoints)-1 || ctx.Err() != nil || !transient(err) {
+			return resp, err
+		}
+	}
 }
 
 // caller holds what both providers need to talk HTTP.
@@ -75,7 +137,7 @@ type caller struct {
 	provider string
 }
 
-func (c caller) clock() time.Time {
+func (c *caller) clock() time.Time {
 	if c.now != nil {
 		return c.now()
 	}
@@ -83,8 +145,27 @@ func (c caller) clock() time.Time {
 }
 
 // post sends body and returns a 2xx response; any other status is read and
-// returned as an *llm.UpstreamError.
-func (c caller) post(ctx context.Context, endpoint string, h http.Header, body []byte) (*http.Response, error) {
+// returned as an *llm.UpstreamError. Building the request and reading a
+// failure are functions of their own (not inlined), so this frame under
+// Client.Do is small (see Gemini.Stream).
+func (c *caller) post(ctx context.Context, endpoint string, h http.Header, body []byte) (*http.Response, error) {
+	hr, err := newPost(ctx, endpoint, h, body)
+	if err != nil {
+		return nil, err
+	}
+	client := c.client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(hr)
+	if err != nil || resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, c.failed(ctx, resp, err)
+	}
+	return resp, nil
+}
+
+//go:noinline
+func newPost(ctx context.Context, endpoint string, h http.Header, body []byte) (*http.Request, error) {
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("google: build request: %w", err)
@@ -92,23 +173,23 @@ func (c caller) post(ctx context.Context, endpoint string, h http.Header, body [
 	hr.Header = h
 	hr.Header.Set("Content-Type", "application/json")
 	hr.Header.Set("Accept", "text/event-stream")
-	client := c.client
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(hr)
+	return hr, nil
+}
+
+// failed is post's error for a transport failure (err) or a non-2xx
+// response.
+//
+//go:noinline
+func (c *caller) failed(ctx context.Context, resp *http.Response, err error) error {
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("google: %w", ctx.Err())
+			return fmt.Errorf("google: %w", ctx.Err())
 		}
-		return nil, &llm.UpstreamError{Provider: c.provider, Message: "request failed", Err: redactURL(err)}
+		return &llm.UpstreamError{Provider: c.provider, Message: "request failed", Err: redactURL(err)}
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		return nil, upstreamError(c.provider, resp.StatusCode, resp.Header, b, c.clock())
-	}
-	return resp, nil
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	return upstreamError(c.provider, resp.StatusCode, resp.Header, b, c.clock())
 }
 
 // redactURL drops the request URL from a transport error: a ?key= query
@@ -122,15 +203,16 @@ func redactURL(err error) error {
 }
 
 // stream wraps a 2xx streaming response as a canonical Stream.
-func (c caller) stream(ctx context.Context, resp *http.Response, model llm.Model, api string, opts DecoderOptions) *llm.Stream {
+func (c *caller) stream(ctx context.Context, resp *http.Response, model *llm.Model, api string, opts *DecoderOptions) *llm.Stream {
 	now := c.clock()
+	provider, id := model.Provider, model.ID
 	seq := iter.Seq[llm.Event](func(yield func(llm.Event) bool) {
-		b := llm.NewBuilder(api, model.Provider, model.ID, yield)
+		b := llm.NewBuilder(api, provider, id, yield)
 		b.Message().Timestamp = now.UnixMilli()
 		if !b.Start() {
 			return
 		}
-		NewDecoder(b, opts).consume(ctx, resp.Body)
+		NewDecoder(b, *opts).consume(ctx, resp.Body)
 	})
 	return llm.NewStream(seq, resp.Body)
 }

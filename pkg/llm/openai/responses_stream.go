@@ -3,6 +3,7 @@ package openai
 import (
 	"encoding/json"
 
+	"github.com/ompgo/omp/internal/apart"
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
 )
@@ -98,7 +99,9 @@ type respParser struct {
 	rd  jsonr.Reader // the delta fast path's reader (see fastDelta)
 	// noFast makes tests decode every event with encoding/json.
 	noFast bool
-	item   respItem
+	item   respItem // the current item, as output_item.added had it
+	done   respItem // its final form (output_item.done)
+	open   llm.Content
 	kind   itemKind
 	// seen is set once the current block received streamed content.
 	seen bool
@@ -124,7 +127,8 @@ func (p *respParser) handle(data []byte) bool {
 	e := &p.ev
 	if p.noFast || !p.fastDelta(data, e) {
 		*e = respEvent{}
-		if err := json.Unmarshal(data, e); err != nil {
+		// Apart: encoding/json's recursion on the goroutine that streams.
+		if err := apart.Unmarshal(data, e); err != nil {
 			b.Fail(&llm.UpstreamError{Provider: b.Message().Provider, Status: 200, Message: "malformed stream event", Err: err})
 			return false
 		}
@@ -195,7 +199,7 @@ func (p *respParser) handle(data []byte) bool {
 func (p *respParser) itemAdded() bool {
 	b := p.b
 	p.item = respItem{}
-	if json.Unmarshal(p.ev.Item, &p.item) != nil {
+	if apart.Unmarshal(p.ev.Item, &p.item) != nil {
 		p.kind = itemOther
 		return !b.Ended()
 	}
@@ -219,73 +223,103 @@ func (p *respParser) itemAdded() bool {
 	return !b.Ended()
 }
 
+// startCall opens the tool call block of it. The block is built in the
+// parser (p.open), not in this frame: a stream's goroutine is under the
+// builder's consumer (the gateway's encoder and its writes) here, and it
+// keeps any stack it grows for the whole stream (issue 9, make stackcheck).
 func (p *respParser) startCall(it *respItem) bool {
-	b := p.b
 	p.block = true
-	c := llm.Content{Type: llm.ContentToolCall, ID: it.CallID, Name: it.Name}
+	c := &p.open
+	*c = llm.Content{Type: llm.ContentToolCall, ID: it.CallID, Name: it.Name}
 	c.SetItemID(it.ID)
 	if it.Type == "custom_tool_call" {
 		c.SetCustomWireName(it.Name)
 	}
-	return b.StartBlock(c)
+	return p.b.StartBlock(*c)
 }
 
 // itemDone completes the current item from its final form, emitting what
-// the stream did not deliver as deltas.
+// the stream did not deliver as deltas. Each item type has a function of
+// its own (not inlined), and the item is decoded into the parser, so only
+// the one that runs has a frame under the builder's consumer (see
+// startCall).
 func (p *respParser) itemDone() bool {
-	b := p.b
-	var it respItem
-	if json.Unmarshal(p.ev.Item, &it) != nil {
-		return !b.Ended()
+	it := &p.done
+	*it = respItem{}
+	if apart.Unmarshal(p.ev.Item, it) != nil {
+		return !p.b.Ended()
 	}
 	defer func() { p.kind, p.block = itemNone, false }()
 	switch it.Type {
 	case "message":
-		if !p.block {
-			for _, c := range it.Content {
-				if !b.StartText() || !b.Text(c.Text+c.Refusal) {
-					return false
-				}
-			}
-		}
-		return b.EndBlock()
+		return p.doneMessage(it)
 	case "reasoning":
-		if !p.block || b.Open() == nil || b.Open().Type != llm.ContentThinking {
-			if !b.StartBlock(thinkingItem(it.ID)) {
-				return false
-			}
-		}
-		if !p.seen {
-			for i, s := range it.Summary {
-				if i > 0 && !b.Thinking("\n\n") {
-					return false
-				}
-				if !b.Thinking(s.Text) {
-					return false
-				}
-			}
-		}
-		blk := b.Open()
-		blk.SetItemID(it.ID)
-		// The whole item is the signature, so it can be replayed
-		// verbatim (encrypted_content included).
-		blk.ThinkingSignature = string(p.ev.Item)
-		return b.EndBlock()
+		return p.doneReasoning(it)
 	case "function_call", "custom_tool_call":
-		if !p.block || b.Open() == nil || b.Open().Type != llm.ContentToolCall {
-			if !p.startCall(&it) {
+		return p.doneCall(it)
+	}
+	return p.doneOther()
+}
+
+//go:noinline
+func (p *respParser) doneMessage(it *respItem) bool {
+	b := p.b
+	if !p.block {
+		for _, c := range it.Content {
+			if !b.StartText() || !b.Text(c.Text+c.Refusal) {
 				return false
 			}
 		}
-		if !p.seen && !b.ToolArgs(it.Arguments+it.Input) {
+	}
+	return b.EndBlock()
+}
+
+//go:noinline
+func (p *respParser) doneReasoning(it *respItem) bool {
+	b := p.b
+	if !p.block || b.Open() == nil || b.Open().Type != llm.ContentThinking {
+		if !b.StartBlock(thinkingItem(it.ID)) {
 			return false
 		}
-		if blk := b.Open(); blk.ID == "" {
-			blk.ID, blk.Name = it.CallID, it.Name
-		}
-		return b.EndBlock()
 	}
-	return b.AddBlock(llm.Native(llm.APIOpenAIResponses, p.ev.Item))
+	if !p.seen {
+		for i, s := range it.Summary {
+			if i > 0 && !b.Thinking("\n\n") {
+				return false
+			}
+			if !b.Thinking(s.Text) {
+				return false
+			}
+		}
+	}
+	blk := b.Open()
+	blk.SetItemID(it.ID)
+	// The whole item is the signature, so it can be replayed
+	// verbatim (encrypted_content included).
+	blk.ThinkingSignature = string(p.ev.Item)
+	return b.EndBlock()
+}
+
+//go:noinline
+func (p *respParser) doneCall(it *respItem) bool {
+	b := p.b
+	if !p.block || b.Open() == nil || b.Open().Type != llm.ContentToolCall {
+		if !p.startCall(it) {
+			return false
+		}
+	}
+	if !p.seen && !b.ToolArgs(it.Arguments+it.Input) {
+		return false
+	}
+	if blk := b.Open(); blk.ID == "" {
+		blk.ID, blk.Name = it.CallID, it.Name
+	}
+	return b.EndBlock()
+}
+
+//go:noinline
+func (p *respParser) doneOther() bool {
+	return p.b.AddBlock(llm.Native(llm.APIOpenAIResponses, p.ev.Item))
 }
 
 // finish handles the terminal response event.
