@@ -18,10 +18,11 @@
 //     http.ResponseController), passing Anthropic requests through;
 //
 // and "direct" is the client talking to the fake itself. Within a round the
-// three are measured in turn request by request, in an order that rotates
-// each turn, so machine-load drift hits all alike; each figure is the
-// median over rounds. -compare adds a second gateway binary to the turns
-// (an A/B of two builds in one run).
+// three are measured in turns of 20 requests each (after one unmeasured
+// request that wakes each side up), in an order that rotates each turn, so
+// machine-load drift hits all alike; each figure is the median over rounds.
+// -compare adds a second gateway binary to the turns (an A/B of two builds
+// in one run).
 //
 // Rows: "added" figures are p50(through a proxy) − p50(direct) of the same
 // round; throughput is completions per second with 16 concurrent clients
@@ -81,6 +82,10 @@ func main() {
 	flag.BoolVar(&o.scale, "scale", false, "measure one gateway against three on one broker instead (throughput and gateway CPU per request)")
 	flag.BoolVar(&o.netns, "netns", true, "with -scale: each gateway in its own network namespace when root and the ip tool allow (else loopback ports)")
 	flag.Parse()
+	if o.rounds < 1 || o.n < 1 || o.nStream < 1 || o.nBig < 1 || o.streams < 1 {
+		fmt.Fprintln(os.Stderr, "benchgateway: -rounds, -n, -n-stream, -n-big and -streams must be at least 1")
+		os.Exit(2)
+	}
 	if o.scale {
 		if err := runScale(o, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "benchgateway -scale:", err)

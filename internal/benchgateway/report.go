@@ -76,7 +76,7 @@ func (rep *report) fill(r *rounds) {
 		"ours = a real bin/gateway process following a real broker (in the bench process) with one anthropic API-key credential; it translates chat completions → Anthropic Messages",
 		"bare = this program re-executed as an httputil.ReverseProxy process (its binary links the broker, so its idle RSS is not a minimal proxy's) (FlushInterval -1, EnableFullDuplex), Anthropic requests passed through",
 		"the gateway always streams upstream: its small non-streaming request is answered by a 2-delta SSE stream, the others by the JSON body",
-		"added = p50 through the proxy − p50 direct to the fake, same round, the endpoints taken in turn request by request; figures are medians over rounds")
+		"added = p50 through the proxy − p50 direct to the fake, same round, the endpoints taken in turns of 20 requests; figures are medians over rounds")
 }
 
 func (rep *report) allMet() bool {

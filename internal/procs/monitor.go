@@ -1,6 +1,7 @@
 package procs
 
 import (
+	"os"
 	"slices"
 	"strings"
 )
@@ -24,10 +25,23 @@ import (
 // process wakes 100 times a second instead of rarely, for no measurable
 // CPU time.
 //
-// One visible effect: the runtime prints the trace line once at start on
-// a host whose monotonic clock is past the period, that is, up more than
-// 24.8 days ("SCHED 0ms: gomaxprocs=…" on standard error), and every 24.8
-// days after that.
+// What it costs:
+//   - the runtime prints the trace line once at start on a host whose
+//     monotonic clock is past the period, that is, up more than 24.8 days
+//     ("SCHED 0ms: gomaxprocs=…" on standard error), and every 24.8 days
+//     after that;
+//   - a crash (an unrecovered panic, a fatal error, SIGQUIT) prints the
+//     detailed scheduler trace first: a line per P, per thread and per
+//     goroutine, ahead of the panic message;
+//   - a P blocked in a system call (a write to a stderr pipe nobody
+//     drains, an fsync) is handed to another thread only after one or two
+//     of the monitor's 10 ms periods, where a monitor woken by that call
+//     took it within tens of µs: on one P (internal/procs' governor when
+//     the gateway is not busy) everything waits that long. In the gateway
+//     such calls are a log write (internal/logbuf) to a stderr pipe that is
+//     full, and a slow write of the broker snapshot cache file;
+//   - programs the process starts (a config value's shell command)
+//     inherit the setting.
 
 // MonitorSetting is the GODEBUG setting that keeps the monitor awake.
 const MonitorSetting = "schedtrace=2147483647" // ms: the largest int32
@@ -44,18 +58,37 @@ func MonitorEnv(environ []string) ([]string, bool) {
 			break
 		}
 	}
-	for _, s := range strings.Split(godebug, ",") {
-		if strings.HasPrefix(strings.TrimSpace(s), "schedtrace=") {
-			return environ, false
-		}
+	v, ok := monitorGODEBUG(godebug)
+	if !ok {
+		return environ, false
 	}
 	out := slices.Clone(environ)
 	if at < 0 {
-		return append(out, key+MonitorSetting), true
+		return append(out, key+v), true
 	}
-	if godebug != "" {
-		godebug += ","
-	}
-	out[at] = key + godebug + MonitorSetting
+	out[at] = key + v
 	return out, true
+}
+
+// SetMonitorEnv puts MonitorSetting into this process's GODEBUG, for a
+// program it is about to execute (which reads it at start), unless GODEBUG
+// already sets schedtrace. This process keeps its own monitor as it is.
+func SetMonitorEnv() {
+	if v, ok := monitorGODEBUG(os.Getenv("GODEBUG")); ok {
+		_ = os.Setenv("GODEBUG", v)
+	}
+}
+
+// monitorGODEBUG is godebug with MonitorSetting added, or false when it
+// already sets schedtrace.
+func monitorGODEBUG(godebug string) (string, bool) {
+	for _, s := range strings.Split(godebug, ",") {
+		if strings.HasPrefix(s, "schedtrace=") { // as the runtime reads it: no spaces
+			return godebug, false
+		}
+	}
+	if godebug == "" {
+		return MonitorSetting, true
+	}
+	return godebug + "," + MonitorSetting, true
 }

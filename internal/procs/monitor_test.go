@@ -20,7 +20,8 @@ func TestMonitorEnv(t *testing.T) {
 		{"other settings kept", []string{"GODEBUG=http2client=0", "A=1"}, []string{"GODEBUG=http2client=0," + MonitorSetting, "A=1"}},
 		{"first GODEBUG counts", []string{"GODEBUG=x=1", "GODEBUG=schedtrace=0"}, []string{"GODEBUG=x=1," + MonitorSetting, "GODEBUG=schedtrace=0"}},
 		{"operator turned it off", []string{"GODEBUG=schedtrace=0"}, nil},
-		{"operator's own trace", []string{"GODEBUG=gctrace=1, schedtrace=1000"}, nil},
+		{"operator's own trace", []string{"GODEBUG=gctrace=1,schedtrace=1000"}, nil},
+		{"a spaced key is not the setting (the runtime ignores it)", []string{"GODEBUG=gctrace=1, schedtrace=1000"}, []string{"GODEBUG=gctrace=1, schedtrace=1000," + MonitorSetting}},
 		{"a look-alike name is not the setting", []string{"GODEBUG=xschedtrace=1"}, []string{"GODEBUG=xschedtrace=1," + MonitorSetting}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -71,6 +72,20 @@ func TestExecAwake(t *testing.T) {
 		}
 		if got := strings.TrimSpace(string(out)); got != "GODEBUG="+tc.want {
 			t.Errorf("GODEBUG=%q: the child printed %q, want exactly one line GODEBUG=%s", tc.godebug, got, tc.want)
+		}
+	}
+}
+
+func TestSetMonitorEnv(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"", MonitorSetting},
+		{"http2client=0", "http2client=0," + MonitorSetting},
+		{"schedtrace=0", "schedtrace=0"},
+	} {
+		t.Setenv("GODEBUG", tc.in)
+		SetMonitorEnv()
+		if got := os.Getenv("GODEBUG"); got != tc.want {
+			t.Errorf("GODEBUG=%q: SetMonitorEnv made it %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }

@@ -128,10 +128,12 @@ func checkLongString(t *testing.T, lit string) {
 	if err := r.End(); (err == nil) != (werr == nil) || werr == nil && !slices.Equal(got, want) {
 		t.Fatalf("String(%q) = %q, %v; encoding/json: %q, %v", lit, got, err, want, werr)
 	}
+	// Skip takes any valid value (a fuzzed literal can make the array
+	// mixed, which encoding/json refuses as []string).
 	r = NewReader([]byte(doc))
 	r.Skip()
-	if err := r.End(); (err == nil) != (werr == nil) {
-		t.Fatalf("Skip(%q): %v; encoding/json: %v", lit, err, werr)
+	if err, valid := r.End(), json.Valid([]byte(doc)); (err == nil) != valid {
+		t.Fatalf("Skip(%q): %v; json.Valid: %v", lit, err, valid)
 	}
 }
 

@@ -83,11 +83,13 @@ func checkString(t *testing.T, s string) {
 		// An exact-size buffer is filled in place, and so is one
 		// that runs out in the middle (the rest goes through the tail).
 		exact := Plain(nil, s)
-		if got := Plain(make([]byte, 0, len(exact)), s); !bytes.Equal(got, exact) {
-			t.Fatalf("Plain into exact buffer = %s", got)
+		pbuf := make([]byte, 0, len(exact))
+		if got := Plain(pbuf, s); !bytes.Equal(got, exact) || cap(got) != cap(pbuf) || &got[0] != &pbuf[:1][0] {
+			t.Fatalf("Plain into exact buffer = %s (reallocated: %v)", got, cap(got) != cap(pbuf) || &got[0] != &pbuf[:1][0])
 		}
-		if got := String(make([]byte, 0, len(want)), s); !bytes.Equal(got, want) {
-			t.Fatalf("String into exact buffer = %s", got)
+		buf := make([]byte, 0, len(want))
+		if got := String(buf, s); !bytes.Equal(got, want) || cap(got) != cap(buf) || &got[0] != &buf[:1][0] {
+			t.Fatalf("String into exact buffer = %s (reallocated: %v)", got, cap(got) != cap(buf) || &got[0] != &buf[:1][0])
 		}
 		if got := String(make([]byte, 0, len(s)+1), s); !bytes.Equal(got, want) {
 			t.Fatalf("String into a buffer of len(s)+1 = %s", got)
