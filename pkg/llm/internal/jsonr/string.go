@@ -5,6 +5,8 @@ import (
 	"math/bits"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/ompgo/omp/pkg/llm/internal/strscan"
 )
 
 const (
@@ -57,12 +59,12 @@ func skipPlain(d []byte, i int, hi uint64) (int, uint64) {
 			}
 			hi |= v | v1 | v2 | v3
 			i += 32
-			if haveScan && i-start >= scanAfter && len(d)-i >= scanMin {
+			if strscan.Have && i-start >= scanAfter && len(d)-i >= scanMin {
 				// A long run (prose): the vector scan, then the words
 				// for what is left after its last whole block. Not
 				// sooner: for short strings the call costs more than
 				// the words.
-				n, high := scanPlain(d[i:])
+				n, high := strscan.Plain(d[i:])
 				if high {
 					hi |= msb
 				}
@@ -75,7 +77,7 @@ func skipPlain(d []byte, i int, hi uint64) (int, uint64) {
 	return i, hi
 }
 
-// skipPlain hands the rest of the input to scanPlain once a clean run has
+// skipPlain hands the rest of the input to strscan.Plain once a clean run has
 // reached scanAfter bytes and at least scanMin bytes are left: below
 // either, the call costs more than the words.
 const scanAfter, scanMin = 136, 64

@@ -23,6 +23,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
+	"github.com/ompgo/omp/pkg/llm/internal/strscan"
 )
 
 const (
@@ -61,7 +62,7 @@ func maskBlockString(v uint64) uint64 {
 	return ((v - lsb*0x20) | (qa - lsb) | (lgs - lsb) | v) & msb
 }
 
-// appendBody hands the rest of a string to scanEscape once a clean run
+// appendBody hands the rest of a string to strscan.Escape once a clean run
 // has reached scanAfter bytes and at least scanMin bytes are left: below
 // either, the call costs more than the words.
 const scanAfter, scanMin = 136, 64
@@ -177,13 +178,13 @@ func appendBody(dst []byte, s string, html bool) []byte {
 					goto flagged
 				}
 				i, j = i+32, j+32
-				if haveScan && i-start >= scanAfter && len(src)-i >= scanMin {
+				if strscan.Have && i-start >= scanAfter && len(src)-i >= scanMin {
 					// A long run (prose): the vector scan finds where
 					// it ends (the next word, flagged, starts there)
 					// and one copy takes it, as far as the buffer
 					// allows. Not sooner: in text that escapes every
 					// line the call costs more than the words.
-					n := min(scanEscape(src[i:], html), len(buf)-j)
+					n := min(strscan.Escape(src[i:], html), len(buf)-j)
 					copy(buf[j:j+n], src[i:i+n])
 					i, j = i+n, j+n
 					break
