@@ -1,5 +1,7 @@
-// Package procs adapts GOMAXPROCS to a server's load: one P while the
-// process needs less than a core, more as soon as it needs them.
+// Package procs tunes the Go scheduler for the gateway daemon: Adapt sizes
+// GOMAXPROCS to the load (one P while the process needs less than a core,
+// more as soon as it needs them), and ExecAwake restarts the program with
+// the runtime's monitor thread kept out of deep sleep (monitor.go).
 //
 // Why: on a small host (a 2-vCPU VM or container, where the gateway shares
 // the cores with the agents that call it) a Go server with GOMAXPROCS =
