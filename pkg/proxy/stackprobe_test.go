@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -26,9 +25,10 @@ import (
 // request path deeper than 8 KiB anywhere doubled the stack of every open
 // stream (issue 9). After one warm-up request per path (first uses run
 // one-time initialisation: time zones, encoding/json's type cache), no
-// goroutine net/http starts for a connection may grow past 8 KiB on any
-// format, upstream API (Anthropic, OpenAI Chat and Responses, Codex,
-// Gemini and Gemini CLI) or credential kind.
+// goroutine net/http starts for a connection may grow past 8 KiB (but
+// rarely, see maxRareGrowths) on any format, upstream API (Anthropic,
+// OpenAI Chat and Responses, Codex, Gemini and Gemini CLI) or credential
+// kind.
 func TestRequestPathStackBudget(t *testing.T) {
 	anthropic := strings.SplitAfter(anthropicText, "\n\n")
 	chat := strings.SplitAfter(chatText, "\n\n")
@@ -93,24 +93,27 @@ func TestRequestPathStackBudget(t *testing.T) {
 	for i, p := range paths {
 		gws[i] = gateway(t, &memSource{entries: []vault.Entry{p.entry}}, urls, cat)
 	}
-	// One request at a time, so the runtime's reports do not interleave.
-	run := func(n int) {
-		for range n {
-			for i, p := range paths {
-				req, _ := http.NewRequest(http.MethodPost, gws[i].URL+p.route, strings.NewReader(p.body))
-				req.Header.Set("Authorization", "Bearer "+gatewayToken)
-				req.Header.Set("Content-Type", "application/json")
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				b, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if !bytes.Contains(b, []byte(p.want)) {
-					t.Errorf("%s: %d %s", p.name, resp.StatusCode, b)
-				}
-			}
+	// One request at a time, so the runtime's reports do not interleave,
+	// each on a new connection: a goroutine keeps a stack it grew, so on a
+	// kept-alive one a path's growth would show once for all its requests.
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	send := func(i int) {
+		p := paths[i]
+		req, _ := http.NewRequest(http.MethodPost, gws[i].URL+p.route, strings.NewReader(p.body))
+		req.Header.Set("Authorization", "Bearer "+gatewayToken)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
 		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !bytes.Contains(b, []byte(p.want)) {
+			t.Errorf("%s: %d %s", p.name, resp.StatusCode, b)
+		}
+	}
+	for i := range paths { // warm-up
+		send(i)
 	}
 	// A positive control: a handler that must be reported, or the probe
 	// runtime is not in (a silent pass otherwise).
@@ -118,13 +121,61 @@ func TestRequestPathStackBudget(t *testing.T) {
 		_ = stackprobeControl(16)
 	}))
 	defer control.Close()
-	run(1) // warm-up
-	// Collections shrink the warm-up's grown goroutines back (parked, they
-	// use little), so a growth on a kept-alive connection shows again.
-	runtime.GC()
-	runtime.GC()
+	controlSeen := false
+	for i, p := range paths {
+		out := captureStderr(t, func() {
+			for range runs {
+				send(i)
+			}
+			if i == len(paths)-1 {
+				if resp, err := http.Get(control.URL); err == nil {
+					resp.Body.Close()
+				}
+			}
+		})
+		// Each growth is "STACKGROW <old size> goid=N", a traceback, and
+		// "created by <function> in goroutine M".
+		var grown []string
+		for _, block := range strings.Split(out, "STACKGROW ")[1:] {
+			sc := bufio.NewScanner(strings.NewReader(block))
+			var created string
+			for sc.Scan() {
+				if l := sc.Text(); strings.HasPrefix(l, "created by ") {
+					created = l
+					break
+				}
+			}
+			if strings.Contains(block, "stackprobeControl") {
+				controlSeen = true
+				continue
+			}
+			if strings.HasPrefix(created, "created by net/http.(*Server).Serve") {
+				grown = append(grown, block)
+			}
+		}
+		// A path whose frames outgrow 8 KiB grows on every request. One
+		// that comes within a runtime slow path of it (a GC sweep in an
+		// allocation at the deepest point) grows now and then; such a
+		// stream pays 8 KiB more, rarely, and is tolerated up to
+		// maxRareGrowths times in runs requests.
+		if len(grown) > maxRareGrowths {
+			t.Errorf("%s: %d of %d requests' connection goroutines outgrew 8 KiB (docs/architecture.md, \"Testing\", says how to read the frames); the first:\nSTACKGROW %s", p.name, len(grown), runs, grown[0])
+		}
+		t.Logf("%s: %d of %d requests grew past 8 KiB", p.name, len(grown), runs)
+	}
+	if !controlSeen {
+		t.Error("the control handler's 12 KiB of frames were not reported: the probe runtime is not built in (run make stackcheck)")
+	}
+}
 
-	// Capture the runtime's prints (fd 2) while every path runs again.
+// runs requests per path are measured; more than maxRareGrowths growths
+// fail the path.
+const runs, maxRareGrowths = 10, 2
+
+// captureStderr runs f with file descriptor 2 (where the runtime prints)
+// going to a pipe, and returns what was written.
+func captureStderr(t *testing.T, f func()) string {
+	t.Helper()
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -139,39 +190,12 @@ func TestRequestPathStackBudget(t *testing.T) {
 	if err := syscall.Dup3(int(w.Fd()), 2, 0); err != nil { // Dup2 is missing on some linux ports
 		t.Fatal(err)
 	}
-	run(10)
-	if resp, err := http.Get(control.URL); err == nil {
-		resp.Body.Close()
-	}
+	f()
 	_ = syscall.Dup3(saved, 2, 0)
+	_ = syscall.Close(saved)
 	w.Close()
 	<-copied
-
-	// Each growth is "STACKGROW <old size> goid=N", a traceback, and
-	// "created by <function> in goroutine M".
-	grown, controlSeen := 0, false
-	for _, block := range strings.Split(out.String(), "STACKGROW ")[1:] {
-		sc := bufio.NewScanner(strings.NewReader(block))
-		var created string
-		for sc.Scan() {
-			if l := sc.Text(); strings.HasPrefix(l, "created by ") {
-				created = l
-				break
-			}
-		}
-		if strings.Contains(block, "stackprobeControl") {
-			controlSeen = true
-			continue
-		}
-		if strings.HasPrefix(created, "created by net/http.(*Server).Serve") {
-			grown++
-			t.Errorf("a connection goroutine outgrew its stack on the request path (docs/architecture.md, \"Testing\", says how to read the frames):\nSTACKGROW %s", block)
-		}
-	}
-	if !controlSeen {
-		t.Error("the control handler's 12 KiB of frames were not reported: the probe runtime is not built in (run make stackcheck)")
-	}
-	t.Logf("%d connection goroutines outgrew 8 KiB after warm-up", grown)
+	return out.String()
 }
 
 // stackprobeControl recurses through n frames of 768 bytes (12 KiB for 16).
