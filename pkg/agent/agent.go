@@ -379,7 +379,7 @@ func (a *Agent) stream(ctx context.Context) *llm.Message {
 		}
 	}
 	a.lastTurn = turnConfig{model: tc.model, cred: cred}
-	st, err := tc.provider.Stream(ctx, req, tc.model, cred)
+	st, err := tc.provider.Stream(ctx, req, &tc.model, cred)
 	policy := llm.NoPolicyDenial
 	if err != nil {
 		policy = llm.PolicyDenialOf(err, tc.model.Provider, tc.model.ID)
@@ -388,14 +388,14 @@ func (a *Agent) stream(ctx context.Context) *llm.Message {
 		// The account may not do this: another account, not a new token.
 		if next, ok := a.OnPolicyDenied(ctx, PolicyDenied{Model: tc.model, Credential: cred, ModelOnly: policy == llm.ModelPolicy}); ok {
 			a.lastTurn.cred = next
-			st, err = tc.provider.Stream(ctx, req, tc.model, next)
+			st, err = tc.provider.Stream(ctx, req, &tc.model, next)
 		}
 	}
 	if err != nil && policy == llm.NoPolicyDenial && a.RefreshCredential != nil && authRejected(err) && ctx.Err() == nil {
 		// A rejected credential is refreshed once and the turn retried.
 		if fresh, rerr := a.RefreshCredential(ctx); rerr == nil {
 			a.lastTurn.cred = fresh
-			st, err = tc.provider.Stream(ctx, req, tc.model, fresh)
+			st, err = tc.provider.Stream(ctx, req, &tc.model, fresh)
 		}
 	}
 	if err != nil {

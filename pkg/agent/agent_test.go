@@ -371,7 +371,7 @@ func TestRetryEndsWhenTheErrorStopsBeingTransient(t *testing.T) {
 // "limited" and a text turn to any other.
 type limitedProvider struct{ creds []string }
 
-func (p *limitedProvider) Stream(_ context.Context, _ *llm.Request, m llm.Model, c llm.Credential) (*llm.Stream, error) {
+func (p *limitedProvider) Stream(_ context.Context, _ *llm.Request, m *llm.Model, c llm.Credential) (*llm.Stream, error) {
 	p.creds = append(p.creds, c.Secret)
 	if c.Secret == "limited" {
 		return nil, &llm.UpstreamError{Status: 429, Message: "usage_limit_reached: The usage limit has been reached", RetryAfter: 90 * time.Second}

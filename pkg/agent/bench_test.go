@@ -18,7 +18,7 @@ type replayed struct {
 	n     int
 }
 
-func (p *replayed) Stream(context.Context, *llm.Request, llm.Model, llm.Credential) (*llm.Stream, error) {
+func (p *replayed) Stream(context.Context, *llm.Request, *llm.Model, llm.Credential) (*llm.Stream, error) {
 	evs := p.turns[p.n%len(p.turns)]
 	p.n++
 	return llm.NewStream(func(yield func(llm.Event) bool) {

@@ -210,7 +210,7 @@ func (a *Agent) completeOnce(ctx context.Context, system, prompt string, maxToke
 			return fail(err)
 		}
 	}
-	st, err := tc.provider.Stream(ctx, req, tc.model, cred)
+	st, err := tc.provider.Stream(ctx, req, &tc.model, cred)
 	if err != nil {
 		return fail(err)
 	}

@@ -205,7 +205,7 @@ type rejecting struct {
 	creds []string
 }
 
-func (p *rejecting) Stream(_ context.Context, _ *llm.Request, m llm.Model, c llm.Credential) (*llm.Stream, error) {
+func (p *rejecting) Stream(_ context.Context, _ *llm.Request, m *llm.Model, c llm.Credential) (*llm.Stream, error) {
 	p.creds = append(p.creds, c.Secret)
 	if c.Secret != "fresh" {
 		return nil, &llm.UpstreamError{Status: 401, Message: "invalid token"}
@@ -277,7 +277,7 @@ type denying struct {
 	creds []string
 }
 
-func (p *denying) Stream(_ context.Context, _ *llm.Request, m llm.Model, c llm.Credential) (*llm.Stream, error) {
+func (p *denying) Stream(_ context.Context, _ *llm.Request, m *llm.Model, c llm.Credential) (*llm.Stream, error) {
 	p.creds = append(p.creds, c.Secret)
 	if c.Secret == "denied" {
 		return nil, &llm.UpstreamError{Status: 403, Message: "The '" + m.ID + "' model is not supported when using Codex with a ChatGPT account."}

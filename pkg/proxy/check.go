@@ -221,7 +221,7 @@ func (s *Server) chatAttempt(ctx context.Context, e vault.Entry, m llm.Model) *C
 	req := &llm.Request{Model: m.ID, System: []llm.SystemBlock{{Text: chatProbeSystem}},
 		Messages:  []llm.Message{{Role: llm.RoleUser, Content: []llm.Content{llm.Text("ping")}}},
 		MaxTokens: 32, Stream: true}
-	st, err := prov.Stream(ctx, req, m, pick.LLMCredential(e))
+	st, err := prov.Stream(ctx, req, &m, pick.LLMCredential(e))
 	if err != nil {
 		return fail(err.Error())
 	}

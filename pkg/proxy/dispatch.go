@@ -303,7 +303,7 @@ func first(ctx context.Context, lad *pick.Ladder) (*vault.Entry, error) {
 //
 //go:noinline
 func attempt(ctx context.Context, prov llm.Provider, req *llm.Request, model *llm.Model, e *vault.Entry) (*llm.Stream, error) {
-	return prov.Stream(ctx, req, *model, pick.CredentialOf(e))
+	return prov.Stream(ctx, req, model, pick.CredentialOf(e))
 }
 
 // retry walks the rest of the ladder after the attempt with the failed

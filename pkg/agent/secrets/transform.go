@@ -26,7 +26,7 @@ func Wrap(p llm.Provider, o *Obfuscator) llm.Provider {
 }
 
 // Stream obfuscates req and streams it through the wrapped provider.
-func (p Provider) Stream(ctx context.Context, req *llm.Request, model llm.Model, cred llm.Credential) (*llm.Stream, error) {
+func (p Provider) Stream(ctx context.Context, req *llm.Request, model *llm.Model, cred llm.Credential) (*llm.Stream, error) {
 	return p.Provider.Stream(ctx, p.Secrets.Request(req), model, cred)
 }
 

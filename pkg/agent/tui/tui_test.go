@@ -30,7 +30,7 @@ type gated struct {
 	gate chan struct{}
 }
 
-func (g *gated) Stream(ctx context.Context, req *llm.Request, m llm.Model, c llm.Credential) (*llm.Stream, error) {
+func (g *gated) Stream(ctx context.Context, req *llm.Request, m *llm.Model, c llm.Credential) (*llm.Stream, error) {
 	if g.gate != nil {
 		select {
 		case <-g.gate:

@@ -73,12 +73,12 @@ func (p *Provider) endpoint(model llm.Model) string {
 // *llm.UpstreamError when the upstream answers non-2xx, or when its first
 // event is already an error, so the gateway can still answer with an HTTP
 // status.
-func (p *Provider) Stream(ctx context.Context, req *llm.Request, model llm.Model, cred llm.Credential) (*llm.Stream, error) {
+func (p *Provider) Stream(ctx context.Context, req *llm.Request, model *llm.Model, cred llm.Credential) (*llm.Stream, error) {
 	// Building the request and reading the answer are functions of their
 	// own (not inlined): this frame is under the whole of Client.Do, the
 	// deepest call of a gateway request, whose handler goroutine keeps
 	// any stack it grows for the whole stream (issue 9).
-	hreq, release, err := p.newRequest(ctx, req, &model, cred)
+	hreq, release, err := p.newRequest(ctx, req, model, cred)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +88,7 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, model llm.Model
 	}
 	resp, err := client.Do(hreq)
 	release()
-	return p.answer(ctx, &model, cred.Kind == llm.CredentialOAuth, resp, err)
+	return p.answer(ctx, model, cred.Kind == llm.CredentialOAuth, resp, err)
 }
 
 // newRequest builds the upstream request of req; release recycles its body

@@ -67,7 +67,7 @@ func simpleRequest() *llm.Request {
 func TestProviderStreamsThinkingTextAndTools(t *testing.T) {
 	f := &fakeUpstream{body: fixture(t, "upstream_thinking_tool.sse")}
 	p := startFake(t, f)
-	s, err := p.Stream(context.Background(), simpleRequest(), testModel, llm.APIKey("sk-test"))
+	s, err := p.Stream(context.Background(), simpleRequest(), &testModel, llm.APIKey("sk-test"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestProviderOAuthHeadersAndToolPrefix(t *testing.T) {
 	req := simpleRequest()
 	req.OriginAPI = llm.APIAnthropic
 	req.Headers = map[string]string{"anthropic-beta": "context-management-2025-06-27,oauth-2025-04-20"}
-	s, err := p.Stream(context.Background(), req, testModel, llm.OAuthToken("oat-secret"))
+	s, err := p.Stream(context.Background(), req, &testModel, llm.OAuthToken("oat-secret"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestProviderErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			up := tt.up
 			p := startFake(t, &up)
-			_, err := p.Stream(context.Background(), simpleRequest(), testModel, llm.APIKey("sk-secret"))
+			_, err := p.Stream(context.Background(), simpleRequest(), &testModel, llm.APIKey("sk-secret"))
 			var ue *llm.UpstreamError
 			if !errors.As(err, &ue) {
 				t.Fatalf("err = %v, want *llm.UpstreamError", err)
@@ -204,7 +204,7 @@ func TestProviderStreamFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.fixture, func(t *testing.T) {
 			p := startFake(t, &fakeUpstream{body: fixture(t, tt.fixture)})
-			s, err := p.Stream(context.Background(), simpleRequest(), testModel, llm.APIKey("k"))
+			s, err := p.Stream(context.Background(), simpleRequest(), &testModel, llm.APIKey("k"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -226,7 +226,7 @@ func TestProviderStreamFailures(t *testing.T) {
 
 func TestProviderRefusalKeepsNativeBlocks(t *testing.T) {
 	p := startFake(t, &fakeUpstream{body: fixture(t, "upstream_refusal.sse")})
-	s, _ := p.Stream(context.Background(), simpleRequest(), testModel, llm.APIKey("k"))
+	s, _ := p.Stream(context.Background(), simpleRequest(), &testModel, llm.APIKey("k"))
 	m, err := llm.Collect(s)
 	if err == nil {
 		t.Fatal("refusal collected as success")
@@ -253,7 +253,7 @@ func TestProviderCancellationAborts(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	p := &Provider{BaseURL: srv.URL, Client: srv.Client()}
-	s, err := p.Stream(ctx, simpleRequest(), testModel, llm.APIKey("k"))
+	s, err := p.Stream(ctx, simpleRequest(), &testModel, llm.APIKey("k"))
 	if err != nil {
 		t.Fatal(err)
 	}

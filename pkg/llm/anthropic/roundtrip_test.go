@@ -32,7 +32,7 @@ func codecServer(t *testing.T, prov llm.Provider, decoded chan<- *llm.Request) *
 		if decoded != nil {
 			decoded <- req
 		}
-		s, err := prov.Stream(r.Context(), req, llm.Model{}, llm.Credential{})
+		s, err := prov.Stream(r.Context(), req, &llm.Model{}, llm.Credential{})
 		if err != nil {
 			status, b := EncodeError(err)
 			w.WriteHeader(status)

@@ -351,7 +351,7 @@ func exchange(t *testing.T, in inbound, up upstream, body []byte, reply upstream
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	stream, err := up.provider(srv.URL).Stream(ctx, req, up.model, up.cred)
+	stream, err := up.provider(srv.URL).Stream(ctx, req, &up.model, up.cred)
 	if err != nil {
 		res.fail(in, err)
 		return res

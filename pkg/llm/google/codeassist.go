@@ -65,13 +65,13 @@ var ErrNoProject = errors.New("google: Code Assist credential has no project id"
 
 // Stream sends the request wrapped as {model, project, request} and
 // returns the canonical event stream of the unwrapped {response} chunks.
-func (p *CodeAssist) Stream(ctx context.Context, req *llm.Request, model llm.Model, cred llm.Credential) (*llm.Stream, error) {
+func (p *CodeAssist) Stream(ctx context.Context, req *llm.Request, model *llm.Model, cred llm.Credential) (*llm.Stream, error) {
 	// As Gemini.Stream: small frames under Client.Do.
-	uc, err := p.prepare(req, &model, &cred)
+	uc, err := p.prepare(req, model, &cred)
 	if err != nil {
 		return nil, err
 	}
-	return uc.open(ctx, &model)
+	return uc.open(ctx, model)
 }
 
 // prepare builds the wrapped call of req, with the endpoints to try.

@@ -42,17 +42,17 @@ var _ llm.Provider = (*Gemini)(nil)
 
 // Stream calls streamGenerateContent?alt=sse and returns the canonical
 // event stream. A non-2xx answer is returned as an *llm.UpstreamError.
-func (g *Gemini) Stream(ctx context.Context, req *llm.Request, model llm.Model, cred llm.Credential) (*llm.Stream, error) {
+func (g *Gemini) Stream(ctx context.Context, req *llm.Request, model *llm.Model, cred llm.Credential) (*llm.Stream, error) {
 	// Building the request and opening the stream are functions of their
 	// own (not inlined), and everything passes by pointer: this frame is
 	// under the whole of Client.Do, the deepest call of a gateway request,
 	// whose handler goroutine keeps any stack it grows for the whole
 	// stream (issue 9, make stackcheck).
-	uc, err := g.prepare(req, &model, &cred)
+	uc, err := g.prepare(req, model, &cred)
 	if err != nil {
 		return nil, err
 	}
-	return uc.open(ctx, &model)
+	return uc.open(ctx, model)
 }
 
 // prepare builds the streamGenerateContent call of req.

@@ -33,7 +33,7 @@ func TestGeminiStreamsWithAPIKey(t *testing.T) {
 	}))
 	defer srv.Close()
 	g := &Gemini{BaseURL: srv.URL + "/v1beta", Client: srv.Client(), Now: func() time.Time { return fixedNow }}
-	s, err := g.Stream(context.Background(), userReq("hi"), flash25, llm.APIKey("k-123"))
+	s, err := g.Stream(context.Background(), userReq("hi"), &flash25, llm.APIKey("k-123"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestCodeAssistWrapsRequestAndUnwrapsChunks(t *testing.T) {
 			p := &CodeAssist{BaseURL: srv.URL, Client: srv.Client(), NewID: seqIDs()}
 			cred := llm.OAuthToken("ya29.token")
 			cred.ProjectID = "proj-1"
-			s, err := p.Stream(context.Background(), userReq("hi"), tt.model, cred)
+			s, err := p.Stream(context.Background(), userReq("hi"), &tt.model, cred)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -117,7 +117,7 @@ func TestCodeAssistWrapsRequestAndUnwrapsChunks(t *testing.T) {
 }
 
 func TestCodeAssistWithoutProjectFails(t *testing.T) {
-	_, err := (&CodeAssist{}).Stream(context.Background(), userReq("x"), llm.Model{ID: "gemini-2.5-pro"}, llm.OAuthToken("t"))
+	_, err := (&CodeAssist{}).Stream(context.Background(), userReq("x"), &llm.Model{ID: "gemini-2.5-pro"}, llm.OAuthToken("t"))
 	if !errors.Is(err, ErrNoProject) {
 		t.Fatalf("err = %v", err)
 	}
@@ -141,7 +141,7 @@ func TestAntigravityFailsOverOnTransientStatus(t *testing.T) {
 	p := &CodeAssist{Client: client, Antigravity: true}
 	cred := llm.OAuthToken("t")
 	cred.ProjectID = "p"
-	s, err := p.Stream(context.Background(), userReq("x"), llm.Model{ID: "gemini-3-flash", Provider: "google-antigravity"}, cred)
+	s, err := p.Stream(context.Background(), userReq("x"), &llm.Model{ID: "gemini-3-flash", Provider: "google-antigravity"}, cred)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func TestUpstreamErrors(t *testing.T) {
 			}))
 			defer srv.Close()
 			g := &Gemini{BaseURL: srv.URL, Client: srv.Client()}
-			s, err := g.Stream(context.Background(), userReq("x"), flash25, llm.APIKey("secret-key"))
+			s, err := g.Stream(context.Background(), userReq("x"), &flash25, llm.APIKey("secret-key"))
 			if s != nil {
 				t.Fatal("stream returned with an error status")
 			}
@@ -235,7 +235,7 @@ func TestStreamCancelledMidwayIsAborted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	g := &Gemini{BaseURL: srv.URL, Client: srv.Client()}
-	s, err := g.Stream(ctx, userReq("x"), flash25, llm.APIKey("k"))
+	s, err := g.Stream(ctx, userReq("x"), &flash25, llm.APIKey("k"))
 	if err != nil {
 		t.Fatal(err)
 	}

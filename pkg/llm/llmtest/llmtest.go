@@ -103,7 +103,7 @@ type Provider struct {
 var _ llm.Provider = (*Provider)(nil)
 
 // Stream replays the next scripted message.
-func (p *Provider) Stream(ctx context.Context, req *llm.Request, model llm.Model, cred llm.Credential) (*llm.Stream, error) {
+func (p *Provider) Stream(ctx context.Context, req *llm.Request, model *llm.Model, cred llm.Credential) (*llm.Stream, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.Requests = append(p.Requests, req)

@@ -46,8 +46,8 @@ func (p *ChatProvider) baseURL(model llm.Model) string {
 // before streaming with an *llm.UpstreamError for a non-2xx answer (status
 // and retry-after set) or a transport error, and with the context's error
 // when ctx ends first.
-func (p *ChatProvider) Stream(ctx context.Context, req *llm.Request, model llm.Model, cred llm.Credential) (*llm.Stream, error) {
-	url, h, body, t := p.request(req, &model, cred)
+func (p *ChatProvider) Stream(ctx context.Context, req *llm.Request, model *llm.Model, cred llm.Credential) (*llm.Stream, error) {
+	url, h, body, t := p.request(req, model, cred)
 	return streamChat(ctx, t, url, h, body, model.ID)
 }
 

@@ -82,7 +82,7 @@ func testRequest() *llm.Request {
 
 func runProvider(t *testing.T, p llm.Provider, model llm.Model) []byte {
 	t.Helper()
-	s, err := p.Stream(context.Background(), testRequest(), model, llm.APIKey("sk-test"))
+	s, err := p.Stream(context.Background(), testRequest(), &model, llm.APIKey("sk-test"))
 	if err != nil {
 		t.Fatalf("Stream: %v", err)
 	}

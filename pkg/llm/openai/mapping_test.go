@@ -144,7 +144,7 @@ func TestUpstreamHTTPErrorsKeepStatusAndRetryAfter(t *testing.T) {
 			}))
 			defer srv.Close()
 			p := &ChatProvider{ProviderID: "openai", BaseURL: srv.URL, Now: func() time.Time { return now }}
-			_, err := p.Stream(context.Background(), testRequest(), llm.Model{ID: "m"}, llm.APIKey("sk-secret-value"))
+			_, err := p.Stream(context.Background(), testRequest(), &llm.Model{ID: "m"}, llm.APIKey("sk-secret-value"))
 			var ue *llm.UpstreamError
 			if !errors.As(err, &ue) {
 				t.Fatalf("err = %v", err)
@@ -174,7 +174,7 @@ func TestCodexProviderSendsBackendHeaders(t *testing.T) {
 	req.SessionID = "sess-9"
 	req.Headers = map[string]string{"originator": "codex_exec"}
 	p := &CodexProvider{BaseURL: srv.URL}
-	s, err := p.Stream(context.Background(), req, llm.Model{ID: "gpt-5", Reasoning: true}, llm.OAuthToken(token))
+	s, err := p.Stream(context.Background(), req, &llm.Model{ID: "gpt-5", Reasoning: true}, llm.OAuthToken(token))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestStreamCancellationClosesUpstream(t *testing.T) {
 	defer srv.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s, err := (&ChatProvider{BaseURL: srv.URL}).Stream(ctx, testRequest(), llm.Model{ID: "m"}, llm.Credential{})
+	s, err := (&ChatProvider{BaseURL: srv.URL}).Stream(ctx, testRequest(), &llm.Model{ID: "m"}, llm.Credential{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,8 +30,8 @@ var _ llm.Provider = (*ResponsesProvider)(nil)
 
 // Stream sends req to /responses and returns the canonical stream; the
 // failure contract is ChatProvider.Stream's.
-func (p *ResponsesProvider) Stream(ctx context.Context, req *llm.Request, model llm.Model, cred llm.Credential) (*llm.Stream, error) {
-	url, h, body, t := p.request(req, &model, cred)
+func (p *ResponsesProvider) Stream(ctx context.Context, req *llm.Request, model *llm.Model, cred llm.Credential) (*llm.Stream, error) {
+	url, h, body, t := p.request(req, model, cred)
 	return streamResponses(ctx, t, url, h, body, llm.APIOpenAIResponses, model.ID)
 }
 
@@ -85,8 +85,8 @@ var _ llm.Provider = (*CodexProvider)(nil)
 // Stream sends req to the Codex backend. The account id comes from
 // cred.AccountID, else from the access token's ChatGPT claim, else from
 // an inbound chatgpt-account-id header.
-func (p *CodexProvider) Stream(ctx context.Context, req *llm.Request, model llm.Model, cred llm.Credential) (*llm.Stream, error) {
-	url, h, body, t := p.request(req, &model, cred)
+func (p *CodexProvider) Stream(ctx context.Context, req *llm.Request, model *llm.Model, cred llm.Credential) (*llm.Stream, error) {
+	url, h, body, t := p.request(req, model, cred)
 	return streamResponses(ctx, t, url, h, body, llm.APICodex, model.ID)
 }
 

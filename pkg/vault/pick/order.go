@@ -81,7 +81,10 @@ func secret(e *vault.Entry) string {
 func LLMCredential(e vault.Entry) llm.Credential { return CredentialOf(&e) }
 
 // CredentialOf is LLMCredential without copying the entry (232 bytes),
-// for callers on a request's deepest stack path.
+// for callers on a request's deepest stack path. Not inlined: its copies
+// of the credential would sit in such a caller's frame.
+//
+//go:noinline
 func CredentialOf(e *vault.Entry) llm.Credential {
 	c := &e.Credential
 	if !c.IsOAuth() {
