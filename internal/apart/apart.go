@@ -10,7 +10,10 @@
 // never run at once; with one P the hand-over is two goroutine switches
 // on the same thread. The helper's stack is memory too while it runs: a
 // call every request makes (the upstream open) is cheaper kept shallow,
-// since 1 000 requests opening at once held 1 000 such stacks.
+// since 1 000 requests opening at once held 1 000 such stacks. Deep is Run
+// on a few long-lived goroutines, for short calls made several times per
+// stream, where starting a goroutine and growing its stack every time
+// cost more than the call.
 package apart
 
 import (
@@ -18,6 +21,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"sync"
 )
 
 // Run calls f on a new goroutine and returns its result. A panic in f is
@@ -36,17 +40,28 @@ func Run[T any](f func() T) T {
 		defer close(done)
 		defer func() {
 			if v := recover(); v != nil {
-				if _, isErr := v.(error); isErr {
-					panicked = v
-				} else {
-					panicked = &Panic{Value: v, Stack: debug.Stack()}
-				}
+				panicked = carried(v)
 			}
 		}()
 		res = f()
 		returned = true
 	}()
 	<-done
+	return finish(res, returned, panicked)
+}
+
+// carried is what a recovered panic value v is raised again as in the
+// caller: an error as it is, any other value as a *Panic with this stack.
+func carried(v any) any {
+	if _, isErr := v.(error); isErr {
+		return v
+	}
+	return &Panic{Value: v, Stack: debug.Stack()}
+}
+
+// finish returns the call's result in the caller, or raises its panic
+// there, or ends the caller's goroutine as the call ended its own.
+func finish[T any](res T, returned bool, panicked any) T {
 	switch {
 	case panicked != nil:
 		panic(panicked)
@@ -67,9 +82,73 @@ func (p *Panic) Error() string {
 	return fmt.Sprintf("%v\n\n[on apart.Run's goroutine]\n%s", p.Value, p.Stack)
 }
 
-// Unmarshal is json.Unmarshal run by Run: a stream decoder's fallback to
+// Unmarshal is json.Unmarshal run by Deep: a stream decoder's fallback to
 // encoding/json (an event its hand-written path does not take) recurses
 // 2–3 KiB deep, on a goroutine that streams for minutes.
 func Unmarshal(data []byte, v any) error {
-	return Run(func() error { return json.Unmarshal(data, v) })
+	return Deep(func() error { return json.Unmarshal(data, v) })
+}
+
+// Deep is Run on one of a few long-lived goroutines: for short calls that
+// do not block and come often (several per stream), where a goroutine
+// started per call, and its stack grown through the call's frames each
+// time, cost more than the call (a Responses stream's item events: 2–3×
+// its parsing time). The goroutines are started as calls find them all
+// busy, up to maxDeep; beyond that a call waits for one.
+func Deep[T any](f func() T) T {
+	var (
+		res      T
+		returned bool
+		panicked any
+	)
+	done := make(chan struct{})
+	job := func() {
+		defer close(done)
+		defer func() {
+			if v := recover(); v != nil {
+				panicked = carried(v)
+			}
+		}()
+		res = f()
+		returned = true
+	}
+	select {
+	case deepJobs <- job: // an idle one took it
+	default:
+		startDeep()
+		deepJobs <- job
+	}
+	<-done
+	return finish(res, returned, panicked)
+}
+
+// maxDeep is the most goroutines Deep keeps.
+const maxDeep = 8
+
+var (
+	deepJobs  = make(chan func())
+	deepMu    sync.Mutex
+	deepCount int
+)
+
+// startDeep starts one more of Deep's goroutines unless there are
+// maxDeep already.
+func startDeep() {
+	deepMu.Lock()
+	defer deepMu.Unlock()
+	if deepCount >= maxDeep {
+		return
+	}
+	deepCount++
+	go func() {
+		// A job that ends its goroutine (runtime.Goexit) ends this one.
+		defer func() {
+			deepMu.Lock()
+			deepCount--
+			deepMu.Unlock()
+		}()
+		for job := range deepJobs {
+			job()
+		}
+	}()
 }

@@ -1,7 +1,6 @@
 package google
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ompgo/omp/internal/httpx"
 	"github.com/ompgo/omp/internal/provider"
 	"github.com/ompgo/omp/pkg/llm"
 )
@@ -149,7 +149,7 @@ func (c *caller) clock() time.Time {
 // failure are functions of their own (not inlined), so this frame under
 // Client.Do is small (see Gemini.Stream).
 func (c *caller) post(ctx context.Context, endpoint string, h http.Header, body []byte) (*http.Response, error) {
-	hr, err := newPost(ctx, endpoint, h, body)
+	hr, release, err := newPost(ctx, endpoint, h, body)
 	if err != nil {
 		return nil, err
 	}
@@ -158,22 +158,27 @@ func (c *caller) post(ctx context.Context, endpoint string, h http.Header, body 
 		client = http.DefaultClient
 	}
 	resp, err := client.Do(hr)
+	release()
 	if err != nil || resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, c.failed(ctx, resp, err)
 	}
 	return resp, nil
 }
 
+// newPost builds the POST of body; as openai's, its readers drop body
+// once the transport has closed them (the response keeps the request for
+// the whole stream). release is called once Client.Do has returned.
+//
 //go:noinline
-func newPost(ctx context.Context, endpoint string, h http.Header, body []byte) (*http.Request, error) {
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
+func newPost(ctx context.Context, endpoint string, h http.Header, body []byte) (hr *http.Request, release func(), err error) {
+	hr, release, err = httpx.NewBufferRequest(ctx, http.MethodPost, endpoint, body)
 	if err != nil {
-		return nil, fmt.Errorf("google: build request: %w", err)
+		return nil, nil, fmt.Errorf("google: build request: %w", err)
 	}
 	hr.Header = h
 	hr.Header.Set("Content-Type", "application/json")
 	hr.Header.Set("Accept", "text/event-stream")
-	return hr, nil
+	return hr, release, nil
 }
 
 // failed is post's error for a transport failure (err) or a non-2xx
@@ -205,14 +210,16 @@ func redactURL(err error) error {
 // stream wraps a 2xx streaming response as a canonical Stream.
 func (c *caller) stream(ctx context.Context, resp *http.Response, model *llm.Model, api string, opts *DecoderOptions) *llm.Stream {
 	now := c.clock()
-	provider, id := model.Provider, model.ID
+	// What the stream needs, not what holds it: the response keeps the
+	// request, and opts's call the encoded body.
+	provider, id, o, body := model.Provider, model.ID, *opts, resp.Body
 	seq := iter.Seq[llm.Event](func(yield func(llm.Event) bool) {
 		b := llm.NewBuilder(api, provider, id, yield)
 		b.Message().Timestamp = now.UnixMilli()
 		if !b.Start() {
 			return
 		}
-		NewDecoder(b, *opts).consume(ctx, resp.Body)
+		NewDecoder(b, o).consume(ctx, body)
 	})
 	return llm.NewStream(seq, resp.Body)
 }

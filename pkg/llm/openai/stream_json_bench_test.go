@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ompgo/omp/internal/benchcpu"
+	"github.com/ompgo/omp/pkg/llm"
 )
 
 // The stream fast paths (chatFast.decode, respParser.fastDelta) against
@@ -115,5 +116,28 @@ func BenchmarkResponsesEvent(b *testing.B) {
 				_ = json.Unmarshal(l, &e)
 			})
 		})
+	}
+}
+
+// BenchmarkResponsesStream parses each recorded Responses and Codex stream
+// whole through the parser, builder included: the events the fast path
+// declines (lifecycle, items) go to encoding/json on a goroutine apart
+// (apart.Unmarshal), whose cost this includes.
+func BenchmarkResponsesStream(b *testing.B) {
+	var streams [][][]byte
+	for _, path := range []string{"testdata/responses_reasoning_tools.sse", "testdata/codex_sparse.sse"} {
+		streams = append(streams, streamLines(b, path))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, lines := range streams {
+			bld := llm.NewBuilder(llm.APIOpenAIResponses, "openai", "gpt-5", func(llm.Event) bool { return true })
+			p := newRespParser(bld, llm.APIOpenAIResponses)
+			for _, l := range lines {
+				if !p.handle(l) {
+					break
+				}
+			}
+		}
 	}
 }

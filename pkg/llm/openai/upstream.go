@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ompgo/omp/internal/httpx"
 	"github.com/ompgo/omp/internal/retryafter"
 	"github.com/ompgo/omp/internal/sse"
 	"github.com/ompgo/omp/pkg/llm"
@@ -49,25 +49,31 @@ func (t transport) clock() time.Time {
 // of a gateway request: a handler goroutine keeps any stack it grows for
 // the whole stream (issue 9; make stackcheck).
 func (t *transport) post(ctx context.Context, url string, h http.Header, body []byte) (*http.Response, error) {
-	hreq, err := newPost(ctx, url, h, body)
+	hreq, release, err := newPost(ctx, url, h, body)
 	if err != nil {
 		return nil, err
 	}
 	resp, err := t.httpClient().Do(hreq)
+	release()
 	if err != nil || resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, t.failed(ctx, resp, err)
 	}
 	return resp, nil
 }
 
+// newPost builds the POST of body. Its readers drop body once the
+// transport has closed them (httpx.NewBufferRequest): the response keeps
+// the request for the whole stream, and an agent's request is often
+// hundreds of KB. release is called once Client.Do has returned.
+//
 //go:noinline
-func newPost(ctx context.Context, url string, h http.Header, body []byte) (*http.Request, error) {
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+func newPost(ctx context.Context, url string, h http.Header, body []byte) (hreq *http.Request, release func(), err error) {
+	hreq, release, err = httpx.NewBufferRequest(ctx, http.MethodPost, url, body)
 	if err != nil {
-		return nil, fmt.Errorf("openai: build request: %w", err)
+		return nil, nil, fmt.Errorf("openai: build request: %w", err)
 	}
 	hreq.Header = h
-	return hreq, nil
+	return hreq, release, nil
 }
 
 // failed is post's error for a transport failure (err) or a non-2xx
