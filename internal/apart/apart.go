@@ -30,24 +30,42 @@ import (
 // http.ErrAbortHandler keeps its meaning), any other as a *Panic carrying
 // f's stack. If f ends its goroutine (runtime.Goexit), so does the caller.
 func Run[T any](f func() T) T {
-	var (
-		res      T
-		returned bool
-		panicked any
-	)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer func() {
-			if v := recover(); v != nil {
-				panicked = carried(v)
-			}
-		}()
-		res = f()
-		returned = true
+	c := &call[T]{done: make(chan struct{})}
+	go c.run(f)
+	return c.wait()
+}
+
+// call is one call of f on another goroutine, as the caller sees it.
+type call[T any] struct {
+	res      T
+	returned bool
+	panicked any
+	done     chan struct{}
+}
+
+// run calls f, on the goroutine that runs it.
+func (c *call[T]) run(f func() T) {
+	defer close(c.done)
+	defer func() {
+		if v := recover(); v != nil {
+			c.panicked = carried(v)
+		}
 	}()
-	<-done
-	return finish(res, returned, panicked)
+	c.res = f()
+	c.returned = true
+}
+
+// wait returns f's result in the caller, or raises its panic there, or
+// ends the caller's goroutine as f ended its own.
+func (c *call[T]) wait() T {
+	<-c.done
+	switch {
+	case c.panicked != nil:
+		panic(c.panicked)
+	case !c.returned:
+		runtime.Goexit()
+	}
+	return c.res
 }
 
 // carried is what a recovered panic value v is raised again as in the
@@ -57,18 +75,6 @@ func carried(v any) any {
 		return v
 	}
 	return &Panic{Value: v, Stack: debug.Stack()}
-}
-
-// finish returns the call's result in the caller, or raises its panic
-// there, or ends the caller's goroutine as the call ended its own.
-func finish[T any](res T, returned bool, panicked any) T {
-	switch {
-	case panicked != nil:
-		panic(panicked)
-	case !returned:
-		runtime.Goexit()
-	}
-	return res
 }
 
 // Panic is a panic raised on Run's goroutine with a value that is not an
@@ -96,30 +102,15 @@ func Unmarshal(data []byte, v any) error {
 // its parsing time). The goroutines are started as calls find them all
 // busy, up to maxDeep; beyond that a call waits for one.
 func Deep[T any](f func() T) T {
-	var (
-		res      T
-		returned bool
-		panicked any
-	)
-	done := make(chan struct{})
-	job := func() {
-		defer close(done)
-		defer func() {
-			if v := recover(); v != nil {
-				panicked = carried(v)
-			}
-		}()
-		res = f()
-		returned = true
-	}
+	c := &call[T]{done: make(chan struct{})}
+	job := func() { c.run(f) }
 	select {
 	case deepJobs <- job: // an idle one took it
 	default:
 		startDeep()
 		deepJobs <- job
 	}
-	<-done
-	return finish(res, returned, panicked)
+	return c.wait()
 }
 
 // maxDeep is the most goroutines Deep keeps.
