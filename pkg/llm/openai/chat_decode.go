@@ -28,12 +28,17 @@ func DecodeChatRequest(body []byte) (*llm.Request, error) {
 // collections and write barriers that garbage brought. release is never
 // nil; after it, the request's Messages must not be read.
 func DecodeChatRequestRecycled(body []byte) (req *llm.Request, release func(), err error) {
-	req, p, err := decodeChat(body, true)
+	return recycled(decodeChat(body, true))
+}
+
+// recycled is a recycling decoder's result: the request and the release
+// of what d kept, or the error with everything given back already.
+func recycled[D interface{ release() }](req *llm.Request, d D, err error) (*llm.Request, func(), error) {
 	if err != nil {
-		p.release()
+		d.release()
 		return nil, func() {}, err
 	}
-	return req, p.release, nil
+	return req, d.release, nil
 }
 
 func decodeChat(body []byte, recycle bool) (*llm.Request, *chatDecoder, error) {

@@ -24,12 +24,7 @@ func DecodeResponsesRequest(body []byte) (*llm.Request, error) {
 // DecodeResponsesRequestRecycled is DecodeResponsesRequest with recycled
 // arrays, released by release, as DecodeChatRequestRecycled.
 func DecodeResponsesRequestRecycled(body []byte) (req *llm.Request, release func(), err error) {
-	req, p, err := decodeResponses(body, true)
-	if err != nil {
-		p.release()
-		return nil, func() {}, err
-	}
-	return req, p.release, nil
+	return recycled(decodeResponses(body, true))
 }
 
 // release gives back what a recycled decoding kept.
