@@ -180,3 +180,39 @@ func TestClonedRepoBrokerURLOnly(t *testing.T) {
 	}
 	assertNoSecrets(t, res, userBrokerToken)
 }
+
+// TestUntrustedModelsCommandRefused: the !command apiKey of a models.yml
+// that others may write is not run; the warning names the file and key.
+func TestUntrustedModelsCommandRefused(t *testing.T) {
+	c := newCLI(t)
+	fake := newFakeAnthropic(t)
+	fake.push(asst(llm.StopEnd, llm.Text("hello")))
+	proof := filepath.Join(t.TempDir(), "proof.txt")
+	path := filepath.Join(c.agentDir(), "models.yml")
+	writeFile(t, path, "providers:\n  fake:\n    baseUrl: "+fake.srv.URL+"\n    apiKey: \"!touch "+proof+"; echo sk-cmd\"\n"+
+		"    api: anthropic-messages\n    models:\n      - id: fake-model\n")
+	run := func() result {
+		return c.run("", "-p", "--no-session", "--model", "fake/fake-model", "hi")
+	}
+	if err := os.Chmod(path, 0o646); err != nil {
+		t.Fatal(err)
+	}
+	res := run()
+	if _, err := os.Stat(proof); err == nil {
+		t.Fatal("the !command of a world-writable models.yml ran")
+	}
+	if res.code != 1 || !strings.Contains(res.stderr, path) || !strings.Contains(res.stderr, "providers.fake.apiKey") ||
+		!strings.Contains(res.stderr, `No API key for provider "fake"`) {
+		t.Fatalf("exit %d stdout %q stderr %q", res.code, res.stdout, res.stderr)
+	}
+	// The same file made private runs its command.
+	if err := os.Chmod(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if res = run(); res.code != 0 || res.stdout != "hello\n" {
+		t.Fatalf("private file: exit %d stdout %q stderr %q", res.code, res.stdout, res.stderr)
+	}
+	if _, err := os.Stat(proof); err != nil || strings.Join(fake.keys, ",") != "sk-cmd" {
+		t.Fatalf("the private file's command did not run: %v, keys %q", err, fake.keys)
+	}
+}
