@@ -43,6 +43,9 @@ func run(bind, keyFile string, log *slog.Logger) error {
 	}
 	cwd, _ := os.Getwd()
 	env := config.LoadEnv(cwd, dirs, os.Environ())
+	for _, w := range env.Warnings() {
+		fmt.Fprintln(os.Stderr, w)
+	}
 	cfg := brokerd.FromEnv(env, dirs, log)
 	cfg.Bind = bind
 	if keyFile != "" {

@@ -51,6 +51,9 @@ func run(bind string, noAuth, optIn bool) error {
 	}
 	cwd, _ := os.Getwd()
 	env := config.LoadEnv(cwd, dirs, os.Environ())
+	for _, w := range env.Warnings() {
+		fmt.Fprintln(os.Stderr, w)
+	}
 	log, logw := logbuf.NewText(os.Stderr, slog.LevelInfo) // off the request path
 	defer logw.Close()
 	cfg, err := gatewayd.FromEnv(ctx, env, dirs, log, log)

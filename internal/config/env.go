@@ -13,7 +13,8 @@ import (
 // Env is the merged, read-only environment of client.md §4.3. A nil *Env is
 // an empty environment.
 type Env struct {
-	vals map[string]string
+	vals     map[string]string
+	warnings []string // LoadEnv's refused project keys, one line per file
 }
 
 // NewEnv returns an Env holding a copy of m (tests and programmatic use).
@@ -83,15 +84,60 @@ func (e *Env) fill(src map[string]string) {
 // OMP_* key is mirrored to PI_* (the OMP_ value wins over a PI_ key of the
 // same file). Missing or unreadable files are skipped silently, as in the
 // reference.
+//
+// dirs must be resolved from the process environment alone (ResolveDirs of
+// ProcessEnv): the merged environment never chooses the directories.
+// <cwd>/.env is a project file that the user did not write (a cloned
+// repository): it may set only the keys ProjectEnvAllowed accepts, and the
+// keys it is refused are reported by Warnings. When cwd is one of the
+// user's own directories, its .env is the user's and nothing is refused.
 func LoadEnv(cwd string, dirs Dirs, process []string) *Env {
 	e := ProcessEnv(process)
-	for _, dir := range []string{cwd, dirs.AgentDir, dirs.ConfigDir, dirs.Home} {
+	if cwd != "" {
+		path := filepath.Join(cwd, ".env")
+		vals := readEnvFile(path)
+		if !userDir(cwd, dirs) {
+			var refused []string
+			for k := range vals {
+				if !ProjectEnvAllowed(k) {
+					refused = append(refused, k)
+					delete(vals, k)
+				}
+			}
+			if len(refused) > 0 {
+				e.warnings = append(e.warnings, refusedWarning(path, refused, dirs.ConfigDir))
+			}
+		}
+		e.fill(vals)
+	}
+	for _, dir := range []string{dirs.AgentDir, dirs.ConfigDir, dirs.Home} {
 		if dir == "" {
 			continue
 		}
 		e.fill(readEnvFile(filepath.Join(dir, ".env")))
 	}
 	return e
+}
+
+// Warnings returns the warnings of LoadEnv, one line per project .env file
+// that held keys it may not set; nil when there were none.
+func (e *Env) Warnings() []string {
+	if e == nil {
+		return nil
+	}
+	return e.warnings
+}
+
+// userDir reports whether dir is the agent dir, the config dir or the home
+// directory, whose .env files are the user's own.
+func userDir(dir string, dirs Dirs) bool {
+	dir = filepath.Clean(dir)
+	for _, d := range []string{dirs.AgentDir, dirs.ConfigDir, dirs.Home} {
+		if d != "" && filepath.Clean(d) == dir {
+			return true
+		}
+	}
+	return false
 }
 
 // maxEnvFile bounds how much of a .env file is read.
@@ -113,17 +159,28 @@ func readEnvFile(path string) map[string]string {
 
 // readLimited reads at most limit bytes of a file that is not a directory.
 func readLimited(path string, limit int64) ([]byte, error) {
+	data, _, err := readLimitedInfo(path, limit)
+	return data, err
+}
+
+// readLimitedInfo is readLimited that also returns the file's information,
+// taken from the open file (the file that was read, even if path is
+// replaced meanwhile).
+func readLimitedInfo(path string, limit int64) ([]byte, fs.FileInfo, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil {
-		return nil, err
-	} else if st.IsDir() {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: errIsDir}
+	st, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
 	}
-	return io.ReadAll(io.LimitReader(f, limit))
+	if st.IsDir() {
+		return nil, nil, &fs.PathError{Op: "read", Path: path, Err: errIsDir}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit))
+	return data, st, err
 }
 
 var errIsDir = errors.New("is a directory")

@@ -24,30 +24,36 @@ func TestLoadEnvLayering(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(cwd, ".env"), "A=cwd\nEMPTY=from-cwd\nOMP_FOO=omp\nPI_FOO=pi-same-file\n")
-	writeFile(t, filepath.Join(dirs.AgentDir, ".env"), "A=agent\nB=agent\n")
+	// The project .env may set provider API keys only (TestLoadEnvProjectKeys).
+	writeFile(t, filepath.Join(cwd, ".env"), "OPENAI_API_KEY=cwd\nGROQ_API_KEY=from-cwd\nXAI_API_KEY=cwd\n")
+	writeFile(t, filepath.Join(dirs.AgentDir, ".env"), "A=agent\nB=agent\nXAI_API_KEY=agent\nOMP_FOO=omp\nPI_FOO=pi-same-file\n")
 	writeFile(t, filepath.Join(dirs.ConfigDir, ".env"), "B=config\nC=config\nPI_BAR=config\n")
 	writeFile(t, filepath.Join(home, ".env"), "C=home\nD=home\nOMP_BAR=home\n")
 
-	env := LoadEnv(cwd, dirs, []string{"P=process", "A=process", "EMPTY=", "BAD"})
+	env := LoadEnv(cwd, dirs, []string{"P=process", "A=process", "OPENAI_API_KEY=process", "GROQ_API_KEY=", "BAD"})
 	want := map[string]string{
-		"P":       "process",  // process only
-		"A":       "process",  // process wins over every file
-		"EMPTY":   "from-cwd", // an empty process value counts as unset
-		"B":       "agent",    // agent .env before config .env
-		"C":       "config",   // config .env before ~/.env
-		"D":       "home",     // ~/.env fills what is left
-		"OMP_FOO": "omp",      //
-		"PI_FOO":  "omp",      // OMP_ mirrored to PI_ inside the same file, OMP_ wins
-		"PI_BAR":  "config",   // an earlier file's PI_ beats a later file's mirrored OMP_
-		"OMP_BAR": "home",     //
-		"BAD":     "",         // malformed process entry dropped
-		"MISSING": "",         //
+		"P":              "process",  // process only
+		"A":              "process",  // process wins over every file
+		"OPENAI_API_KEY": "process",  // process wins over the project .env
+		"GROQ_API_KEY":   "from-cwd", // an empty process value counts as unset
+		"XAI_API_KEY":    "cwd",      // the project .env before the agent .env
+		"B":              "agent",    // agent .env before config .env
+		"C":              "config",   // config .env before ~/.env
+		"D":              "home",     // ~/.env fills what is left
+		"OMP_FOO":        "omp",      //
+		"PI_FOO":         "omp",      // OMP_ mirrored to PI_ inside the same file, OMP_ wins
+		"PI_BAR":         "config",   // an earlier file's PI_ beats a later file's mirrored OMP_
+		"OMP_BAR":        "home",     //
+		"BAD":            "",         // malformed process entry dropped
+		"MISSING":        "",         //
 	}
 	for k, v := range want {
 		if got := env.Get(k); got != v {
 			t.Errorf("Get(%q) = %q, want %q", k, got, v)
 		}
+	}
+	if w := env.Warnings(); w != nil {
+		t.Errorf("warnings %q, want none", w)
 	}
 }
 

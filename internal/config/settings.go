@@ -75,7 +75,7 @@ func LoadSettings(agentDir string, log *slog.Logger) *Settings {
 	}
 	for _, name := range []string{"config.yml", "config.yaml"} {
 		path := filepath.Join(agentDir, name)
-		data, err := readLimited(path, maxSettingsFile)
+		data, info, err := readLimitedInfo(path, maxSettingsFile)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -89,9 +89,35 @@ func LoadSettings(agentDir string, log *slog.Logger) *Settings {
 			return emptySettings()
 		}
 		s.Path = path
+		s.refuseUntrustedCommands(info, log)
 		return s
 	}
 	return emptySettings()
+}
+
+// refuseUntrustedCommands clears the "!command" values of a config file
+// that CheckCommandFile does not trust, with a warning naming the file and
+// key: a command runs only from a file the user owns and others cannot
+// write.
+func (s *Settings) refuseUntrustedCommands(info fs.FileInfo, log *slog.Logger) {
+	fields := []struct {
+		key   string
+		value *string
+	}{{"auth.broker.url", &s.BrokerURL}, {"auth.broker.token", &s.BrokerToken}}
+	var trust error
+	checked := false
+	for _, f := range fields {
+		if !strings.HasPrefix(*f.value, "!") {
+			continue
+		}
+		if !checked {
+			trust, checked = CheckCommandFile(s.Path, info), true
+		}
+		if trust != nil {
+			log.Warn((&CommandRefusedError{Path: s.Path, Key: f.key, Reason: trust}).Error())
+			*f.value = ""
+		}
+	}
 }
 
 func emptySettings() *Settings { return &Settings{CodexResets: DefaultCodexResets()} }

@@ -283,6 +283,7 @@ func (a *app) newAgentRuntime(ctx context.Context, f *agentFlags, env *config.En
 		fmt.Fprintf(a.stderr, "Warning: %v\n", err)
 		models = &catalog.File{}
 	} else {
+		refuseUntrustedKeyCommands(models, dirs.AgentDir, a.stderr)
 		cat = models.Apply(cat)
 	}
 	resolver := config.NewResolver(env)

@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -78,6 +82,42 @@ func (k *keyLadder) key(ctx context.Context, provider string) (string, bool) {
 		return v, true
 	}
 	return "", false
+}
+
+// refuseUntrustedKeyCommands clears the "!command" apiKey values of the
+// models file in agentDir (models.yml, else models.json) when
+// config.CheckCommandFile does not trust that file, with a warning on warn
+// naming the file and key: a command runs only from a file the user owns
+// and others cannot write.
+func refuseUntrustedKeyCommands(models *catalog.File, agentDir string, warn io.Writer) {
+	var ids []string
+	for id, p := range models.Providers {
+		if strings.HasPrefix(p.APIKey, "!") {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	slices.Sort(ids)
+	path := filepath.Join(agentDir, "models.yml")
+	info, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		path = filepath.Join(agentDir, "models.json")
+		info, err = os.Stat(path)
+	}
+	if err == nil {
+		err = config.CheckCommandFile(path, info)
+	}
+	if err == nil {
+		return
+	}
+	for _, id := range ids {
+		p := models.Providers[id]
+		p.APIKey = ""
+		models.Providers[id] = p
+		fmt.Fprintf(warn, "Warning: %v\n", &config.CommandRefusedError{Path: path, Key: "providers." + id + ".apiKey", Reason: err})
+	}
 }
 
 // available reports whether provider has a credential on the ladder.

@@ -3,6 +3,7 @@ package ompcli
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -48,21 +49,24 @@ type app struct {
 	loginHook  func(o *oauth.LoginOptions) // adjusts the login options
 }
 
-// setup resolves directories and the merged environment once.
+// setup resolves the directories, from the process environment only, and
+// the merged environment once; the keys a project .env may not set are
+// reported on stderr.
 func (a *app) setup() (*config.Env, config.Dirs, error) {
 	a.once.Do(func() {
 		proc := config.ProcessEnv(a.environ)
-		dirs, err := config.ResolveDirs(*proc)
-		if err != nil {
-			a.err = err
+		a.dirs, a.err = config.ResolveDirs(*proc)
+		if a.err != nil {
 			return
 		}
 		cwd := a.cwd
 		if cwd == "" {
 			cwd, _ = os.Getwd()
 		}
-		a.env = config.LoadEnv(cwd, dirs, a.environ)
-		a.dirs, a.err = config.ResolveDirs(*a.env)
+		a.env = config.LoadEnv(cwd, a.dirs, a.environ)
+		for _, w := range a.env.Warnings() {
+			fmt.Fprintln(a.stderr, w)
+		}
 	})
 	return a.env, a.dirs, a.err
 }
