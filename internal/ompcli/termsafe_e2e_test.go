@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -102,5 +104,39 @@ func TestUsageClientsTerminalSafe(t *testing.T) {
 	if len(doc.Clients) != 1 || doc.Clients[0].Hostname != evilHost || len(doc.Clients[0].Providers) != 1 ||
 		doc.Clients[0].Providers[0].App != evilApp {
 		t.Errorf("--json does not carry the reported strings exactly: %+v", doc.Clients)
+	}
+}
+
+// TestBrokerErrorsTerminalSafe: a broker whose error text is full of
+// terminal escapes. The commands that print its error (on stderr through
+// the error line, on stdout in the status lines) show the escapes as
+// visible text.
+func TestBrokerErrorsTerminalSafe(t *testing.T) {
+	const evil = "nope\x1b]52;c;aGk=\x07\x1b[2J\u009b\u202e"
+	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		_ = json.NewEncoder(w).Encode(map[string]string{"error": evil})
+	}))
+	t.Cleanup(fake.Close)
+	c := newCLI(t)
+	c.env["OMP_AUTH_BROKER_URL"], c.env["OMP_AUTH_BROKER_TOKEN"] = fake.URL, "tok"
+	const shown = `nope\x1b]52;c;aGk=\x07\x1b[2J\u009b\u202e`
+	for _, args := range [][]string{
+		{"usage", "clients"},
+		{"usage"},
+		{"auth-broker", "status"},
+		{"auth-gateway", "status"},
+	} {
+		r := c.run("", args...)
+		name := "omp " + strings.Join(args, " ")
+		if r.code == 0 {
+			t.Errorf("%s: exit 0 against a failing broker", name)
+		}
+		checkTerminalSafe(t, name+" stdout", r.stdout)
+		checkTerminalSafe(t, name+" stderr", r.stderr)
+		if !strings.Contains(r.stdout+r.stderr, shown) {
+			t.Errorf("%s does not show the broker's error as visible text:\nstdout %q\nstderr %q", name, r.stdout, r.stderr)
+		}
 	}
 }
