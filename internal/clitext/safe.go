@@ -2,6 +2,7 @@ package clitext
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"unicode/utf8"
 )
@@ -88,4 +89,12 @@ func writeEscape(b *strings.Builder, r rune) {
 	default:
 		fmt.Fprintf(b, `\u%04x`, r)
 	}
+}
+
+// Fprintf is fmt.Fprintf with the formatted text passed through Safe: for
+// a message line whose arguments came from another party (an identity
+// read from a file, an error from the broker). The format's own newlines
+// are kept.
+func Fprintf(w io.Writer, format string, args ...any) (int, error) {
+	return io.WriteString(w, Safe(fmt.Sprintf(format, args...)))
 }
