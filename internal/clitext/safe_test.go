@@ -94,3 +94,13 @@ func TestJSONLineEscapesControls(t *testing.T) {
 		t.Errorf("JSON round trip: %v %q", err, back["hostname"])
 	}
 }
+
+func TestFprintf(t *testing.T) {
+	var b strings.Builder
+	if _, err := Fprintf(&b, "failed %s: %s\n", "a@x\x1b[2J", "upload: \x07\u202e"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := b.String(), "failed a@x\\x1b[2J: upload: \\x07\\u202e\n"; got != want {
+		t.Errorf("Fprintf wrote %q, want %q", got, want)
+	}
+}
