@@ -152,7 +152,7 @@ func (a *app) runStatus(ctx context.Context, asJSON bool) error {
 				Error string `json:"error"`
 			}{false, bc.URL, err.Error()})
 		} else {
-			fmt.Fprintf(a.stdout, "FAILED %s: %s\n", bc.URL, err)
+			fmt.Fprintf(a.stdout, "FAILED %s: %s\n", clitext.SafeLine(bc.URL), clitext.Safe(err.Error()))
 		}
 		return &exitError{code: 1}
 	}
@@ -167,7 +167,7 @@ func (a *app) runStatus(ctx context.Context, asJSON bool) error {
 	if v == "" {
 		v = "unknown"
 	}
-	fmt.Fprintf(a.stdout, "OK %s (version=%s)\n", bc.URL, v)
+	fmt.Fprintf(a.stdout, "OK %s (version=%s)\n", clitext.SafeLine(bc.URL), clitext.SafeLine(v))
 	return nil
 }
 
@@ -215,7 +215,7 @@ func runList(w io.Writer, ps []providerName, asJSON bool) error {
 	fmt.Fprintln(w, "Available providers:")
 	fmt.Fprintln(w)
 	for _, p := range ps {
-		fmt.Fprintf(w, "  %-20s %s\n", p.ID, p.Name)
+		fmt.Fprintf(w, "  %-20s %s\n", clitext.SafeLine(p.ID), clitext.SafeLine(p.Name))
 	}
 	return nil
 }

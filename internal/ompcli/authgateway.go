@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ompgo/omp/internal/clitext"
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/internal/logbuf"
 	"github.com/ompgo/omp/internal/procs"
@@ -194,7 +195,7 @@ func (a *app) runGatewayStatus(ctx context.Context, asJSON bool) error {
 		if !st.TokenPresent && st.BrokerAuthenticated {
 			text = append(text, "Run `omp auth-gateway token` or `omp auth-gateway serve` to create a bearer token.")
 		}
-		fmt.Fprintln(a.stdout, strings.Join(text, "\n"))
+		fmt.Fprintln(a.stdout, clitext.Safe(strings.Join(text, "\n")))
 	}
 	if !st.Ready {
 		return &exitError{code: 1}

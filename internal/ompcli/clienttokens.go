@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ompgo/omp/internal/clitext"
 	"github.com/ompgo/omp/pkg/vault"
 )
 
@@ -121,7 +122,7 @@ func writeTokenTable(w io.Writer, toks []vault.ClientToken) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tSCOPE\tCREATED")
 	for _, t := range toks {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, t.Scope, t.CreatedAt.UTC().Format(time.RFC3339))
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", clitext.SafeLine(t.Name), clitext.SafeLine(t.Scope), t.CreatedAt.UTC().Format(time.RFC3339))
 	}
 	return tw.Flush()
 }
@@ -138,6 +139,6 @@ func (a *app) runTokenRevoke(ctx context.Context, name string, asJSON bool) erro
 	if asJSON {
 		return writeJSONLine(a.stdout, map[string]any{"revoked": name})
 	}
-	_, err = fmt.Fprintf(a.stdout, "Revoked token %s\n", name)
+	_, err = fmt.Fprintf(a.stdout, "Revoked token %s\n", clitext.SafeLine(name))
 	return err
 }

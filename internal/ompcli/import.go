@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ompgo/omp/internal/clitext"
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
@@ -158,16 +159,16 @@ func (a *app) runImport(ctx context.Context, path string, o importOptions) error
 	}
 
 	for _, s := range skips {
-		fmt.Fprintf(a.stdout, "skip %s: %s\n", s.File, s.Reason)
+		clitext.Fprintf(a.stdout, "skip %s: %s\n", s.File, s.Reason)
 	}
 	if len(entries) == 0 {
-		fmt.Fprintf(a.stdout, "No importable credentials in %s.\n", abs)
+		clitext.Fprintf(a.stdout, "No importable credentials in %s.\n", abs)
 		return nil
 	}
 	if o.dryRun {
 		fmt.Fprintf(a.stdout, "Dry run — would import %d credential(s):\n", len(entries))
 		for _, e := range entries {
-			fmt.Fprintf(a.stdout, "  %s\n", describeEntry(e, now))
+			clitext.Fprintf(a.stdout, "  %s\n", describeEntry(e, now))
 		}
 		return nil
 	}
@@ -178,11 +179,11 @@ func (a *app) runImport(ctx context.Context, path string, o importOptions) error
 		switch {
 		case errs[i] != nil:
 			failed = true
-			fmt.Fprintf(a.stdout, "failed %s: %s\n", desc, errs[i])
+			clitext.Fprintf(a.stdout, "failed %s: %s\n", desc, errs[i])
 		case bc != nil:
-			fmt.Fprintf(a.stdout, "uploaded %s → %s\n", desc, bc.URL)
+			clitext.Fprintf(a.stdout, "uploaded %s → %s\n", desc, bc.URL)
 		default:
-			fmt.Fprintf(a.stdout, "imported %s\n", desc)
+			clitext.Fprintf(a.stdout, "imported %s\n", desc)
 		}
 	}
 	if failed {

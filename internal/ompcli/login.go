@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ompgo/omp/internal/clitext"
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
@@ -127,10 +128,12 @@ func (a *app) oauthLogin(ctx context.Context, reg *oauth.Registry, provider stri
 	prompted := false
 	o := oauth.LoginOptions{
 		RedirectURL: redirect,
+		// The URL, instructions and progress lines can come from the
+		// provider (a device-code answer): printed through clitext.
 		Auth: func(u, instructions string) {
-			fmt.Fprintf(a.stdout, "\nOpen this URL in your browser:\n%s\n", u)
+			fmt.Fprintf(a.stdout, "\nOpen this URL in your browser:\n%s\n", clitext.SafeLine(u))
 			if instructions != "" {
-				fmt.Fprintln(a.stdout, instructions)
+				fmt.Fprintln(a.stdout, clitext.Safe(instructions))
 			}
 			fmt.Fprintln(a.stdout)
 			fmt.Fprintf(a.stdout, "%s ", pastePrompt)
@@ -143,7 +146,7 @@ func (a *app) oauthLogin(ctx context.Context, reg *oauth.Registry, provider stri
 				fmt.Fprintln(a.stdout)
 				prompted = false
 			}
-			fmt.Fprintln(a.stdout, msg)
+			fmt.Fprintln(a.stdout, clitext.Safe(msg))
 		},
 		Paste:         a.lines(ctx),
 		GoogleProject: firstSet(env.Get("GOOGLE_CLOUD_PROJECT"), env.Get("GOOGLE_CLOUD_PROJECT_ID")),

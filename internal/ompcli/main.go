@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/ompgo/omp/internal/clitext"
 	"github.com/ompgo/omp/internal/sigctx"
 	"github.com/ompgo/omp/pkg/vault/remote"
 )
@@ -61,18 +62,18 @@ func (a *app) execute(ctx context.Context, args []string) int {
 		return 0
 	case errors.As(err, &pe):
 		// An unusable account pool file: the exact fleet.md §10 text.
-		fmt.Fprintln(stderr, pe.Msg)
+		fmt.Fprintln(stderr, clitext.Safe(pe.Msg))
 		return 1
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "error: %s\n\nUSAGE\n  %s\n\nRun `%s --help` for details.\n", ue.err, ue.cmd.UseLine(), ue.cmd.CommandPath())
+		fmt.Fprintf(stderr, "error: %s\n\nUSAGE\n  %s\n\nRun `%s --help` for details.\n", clitext.Safe(ue.err.Error()), ue.cmd.UseLine(), ue.cmd.CommandPath())
 		return 1
 	case errors.As(err, &ex):
 		if ex.msg != "" {
-			fmt.Fprintln(stderr, ex.msg)
+			fmt.Fprintln(stderr, clitext.Safe(ex.msg))
 		}
 		return ex.code
 	default:
-		fmt.Fprintln(stderr, "error:", err)
+		fmt.Fprintln(stderr, "error:", clitext.Safe(err.Error()))
 		return 1
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ompgo/omp/internal/clitext"
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
@@ -170,7 +171,7 @@ func (a *app) runMigrate(ctx context.Context, o migrateOptions) error {
 		}
 	} else {
 		for _, s := range skipped {
-			fmt.Fprintf(a.stdout, "skip [%s] %s %s: %s\n", s.Source, s.Provider, s.Identity, s.Reason)
+			clitext.Fprintf(a.stdout, "skip [%s] %s %s: %s\n", s.Source, s.Provider, s.Identity, s.Reason)
 		}
 		if len(plan) == 0 {
 			fmt.Fprintln(a.stdout, "Nothing to migrate.")
@@ -179,7 +180,7 @@ func (a *app) runMigrate(ctx context.Context, o migrateOptions) error {
 		if o.dryRun {
 			fmt.Fprintf(a.stdout, "Dry run — would upload %d credential(s):\n", len(plan))
 			for _, p := range plan {
-				fmt.Fprintf(a.stdout, "  [%s] %s %s\n", p.Source, p.Provider, p.Identity)
+				clitext.Fprintf(a.stdout, "  [%s] %s %s\n", p.Source, p.Provider, p.Identity)
 			}
 			return nil
 		}
@@ -198,9 +199,9 @@ func (a *app) runMigrate(ctx context.Context, o migrateOptions) error {
 			}
 		case err != nil:
 			failed = true
-			fmt.Fprintf(a.stdout, "failed [%s] %s: %s\n", p.Source, p.Provider, err)
+			clitext.Fprintf(a.stdout, "failed [%s] %s: %s\n", p.Source, p.Provider, err)
 		case !o.json:
-			fmt.Fprintf(a.stdout, "uploaded [%s] %s %s\n", p.Source, p.Provider, p.Identity)
+			clitext.Fprintf(a.stdout, "uploaded [%s] %s %s\n", p.Source, p.Provider, p.Identity)
 		}
 	}
 	if failed {

@@ -3,7 +3,8 @@ package ompcli
 import (
 	"strings"
 	"unicode"
-	"unicode/utf8"
+
+	"github.com/ompgo/omp/internal/clitext"
 )
 
 // Styled terminal text for `omp usage`: a line is a list of segments, each
@@ -46,7 +47,11 @@ type seg struct {
 
 type line []seg
 
-func s(st style, text string) seg { return seg{text, st} }
+// s is a segment of text in style st. The text is made terminal-safe here
+// (clitext.SafeLine), so no label, cause or note from a provider, the
+// broker or the vault can carry an escape onto the terminal, whichever
+// line builds it; the only escapes render writes are its own styles.
+func s(st style, text string) seg { return seg{clitext.SafeLine(text), st} }
 
 func (l line) width() int {
 	n := 0
@@ -150,33 +155,8 @@ func padRight(s string, w int) string {
 	return s
 }
 
-// clean removes control characters and escape sequences from text that
-// came from a provider or the vault, so it cannot drive the terminal; tabs
-// and newlines become spaces.
-func clean(s string) string {
-	if !strings.ContainsFunc(s, isControl) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == 0x1b && i+1 < len(s) && s[i+1] == '[': // CSI: ESC [ params final(0x40–0x7e)
-			j := i + 2
-			for j < len(s) && (s[j] < 0x40 || s[j] > 0x7e) {
-				j++
-			}
-			i = min(j+1, len(s))
-			continue
-		case r == '\t' || r == '\n' || r == '\r':
-			b.WriteByte(' ')
-		case isControl(r):
-		default:
-			b.WriteRune(r)
-		}
-		i += n
-	}
-	return b.String()
-}
-
-func isControl(r rune) bool { return r < 0x20 || (r >= 0x7f && r < 0xa0) || r == utf8.RuneError }
+// clean is clitext.SafeLine: text from a provider, the broker or the vault
+// with its controls, bidi overrides and invalid bytes shown as visible
+// escapes, on one line. Callers apply it before measuring the text, so
+// the columns are planned with the width the escapes take.
+func clean(text string) string { return clitext.SafeLine(text) }

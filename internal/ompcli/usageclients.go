@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ompgo/omp/internal/clitext"
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
 )
@@ -141,7 +142,7 @@ func formatClientUsage(clients []vault.ClientSummary, since, now int64) string {
 			label = c.Hostname
 			idNote = " · " + truncRunes(c.InstallID, 8)
 		}
-		fmt.Fprintf(&b, "\n\n%s%s · last seen %s ago", label, idNote, formatDuration(max(0, now-c.LastSeen)))
+		fmt.Fprintf(&b, "\n\n%s%s · last seen %s ago", clitext.SafeLine(label), clitext.SafeLine(idNote), formatDuration(max(0, now-c.LastSeen)))
 		if len(c.Providers) == 0 {
 			b.WriteString("\n  no usage in this window")
 			continue
@@ -176,6 +177,13 @@ func formatClientUsage(clients []vault.ClientSummary, since, now int64) string {
 			totalRow = slices.Insert(totalRow, 2, "")
 		}
 		rows = append(rows, totalRow)
+		// Every cell is shown as one line with no terminal controls: app,
+		// provider and account are whatever the client reported.
+		for _, r := range rows {
+			for i := range r {
+				r[i] = clitext.SafeLine(r[i])
+			}
+		}
 		widths := make([]int, len(cols))
 		for i, h := range cols {
 			widths[i] = runeLen(h)

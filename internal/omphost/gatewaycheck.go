@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ompgo/omp/internal/clitext"
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/internal/gatewayd"
 	"github.com/ompgo/omp/pkg/proxy"
@@ -70,7 +71,7 @@ func writeCheckJSON(w io.Writer, broker string, strict bool, rows []proxy.Creden
 // whether it fails: a credential rejected, or a chat probe failed.
 func checkText(broker string, strict bool, rows []proxy.CredentialHealth) (string, bool) {
 	var b strings.Builder
-	b.WriteString("broker: " + broker)
+	b.WriteString("broker: " + clitext.SafeLine(broker))
 	if strict {
 		b.WriteString(" [strict]")
 	}
@@ -86,7 +87,7 @@ func checkText(broker string, strict bool, rows []proxy.CredentialHealth) (strin
 	slices.Sort(providers)
 	var ok, failed, unknown, chatFailed int
 	for _, p := range providers {
-		fmt.Fprintf(&b, "\n%s (%d)\n", p, len(byProvider[p]))
+		fmt.Fprintf(&b, "\n%s (%d)\n", clitext.SafeLine(p), len(byProvider[p]))
 		for _, r := range byProvider[p] {
 			status := "unknown "
 			switch {
@@ -111,7 +112,9 @@ func checkText(broker string, strict bool, rows []proxy.CredentialHealth) (strin
 					chatFailed++
 				}
 			}
-			fmt.Fprintf(&b, "  %s%s id=%3d %-7s %s", status, chat, r.ID, r.Type, checkIdentity(r))
+			// Provider, type, identity and reasons come from the broker and
+			// the upstreams: each is printed as one terminal-safe line.
+			fmt.Fprintf(&b, "  %s%s id=%3d %-7s %s", status, chat, r.ID, clitext.SafeLine(r.Type), clitext.SafeLine(checkIdentity(r)))
 			if r.RemoteRefresh {
 				b.WriteString(" [remote-refresh]")
 			}
@@ -123,7 +126,7 @@ func checkText(broker string, strict bool, rows []proxy.CredentialHealth) (strin
 				reasons = append(reasons, "chat: "+r.Completion.Reason)
 			}
 			if len(reasons) > 0 {
-				b.WriteString(" — " + strings.Join(reasons, "; "))
+				b.WriteString(" — " + clitext.SafeLine(strings.Join(reasons, "; ")))
 			}
 			b.WriteString("\n")
 		}

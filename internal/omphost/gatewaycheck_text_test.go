@@ -27,3 +27,19 @@ func TestCheckText(t *testing.T) {
 		t.Errorf("empty: %q %v", got, failed)
 	}
 }
+
+// TestCheckTextTerminalSafe: what the broker and the upstreams put in a
+// credential's fields (emails, organisations, failure reasons) reaches the
+// terminal as visible escapes, one line per credential.
+func TestCheckTextTerminalSafe(t *testing.T) {
+	no := false
+	rows := []proxy.CredentialHealth{{ID: 7, Provider: "anthropic\x1b[2J", Type: "oauth", OK: &no,
+		Email: "a@x\x1b]52;c;aGk=\x07", OrgName: "Org\u202e", Reason: "upstream said \x1b]0;pwned\x07\nline two\u009b"}}
+	got, _ := checkText("http://b", false, rows)
+	want := "broker: http://b\n\n" + `anthropic\x1b[2J` + " (1)\n" +
+		"  FAIL     id=  7 oauth   " + `a@x\x1b]52;c;aGk=\x07 (Org\u202e) — upstream said \x1b]0;pwned\x07\nline two\u009b` + "\n\n" +
+		"0 ok, 1 failed, 0 unverifiable, 1 total\n"
+	if got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
