@@ -98,3 +98,30 @@ func writeEscape(b *strings.Builder, r rune) {
 func Fprintf(w io.Writer, format string, args ...any) (int, error) {
 	return io.WriteString(w, Safe(fmt.Sprintf(format, args...)))
 }
+
+// SafeJSON rewrites the characters of an encoded JSON document that
+// encoding/json leaves raw but a terminal acts on (DEL, the C1 controls and
+// the bidirectional controls) as \uXXXX escapes. Outside strings a JSON
+// document holds only ASCII punctuation, literals and whitespace, so every
+// such character sits inside a string, where the escape decodes to the
+// same value: the document means exactly what it meant before.
+func SafeJSON(doc []byte) []byte {
+	var out []byte
+	last := 0
+	for i := 0; i < len(doc); {
+		r, n := utf8.DecodeRune(doc[i:])
+		if r != '\n' && r != '\t' && r >= 0x7f && unsafeRune(r, false) {
+			if out == nil {
+				out = make([]byte, 0, len(doc)+16)
+			}
+			out = append(out, doc[last:i]...)
+			out = fmt.Appendf(out, `\u%04x`, r)
+			last = i + n
+		}
+		i += n
+	}
+	if out == nil {
+		return doc
+	}
+	return append(out, doc[last:]...)
+}

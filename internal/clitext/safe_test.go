@@ -104,3 +104,28 @@ func TestFprintf(t *testing.T) {
 		t.Errorf("Fprintf wrote %q, want %q", got, want)
 	}
 }
+
+func TestSafeJSON(t *testing.T) {
+	in := map[string]string{"host": "a\x7fb\u009b2Jc\u202ed\u2066e", "plain": "héllo ✓"}
+	doc, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := SafeJSON(doc)
+	for _, r := range string(got) {
+		if r == 0x7f || (r >= 0x80 && r <= 0x9f) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) {
+			t.Fatalf("SafeJSON left %U raw in %s", r, got)
+		}
+	}
+	var back map[string]string
+	if err := json.Unmarshal(got, &back); err != nil {
+		t.Fatalf("SafeJSON output is not JSON: %v: %s", err, got)
+	}
+	if back["host"] != in["host"] || back["plain"] != in["plain"] {
+		t.Fatalf("SafeJSON changed the values: %q", back)
+	}
+	clean := []byte(`{"a":"b"}`)
+	if got := SafeJSON(clean); &got[0] != &clean[0] {
+		t.Fatal("SafeJSON copied a clean document")
+	}
+}

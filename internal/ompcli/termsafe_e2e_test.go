@@ -98,9 +98,7 @@ func TestUsageClientsTerminalSafe(t *testing.T) {
 	if err := json.Unmarshal([]byte(js), &doc); err != nil {
 		t.Fatalf("--json: %v\n%s", err, js)
 	}
-	if strings.ContainsAny(js, "\x1b\x07") {
-		t.Errorf("--json holds a raw ESC or BEL:\n%q", js)
-	}
+	checkTerminalSafe(t, "omp usage clients --json", js)
 	if len(doc.Clients) != 1 || doc.Clients[0].Hostname != evilHost || len(doc.Clients[0].Providers) != 1 ||
 		doc.Clients[0].Providers[0].App != evilApp {
 		t.Errorf("--json does not carry the reported strings exactly: %+v", doc.Clients)

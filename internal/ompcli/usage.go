@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/ompgo/omp/internal/clitext"
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/pkg/llm/catalog"
 	"github.com/ompgo/omp/pkg/vault"
@@ -234,7 +235,7 @@ func writeJSONIndent(a *app, v any) error {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(a.stdout, "%s\n", b)
+	_, err = fmt.Fprintf(a.stdout, "%s\n", clitext.SafeJSON(b))
 	return err
 }
 

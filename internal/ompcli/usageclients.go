@@ -102,7 +102,7 @@ func (a *app) runUsageClients(ctx context.Context, f usageFlags) error {
 		}{now, since, clients}); err != nil {
 			return err
 		}
-		_, err := a.stdout.Write(buf.Bytes())
+		_, err := a.stdout.Write(clitext.SafeJSON(buf.Bytes()))
 		return err
 	}
 	if len(clients) == 0 {

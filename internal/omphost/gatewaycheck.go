@@ -63,7 +63,7 @@ func writeCheckJSON(w io.Writer, broker string, strict bool, rows []proxy.Creden
 	}{broker, strict, rows}); err != nil {
 		return err
 	}
-	_, err := w.Write(buf.Bytes())
+	_, err := w.Write(clitext.SafeJSON(buf.Bytes()))
 	return err
 }
 
