@@ -63,7 +63,10 @@ func (r *Refresher) failed(ctx context.Context, rec vault.Record, err error, tim
 		r.result(rec.Provider, OutcomeTransient)
 		return &vault.Error{Code: vault.EUPSTREAM, Message: msg, Err: err}
 	}
-	msg := err.Error() // provider error texts never contain tokens (oauth.RefreshError)
+	// Provider error texts are redacted where they are built
+	// (oauth.RefreshError); redacting again with the row's own secrets also
+	// covers a TokenRefresher that does not.
+	msg := oauth.Redact(err.Error(), oauth.SecretsOf(rec.Credential)...)
 	if oauth.Classify(err) != oauth.Definitive {
 		r.log().Debug("auth-broker refresh failed (transient)", "id", rec.ID, "error", msg)
 		r.result(rec.Provider, OutcomeTransient)
@@ -73,7 +76,7 @@ func (r *Refresher) failed(ctx context.Context, rec vault.Record, err error, tim
 	r.result(rec.Provider, OutcomeDefinitive)
 	// Compare-and-set on the credential we attempted: if a login or another
 	// process rotated the row meanwhile, its fresh token is kept.
-	disabled, derr := r.Store.DisableIf(ctx, rec.ID, rec.Credential, Cause(err))
+	disabled, derr := r.Store.DisableIf(ctx, rec.ID, rec.Credential, Cause(errors.New(msg)))
 	switch {
 	case derr != nil:
 		r.log().Error("auth-broker could not disable credential", "id", rec.ID, "error", derr)
