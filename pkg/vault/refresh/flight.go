@@ -27,6 +27,10 @@ func (r *Refresher) refreshOne(ctx context.Context, id int64, force bool) (rec v
 	if !force && cred.Expires > r.now().Add(r.skew()).UnixMilli() {
 		return rec, true, nil
 	}
+	if force && r.refreshedRecently(id, cred) {
+		r.log().Debug("auth-broker forced refresh coalesced with the last one", "id", id, "provider", rec.Provider)
+		return rec, false, nil
+	}
 
 	uctx, cancel := context.WithTimeout(ctx, r.timeout())
 	fresh, err := r.OAuth.Refresh(uctx, rec.Provider, cred, r.httpClient())
@@ -48,10 +52,41 @@ func (r *Refresher) refreshOne(ctx context.Context, id int64, force bool) (rec v
 		r.log().Warn("auth-broker refreshed credential vanished before write-back", "id", id, "provider", rec.Provider)
 		return vault.Record{}, false, vault.NotFoundID(id)
 	}
+	r.succeeded(id, updated.Credential)
 	r.log().Debug("auth-broker refresh succeeded", "id", id, "provider", rec.Provider, "expires", updated.Credential.Expires)
 	r.result(rec.Provider, OutcomeOK)
 	r.changed()
 	return updated, false, nil
+}
+
+// refreshedRecently reports whether id was refreshed successfully less than
+// MinForcedInterval ago and the row still holds the credential stored then
+// (a login or an upload since is refreshed as asked).
+func (r *Refresher) refreshedRecently(id int64, cred vault.Credential) bool {
+	if r.MinForcedInterval < 0 {
+		return false
+	}
+	r.mu.Lock()
+	last, ok := r.lastOK[id]
+	r.mu.Unlock()
+	return ok && last.access == cred.Access && r.now().Sub(last.at) < r.minForcedInterval()
+}
+
+// succeeded records a successful refresh of id that stored cred, and
+// forgets the ones older than MinForcedInterval.
+func (r *Refresher) succeeded(id int64, cred vault.Credential) {
+	now := r.now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.lastOK == nil {
+		r.lastOK = map[int64]success{}
+	}
+	for old, s := range r.lastOK {
+		if now.Sub(s.at) >= r.minForcedInterval() {
+			delete(r.lastOK, old)
+		}
+	}
+	r.lastOK[id] = success{at: now, access: cred.Access}
 }
 
 // failed classifies an upstream failure, disables the row when it is
