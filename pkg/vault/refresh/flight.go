@@ -22,7 +22,7 @@ func (r *Refresher) refreshOne(ctx context.Context, id int64, force bool) (rec v
 	}
 	cred := rec.Credential
 	if !cred.IsOAuth() {
-		return vault.Record{}, false, vault.Errorf(vault.EINVALID, "Credential %d is not OAuth (provider=%s, type=%s)", id, rec.Provider, cred.Type)
+		return vault.Record{}, false, notOAuth(id, rec.Provider, cred.Type)
 	}
 	if !force && cred.Expires > r.now().Add(r.skew()).UnixMilli() {
 		return rec, true, nil
@@ -87,6 +87,21 @@ func (r *Refresher) succeeded(id int64, cred vault.Credential) {
 		}
 	}
 	r.lastOK[id] = success{at: now, access: cred.Access}
+}
+
+// notOAuth is the client error of a forced refresh of a row that is not
+// OAuth. Its message starts with the broker's compatibility text "Credential
+// <id> is not OAuth (provider=<p>, type=<t>)".
+func notOAuth(id int64, provider string, typ vault.CredentialType) *vault.Error {
+	return vault.Errorf(vault.EINVALID, "Credential %d is not OAuth (provider=%s, type=%s): %s credentials have nothing to refresh", id, provider, typ, typeLabel(typ))
+}
+
+// typeLabel names a credential type in messages.
+func typeLabel(typ vault.CredentialType) string {
+	if typ == vault.TypeAPIKey {
+		return "API-key"
+	}
+	return string(typ)
 }
 
 // failed classifies an upstream failure, disables the row when it is

@@ -303,7 +303,8 @@ func (r *Refresher) concurrency() int {
 //
 // Errors (all *vault.Error with a client-safe message): ENOTFOUND
 // "No credential with id=<id>" for a missing or disabled row; EINVALID
-// "Credential <id> is not OAuth (provider=<p>, type=api_key)"; EUPSTREAM with
+// "Credential <id> is not OAuth (provider=<p>, type=api_key): API-key
+// credentials have nothing to refresh"; EUPSTREAM with
 // the provider's failure text or "OAuth token refresh timed out for provider:
 // <p>"; EUNAVAILABLE "OAuth token refresh aborted by caller" when ctx ends
 // first (the shared attempt continues and is still persisted). A definitive
