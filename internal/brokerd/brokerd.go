@@ -53,9 +53,12 @@ type Config struct {
 
 	RefreshInterval time.Duration // default 60 s
 	RefreshSkew     time.Duration // default 5 min
-	KeepAlive       time.Duration // SSE keepalive; default 20 s
-	PollInterval    time.Duration // external-write detection; default 1 s
-	MetricsIdentity bool          // allow emails in metric labels (operator opt-in)
+	// RefreshMinForced is the least time between two forced refreshes of
+	// one credential that reach its provider (default 30 s; negative: none).
+	RefreshMinForced time.Duration
+	KeepAlive        time.Duration // SSE keepalive; default 20 s
+	PollInterval     time.Duration // external-write detection; default 1 s
+	MetricsIdentity  bool          // allow emails in metric labels (operator opt-in)
 	// HistoryRetention is how long usage-history rows, observed client
 	// usage and idle clients are kept; older rows are deleted at start and
 	// then daily (expired blocks go in the same sweep). Default DefaultHistoryRetention
@@ -192,13 +195,14 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		OnWriteFailure: metrics.ObserveWriteFailure,
 	}
 	m.Refresher = &refresh.Refresher{
-		Store:    m.Keeper,
-		OAuth:    oauth.NewRegistry(c.URLs),
-		HTTP:     c.HTTPClient,
-		Logger:   c.Logger,
-		Interval: c.RefreshInterval,
-		Skew:     c.RefreshSkew,
-		OnResult: metrics.ObserveRefresh,
+		Store:             m.Keeper,
+		OAuth:             oauth.NewRegistry(c.URLs),
+		HTTP:              c.HTTPClient,
+		Logger:            c.Logger,
+		Interval:          c.RefreshInterval,
+		Skew:              c.RefreshSkew,
+		MinForcedInterval: c.RefreshMinForced,
+		OnResult:          metrics.ObserveRefresh,
 		// No OnChange: every refresher write goes through the store, whose
 		// OnChange already notifies the API hub, or leaves a pending write
 		// in the Keeper, whose OnChange does.

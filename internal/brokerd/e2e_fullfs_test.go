@@ -85,7 +85,7 @@ func (b *broker) healthz(t *testing.T) map[string]any {
 // token, and persist it once space is freed.
 func TestE2EFullDiskNeverDropsARotatedToken(t *testing.T) {
 	dir := mountTmpfs(t, 4<<20)
-	h := &harness{dir: dir, up: newUpstream(t), logs: &syncbuf.Buffer{}}
+	h := &harness{dir: dir, up: newUpstream(t), logs: &syncbuf.Buffer{}, minForced: -1}
 	b := h.start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -35,11 +35,14 @@ type harness struct {
 	dir  string
 	up   *upstream
 	logs *syncbuf.Buffer
+	// minForced is the broker's RefreshMinForced: none by default, since
+	// most tests force refreshes in a row; 0 is the broker's default.
+	minForced time.Duration
 }
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	return &harness{dir: t.TempDir(), up: newUpstream(t), logs: &syncbuf.Buffer{}}
+	return &harness{dir: t.TempDir(), up: newUpstream(t), logs: &syncbuf.Buffer{}, minForced: -1}
 }
 
 func (h *harness) dbPath() string { return filepath.Join(h.dir, "vault.db") }
@@ -61,18 +64,19 @@ type broker struct {
 func (h *harness) start(t *testing.T) *broker {
 	t.Helper()
 	m := &brokerd.Main{Config: brokerd.Config{
-		Bind:            "127.0.0.1:0",
-		DBPath:          h.dbPath(),
-		LegacyDBPath:    h.legacyPath(),
-		TokenPath:       filepath.Join(h.dir, "auth-broker.token"),
-		KeyPath:         filepath.Join(h.dir, "vault.key"),
-		Version:         "e2e-test",
-		Logger:          slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		HTTPClient:      &http.Client{Timeout: waitLong},
-		URLs:            h.up.urls,
-		RefreshInterval: testRefreshInterval,
-		KeepAlive:       testKeepAlive,
-		PollInterval:    testPollInterval,
+		Bind:             "127.0.0.1:0",
+		DBPath:           h.dbPath(),
+		LegacyDBPath:     h.legacyPath(),
+		TokenPath:        filepath.Join(h.dir, "auth-broker.token"),
+		KeyPath:          filepath.Join(h.dir, "vault.key"),
+		Version:          "e2e-test",
+		Logger:           slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		HTTPClient:       &http.Client{Timeout: waitLong},
+		URLs:             h.up.urls,
+		RefreshInterval:  testRefreshInterval,
+		RefreshMinForced: h.minForced,
+		KeepAlive:        testKeepAlive,
+		PollInterval:     testPollInterval,
 	}}
 	// Opening migrates and fsyncs the vault: allow for a loaded disk.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*waitLong)

@@ -32,10 +32,11 @@ type Source interface {
 	// fresh entry (its new access token and expiry). ENOTFOUND for an
 	// unknown or inactive id. Any other failure is an error whose message
 	// says why: for a credential that is not OAuth exactly "Credential <id>
-	// is not OAuth (provider=<p>, type=api_key)" (its code is EINVALID in
-	// process; over the wire the broker answers every refresh failure 500,
-	// broker.md §2.2, so a remote source sees EINTERNAL), and the provider's
-	// error text when the provider refused (EUPSTREAM in process).
+	// is not OAuth (provider=<p>, type=api_key): API-key credentials have
+	// nothing to refresh" (code EINVALID, which the broker answers 400), and
+	// the provider's error text when the provider refused (EUPSTREAM in
+	// process; the broker answers it 500, so a remote source sees
+	// EINTERNAL).
 	Refresh(ctx context.Context, id int64) (Entry, error)
 
 	// Usage returns one usage report per account the source can probe;

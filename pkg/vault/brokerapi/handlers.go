@@ -252,12 +252,14 @@ func (s *Server) refresh(w http.ResponseWriter, r *http.Request) error {
 			return &vault.Error{Code: vault.ENOTFOUND, Message: vault.NotFoundID(id).Message, Err: err}
 		}
 		var ve *vault.Error
-		if !errors.As(err, &ve) || ve.Message == "" || ve.Code == vault.EUNAVAILABLE {
-			// Unexpected (500 with a request id, logged as a crash) or the
-			// vault refusing the write (503 with Retry-After).
+		if !errors.As(err, &ve) || ve.Message == "" || ve.Code == vault.EUNAVAILABLE || ve.Code == vault.EINVALID {
+			// Unexpected (500 with a request id, logged as a crash), the
+			// vault refusing the write (503 with Retry-After), or a row that
+			// cannot be refreshed, an API key (400 with its message: the
+			// client asked for something that does not exist).
 			return err
 		}
-		// Every other refresh failure is a 500 carrying its message (broker.md §2.2).
+		// Every other refresh failure is a 500 carrying its message.
 		return &vault.Error{Code: vault.EINTERNAL, Message: ve.Message, Err: err}
 	}
 	e, err := encodeEntry(vault.NewEntry(rec))

@@ -66,7 +66,7 @@ func (f *fakeRefresher) RefreshNow(ctx context.Context, id int64) (vault.Record,
 		return vault.Record{}, vault.NotFoundID(id)
 	}
 	if !rec.Credential.IsOAuth() {
-		return vault.Record{}, vault.Errorf(vault.EINTERNAL, "Credential %d is not OAuth (provider=%s, type=api_key)", id, rec.Provider)
+		return vault.Record{}, vault.Errorf(vault.EINVALID, "Credential %d is not OAuth (provider=%s, type=api_key): API-key credentials have nothing to refresh", id, rec.Provider)
 	}
 	c := rec.Credential
 	c.Access = "refreshed-access"

@@ -309,7 +309,7 @@ func TestRefresh(t *testing.T) {
 		want   string
 	}{
 		{"unknown id is 404", 77, nil, 404, `{"error":"No credential with id=77"}`},
-		{"api key is 500 with the message", k.ID, nil, 500, `{"error":"Credential 2 is not OAuth (provider=openai, type=api_key)"}`},
+		{"api key is 400 with the message", k.ID, nil, 400, `{"error":"Credential 2 is not OAuth (provider=openai, type=api_key): API-key credentials have nothing to refresh"}`},
 		{"provider failure is 500 with the message", a.ID, vault.Errorf(vault.EUPSTREAM, "OAuth token refresh timed out for provider: anthropic"), 500, `{"error":"OAuth token refresh timed out for provider: anthropic"}`},
 		{"unknown error is a generic 500", a.ID, errors.New("disk on fire: secret-xyz"), 500, `{"error":"internal error (request id <id>)"}`},
 		{"unavailable vault is 503", a.ID, vault.Errorf(vault.EUNAVAILABLE, "vault is read-only"), 503, `{"error":"vault is read-only"}`},

@@ -272,7 +272,7 @@ func (k KeyLogin) Validate(ctx context.Context, hc *http.Client, key string) err
 		if k.Optional && ctx.Err() == nil {
 			return nil
 		}
-		return fmt.Errorf("%s API key validation failed: %s", label, redact(err.Error(), key))
+		return fmt.Errorf("%s API key validation failed: %s", label, Redact(err.Error(), key))
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
@@ -286,7 +286,7 @@ func (k KeyLogin) Validate(ctx context.Context, hc *http.Client, key string) err
 	if k.Optional && !auth {
 		return nil
 	}
-	return fmt.Errorf("%s API key validation failed: %s", label, redact(FormatEndpointError(resp.StatusCode, string(body)), key))
+	return fmt.Errorf("%s API key validation failed: %s", label, Redact(FormatEndpointError(resp.StatusCode, string(body)), key))
 }
 
 // errorCode is the OpenAI-style error code of an error body ({"error":

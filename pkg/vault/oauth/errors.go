@@ -14,7 +14,6 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/ompgo/omp/internal/retryafter"
-	"github.com/ompgo/omp/pkg/vault"
 )
 
 // RefreshError is a failed token request. Its text reads like the
@@ -47,31 +46,73 @@ func (e *RefreshError) Error() string {
 // Unwrap returns the cause.
 func (e *RefreshError) Unwrap() error { return e.Err }
 
-// newError wraps err, summarising an HTTP failure and redacting the tokens of
-// cred from any text that goes into the message.
-func (p *Provider) newError(err error, cred vault.Credential) *RefreshError {
+// newError wraps err, summarising an HTTP failure. Every text that goes
+// into the error, including the cause's reply body, passes through red,
+// which holds the secrets the request carried.
+func (p *Provider) newError(err error, red *Redactor) *RefreshError {
 	e := &RefreshError{Provider: p.ID, Label: p.ErrorLabel, Err: err}
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) && re.Response != nil {
+		echoed := scrubReply(re, red)
 		e.Status = re.Response.StatusCode
 		e.Code = re.ErrorCode
 		e.Description = re.ErrorDescription
 		e.RetryAfter = retryafter.Header(re.Response.Header.Get("Retry-After"), time.Now())
-		e.detail = FormatEndpointError(e.Status, string(re.Body))
+		switch {
+		case isRedirect(e.Status):
+			e.detail = redirectDetail(re.Response)
+		case echoed:
+			e.detail = withheldDetail(e.Status, e.Code)
+		default:
+			e.detail = FormatEndpointError(e.Status, string(re.Body))
+		}
 	} else {
 		e.detail = err.Error()
 	}
-	e.detail = redact(e.detail, cred.Access, cred.Refresh)
+	e.detail = red.Redact(e.detail)
 	return e
 }
 
-func redact(s string, secrets ...string) string {
-	for _, sec := range secrets {
-		if len(sec) >= 4 {
-			s = strings.ReplaceAll(s, sec, "[redacted]")
+// scrubReply removes the request's secrets from a token endpoint's error
+// reply in place and reports whether the reply echoed one. A reply that
+// echoed a secret keeps neither its body nor any field that held the
+// secret: only the status and a clean error code remain, so no encoding of
+// the secret the redactor does not know can be stored or shown.
+func scrubReply(re *oauth2.RetrieveError, red *Redactor) bool {
+	echoed := false
+	if body := string(re.Body); red.Redact(body) != body {
+		re.Body = nil
+		echoed = true
+	}
+	for _, field := range []*string{&re.ErrorCode, &re.ErrorDescription, &re.ErrorURI} {
+		if red.Redact(*field) != *field {
+			*field = ""
+			echoed = true
 		}
 	}
-	return s
+	return echoed
+}
+
+// withheldDetail describes an error reply whose body echoed a secret.
+func withheldDetail(status int, code string) string {
+	d := strconv.Itoa(status)
+	if code != "" {
+		d += " " + excerpt(code)
+	}
+	return d + " (reply body withheld: it echoed a secret of the request)"
+}
+
+func isRedirect(status int) bool { return status >= 300 && status < 400 }
+
+// redirectDetail describes a redirect answered by a token endpoint: the
+// status and the origin the Location points to, never its path or query
+// (which may carry parameters of the request).
+func redirectDetail(resp *http.Response) string {
+	d := strconv.Itoa(resp.StatusCode) + " redirect"
+	if loc, err := resp.Location(); err == nil && loc.Host != "" {
+		d += " to " + origin(loc)
+	}
+	return d + " not followed: token requests go only to the configured token endpoint"
 }
 
 // maxExcerpt bounds how much of a non-JSON error body goes into a message.
@@ -195,9 +236,12 @@ var definitiveCodes = map[string]bool{
 // Classify tells a definitive refresh failure from a transient one by the
 // error's type, never its text:
 //   - context deadline or cancellation, net.Error (no reply) → Transient;
-//   - *oauth2.RetrieveError: 429 and 5xx → Transient; a definitive OAuth
-//     error code (invalid_grant, invalid_token, unauthorized_client, …) or
-//     status 400/401/403 → Definitive; anything else → Transient;
+//   - *oauth2.RetrieveError: 429, 5xx and 3xx → Transient (a redirect is
+//     never followed and says nothing about the grant: the endpoint moved or
+//     is misconfigured, and the credential must survive until that is
+//     fixed); a definitive OAuth error code (invalid_grant, invalid_token,
+//     unauthorized_client, …) or status 400/401/403 → Definitive; anything
+//     else → Transient;
 //   - every other error (validation, unknown provider, nil) → Transient.
 func Classify(err error) Class {
 	if err == nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
@@ -210,7 +254,7 @@ func Classify(err error) Class {
 			status = re.Response.StatusCode
 		}
 		switch {
-		case status == http.StatusTooManyRequests || status >= 500:
+		case status == http.StatusTooManyRequests || status >= 500 || isRedirect(status):
 			return Transient
 		case definitiveCodes[strings.ToLower(re.ErrorCode)]:
 			return Definitive

@@ -129,13 +129,15 @@ func (r *Registry) exchange(ctx context.Context, provider, code, state, verifier
 		opts = append(opts, oauth2.SetAuthURLParam("state", state))
 	}
 	ctx = context.WithValue(ctx, oauth2.HTTPClient, p.client(hc, nil))
+	red := NewRedactor(code, verifier, conf.ClientSecret)
 	tok, err := conf.Exchange(ctx, code, opts...)
 	if err != nil {
-		return vault.Credential{}, nil, loginError(p, err)
+		return vault.Credential{}, nil, loginError(p, err, red)
 	}
+	red = NewRedactor(code, verifier, conf.ClientSecret, tok.AccessToken, tok.RefreshToken)
 	cred, err := r.credentialFrom(p, tok, vault.Credential{Type: vault.TypeOAuth})
 	if err != nil {
-		return vault.Credential{}, nil, loginError(p, err)
+		return vault.Credential{}, nil, loginError(p, err, red)
 	}
 	if cred.Refresh == "" {
 		return vault.Credential{}, nil, fmt.Errorf("%s: token response has no refresh token", provider)
@@ -144,9 +146,10 @@ func (r *Registry) exchange(ctx context.Context, provider, code, state, verifier
 }
 
 // loginError words an exchange failure like the reference ("Token exchange
-// failed: <status> <error>") while keeping the cause for errors.As.
-func loginError(p *Provider, err error) error {
-	return &exchangeError{msg: "Token exchange failed: " + p.newError(err, vault.Credential{}).detail, err: err}
+// failed: <status> <error>") while keeping the cause for errors.As; red
+// holds the secrets the exchange carried (code, verifier, client secret).
+func loginError(p *Provider, err error, red *Redactor) error {
+	return &exchangeError{msg: "Token exchange failed: " + p.newError(err, red).detail, err: err}
 }
 
 type exchangeError struct {

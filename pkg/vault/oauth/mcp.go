@@ -58,8 +58,9 @@ func mcpServerURL(provider string) string {
 // mcpError builds the refresh error of an MCP row. Its text is exactly msg
 // (the reference's wording); status and the parsed OAuth error code feed
 // Classify like any provider's token endpoint failure.
+// The text passes through the redactor of cred's secrets.
 func mcpError(provider, msg string, err error, cred vault.Credential) *RefreshError {
-	return &RefreshError{Provider: provider, Label: mcpLabel, Err: err, text: redact(msg, cred.Access, cred.Refresh, cred.ExtraString(mcpClientSecret))}
+	return &RefreshError{Provider: provider, Label: mcpLabel, Err: err, text: Redact(msg, SecretsOf(cred)...)}
 }
 
 // refreshMCP runs the generic form refresh_token grant against the row's own
@@ -98,10 +99,7 @@ func (r *Registry) refreshMCP(ctx context.Context, provider string, cred vault.C
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	resp, err := hc.Do(req)
+	resp, err := noRedirects(hc).Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			err = ctx.Err()
@@ -124,7 +122,15 @@ func (r *Registry) refreshMCP(ctx context.Context, provider string, cred vault.C
 		if json.Unmarshal(body, &e) == nil {
 			re.ErrorCode = e.Error
 		}
-		msg := fmt.Sprintf("MCP OAuth refresh failed: %d %s", resp.StatusCode, excerpt(string(body)))
+		var msg string
+		switch echoed := scrubReply(re, NewRedactor(SecretsOf(cred)...)); {
+		case isRedirect(resp.StatusCode):
+			msg = "MCP OAuth refresh failed: " + redirectDetail(resp)
+		case echoed:
+			msg = "MCP OAuth refresh failed: " + withheldDetail(resp.StatusCode, re.ErrorCode)
+		default:
+			msg = fmt.Sprintf("MCP OAuth refresh failed: %d %s", resp.StatusCode, excerpt(string(body)))
+		}
 		return vault.Credential{}, mcpError(provider, msg, re, cred)
 	}
 	var tok struct {

@@ -37,17 +37,18 @@ func (r *Registry) Refresh(ctx context.Context, provider string, cred vault.Cred
 	p, ok := r.byID[provider]
 	if !ok {
 		unknown := &Provider{ID: provider, ErrorLabel: provider}
-		return vault.Credential{}, unknown.newError(fmt.Errorf("unknown OAuth provider: %s", provider), cred)
+		return vault.Credential{}, unknown.newError(fmt.Errorf("unknown OAuth provider: %s", provider), NewRedactor(SecretsOf(cred)...))
 	}
+	red := NewRedactor(append(SecretsOf(cred), p.Config.ClientSecret)...)
 	if !cred.IsOAuth() {
-		return vault.Credential{}, p.newError(fmt.Errorf("credential is not OAuth (type=%s)", cred.Type), cred)
+		return vault.Credential{}, p.newError(fmt.Errorf("credential is not OAuth (type=%s)", cred.Type), red)
 	}
 	if cred.Refresh == "" || cred.Refresh == vault.RemoteRefreshSentinel {
-		return vault.Credential{}, p.newError(fmt.Errorf("%s credentials are missing a refresh token; sign in again", p.ID), cred)
+		return vault.Credential{}, p.newError(fmt.Errorf("%s credentials are missing a refresh token; sign in again", p.ID), red)
 	}
 	if p.RequireProjectID && cred.ProjectID == "" {
 		// Reference wording (refresh "require" rule).
-		return vault.Credential{}, p.newError(fmt.Errorf("%s credentials are missing projectId; sign in again", p.ID), cred)
+		return vault.Credential{}, p.newError(fmt.Errorf("%s credentials are missing projectId; sign in again", p.ID), red)
 	}
 
 	ctx = context.WithValue(ctx, oauth2.HTTPClient, p.client(hc, p.RefreshHeaders))
@@ -55,26 +56,37 @@ func (r *Registry) Refresh(ctx context.Context, provider string, cred vault.Cred
 	seed := &oauth2.Token{RefreshToken: cred.Refresh, Expiry: time.Unix(1, 0)}
 	tok, err := p.Config.TokenSource(ctx, seed).Token()
 	if err != nil {
-		return vault.Credential{}, p.newError(err, cred)
+		return vault.Credential{}, p.newError(err, red)
 	}
 	out, err := r.credentialFrom(p, tok, cred)
 	if err != nil {
-		return vault.Credential{}, p.newError(err, cred)
+		return vault.Credential{}, p.newError(err, red)
 	}
 	return out, nil
 }
 
-// client returns hc adapted to the provider's wire: providers whose token
-// endpoint wants JSON get a transport that rewrites oauth2's form request.
+// client returns a copy of hc for token requests: it never follows a
+// redirect (a token request carries the refresh token, the authorization
+// code and the client secret, which must reach no other URL than the
+// configured token endpoint), and providers whose token endpoint wants JSON
+// get a transport that rewrites oauth2's form request. hc itself is not
+// changed.
 func (p *Provider) client(hc *http.Client, headers map[string]string) *http.Client {
+	c := noRedirects(hc)
+	if p.JSONBody || len(headers) > 0 {
+		c.Transport = &tokenTransport{base: c.Transport, json: p.JSONBody, headers: headers}
+	}
+	return c
+}
+
+// noRedirects returns a copy of hc (nil: http.DefaultClient) that answers
+// a redirect with the redirect response itself instead of following it.
+func noRedirects(hc *http.Client) *http.Client {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	if !p.JSONBody && len(headers) == 0 {
-		return hc
-	}
 	c := *hc
-	c.Transport = &tokenTransport{base: hc.Transport, json: p.JSONBody, headers: headers}
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	return &c
 }
 

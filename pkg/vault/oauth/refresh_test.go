@@ -52,6 +52,7 @@ func newTokenServer(t *testing.T, reply http.HandlerFunc) *tokenServer {
 			}
 		}
 		ts.last.Store(s)
+		r.Body = io.NopCloser(strings.NewReader(string(raw))) // replies may read it again
 		reply(w, r)
 	}))
 	t.Cleanup(ts.Close)
@@ -292,9 +293,9 @@ func TestRefreshFailuresAreClassifiedAndWorded(t *testing.T) {
 			class: Transient, msg: "Anthropic token refresh failed: anthropic token response missing expires_in"},
 		{name: "reply without access token is transient", provider: "anthropic", reply: jsonReply(200, `{"expires_in":5}`),
 			class: Transient, contains: "missing access_token"},
-		{name: "tokens echoed in the error body are redacted", provider: "openai-codex",
+		{name: "an error body echoing a token is withheld", provider: "openai-codex",
 			reply: jsonReply(400, `{"error":"invalid_grant","error_description":"token secret-refresh-1 unknown"}`),
-			class: Definitive, msg: "OpenAI Codex token refresh failed: 400 invalid_grant: token [redacted] unknown"},
+			class: Definitive, msg: "OpenAI Codex token refresh failed: 400 invalid_grant (reply body withheld: it echoed a secret of the request)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

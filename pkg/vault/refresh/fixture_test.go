@@ -130,6 +130,9 @@ func newFixture(t *testing.T) *fixture {
 		HTTP:   f.fp.Client(),
 		Now:    func() time.Time { return time.UnixMilli(f.now.Load()) },
 		Logger: logger,
+		// No minimum between forced refreshes: most tests force several in
+		// a row on the frozen clock; TestForcedRefreshes… set one.
+		MinForcedInterval: -1,
 		OnResult: func(p, outcome string) {
 			f.resMu.Lock()
 			f.results = append(f.results, p+":"+outcome)

@@ -22,10 +22,14 @@ func (r *Refresher) refreshOne(ctx context.Context, id int64, force bool) (rec v
 	}
 	cred := rec.Credential
 	if !cred.IsOAuth() {
-		return vault.Record{}, false, vault.Errorf(vault.EINVALID, "Credential %d is not OAuth (provider=%s, type=%s)", id, rec.Provider, cred.Type)
+		return vault.Record{}, false, notOAuth(id, rec.Provider, cred.Type)
 	}
 	if !force && cred.Expires > r.now().Add(r.skew()).UnixMilli() {
 		return rec, true, nil
+	}
+	if force && r.refreshedRecently(id, cred) {
+		r.log().Debug("auth-broker forced refresh coalesced with the last one", "id", id, "provider", rec.Provider)
+		return rec, false, nil
 	}
 
 	uctx, cancel := context.WithTimeout(ctx, r.timeout())
@@ -48,10 +52,56 @@ func (r *Refresher) refreshOne(ctx context.Context, id int64, force bool) (rec v
 		r.log().Warn("auth-broker refreshed credential vanished before write-back", "id", id, "provider", rec.Provider)
 		return vault.Record{}, false, vault.NotFoundID(id)
 	}
+	r.succeeded(id, updated.Credential)
 	r.log().Debug("auth-broker refresh succeeded", "id", id, "provider", rec.Provider, "expires", updated.Credential.Expires)
 	r.result(rec.Provider, OutcomeOK)
 	r.changed()
 	return updated, false, nil
+}
+
+// refreshedRecently reports whether id was refreshed successfully less than
+// MinForcedInterval ago and the row still holds the credential stored then
+// (a login or an upload since is refreshed as asked).
+func (r *Refresher) refreshedRecently(id int64, cred vault.Credential) bool {
+	if r.MinForcedInterval < 0 {
+		return false
+	}
+	r.mu.Lock()
+	last, ok := r.lastOK[id]
+	r.mu.Unlock()
+	return ok && last.access == cred.Access && r.now().Sub(last.at) < r.minForcedInterval()
+}
+
+// succeeded records a successful refresh of id that stored cred, and
+// forgets the ones older than MinForcedInterval.
+func (r *Refresher) succeeded(id int64, cred vault.Credential) {
+	now := r.now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.lastOK == nil {
+		r.lastOK = map[int64]success{}
+	}
+	for old, s := range r.lastOK {
+		if now.Sub(s.at) >= r.minForcedInterval() {
+			delete(r.lastOK, old)
+		}
+	}
+	r.lastOK[id] = success{at: now, access: cred.Access}
+}
+
+// notOAuth is the client error of a forced refresh of a row that is not
+// OAuth. Its message starts with the broker's compatibility text "Credential
+// <id> is not OAuth (provider=<p>, type=<t>)".
+func notOAuth(id int64, provider string, typ vault.CredentialType) *vault.Error {
+	return vault.Errorf(vault.EINVALID, "Credential %d is not OAuth (provider=%s, type=%s): %s credentials have nothing to refresh", id, provider, typ, typeLabel(typ))
+}
+
+// typeLabel names a credential type in messages.
+func typeLabel(typ vault.CredentialType) string {
+	if typ == vault.TypeAPIKey {
+		return "API-key"
+	}
+	return string(typ)
 }
 
 // failed classifies an upstream failure, disables the row when it is
@@ -63,7 +113,10 @@ func (r *Refresher) failed(ctx context.Context, rec vault.Record, err error, tim
 		r.result(rec.Provider, OutcomeTransient)
 		return &vault.Error{Code: vault.EUPSTREAM, Message: msg, Err: err}
 	}
-	msg := err.Error() // provider error texts never contain tokens (oauth.RefreshError)
+	// Provider error texts are redacted where they are built
+	// (oauth.RefreshError); redacting again with the row's own secrets also
+	// covers a TokenRefresher that does not.
+	msg := oauth.Redact(err.Error(), oauth.SecretsOf(rec.Credential)...)
 	if oauth.Classify(err) != oauth.Definitive {
 		r.log().Debug("auth-broker refresh failed (transient)", "id", rec.ID, "error", msg)
 		r.result(rec.Provider, OutcomeTransient)
@@ -73,7 +126,7 @@ func (r *Refresher) failed(ctx context.Context, rec vault.Record, err error, tim
 	r.result(rec.Provider, OutcomeDefinitive)
 	// Compare-and-set on the credential we attempted: if a login or another
 	// process rotated the row meanwhile, its fresh token is kept.
-	disabled, derr := r.Store.DisableIf(ctx, rec.ID, rec.Credential, Cause(err))
+	disabled, derr := r.Store.DisableIf(ctx, rec.ID, rec.Credential, Cause(errors.New(msg)))
 	switch {
 	case derr != nil:
 		r.log().Error("auth-broker could not disable credential", "id", rec.ID, "error", derr)

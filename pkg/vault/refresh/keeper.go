@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ompgo/omp/pkg/vault"
+	"github.com/ompgo/omp/pkg/vault/oauth"
 )
 
 // Backoff defaults of the Keeper's write retries.
@@ -288,7 +289,9 @@ func (k *Keeper) UpdateCredential(ctx context.Context, id int64, cred vault.Cred
 // DisableIf disables row id if it still holds expected. expected may be the
 // pending credential the Keeper serves for id: the compare then runs against
 // the stored credential it stands for, and the pending value is dropped.
+// The stored cause never holds a secret of expected in any encoding.
 func (k *Keeper) DisableIf(ctx context.Context, id int64, expected vault.Credential, cause string) (bool, error) {
+	cause = oauth.Redact(cause, oauth.SecretsOf(expected)...)
 	k.wmu.Lock()
 	defer k.wmu.Unlock()
 	k.mu.Lock()

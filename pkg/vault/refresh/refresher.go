@@ -56,6 +56,9 @@ const (
 	DefaultSkew        = 5 * time.Minute  // DEFAULT_REFRESH_SKEW_MS
 	DefaultTimeout     = 10 * time.Second // DEFAULT_OAUTH_REFRESH_TIMEOUT_MS
 	DefaultConcurrency = 8
+	// DefaultMinForcedInterval is the least time between two forced
+	// refreshes of one credential that reach its token endpoint.
+	DefaultMinForcedInterval = 30 * time.Second
 )
 
 // Outcomes reported to OnResult.
@@ -96,6 +99,13 @@ type Refresher struct {
 	Timeout time.Duration
 	// Concurrency bounds parallel refreshes within a sweep; 0 means DefaultConcurrency (8).
 	Concurrency int
+	// MinForcedInterval is the least time between the last successful
+	// refresh of a credential and a forced refresh (RefreshNow) that calls
+	// its token endpoint again; a forced refresh sooner returns the
+	// credential just refreshed. It bounds how often a client can make the
+	// broker rotate a token. 0 means DefaultMinForcedInterval (30 s); a
+	// negative value means no minimum.
+	MinForcedInterval time.Duration
 	// OnResult, if set, is called after every upstream attempt with the
 	// provider and OutcomeOK, OutcomeDefinitive or OutcomeTransient (metrics).
 	OnResult func(provider, outcome string)
@@ -105,9 +115,10 @@ type Refresher struct {
 	// change hook of the Store itself.
 	OnChange func()
 
-	mu          sync.Mutex        // guards flights and nextSweepAt
+	mu          sync.Mutex        // guards flights, nextSweepAt and lastOK
 	flights     map[int64]*flight // in-flight refreshes by credential id
 	nextSweepAt int64             // epoch ms; the running sweep's start while one runs
+	lastOK      map[int64]success // the last successful refresh of each credential
 
 	sweeping atomic.Bool // a sweep is running
 
@@ -124,6 +135,13 @@ type flight struct {
 	skipped bool // a sweep flight found the row no longer due
 }
 
+// success is a refresh that reached the token endpoint and succeeded: when,
+// and the access token it stored.
+type success struct {
+	at     time.Time
+	access string
+}
+
 // errAborted is returned to a caller whose context ends before the shared
 // attempt does; the attempt itself continues for the others.
 func errAborted(ctx context.Context) error {
@@ -133,6 +151,10 @@ func errAborted(ctx context.Context) error {
 func (r *Refresher) interval() time.Duration { return orDefault(r.Interval, DefaultInterval) }
 func (r *Refresher) skew() time.Duration     { return orDefault(r.Skew, DefaultSkew) }
 func (r *Refresher) timeout() time.Duration  { return orDefault(r.Timeout, DefaultTimeout) }
+
+func (r *Refresher) minForcedInterval() time.Duration {
+	return orDefault(r.MinForcedInterval, DefaultMinForcedInterval)
+}
 
 func orDefault(d, def time.Duration) time.Duration {
 	if d <= 0 {
@@ -274,11 +296,15 @@ func (r *Refresher) concurrency() int {
 }
 
 // RefreshNow refreshes credential id now, whatever its expiry, sharing an
-// attempt already in flight for id. It returns the persisted record.
+// attempt already in flight for id. It returns the persisted record. Within
+// MinForcedInterval of the last successful refresh of id, while the row
+// still holds the credential that refresh stored, it returns the row as it
+// is without calling the token endpoint.
 //
 // Errors (all *vault.Error with a client-safe message): ENOTFOUND
 // "No credential with id=<id>" for a missing or disabled row; EINVALID
-// "Credential <id> is not OAuth (provider=<p>, type=api_key)"; EUPSTREAM with
+// "Credential <id> is not OAuth (provider=<p>, type=api_key): API-key
+// credentials have nothing to refresh"; EUPSTREAM with
 // the provider's failure text or "OAuth token refresh timed out for provider:
 // <p>"; EUNAVAILABLE "OAuth token refresh aborted by caller" when ctx ends
 // first (the shared attempt continues and is still persisted). A definitive

@@ -276,7 +276,7 @@ func TestRefreshNowRejects(t *testing.T) {
 	}{
 		{"unknown id", 9999, vault.ENOTFOUND, "No credential with id=9999"},
 		{"disabled row", disabled, vault.ENOTFOUND, "No credential with id=" + itoa(disabled)},
-		{"api key", key, vault.EINVALID, "Credential " + itoa(key) + " is not OAuth (provider=openrouter, type=api_key)"},
+		{"api key", key, vault.EINVALID, "Credential " + itoa(key) + " is not OAuth (provider=openrouter, type=api_key): API-key credentials have nothing to refresh"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

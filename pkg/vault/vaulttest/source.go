@@ -197,7 +197,7 @@ func RunSourceContract(t *testing.T, newHarness func(t *testing.T) SourceHarness
 		id := h.Put(t, "openai", vault.Credential{Type: vault.TypeAPIKey, Key: "sk-norefresh"})
 		sync(t, h)
 		_, err := h.Source.Refresh(ctx(t), id)
-		want := fmt.Sprintf("Credential %d is not OAuth (provider=openai, type=api_key)", id)
+		want := fmt.Sprintf("Credential %d is not OAuth (provider=openai, type=api_key): API-key credentials have nothing to refresh", id)
 		if err == nil || vault.ErrorMessage(err) != want {
 			t.Errorf("Refresh(api key) = %v (message %q), want the message %q", err, vault.ErrorMessage(err), want)
 		}
