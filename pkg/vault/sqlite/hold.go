@@ -121,6 +121,7 @@ type HeldError struct {
 	want  string // the role that was refused
 }
 
+// Is reports whether target is ErrVaultInUse.
 func (e *HeldError) Is(target error) bool { return target == ErrVaultInUse }
 
 func (e *HeldError) Error() string {

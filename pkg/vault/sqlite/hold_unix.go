@@ -11,7 +11,8 @@ import (
 )
 
 // holdVault takes an exclusive, non-blocking advisory lock on abs+".lock"
-// (created 0600) for role and writes this process's pid and role into it.
+// (created 0600) for role and writes this process's pid and role into it
+// when it can.
 // When another process holds the lock it fails with a *HeldError that names
 // that holder as its lock file describes it.
 func holdVault(abs, role string) (*Hold, error) {
@@ -28,11 +29,9 @@ func holdVault(abs, role string) (*Hold, error) {
 		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	if err := writeHolder(f, holder{pid: os.Getpid(), role: role}); err != nil {
-		unlockFile(f)
-		f.Close()
-		return nil, err
-	}
+	// The lock is the claim; what the file says only makes a refused
+	// process's message precise, so a full disk does not stop a broker here.
+	_ = writeHolder(f, holder{pid: os.Getpid(), role: role})
 	return &Hold{f: f, role: role}, nil
 }
 
