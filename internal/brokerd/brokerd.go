@@ -85,9 +85,9 @@ type Main struct {
 	Usage     *usage.Service
 	API       *brokerapi.Server
 
-	ln      net.Listener
-	url     string
-	release func() // drops the hold on the vault (sqlite.HoldVault)
+	ln   net.Listener
+	url  string
+	hold *sqlite.Hold // this broker's exclusive claim on the vault
 }
 
 // URL is the base URL the broker listens on (valid after Open).
@@ -144,11 +144,13 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		}
 	}()
 
-	// Hold the vault while serving: `omp auth-broker restore` refuses to
-	// replace a vault a broker holds, and a broker does not start while a
-	// restore runs.
-	if m.release, err = sqlite.HoldVault(c.DBPath); err != nil {
-		return fmt.Errorf("open vault %s: %w", c.DBPath, err)
+	// One broker per vault: two would refresh the same credential with the
+	// same refresh token, and a provider that detects refresh-token reuse
+	// revokes the whole family. A second broker, or one started during a
+	// restore, stops here with an error naming the holder; `omp auth-broker
+	// restore` likewise refuses a vault a broker holds.
+	if m.hold, err = sqlite.HoldVault(c.DBPath); err != nil {
+		return err // names the vault, and the holder when it is known
 	}
 	if c.LegacyDBPath != "" {
 		moved, err := sqlite.AdoptLegacy(ctx, c.LegacyDBPath, c.DBPath)
@@ -241,6 +243,10 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		return fmt.Errorf("listen %s: %w", bind, err)
 	}
 	m.url = "http://" + m.ln.Addr().String()
+	if err := m.hold.Announce(m.url); err != nil {
+		// The hold stands; only a refused second broker's message lacks the URL.
+		c.Logger.Warn("auth-broker could not record its address beside the vault", "error", err.Error())
+	}
 	c.Logger.Info("auth-broker listening", "url", m.url)
 	c.Logger.Info("auth-broker bearer token loaded", "path", c.TokenPath, "mode", "0600")
 	return nil
@@ -390,10 +396,8 @@ func (m *Main) Close() error {
 		errs = append(errs, m.Store.Close())
 		m.Store = nil
 	}
-	if m.release != nil {
-		m.release()
-		m.release = nil
-	}
+	m.hold.Release()
+	m.hold = nil
 	return errors.Join(errs...)
 }
 

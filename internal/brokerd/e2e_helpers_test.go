@@ -60,10 +60,10 @@ type broker struct {
 	stop   func() // cancel Run, wait for it, Close; idempotent
 }
 
-// start opens and runs a broker on 127.0.0.1:0 over the harness paths.
-func (h *harness) start(t *testing.T) *broker {
-	t.Helper()
-	m := &brokerd.Main{Config: brokerd.Config{
+// config is the configuration of a broker on 127.0.0.1:0 over the harness
+// paths.
+func (h *harness) config() brokerd.Config {
+	return brokerd.Config{
 		Bind:             "127.0.0.1:0",
 		DBPath:           h.dbPath(),
 		LegacyDBPath:     h.legacyPath(),
@@ -77,7 +77,13 @@ func (h *harness) start(t *testing.T) *broker {
 		RefreshMinForced: h.minForced,
 		KeepAlive:        testKeepAlive,
 		PollInterval:     testPollInterval,
-	}}
+	}
+}
+
+// start opens and runs a broker on 127.0.0.1:0 over the harness paths.
+func (h *harness) start(t *testing.T) *broker {
+	t.Helper()
+	m := &brokerd.Main{Config: h.config()}
 	// Opening migrates and fsyncs the vault: allow for a loaded disk.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*waitLong)
 	defer cancel()

@@ -102,8 +102,23 @@ func (c Credential) Redacted() Credential {
 	return r
 }
 
-// Validate checks c as a credential written by a client (upload, import).
-// Messages are client-safe and contain no secret.
+// CheckType fails with EINVALID, naming t, unless t is "oauth" or
+// "api_key": the vault stores no other credential type.
+func CheckType(t CredentialType) error {
+	switch t {
+	case TypeOAuth, TypeAPIKey:
+		return nil
+	case "":
+		return Errorf(EINVALID, "credential.type must be \"oauth\" or \"api_key\" (was empty)")
+	}
+	return Errorf(EINVALID, "credential.type must be \"oauth\" or \"api_key\" (was %s)", strconv.Quote(clip(string(t))))
+}
+
+// Validate checks c as a credential to be stored: a client's upload, and
+// every credential built in Go (import, migrate, login, the refresh
+// write-back), since the vault's writes call it too. A type other than
+// "oauth" or "api_key", empty included, is refused. Messages are
+// client-safe and contain no secret.
 func (c Credential) Validate() error {
 	switch c.Type {
 	case TypeOAuth:
@@ -128,7 +143,7 @@ func (c Credential) Validate() error {
 			return Errorf(EINVALID, "credential.source must be \"login\"")
 		}
 	default:
-		return Errorf(EINVALID, "credential.type must be \"oauth\" or \"api_key\"")
+		return CheckType(c.Type)
 	}
 	return nil
 }

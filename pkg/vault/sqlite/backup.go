@@ -82,11 +82,11 @@ func Restore(ctx context.Context, src, dst string, kr *seal.Keyring) (RestoreInf
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return RestoreInfo{}, wrap(err)
 	}
-	release, err := holdVault(abs, true)
+	hold, err := holdVault(abs, roleRestore)
 	if err != nil {
 		return RestoreInfo{}, wrap(err)
 	}
-	defer release()
+	defer hold.Release()
 
 	// The new vault, verified, beside the old one.
 	var res RestoreInfo
@@ -139,23 +139,6 @@ func Restore(ctx context.Context, src, dst string, kr *seal.Keyring) (RestoreInf
 	syncDir(filepath.Dir(abs))
 	res.Path = abs
 	return res, nil
-}
-
-// HoldVault marks the vault at path as in use by this process until release
-// is called: brokerd holds it while it serves, so Restore refuses to replace
-// the vault under a running broker. Any number of processes may hold a vault
-// together; HoldVault fails with ErrVaultInUse while a restore runs. The
-// mark is an advisory lock on path+".lock", dropped by the kernel when the
-// process dies.
-func HoldVault(path string) (release func(), err error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
-		return nil, err
-	}
-	return holdVault(abs, false)
 }
 
 // Verify checks the vault file at path without changing it: SQLite's

@@ -174,20 +174,18 @@ func TestRestoreReplacesAndRefuses(t *testing.T) {
 	}
 
 	// A broker holds the vault: refused, nothing changed.
-	release, err := sqlite.HoldVault(e.path)
+	hold, err := sqlite.HoldVault(e.path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := sqlite.Restore(ctx, backup, e.path, e.kr); !errors.Is(err, sqlite.ErrVaultInUse) || !strings.Contains(err.Error(), "stop it first") {
 		t.Fatalf("restore under a broker: %v, want ErrVaultInUse", err)
 	}
-	// A second broker may hold it too.
-	release2, err := sqlite.HoldVault(e.path)
-	if err != nil {
-		t.Fatalf("second holder: %v", err)
+	// A second broker may not hold it.
+	if _, err := sqlite.HoldVault(e.path); !errors.Is(err, sqlite.ErrVaultInUse) {
+		t.Fatalf("second holder: %v, want ErrVaultInUse", err)
 	}
-	release2()
-	release()
+	hold.Release()
 
 	// Wrong key: refused before anything is touched.
 	other, _ := seal.NewKeyring(seal.NewKey())

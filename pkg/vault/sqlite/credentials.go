@@ -245,6 +245,9 @@ func nullable(s string) any {
 // columns need the id for their additional data), all inside tx. id 0 lets
 // SQLite assign the next id.
 func (s *Store) insertTx(ctx context.Context, tx *wtx, id int64, provider string, c vault.Credential, ident, cause string, created, updated int64) (int64, error) {
+	if err := vault.CheckType(c.Type); err != nil {
+		return 0, err
+	}
 	var idArg any
 	if id > 0 {
 		idArg = id
@@ -259,8 +262,12 @@ func (s *Store) insertTx(ctx context.Context, tx *wtx, id int64, provider string
 
 // writeDataTx fully replaces the data of row id (fields absent from c are
 // cleared) with freshly sealed secrets, and records the row's new state in
-// the batch's view of the active set.
+// the batch's view of the active set. Every credential write ends here, so
+// it refuses a type the vault does not store whatever its caller checked.
 func (s *Store) writeDataTx(ctx context.Context, tx *wtx, id int64, c vault.Credential, ident string, updated int64) error {
+	if err := vault.CheckType(c.Type); err != nil {
+		return err
+	}
 	var extra []byte
 	switch {
 	case c.Type == vault.TypeOAuth && len(c.Extra) > 0:

@@ -2,9 +2,16 @@
 
 package sqlite
 
-// holdVault is a no-op where flock(2) does not exist: Restore then cannot
-// tell a running broker and the operator must stop it first.
-func holdVault(string, bool) (func(), error) { return func() {}, nil }
+import "os"
+
+// holdVault always succeeds where flock(2) does not exist: nothing keeps a
+// second broker off the vault or a restore from replacing it under a
+// broker, so the operator must run one broker per vault and stop it before
+// a restore.
+func holdVault(string, string) (*Hold, error) { return &Hold{}, nil }
+
+// unlockFile is never reached: Hold.f is always nil here.
+func unlockFile(*os.File) {}
 
 // chownLikeDir does nothing where Unix ownership does not exist.
 func chownLikeDir(string) error { return nil }

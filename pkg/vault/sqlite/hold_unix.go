@@ -10,35 +10,33 @@ import (
 	"syscall"
 )
 
-// holdVault takes a non-blocking advisory lock on abs+".lock" (created
-// 0600): shared for a broker serving the vault, exclusive for a restore.
-// Unlike lockFile (one rekey per key file), a vault has many holders at
-// once and one replacer.
-func holdVault(abs string, exclusive bool) (release func(), err error) {
+// holdVault takes an exclusive, non-blocking advisory lock on abs+".lock"
+// (created 0600) for role and writes this process's pid and role into it
+// when it can.
+// When another process holds the lock it fails with a *HeldError that names
+// that holder as its lock file describes it.
+func holdVault(abs, role string) (*Hold, error) {
 	path := abs + ".lock"
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	how := syscall.LOCK_SH
-	if exclusive {
-		how = syscall.LOCK_EX
-	}
-	if err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB); err != nil {
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			if exclusive {
-				return nil, fmt.Errorf("%w: a broker is serving %s (lock %s held); stop it first (systemctl stop omp-broker, or end `omp auth-broker serve`)", ErrVaultInUse, abs, path)
-			}
-			return nil, fmt.Errorf("%w: a restore of %s is in progress (lock %s held); start the broker when it has finished", ErrVaultInUse, abs, path)
+			h := readHolder(path)
+			return nil, &HeldError{Vault: abs, Lock: path, PID: h.pid, Role: h.role, Addr: h.addr, want: role}
 		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	return func() {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
-	}, nil
+	// The lock is the claim; what the file says only makes a refused
+	// process's message precise, so a full disk does not stop a broker here.
+	_ = writeHolder(f, holder{pid: os.Getpid(), role: role})
+	return &Hold{f: f, role: role}, nil
 }
+
+// unlockFile drops the advisory lock on f.
+func unlockFile(f *os.File) { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }
 
 // chownLikeDir gives path ("" = nothing) the owner of its directory when
 // this process is root: a restore run by root into a service's state

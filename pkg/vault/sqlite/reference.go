@@ -181,8 +181,8 @@ func (s *Store) ImportRecords(ctx context.Context, recs []vault.Record) (int, er
 		if strings.TrimSpace(r.Provider) == "" {
 			return 0, vault.Errorf(vault.EINVALID, "record %d: provider must be a non-empty string", r.ID)
 		}
-		if t := r.Credential.Type; t != vault.TypeOAuth && t != vault.TypeAPIKey {
-			return 0, vault.Errorf(vault.EINVALID, "record %d: credential.type must be \"oauth\" or \"api_key\"", r.ID)
+		if err := vault.CheckType(r.Credential.Type); err != nil {
+			return 0, vault.Errorf(vault.EINVALID, "record %d: %s", r.ID, vault.ErrorMessage(err))
 		}
 	}
 	n := 0

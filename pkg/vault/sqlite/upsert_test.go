@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ompgo/omp/pkg/vault"
@@ -160,6 +161,54 @@ func TestWritesRejectInvalidInputWithoutChange(t *testing.T) {
 		})
 	}
 	wantState(t, st, "1 openai - sk-A")
+	if gen(t, st) != g {
+		t.Fatal("rejected writes advanced the generation")
+	}
+}
+
+// A credential of an empty or unknown type built in Go (import, migrate,
+// login, the refresh write-back) is refused by every write path with an
+// error naming the type, before the vault changes.
+func TestWritesRejectUnknownCredentialTypes(t *testing.T) {
+	st, _ := newStore(t)
+	ctx := context.Background()
+	must[[]vault.Record](t)(st.Upsert(ctx, "openai", apiKey("sk-A")))
+	must[[]vault.Record](t)(st.Upsert(ctx, "anthropic", oauth("a@x.io", "r1")))
+	g := gen(t, st)
+	empty := oauth("b@x.io", "r2")
+	empty.Type = ""
+	unknown := apiKey("sk-B")
+	unknown.Type = "bearer"
+	tests := []struct {
+		name, want string
+		call       func() error
+	}{
+		{"upsert of an empty type", "(was empty)", func() error { _, err := st.Upsert(ctx, "anthropic", empty); return err }},
+		{"upsert of an unknown type", `(was "bearer")`, func() error { _, err := st.Upsert(ctx, "openai", unknown); return err }},
+		{"replace-all with an unknown type", `(was "bearer")`, func() error {
+			_, err := st.ReplaceAll(ctx, "openai", []vault.Credential{apiKey("sk-C"), unknown})
+			return err
+		}},
+		{"update to an empty type", "(was empty)", func() error { _, err := st.UpdateCredential(ctx, 2, empty); return err }},
+		{"update to an unknown type", `(was "bearer")`, func() error { _, err := st.UpdateCredential(ctx, 1, unknown); return err }},
+		{"import of an empty type", "record 7: credential.type", func() error {
+			_, err := st.ImportRecords(ctx, []vault.Record{{ID: 6, Provider: "openai", Credential: apiKey("sk-D")}, {ID: 7, Provider: "anthropic", Credential: empty}})
+			return err
+		}},
+		{"import of an unknown type", `record 1: credential.type must be "oauth" or "api_key" (was "bearer")`, func() error {
+			_, err := st.ImportRecords(ctx, []vault.Record{{ID: 1, Provider: "openai", Credential: unknown}})
+			return err
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.call()
+			if vault.ErrorCode(err) != vault.EINVALID || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want EINVALID containing %q", err, tt.want)
+			}
+		})
+	}
+	wantState(t, st, "1 openai - sk-A", "2 anthropic email:a@x.io r1")
 	if gen(t, st) != g {
 		t.Fatal("rejected writes advanced the generation")
 	}
