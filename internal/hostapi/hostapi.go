@@ -27,6 +27,11 @@ type Host interface {
 	// OpenVault opens the sealed vault at path; an error names the path
 	// (and, for a reference database there, how to import it).
 	OpenVault(ctx context.Context, path string, kr *seal.Keyring) (LocalVault, error)
+	// HoldVaultToRefresh claims the vault at path for a local command that
+	// refreshes credentials; it fails with an error matching
+	// sqlite.ErrVaultInUse (inUse true) while a broker serves the vault.
+	// release drops the claim.
+	HoldVaultToRefresh(path string) (release func(), inUse bool, err error)
 	// AdoptLegacy moves an omp-go vault left at the reference's agent.db
 	// path (legacy) to path, once (discrepancies.md C5).
 	AdoptLegacy(ctx context.Context, legacy, path string) (moved bool, err error)

@@ -352,6 +352,7 @@ func (b *brokerUsage) history(ctx context.Context, since int64, provider string)
 // with environment API keys only when there is no vault).
 type localUsage struct {
 	store  LocalVault // nil without a vault
+	unhold func()     // drops the claim to refresh; nil without one
 	keeper *refresh.Keeper
 	stop   context.CancelFunc
 	svc    *usage.Service
@@ -385,6 +386,25 @@ func (a *app) localUsage(ctx context.Context) (*localUsage, error) {
 			return nil, err
 		}
 		l.svc.Cache, l.svc.History = l.store, l.store
+		// While a broker serves this vault it alone refreshes: a second
+		// refresher would spend the same refresh token twice, and a
+		// provider that detects the reuse revokes the whole family. The
+		// probes then use the access tokens the broker keeps fresh.
+		h, err := a.host()
+		if err != nil {
+			l.store.Close()
+			return nil, err
+		}
+		unhold, inUse, err := h.HoldVaultToRefresh(dirs.VaultDB())
+		if err != nil {
+			if !inUse {
+				l.store.Close()
+				return nil, err
+			}
+			l.svc.Store = l.store
+			return l, nil
+		}
+		l.unhold = unhold
 		// An OAuth access token at or near expiry is refreshed before its
 		// probe, as the broker does; a rotated refresh token is written
 		// through a Keeper, which retries a failed write until close.
@@ -400,11 +420,17 @@ func (a *app) localUsage(ctx context.Context) (*localUsage, error) {
 
 func (l *localUsage) close() {
 	l.svc.Close()
-	if l.keeper != nil {
+	switch {
+	case l.keeper != nil:
 		l.stop()
 		if err := l.keeper.Close(); err != nil { // closes the store
 			l.svc.Logger.Warn("vault close failed", "error", err)
 		}
+	case l.store != nil:
+		l.store.Close()
+	}
+	if l.unhold != nil {
+		l.unhold()
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ompgo/omp/internal/config"
+	"github.com/ompgo/omp/pkg/vault/sqlite"
 )
 
 // fakeAnthropicUsage is a fake Anthropic usage endpoint (GET <base>/api/oauth/usage)
@@ -242,5 +243,42 @@ func TestUsageLocalModeRefreshesFirst(t *testing.T) {
 	recs := c.localRecords()
 	if len(recs) != 1 || recs[0].Credential.Refresh != "refresh-rotated" || recs[0].Credential.Access != "acc-fresh" {
 		t.Fatalf("the rotated token was not stored: %+v", recs)
+	}
+}
+
+// TestUsageLocalModeLeavesRefreshToTheServingBroker: while a broker holds
+// the vault, a local `omp usage` does not refresh an expired credential
+// itself (that would spend the refresh token the broker also holds) and
+// stores nothing over the broker's row.
+func TestUsageLocalModeLeavesRefreshToTheServingBroker(t *testing.T) {
+	usageSrv, _ := fakeAnthropicUsage(t, "acc-fresh")
+	var refreshes atomic.Int64
+	tokenSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		refreshes.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"access_token":"acc-fresh","refresh_token":"refresh-rotated","expires_in":3600}`))
+	}))
+	t.Cleanup(tokenSrv.Close)
+
+	c := newCLI(t)
+	stale := oauthCred("anthropic", "alice@example.com", "refresh-stale")
+	stale.cred.Expires = time.Now().Add(-time.Minute).UnixMilli()
+	c.seed(stale)
+	c.env["OMP_PROVIDER_ANTHROPIC_USAGE_URL"] = usageSrv.URL + "/api/oauth"
+	c.env["OMP_PROVIDER_ANTHROPIC_TOKEN_URL"] = tokenSrv.URL
+
+	// The claim a serving broker holds on its vault.
+	hold, err := sqlite.HoldVault(c.vaultDB())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Release()
+
+	c.run("", "usage", "--json")
+	if n := refreshes.Load(); n != 0 {
+		t.Fatalf("omp usage refreshed %d time(s) beside a serving broker", n)
+	}
+	if recs := c.localRecords(); len(recs) != 1 || recs[0].Credential.Refresh != "refresh-stale" {
+		t.Fatalf("omp usage changed the broker's row: %+v", recs)
 	}
 }

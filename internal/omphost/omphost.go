@@ -41,6 +41,14 @@ func (Host) OpenVault(ctx context.Context, path string, kr *seal.Keyring) (hosta
 }
 
 // AdoptLegacy is sqlite.AdoptLegacy.
+func (Host) HoldVaultToRefresh(path string) (func(), bool, error) {
+	h, err := sqlite.HoldVaultToRefresh(path)
+	if err != nil {
+		return nil, errors.Is(err, sqlite.ErrVaultInUse), err
+	}
+	return h.Release, false, nil
+}
+
 func (Host) AdoptLegacy(ctx context.Context, legacy, path string) (bool, error) {
 	return sqlite.AdoptLegacy(ctx, legacy, path)
 }

@@ -27,6 +27,7 @@ import (
 const (
 	roleBroker  = "broker"
 	roleRestore = "restore"
+	roleRefresh = "refresh" // a local command that refreshes credentials (omp usage)
 )
 
 // Hold is this process's exclusive claim on a vault (HoldVault). Release
@@ -145,6 +146,8 @@ func (e *HeldError) Error() string {
 		return fmt.Sprintf("a restore of %s is in progress (%s); start the broker when it has finished", e.Vault, who)
 	case e.Role == roleRestore:
 		return fmt.Sprintf("another restore of %s is in progress (%s); wait for it to finish", e.Vault, who)
+	case e.Role == roleRefresh:
+		return fmt.Sprintf("a local omp usage is refreshing credentials of %s (%s); try again when it has finished", e.Vault, who)
 	}
 	return fmt.Sprintf("vault %s is held by another process (lock %s held, holder unknown: an older omp-go broker or a restore); stop it first", e.Vault, e.Lock)
 }
@@ -164,4 +167,17 @@ func HoldVault(path string) (*Hold, error) {
 		return nil, err
 	}
 	return holdVault(abs, roleBroker)
+}
+
+// HoldVaultToRefresh claims the vault at path for a local command that
+// refreshes its credentials without a broker (omp usage on the broker
+// host). It fails like HoldVault while a broker serves the vault: the
+// command must then leave refreshing to that broker, since two refreshers
+// of one credential would spend the same refresh token twice.
+func HoldVaultToRefresh(path string) (*Hold, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	return holdVault(abs, roleRefresh)
 }
