@@ -92,6 +92,8 @@ type Server struct {
 	metrics  *metrics
 	models   *models
 	router   http.Handler
+	// unauthLog limits the 401 log lines.
+	unauthLog httpx.LogLimiter
 	// pingInterval is PingInterval (tests shorten it).
 	pingInterval time.Duration
 }
@@ -216,12 +218,15 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	})
 }
 
-// unauthorized answers 401. Not inlined: authenticate's frame stays under
-// every handler for the whole of a stream (issue 9).
+// unauthorized answers 401. Its log line is rate limited (one per
+// httpx.DefaultLogWindow, with the count of those held back) and its
+// fields clipped: anyone who can connect can make the gateway write it.
+// Not inlined: authenticate's frame stays under every handler for the
+// whole of a stream.
 //
 //go:noinline
 func (s *Server) unauthorized(w http.ResponseWriter, r *http.Request) {
-	s.log.Info("auth-gateway request unauthorized", "method", r.Method, "path", r.URL.EscapedPath(), "peer", httpx.Peer(r))
+	s.unauthLog.LogRequest(s.log, "auth-gateway request unauthorized", r)
 	writeGeneric(w, http.StatusUnauthorized, []byte(`{"error":"unauthorized"}`))
 }
 
