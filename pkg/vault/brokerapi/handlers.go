@@ -209,7 +209,7 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request) error {
 	if s.Usage != nil {
 		var err error
 		if reports, err = s.Usage.Reports(r.Context()); err != nil {
-			s.log.Warn("auth-broker usage fetch failed", peer, "error", err.Error())
+			s.log.Warn("auth-broker usage fetch failed", peer, "error", vault.PublicErrorText(err))
 			return &vault.Error{Code: vault.EUPSTREAM, Message: vault.ErrorMessage(err), Err: err}
 		}
 	}

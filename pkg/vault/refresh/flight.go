@@ -63,7 +63,9 @@ func (r *Refresher) failed(ctx context.Context, rec vault.Record, err error, tim
 		r.result(rec.Provider, OutcomeTransient)
 		return &vault.Error{Code: vault.EUPSTREAM, Message: msg, Err: err}
 	}
-	msg := err.Error() // provider error texts never contain tokens (oauth.RefreshError)
+	// Provider error texts never contain tokens (oauth.RefreshError); a
+	// failed DNS lookup's text loses the resolver's address.
+	msg := vault.PublicErrorText(err)
 	if oauth.Classify(err) != oauth.Definitive {
 		r.log().Debug("auth-broker refresh failed (transient)", "id", rec.ID, "error", msg)
 		r.result(rec.Provider, OutcomeTransient)
