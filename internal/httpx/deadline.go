@@ -2,6 +2,7 @@ package httpx
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -79,3 +80,16 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 }
 
 func (b *deadlineBody) Close() error { return b.body.Close() }
+
+// ParseBodyReadTimeout parses a value of EnvBodyReadTimeout: a positive Go
+// duration such as "30s"; "" is 0, which means the default.
+func ParseBodyReadTimeout(v string) (time.Duration, error) {
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%s=%q is not a positive duration such as 30s", EnvBodyReadTimeout, v)
+	}
+	return d, nil
+}

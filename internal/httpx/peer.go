@@ -10,6 +10,14 @@ import (
 	"strings"
 )
 
+// EnvTrustedProxies is the environment variable the broker and gateway
+// hosts read their trusted proxies from (ParseTrustedProxies syntax).
+const EnvTrustedProxies = "OMP_TRUSTED_PROXIES"
+
+// EnvBodyReadTimeout is the environment variable the broker and gateway
+// hosts read their body stall timeout from (a Go duration, e.g. "30s").
+const EnvBodyReadTimeout = "OMP_HTTP_BODY_READ_TIMEOUT"
+
 // TrustedProxies are the networks whose X-Forwarded-For and X-Real-IP
 // headers are believed. A request from any other address has those headers
 // ignored: they are whatever the client chose to send.
