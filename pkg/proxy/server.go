@@ -209,7 +209,10 @@ func cors(next http.Handler) http.Handler {
 // everywhere else, before routing, so an unknown route is 401 without it.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		open := r.Method == http.MethodGet && (r.URL.Path == "/healthz" || r.URL.Path == usagepage.Path)
+		// The escaped path, as the router sees it: "/%68ealthz" is not
+		// /healthz to chi, so it must not pass as open either.
+		p := r.URL.EscapedPath()
+		open := r.Method == http.MethodGet && (p == "/healthz" || p == usagepage.Path)
 		if s.bearer == nil || open || s.authorized(r) {
 			next.ServeHTTP(w, r)
 			return
