@@ -60,6 +60,13 @@ type broker struct {
 // start opens and runs a broker on 127.0.0.1:0 over the harness paths.
 func (h *harness) start(t *testing.T) *broker {
 	t.Helper()
+	return h.startWith(t, nil)
+}
+
+// startWith is start with the configuration changed by tune (when set)
+// before Open.
+func (h *harness) startWith(t *testing.T, tune func(*brokerd.Config)) *broker {
+	t.Helper()
 	m := &brokerd.Main{Config: brokerd.Config{
 		Bind:            "127.0.0.1:0",
 		DBPath:          h.dbPath(),
@@ -74,6 +81,9 @@ func (h *harness) start(t *testing.T) *broker {
 		KeepAlive:       testKeepAlive,
 		PollInterval:    testPollInterval,
 	}}
+	if tune != nil {
+		tune(&m.Config)
+	}
 	// Opening migrates and fsyncs the vault: allow for a loaded disk.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*waitLong)
 	defer cancel()
