@@ -59,6 +59,17 @@ type Config struct {
 	KeepAlive        time.Duration // SSE keepalive; default 20 s
 	PollInterval     time.Duration // external-write detection; default 1 s
 	MetricsIdentity  bool          // allow emails in metric labels (operator opt-in)
+	// TrustedProxies lists the reverse proxies (CIDR prefixes or addresses,
+	// comma separated; OMP_TRUSTED_PROXIES) whose X-Forwarded-For and
+	// X-Real-IP are logged as forwarded_for. Default none: logs name only
+	// the connection's peer.
+	TrustedProxies string
+	// BodyReadTimeout is how long a request body may go without sending a
+	// byte (OMP_HTTP_BODY_READ_TIMEOUT), BodyTotalTimeout how long reading
+	// it may take in all; past either the request fails with 408. Defaults
+	// httpx.DefaultBodyReadTimeout (30 s) and httpx.DefaultBodyTotalTimeout
+	// (2 min).
+	BodyReadTimeout, BodyTotalTimeout time.Duration
 	// HistoryRetention is how long usage-history rows, observed client
 	// usage and idle clients are kept; older rows are deleted at start and
 	// then daily (expired blocks go in the same sweep). Default DefaultHistoryRetention
@@ -85,9 +96,10 @@ type Main struct {
 	Usage     *usage.Service
 	API       *brokerapi.Server
 
-	ln   net.Listener
-	url  string
-	hold *sqlite.Hold // this broker's exclusive claim on the vault
+	ln      net.Listener
+	url     string
+	hold    *sqlite.Hold // this broker's exclusive claim on the vault
+	trusted httpx.TrustedProxies
 }
 
 // URL is the base URL the broker listens on (valid after Open).
@@ -132,6 +144,9 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	host, port, err := config.ParseBind(bind)
 	if err != nil {
 		return err
+	}
+	if m.trusted, err = httpx.ParseTrustedProxies(c.TrustedProxies); err != nil {
+		return fmt.Errorf("%s: %w", httpx.EnvTrustedProxies, err)
 	}
 
 	kr, err := m.keyring()
@@ -181,6 +196,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("bearer token: %w", err)
 	}
+	tokenMode := secureToken(c.Logger, "auth-broker", c.TokenPath)
 	for _, w := range config.CheckPerms(c.TokenPath) {
 		c.Logger.Warn(w)
 	}
@@ -248,7 +264,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		c.Logger.Warn("auth-broker could not record its address beside the vault", "error", err.Error())
 	}
 	c.Logger.Info("auth-broker listening", "url", m.url)
-	c.Logger.Info("auth-broker bearer token loaded", "path", c.TokenPath, "mode", "0600")
+	c.Logger.Info("auth-broker bearer token loaded", "path", c.TokenPath, "mode", tokenMode)
 	return nil
 }
 
@@ -305,7 +321,12 @@ func (m *Main) Run(ctx context.Context) error {
 	g.Go(func() error { return m.Keeper.Run(ctx) })
 	g.Go(func() error { m.prune(ctx); return nil })
 	g.Go(func() error {
-		return httpx.Serve(ctx, m.ln, m.API.Handler(), httpx.ServeOptions{Logger: m.Config.Logger})
+		return httpx.Serve(ctx, m.ln, m.API.Handler(), httpx.ServeOptions{
+			Logger:           m.Config.Logger,
+			TrustedProxies:   m.trusted,
+			BodyReadTimeout:  m.Config.BodyReadTimeout,
+			BodyTotalTimeout: m.Config.BodyTotalTimeout,
+		})
 	})
 	err := g.Wait()
 	if errors.Is(err, context.Canceled) {
@@ -399,6 +420,24 @@ func (m *Main) Close() error {
 	m.hold.Release()
 	m.hold = nil
 	return errors.Join(errs...)
+}
+
+// secureToken makes the token file private (config.SecureTokenFile),
+// warns when it had to or could not, and returns the file's mode as the
+// startup line shows it ("0600"; "unknown" when it cannot be read).
+func secureToken(log *slog.Logger, service, path string) string {
+	mode, was, err := config.SecureTokenFile(path)
+	if was != 0 {
+		log.Warn(service+" bearer token file was readable by group or others; changed to mode 0600",
+			"path", path, "was", fmt.Sprintf("%04o", was))
+	}
+	if err != nil {
+		log.Warn(service+" bearer token file mode not checked", "path", path, "error", err.Error())
+		if mode == 0 {
+			return "unknown"
+		}
+	}
+	return fmt.Sprintf("%04o", mode)
 }
 
 func trimBrackets(h string) string {

@@ -83,7 +83,17 @@ func (h *harness) config() brokerd.Config {
 // start opens and runs a broker on 127.0.0.1:0 over the harness paths.
 func (h *harness) start(t *testing.T) *broker {
 	t.Helper()
+	return h.startWith(t, nil)
+}
+
+// startWith is start with the configuration changed by tune (when set)
+// before Open.
+func (h *harness) startWith(t *testing.T, tune func(*brokerd.Config)) *broker {
+	t.Helper()
 	m := &brokerd.Main{Config: h.config()}
+	if tune != nil {
+		tune(&m.Config)
+	}
 	// Opening migrates and fsyncs the vault: allow for a loaded disk.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*waitLong)
 	defer cancel()

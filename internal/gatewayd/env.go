@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/ompgo/omp/internal/config"
+	"github.com/ompgo/omp/internal/httpx"
 	"github.com/ompgo/omp/pkg/vault/remote"
 )
 
@@ -16,11 +17,18 @@ import (
 // (TTL from OMP_AUTH_BROKER_SNAPSHOT_TTL_MS). No broker configured leaves
 // BrokerURL empty (Open then refuses with
 // MsgNoBroker); a URL without a token is *config.MissingTokenError.
-// Resolution warnings go to warn.
+// Trusted proxies come from OMP_TRUSTED_PROXIES and the body stall
+// timeout from OMP_HTTP_BODY_READ_TIMEOUT. Resolution warnings go to warn.
 func FromEnv(ctx context.Context, env *config.Env, dirs config.Dirs, log, warn *slog.Logger) (Config, error) {
 	settings := config.LoadSettings(dirs.AgentDir, warn)
 	urls := config.URLs{Env: env, Settings: settings}
-	cfg := Config{TokenPath: dirs.GatewayTokenPath(), Logger: log, URLs: urls.URL}
+	cfg := Config{TokenPath: dirs.GatewayTokenPath(), Logger: log, URLs: urls.URL,
+		TrustedProxies: env.Get(httpx.EnvTrustedProxies)}
+	if d, err := httpx.ParseBodyReadTimeout(env.Get(httpx.EnvBodyReadTimeout)); err != nil {
+		warn.Warn("auth-gateway body read timeout ignored; using the default", "error", err.Error())
+	} else {
+		cfg.BodyReadTimeout = d
+	}
 	b, err := config.ResolveBroker(ctx, env, dirs, settings, &config.Resolver{Env: env, Logger: warn})
 	if err != nil {
 		return cfg, err

@@ -104,6 +104,17 @@ type Config struct {
 	// ObservedFlush is the observed-usage batching delay; default
 	// remote.DefaultObservedFlush (10 s).
 	ObservedFlush time.Duration
+	// TrustedProxies lists the reverse proxies (CIDR prefixes or addresses,
+	// comma separated; OMP_TRUSTED_PROXIES) whose X-Forwarded-For and
+	// X-Real-IP are logged as forwarded_for. Default none: logs name only
+	// the connection's peer.
+	TrustedProxies string
+	// BodyReadTimeout is how long a request body may go without sending a
+	// byte (OMP_HTTP_BODY_READ_TIMEOUT), BodyTotalTimeout how long reading
+	// it may take in all; past either the request fails with 408. Defaults
+	// httpx.DefaultBodyReadTimeout (30 s) and httpx.DefaultBodyTotalTimeout
+	// (2 min).
+	BodyReadTimeout, BodyTotalTimeout time.Duration
 }
 
 // Main is a running gateway.
@@ -115,8 +126,9 @@ type Main struct {
 	Proxy    *proxy.Server
 	Reporter *remote.Reporter // observed usage to the broker; nil when off
 
-	ln  net.Listener
-	url string
+	ln      net.Listener
+	url     string
+	trusted httpx.TrustedProxies
 }
 
 // URL is the base URL the gateway listens on (valid after Open).
@@ -157,6 +169,9 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	if m.trusted, err = httpx.ParseTrustedProxies(c.TrustedProxies); err != nil {
+		return fmt.Errorf("%s: %w", httpx.EnvTrustedProxies, err)
+	}
 	if c.NoAuth && !IsLoopback(host) && !c.AllowNonLoopbackNoAuth {
 		return fmt.Errorf("refusing --no-auth on non-loopback bind %s: any client that can reach it could use every credential of the broker; bind 127.0.0.1, drop --no-auth, or add %s", bind, AllowNonLoopbackNoAuthFlag)
 	}
@@ -176,6 +191,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		if err != nil {
 			return fmt.Errorf("bearer token: %w", err)
 		}
+		secureToken(c.Logger, c.TokenPath)
 		for _, w := range config.CheckPerms(c.TokenPath) {
 			c.Logger.Warn(w)
 		}
@@ -252,10 +268,13 @@ func (m *Main) Run(ctx context.Context) error {
 	g.Go(func() error {
 		defer stopStore()
 		return httpx.Serve(gctx, m.ln, m.Proxy.Handler(), httpx.ServeOptions{
-			Logger:          c.Logger,
-			IdleTimeout:     httpx.DefaultIdleTimeout, // 255 s: long thinking calls survive
-			DrainGrace:      c.ShutdownGrace,
-			ShutdownTimeout: c.ShutdownGrace + time.Second,
+			Logger:           c.Logger,
+			IdleTimeout:      httpx.DefaultIdleTimeout, // 255 s: long thinking calls survive
+			DrainGrace:       c.ShutdownGrace,
+			ShutdownTimeout:  c.ShutdownGrace + time.Second,
+			TrustedProxies:   m.trusted,
+			BodyReadTimeout:  c.BodyReadTimeout,
+			BodyTotalTimeout: c.BodyTotalTimeout,
 		})
 	})
 	err := g.Wait()
@@ -401,6 +420,19 @@ func syncStatus(s remote.Status) status {
 		out.LastSync = s.LastSync.UTC().Format(time.RFC3339Nano)
 	}
 	return out
+}
+
+// secureToken makes the token file private (config.SecureTokenFile) and
+// warns when it had to or could not.
+func secureToken(log *slog.Logger, path string) {
+	_, was, err := config.SecureTokenFile(path)
+	if was != 0 {
+		log.Warn("auth-gateway bearer token file was readable by group or others; changed to mode 0600",
+			"path", path, "was", fmt.Sprintf("%04o", was))
+	}
+	if err != nil {
+		log.Warn("auth-gateway bearer token file mode not checked", "path", path, "error", err.Error())
+	}
 }
 
 func trimBrackets(h string) string {

@@ -14,6 +14,7 @@ const BrokerBodyLimit = 1 << 20
 // errors are *Error with the exact client texts of broker.md §2.1:
 //
 //   - body over the limit → 413 "request body too large";
+//   - body stalled or too slow (Serve's body bounds) → 408 MsgBodyTimeout;
 //   - read failure → 400 "Invalid request body: <err>";
 //   - empty body → 400 "Request body required", unless allowEmpty, in
 //     which case the body is taken as {};
@@ -44,6 +45,10 @@ func ReadBody(w http.ResponseWriter, r *http.Request, limit int64, allowEmpty bo
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			return nil, &Error{Status: http.StatusRequestEntityTooLarge, Message: "request body too large", Err: err}
+		}
+		var he *Error // the body's own verdict, such as a read timeout (408)
+		if errors.As(err, &he) {
+			return nil, he
 		}
 		return nil, &Error{Status: http.StatusBadRequest, Message: "Invalid request body: " + err.Error(), Err: err}
 	}

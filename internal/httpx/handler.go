@@ -189,7 +189,8 @@ func (a Adapter) crash(r *http.Request, err error, requestID string) {
 	if err != nil {
 		text = err.Error()
 	}
-	log.Error(msg, "method", r.Method, "path", r.URL.EscapedPath(), "error", text, "requestId", requestID)
+	log.Error(msg, "method", Clip(r.Method, MaxLoggedMethod), "path", Clip(r.URL.EscapedPath(), MaxLoggedPath),
+		"error", text, "requestId", requestID)
 }
 
 func panicText(p any) string {

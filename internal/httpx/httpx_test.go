@@ -188,24 +188,6 @@ func FuzzReadJSON(f *testing.F) {
 	})
 }
 
-func TestPeer(t *testing.T) {
-	tests := []struct{ xff, real, want string }{
-		{"", "", "unknown"}, {" 1.2.3.4 , 5.6.7.8", "9.9.9.9", "1.2.3.4"}, {"", "9.9.9.9", "9.9.9.9"}, {" ,x", "r", "r"},
-	}
-	for _, tt := range tests {
-		r := httptest.NewRequest("GET", "/", nil)
-		if tt.xff != "" {
-			r.Header.Set("X-Forwarded-For", tt.xff)
-		}
-		if tt.real != "" {
-			r.Header.Set("X-Real-IP", tt.real)
-		}
-		if got := httpx.Peer(r); got != tt.want {
-			t.Errorf("Peer(%q, %q) = %q, want %q", tt.xff, tt.real, got, tt.want)
-		}
-	}
-}
-
 func TestServeShutsDownGracefully(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

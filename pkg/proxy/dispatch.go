@@ -152,7 +152,7 @@ func (s *Server) logRequest(r *http.Request, c *call) {
 	rec := slog.NewRecord(time.Now(), slog.LevelInfo, "auth-gateway request", 0)
 	rec.AddAttrs(slog.String("format", c.f.name), slog.String("model", c.req.Model),
 		slog.String("resolvedProvider", c.model.Provider), slog.String("resolvedModel", c.model.ID),
-		slog.Bool("stream", c.req.Stream), slog.String("peer", httpx.Peer(r)), slog.String("requestId", c.id))
+		slog.Bool("stream", c.req.Stream), httpx.Peer(r), slog.String("requestId", c.id))
 	_ = h.Handle(ctx, rec)
 }
 
@@ -222,6 +222,10 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			return nil, &apiError{Status: http.StatusRequestEntityTooLarge, Message: msgBodyTooLarge, Err: err}
+		}
+		var he *httpx.Error // the body's own verdict, such as a read timeout (408)
+		if errors.As(err, &he) {
+			return nil, he
 		}
 		if ctxErr := r.Context().Err(); ctxErr != nil {
 			return nil, &apiError{Status: 499, Message: "client closed request", Err: err}

@@ -433,7 +433,7 @@ func TestRequestLogLine(t *testing.T) {
 			line = l
 		}
 	}
-	want := ` level=INFO msg="auth-gateway request" format=openai-chat model=claude-sonnet-4-5 resolvedProvider=anthropic resolvedModel=claude-sonnet-4-5 stream=false peer=unknown requestId=` + resp.Header.Get("x-request-id")
+	want := ` level=INFO msg="auth-gateway request" format=openai-chat model=claude-sonnet-4-5 resolvedProvider=anthropic resolvedModel=claude-sonnet-4-5 stream=false peer=127.0.0.1 requestId=` + resp.Header.Get("x-request-id")
 	if !strings.HasSuffix(line, want) || !strings.HasPrefix(line, "time=") {
 		t.Fatalf("request line:\n%s\nwant it to end with\n%s", line, want)
 	}

@@ -92,6 +92,8 @@ type Server struct {
 	metrics  *metrics
 	models   *models
 	router   http.Handler
+	// unauthLog limits the 401 log lines.
+	unauthLog httpx.LogLimiter
 	// pingInterval is PingInterval (tests shorten it).
 	pingInterval time.Duration
 }
@@ -207,7 +209,10 @@ func cors(next http.Handler) http.Handler {
 // everywhere else, before routing, so an unknown route is 401 without it.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		open := r.Method == http.MethodGet && (r.URL.Path == "/healthz" || r.URL.Path == usagepage.Path)
+		// The escaped path, as the router sees it: "/%68ealthz" is not
+		// /healthz to chi, so it must not pass as open either.
+		p := r.URL.EscapedPath()
+		open := r.Method == http.MethodGet && (p == "/healthz" || p == usagepage.Path)
 		if s.bearer == nil || open || s.authorized(r) {
 			next.ServeHTTP(w, r)
 			return
@@ -216,12 +221,15 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	})
 }
 
-// unauthorized answers 401. Not inlined: authenticate's frame stays under
-// every handler for the whole of a stream (issue 9).
+// unauthorized answers 401. Its log line is rate limited (one per
+// httpx.DefaultLogWindow, with the count of those held back) and its
+// fields clipped: anyone who can connect can make the gateway write it.
+// Not inlined: authenticate's frame stays under every handler for the
+// whole of a stream.
 //
 //go:noinline
 func (s *Server) unauthorized(w http.ResponseWriter, r *http.Request) {
-	s.log.Info("auth-gateway request unauthorized", "method", r.Method, "path", r.URL.EscapedPath(), "peer", httpx.Peer(r))
+	s.unauthLog.LogRequest(s.log, "auth-gateway request unauthorized", r)
 	writeGeneric(w, http.StatusUnauthorized, []byte(`{"error":"unauthorized"}`))
 }
 

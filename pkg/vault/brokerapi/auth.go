@@ -269,7 +269,8 @@ func (s *Server) authorize(route string, h http.Handler) http.Handler {
 			if p != nil {
 				name = p.name
 			}
-			s.log.Info("auth-broker request forbidden", "method", r.Method, "path", r.URL.EscapedPath(), "token", name, "peer", httpx.Peer(r))
+			s.log.Info("auth-broker request forbidden", "method", httpx.Clip(r.Method, httpx.MaxLoggedMethod),
+				"path", httpx.Clip(r.URL.EscapedPath(), httpx.MaxLoggedPath), "token", name, httpx.Peer(r))
 			httpx.WriteError(w, http.StatusForbidden, "token "+name+" may not "+action)
 			return
 		}

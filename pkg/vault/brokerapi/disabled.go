@@ -65,7 +65,7 @@ func (s *Server) disabled(w http.ResponseWriter, r *http.Request) error {
 			out = append(out, NewDisabledCredential(rec))
 		}
 	}
-	s.log.Debug("auth-broker disabled credentials served", "peer", httpx.Peer(r), "disabled", len(out))
+	s.log.Debug("auth-broker disabled credentials served", httpx.Peer(r), "disabled", len(out))
 	return httpx.WriteJSON(w, http.StatusOK, disabledBody{GeneratedAt: s.Now().UnixMilli(), Disabled: out})
 }
 

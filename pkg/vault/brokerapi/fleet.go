@@ -87,7 +87,7 @@ func noRouteError(r *http.Request) error {
 
 // blockMiss is the 404 of a block route for id, logged with msg.
 func (s *Server) blockMiss(r *http.Request, id int64, msg string, cause error) error {
-	s.log.Info(msg, "id", chi.URLParam(r, "id"), "peer", httpx.Peer(r))
+	s.log.Info(msg, "id", chi.URLParam(r, "id"), httpx.Peer(r))
 	if id < 0 {
 		return notFound(r, id)
 	}
@@ -126,7 +126,7 @@ func (s *Server) postBlock(w http.ResponseWriter, r *http.Request) error {
 	}
 	now := s.Now().UnixMilli()
 	if b.UntilMs <= now {
-		s.log.Info("auth-broker credential block expired on arrival", "id", id, "peer", peer, "providerKey", b.ProviderKey,
+		s.log.Info("auth-broker credential block expired on arrival", "id", id, peer, "providerKey", b.ProviderKey,
 			"blockScope", b.Scope, "blockedUntilMs", b.UntilMs)
 		return httpx.WriteJSON(w, http.StatusOK, okBody{OK: true})
 	}
@@ -136,7 +136,7 @@ func (s *Server) postBlock(w http.ResponseWriter, r *http.Request) error {
 		if vault.ErrorCode(err) == vault.ENOTFOUND {
 			return s.blockMiss(r, id, "auth-broker credential block miss", err)
 		}
-		s.log.Warn("auth-broker credential block upsert failed", "id", id, "peer", peer, "error", vault.ErrorMessage(err))
+		s.log.Warn("auth-broker credential block upsert failed", "id", id, peer, "error", vault.ErrorMessage(err))
 		return err
 	}
 	if changed {
@@ -148,7 +148,7 @@ func (s *Server) postBlock(w http.ResponseWriter, r *http.Request) error {
 			s.invalidateUsage(r, rec.Provider)
 		}
 	}
-	s.log.Info("auth-broker credential block upserted", "id", id, "peer", peer, "providerKey", b.ProviderKey,
+	s.log.Info("auth-broker credential block upserted", "id", id, peer, "providerKey", b.ProviderKey,
 		"blockScope", b.Scope, "blockedUntilMs", b.UntilMs, "changed", changed)
 	return httpx.WriteJSON(w, http.StatusOK, okBody{OK: true})
 }
@@ -159,7 +159,7 @@ func (s *Server) invalidateUsage(r *http.Request, provider string) {
 		return
 	}
 	if err := s.Invalidator.InvalidateUsage(r.Context(), provider); err != nil {
-		s.log.Warn("auth-broker usage cache invalidation failed", "provider", provider, "peer", httpx.Peer(r), "error", vault.ErrorMessage(err))
+		s.log.Warn("auth-broker usage cache invalidation failed", "provider", provider, httpx.Peer(r), "error", vault.ErrorMessage(err))
 	}
 }
 
@@ -183,7 +183,7 @@ func (s *Server) deleteBlocks(w http.ResponseWriter, r *http.Request) error {
 	if changed {
 		s.Notify()
 	}
-	s.log.Info("auth-broker credential blocks deleted", "id", id, "peer", peer, "changed", changed)
+	s.log.Info("auth-broker credential blocks deleted", "id", id, peer, "changed", changed)
 	return httpx.WriteJSON(w, http.StatusOK, okBody{OK: true})
 }
 
@@ -208,7 +208,7 @@ func (s *Server) usageStale(w http.ResponseWriter, r *http.Request) error {
 			return &vault.Error{Code: vault.EINTERNAL, Message: vault.ErrorMessage(err), Err: err}
 		}
 	}
-	s.log.Info("auth-broker usage cache invalidated", "peer", httpx.Peer(r), "provider", provider)
+	s.log.Info("auth-broker usage cache invalidated", httpx.Peer(r), "provider", provider)
 	return httpx.WriteJSON(w, http.StatusOK, okBody{OK: true})
 }
 
@@ -243,7 +243,7 @@ func (s *Server) usageObserved(w http.ResponseWriter, r *http.Request) error {
 	if err := s.ClientUsage.RecordClientUsage(r.Context(), rep, now); err != nil {
 		return err
 	}
-	s.log.Debug("auth-broker client usage recorded", "peer", httpx.Peer(r), "installId", rep.InstallID,
+	s.log.Debug("auth-broker client usage recorded", httpx.Peer(r), "installId", rep.InstallID,
 		"hostname", rep.Hostname, "entries", len(rep.Entries))
 	return httpx.WriteJSON(w, http.StatusOK, okBody{OK: true})
 }

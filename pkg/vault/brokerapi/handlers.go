@@ -41,14 +41,14 @@ func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) error {
 	clientGen, tagged := parseGenerationTag(r.Header.Get("If-None-Match"))
 	wait := parseWait(r.URL.Query())
 	if !tagged || sh.gen != clientGen || wait == 0 {
-		s.log.Info("auth-broker snapshot served", "peer", peer, "credentials", len(sh.entries), "generation", sh.gen)
+		s.log.Info("auth-broker snapshot served", peer, "credentials", len(sh.entries), "generation", sh.gen)
 		return s.writeSnapshot(w, r, sh)
 	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	// Any publication after sh closes sh.done, so from here on a change
 	// wakes this request (tests wait for this line before writing).
-	s.log.Debug("auth-broker snapshot long-poll waiting", "peer", peer, "generation", sh.gen, "waitMs", wait.Milliseconds())
+	s.log.Debug("auth-broker snapshot long-poll waiting", peer, "generation", sh.gen, "waitMs", wait.Milliseconds())
 	select {
 	case <-sh.done:
 	case <-timer.C:
@@ -61,10 +61,10 @@ func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if sh.gen != clientGen {
-		s.log.Info("auth-broker snapshot long-poll changed", "peer", peer, "credentials", len(sh.entries), "generation", sh.gen)
+		s.log.Info("auth-broker snapshot long-poll changed", peer, "credentials", len(sh.entries), "generation", sh.gen)
 		return s.writeSnapshot(w, r, sh)
 	}
-	s.log.Info("auth-broker snapshot long-poll unchanged", "peer", peer, "generation", sh.gen)
+	s.log.Info("auth-broker snapshot long-poll unchanged", peer, "generation", sh.gen)
 	setSnapshotHeaders(w.Header(), sh.gen)
 	w.WriteHeader(http.StatusNotModified)
 	return nil
@@ -209,14 +209,14 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request) error {
 	if s.Usage != nil {
 		var err error
 		if reports, err = s.Usage.Reports(r.Context()); err != nil {
-			s.log.Warn("auth-broker usage fetch failed", "peer", peer, "error", err.Error())
+			s.log.Warn("auth-broker usage fetch failed", peer, "error", vault.PublicErrorText(err))
 			return &vault.Error{Code: vault.EUPSTREAM, Message: vault.ErrorMessage(err), Err: err}
 		}
 	}
 	if reports == nil {
 		reports = []vault.UsageReport{}
 	}
-	s.log.Info("auth-broker usage served", "peer", peer, "reports", len(reports))
+	s.log.Info("auth-broker usage served", peer, "reports", len(reports))
 	return httpx.WriteJSON(w, http.StatusOK, usageBody{GeneratedAt: s.Now().UnixMilli(), Reports: reports})
 }
 
@@ -247,7 +247,7 @@ func (s *Server) refresh(w http.ResponseWriter, r *http.Request) error {
 	rec, err := s.Refresher.RefreshNow(r.Context(), id)
 	s.Notify() // a refresh writes the vault whatever its outcome
 	if err != nil {
-		s.log.Warn("auth-broker refresh failed", "id", id, "peer", peer, "error", vault.ErrorMessage(err))
+		s.log.Warn("auth-broker refresh failed", "id", id, peer, "error", vault.ErrorMessage(err))
 		if vault.ErrorCode(err) == vault.ENOTFOUND {
 			return &vault.Error{Code: vault.ENOTFOUND, Message: vault.NotFoundID(id).Message, Err: err}
 		}
@@ -266,7 +266,7 @@ func (s *Server) refresh(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	attrs := []any{"id", id, "provider", rec.Provider, "peer", peer}
+	attrs := []any{"id", id, "provider", rec.Provider, peer}
 	if rec.Credential.IsOAuth() {
 		attrs = append(attrs, "expires", rec.Credential.Expires)
 	}
@@ -289,18 +289,18 @@ func (s *Server) disable(w http.ResponseWriter, r *http.Request) error {
 		cause = vault.CauseDisabledViaAPI
 	}
 	if id < 0 {
-		s.log.Info("auth-broker disable miss", "id", chi.URLParam(r, "id"), "peer", peer, "cause", cause)
+		s.log.Info("auth-broker disable miss", "id", chi.URLParam(r, "id"), peer, "cause", cause)
 		return notFound(r, id)
 	}
 	if err := s.Store.Disable(r.Context(), id, cause); err != nil {
 		if vault.ErrorCode(err) == vault.ENOTFOUND {
-			s.log.Info("auth-broker disable miss", "id", id, "peer", peer, "cause", cause)
+			s.log.Info("auth-broker disable miss", "id", id, peer, "cause", cause)
 			return &vault.Error{Code: vault.ENOTFOUND, Message: vault.NotFoundID(id).Message, Err: err}
 		}
 		return err
 	}
 	s.Notify()
-	s.log.Info("auth-broker credential disabled", "id", id, "peer", peer, "cause", cause)
+	s.log.Info("auth-broker credential disabled", "id", id, peer, "cause", cause)
 	return httpx.WriteJSON(w, http.StatusOK, okBody{OK: true})
 }
 
@@ -316,7 +316,7 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) error {
 	}
 	records, err := s.Store.Upsert(r.Context(), provider, cred)
 	if err != nil {
-		s.log.Warn("auth-broker upload failed", "provider", provider, "peer", peer, "error", vault.ErrorMessage(err))
+		s.log.Warn("auth-broker upload failed", "provider", provider, peer, "error", vault.ErrorMessage(err))
 		return err
 	}
 	s.Notify()
@@ -325,7 +325,7 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) error {
 	// stored credential.
 	sh := s.hub.current()
 	s.log.Info("auth-broker credential upserted", "provider", provider, "type", string(cred.Type),
-		"identity", cred.Identity(), "peer", peer, "providerTotal", len(records))
+		"identity", cred.Identity(), peer, "providerTotal", len(records))
 	buf := getBuf()
 	defer putBuf(buf)
 	b := append(*buf, `{"entries":[`...)

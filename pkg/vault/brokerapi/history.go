@@ -69,7 +69,7 @@ func (s *Server) usageHistory(w http.ResponseWriter, r *http.Request) error {
 	if len(entries) > MaxHistoryEntries {
 		body.Entries, body.Truncated = entries[len(entries)-MaxHistoryEntries:], true
 	}
-	s.log.Info("auth-broker usage history served", "peer", httpx.Peer(r), "entries", len(body.Entries), "sinceMs", since, "provider", provider)
+	s.log.Info("auth-broker usage history served", httpx.Peer(r), "entries", len(body.Entries), "sinceMs", since, "provider", provider)
 	return httpx.WriteJSON(w, http.StatusOK, body)
 }
 

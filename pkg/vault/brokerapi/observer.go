@@ -15,7 +15,8 @@ import (
 // the client omp) do not link Prometheus and protobuf.
 type Observer interface {
 	// ObserveRequest records one served request: route is the chi route
-	// pattern ("unmatched" when none matched), status the response's.
+	// pattern ("unmatched" when none matched), method one of the standard
+	// methods or "OTHER" (httpx.MethodLabel), status the response's.
 	ObserveRequest(route, method string, status int, elapsed time.Duration)
 	// StreamOpened and StreamClosed bracket one GET /v1/snapshot/stream
 	// subscriber.
@@ -77,5 +78,5 @@ func observe(o Observer, sw *httpx.StatusWriter, r *http.Request, start time.Tim
 	if status == 0 {
 		status = http.StatusOK
 	}
-	o.ObserveRequest(route, r.Method, status, time.Since(start))
+	o.ObserveRequest(route, httpx.MethodLabel(r.Method), status, time.Since(start))
 }

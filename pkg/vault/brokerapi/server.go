@@ -105,6 +105,8 @@ type Server struct {
 	hub     *hub
 	adapter httpx.Adapter
 	router  http.Handler
+	// unauthLog limits the 401 log lines.
+	unauthLog httpx.LogLimiter
 
 	notifyOnce sync.Once
 	notifyCh   chan struct{}
@@ -308,8 +310,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request) (*http.Request, f
 	}
 	p := s.auth.lookup(r)
 	if p == nil {
-		s.log.Info("auth-broker request unauthorized", "method", r.Method, "path", r.URL.EscapedPath(), "peer", httpx.Peer(r))
-		httpx.WriteError(w, http.StatusUnauthorized, "unauthorized")
+		s.unauthorized(w, r)
 		return nil, nil
 	}
 	ctx := context.WithValue(r.Context(), principalKey{}, p)
@@ -318,11 +319,18 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request) (*http.Request, f
 	}
 	ctx, done, ok := s.auth.track(ctx, p)
 	if !ok { // revoked between lookup and now
-		s.log.Info("auth-broker request unauthorized", "method", r.Method, "path", r.URL.EscapedPath(), "peer", httpx.Peer(r))
-		httpx.WriteError(w, http.StatusUnauthorized, "unauthorized")
+		s.unauthorized(w, r)
 		return nil, nil
 	}
 	return r.WithContext(ctx), done
+}
+
+// unauthorized answers 401. Its log line is rate limited (one per
+// httpx.DefaultLogWindow, with the count of those held back) and its
+// fields clipped: anyone who can connect can make the broker write it.
+func (s *Server) unauthorized(w http.ResponseWriter, r *http.Request) {
+	s.unauthLog.LogRequest(s.log, "auth-broker request unauthorized", r)
+	httpx.WriteError(w, http.StatusUnauthorized, "unauthorized")
 }
 
 // logWrite logs one write request with the name of the token that made it.
@@ -333,6 +341,6 @@ func (s *Server) logWrite(sw *httpx.StatusWriter, r *http.Request) {
 	if p := principalFrom(r.Context()); p != nil {
 		name = p.name
 	}
-	s.log.Info("auth-broker write", "method", r.Method, "path", r.URL.EscapedPath(), "status", cmp.Or(sw.Status, http.StatusOK),
-		"token", name, "peer", httpx.Peer(r))
+	s.log.Info("auth-broker write", "method", httpx.Clip(r.Method, httpx.MaxLoggedMethod), "path", httpx.Clip(r.URL.EscapedPath(), httpx.MaxLoggedPath),
+		"status", cmp.Or(sw.Status, http.StatusOK), "token", name, httpx.Peer(r))
 }

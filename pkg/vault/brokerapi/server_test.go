@@ -93,7 +93,7 @@ func TestAuth(t *testing.T) {
 			}
 		})
 	}
-	if !strings.Contains(e.logs.String(), `msg="auth-broker request unauthorized" method=GET path=/v1/snapshot peer=unknown`) {
+	if !strings.Contains(e.logs.String(), `msg="auth-broker request unauthorized" method=GET path=/v1/snapshot peer=127.0.0.1`) {
 		t.Fatalf("missing unauthorized log:\n%s", e.logs.String())
 	}
 	if strings.Contains(e.logs.String(), "nope") {
@@ -231,7 +231,7 @@ func TestDisable(t *testing.T) {
 		})
 	}
 	logs := e.logs.String()
-	for _, want := range []string{`msg="auth-broker credential disabled" id=` + itoa(b.ID) + ` peer=unknown cause="rotated by hand"`, `msg="auth-broker disable miss" id=999`} {
+	for _, want := range []string{`msg="auth-broker credential disabled" id=` + itoa(b.ID) + ` peer=127.0.0.1 cause="rotated by hand"`, `msg="auth-broker disable miss" id=999`} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("missing log %q", want)
 		}
@@ -279,7 +279,7 @@ func TestUpload(t *testing.T) {
 			t.Fatalf("entry keys %v (no rotatesInMs on upload)", got)
 		}
 	}
-	if !strings.Contains(e.logs.String(), `msg="auth-broker credential upserted" provider=anthropic type=oauth identity=New@B.c peer=unknown providerTotal=2`) {
+	if !strings.Contains(e.logs.String(), `msg="auth-broker credential upserted" provider=anthropic type=oauth identity=New@B.c peer=127.0.0.1 providerTotal=2`) {
 		t.Fatalf("missing upsert log:\n%s", e.logs.String())
 	}
 	// API key upload.
@@ -298,7 +298,7 @@ func TestRefresh(t *testing.T) {
 	if st != 200 || body != want {
 		t.Fatalf("refresh = %d %s\nwant %s", st, body, want)
 	}
-	if !strings.Contains(e.logs.String(), `msg="auth-broker credential refreshed" id=1 provider=anthropic peer=unknown expires=3601000`) {
+	if !strings.Contains(e.logs.String(), `msg="auth-broker credential refreshed" id=1 provider=anthropic peer=127.0.0.1 expires=3601000`) {
 		t.Fatalf("missing refresh log:\n%s", e.logs.String())
 	}
 	tests := []struct {
@@ -328,7 +328,7 @@ func TestRefresh(t *testing.T) {
 			}
 		})
 	}
-	if !strings.Contains(e.logs.String(), `msg="auth-broker refresh failed" id=77 peer=unknown error="No credential with id=77"`) {
+	if !strings.Contains(e.logs.String(), `msg="auth-broker refresh failed" id=77 peer=127.0.0.1 error="No credential with id=77"`) {
 		t.Fatalf("missing refresh failure log:\n%s", e.logs.String())
 	}
 }

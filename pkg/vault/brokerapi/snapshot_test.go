@@ -64,7 +64,7 @@ func TestSnapshotWireShape(t *testing.T) {
 	if !strings.Contains(string(creds[0]), want) {
 		t.Fatalf("oauth entry %s lacks %s", creds[0], want)
 	}
-	if !strings.Contains(e.logs.String(), `msg="auth-broker snapshot served" peer=unknown credentials=2 generation=`+itoa(gen)) {
+	if !strings.Contains(e.logs.String(), `msg="auth-broker snapshot served" peer=127.0.0.1 credentials=2 generation=`+itoa(gen)) {
 		t.Fatal("missing snapshot served log")
 	}
 }
@@ -122,7 +122,7 @@ func TestLongPoll(t *testing.T) {
 			}
 		})
 	}
-	if !strings.Contains(e.logs.String(), `msg="auth-broker snapshot long-poll unchanged" peer=unknown generation=`+gen) {
+	if !strings.Contains(e.logs.String(), `msg="auth-broker snapshot long-poll unchanged" peer=127.0.0.1 generation=`+gen) {
 		t.Fatal("missing unchanged log")
 	}
 

@@ -47,9 +47,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) error {
 		s.Metrics.StreamOpened()
 		defer s.Metrics.StreamClosed()
 	}
-	s.log.Info("auth-broker stream opened", "peer", peer, "generation", sh.gen)
+	s.log.Info("auth-broker stream opened", peer, "generation", sh.gen)
 	defer func() {
-		s.log.Info("auth-broker stream closed", "peer", peer, "durationMs", s.Now().Sub(opened).Milliseconds())
+		s.log.Info("auth-broker stream closed", peer, "durationMs", s.Now().Sub(opened).Milliseconds())
 	}()
 
 	keepalive := time.NewTicker(s.KeepAlive)

@@ -134,7 +134,7 @@ func TestStreamFraming(t *testing.T) {
 		t.Fatalf("refreshed entry %s", f2["entry"])
 	}
 	logs := e.logs.String()
-	for _, want := range []string{`msg="auth-broker stream opened" peer=unknown generation=`, `msg="auth-broker stream entry" id=`, `msg="auth-broker stream removed" id=` + itoa(b.ID)} {
+	for _, want := range []string{`msg="auth-broker stream opened" peer=127.0.0.1 generation=`, `msg="auth-broker stream entry" id=`, `msg="auth-broker stream removed" id=` + itoa(b.ID)} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("missing log %q", want)
 		}
@@ -226,7 +226,7 @@ func TestStreamClientRoundTrip(t *testing.T) {
 		t.Fatalf("after cancel: %v", err)
 	}
 	eventually(t, "stream closed log", func() bool {
-		return strings.Contains(e.logs.String(), `msg="auth-broker stream closed" peer=unknown durationMs=`)
+		return strings.Contains(e.logs.String(), `msg="auth-broker stream closed" peer=127.0.0.1 durationMs=`)
 	})
 }
 

@@ -115,8 +115,9 @@ func (r *Refresher) failed(ctx context.Context, rec vault.Record, err error, tim
 	}
 	// Provider error texts are redacted where they are built
 	// (oauth.RefreshError); redacting again with the row's own secrets also
-	// covers a TokenRefresher that does not.
-	msg := oauth.Redact(err.Error(), oauth.SecretsOf(rec.Credential)...)
+	// covers a TokenRefresher that does not. A failed DNS lookup's text
+	// loses the resolver's address.
+	msg := oauth.Redact(vault.PublicErrorText(err), oauth.SecretsOf(rec.Credential)...)
 	if oauth.Classify(err) != oauth.Definitive {
 		r.log().Debug("auth-broker refresh failed (transient)", "id", rec.ID, "error", msg)
 		r.result(rec.Provider, OutcomeTransient)
