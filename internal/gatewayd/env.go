@@ -19,6 +19,21 @@ const (
 	EnvMaxInFlightBytes = "OMP_AUTH_GATEWAY_MAX_INFLIGHT_BYTES"
 )
 
+// OverrideLimits replaces the allow-lists and the in-flight cap read from
+// the environment with the ones given on the command line: a nil list or
+// a zero cap keeps the environment's.
+func (c *Config) OverrideLimits(hosts, origins []string, maxInFlight int64) {
+	if hosts != nil {
+		c.AllowedHosts = hosts
+	}
+	if origins != nil {
+		c.AllowedOrigins = origins
+	}
+	if maxInFlight != 0 {
+		c.MaxInFlightBytes = maxInFlight
+	}
+}
+
 // splitList is a comma-separated list without blanks; nil when empty.
 func splitList(v string) []string {
 	var out []string
