@@ -26,6 +26,16 @@ func main() {
 	fs.StringVar(&bind, "b", gatewayd.DefaultBind, "shorthand for --bind")
 	noAuth := fs.Bool("no-auth", false, "disable the bearer check (loopback-only use)")
 	optIn := fs.Bool(gatewayd.AllowNonLoopbackNoAuthFlag[2:], false, "allow --no-auth on a non-loopback bind")
+	var limits gatewayd.Config
+	fs.Func("allowed-host", "with --no-auth, also answer this Host name besides localhost and IP addresses (repeatable; default $"+gatewayd.EnvAllowedHosts+")", func(v string) error {
+		limits.AllowedHosts = append(limits.AllowedHosts, v)
+		return nil
+	})
+	fs.Func("allowed-origin", "with --no-auth, also answer browser requests from this origin (repeatable; default $"+gatewayd.EnvAllowedOrigins+")", func(v string) error {
+		limits.AllowedOrigins = append(limits.AllowedOrigins, v)
+		return nil
+	})
+	fs.Int64Var(&limits.MaxInFlightBytes, "max-inflight-bytes", 0, "cap on request body bytes held at once (0: $"+gatewayd.EnvMaxInFlightBytes+" or 256 MiB; negative: no cap)")
 	version := fs.Bool("version", false, "print the version and exit")
 	fs.Parse(os.Args[1:])
 	if *version {
@@ -35,13 +45,15 @@ func main() {
 	// Back with the scheduler's monitor kept awake (internal/procs); if
 	// that fails, on as we are.
 	_ = procs.ExecAwake()
-	if err := run(bind, *noAuth, *optIn); err != nil {
+	if err := run(bind, *noAuth, *optIn, limits); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bind string, noAuth, optIn bool) error {
+// run serves with the flags; limits holds the flags' allow-lists and cap,
+// which replace the environment's when given.
+func run(bind string, noAuth, optIn bool, limits gatewayd.Config) error {
 	ctx, stop := sigctx.NotifyContext(context.Background())
 	defer stop()
 	proc := config.ProcessEnv(os.Environ())
@@ -61,5 +73,6 @@ func run(bind string, noAuth, optIn bool) error {
 		return err
 	}
 	cfg.Bind, cfg.NoAuth, cfg.AllowNonLoopbackNoAuth = bind, noAuth, optIn
+	cfg.OverrideLimits(limits.AllowedHosts, limits.AllowedOrigins, limits.MaxInFlightBytes)
 	return gatewayd.Serve(ctx, cfg)
 }

@@ -379,3 +379,89 @@ func TestGatewayRestartsFromCacheWhileBrokerDown(t *testing.T) {
 		t.Fatalf("store status %+v, want serving the cache", st)
 	}
 }
+
+// anthropicHello is an Anthropic Messages stream answering "Hello".
+const anthropicHello = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-sonnet-4-5\",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n" +
+	"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" +
+	"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hello\"}}\n\n" +
+	"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
+	"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":1}}\n\n" +
+	"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+
+// A --no-auth gateway on loopback, as `omp auth-gateway serve --no-auth`
+// runs it: a web page's cross-origin POST (text/plain, no preflight) and a
+// rebound DNS name are refused before the upstream sees anything; local
+// JSON clients and the allow-listed host and origin are served.
+func TestNoAuthGatewayRefusesWebPages(t *testing.T) {
+	var upstreamCalls atomic.Int32
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		upstreamCalls.Add(1)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, anthropicHello)
+	}))
+	t.Cleanup(up.Close)
+	b := startBroker(t)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	if _, err := b.client.Upload(ctx, "anthropic", vault.Credential{Type: vault.TypeAPIKey, Key: "sk-ant-e2e"}); err != nil {
+		t.Fatalf("upload: %v", err)
+	}
+	cfg := gatewayConfig(t, b)
+	cfg.NoAuth = true
+	cfg.AllowedHosts, cfg.AllowedOrigins = []string{"gw.internal"}, []string{"http://app.internal"}
+	cfg.URLs = func(provider, kind string) string {
+		if kind == "baseUrl" {
+			return up.URL
+		}
+		return ""
+	}
+	g := startGateway(t, cfg)
+	port := g.m.URL()[strings.LastIndexByte(g.m.URL(), ':'):]
+
+	post := func(host string, header map[string]string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, g.m.URL()+"/v1/chat/completions",
+			strings.NewReader(`{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"hi"}]}`))
+		if host != "" {
+			req.Host = host
+		}
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	if code, body := post("", map[string]string{"Origin": "http://evil.example", "Content-Type": "text/plain"}); code != 403 || !strings.Contains(body, "Origin http://evil.example is not allowed") {
+		t.Errorf("cross-origin text/plain POST: %d %s", code, body)
+	}
+	if code, body := post("evil.example"+port, map[string]string{"Content-Type": "application/json"}); code != 403 || !strings.Contains(body, "Host evil.example"+port+" is not allowed") {
+		t.Errorf("rebound DNS name: %d %s", code, body)
+	}
+	if code, body := post("", map[string]string{"Content-Type": "text/plain"}); code != 415 {
+		t.Errorf("text/plain without Origin: %d %s", code, body)
+	}
+	if n := upstreamCalls.Load(); n != 0 {
+		t.Fatalf("the upstream got %d requests from refused callers", n)
+	}
+	for name, tc := range map[string]struct {
+		host   string
+		header map[string]string
+	}{
+		"SDK-style JSON":    {"", map[string]string{"Content-Type": "application/json", "Authorization": "Bearer ignored"}},
+		"allowed host":      {"gw.internal" + port, map[string]string{"Content-Type": "application/json"}},
+		"allowed origin":    {"", map[string]string{"Content-Type": "application/json", "Origin": "http://app.internal"}},
+		"localhost by name": {"localhost" + port, map[string]string{"Content-Type": "application/json"}},
+	} {
+		if code, body := post(tc.host, tc.header); code != 200 || !strings.Contains(body, "Hello") {
+			t.Errorf("%s: %d %s", name, code, body)
+		}
+	}
+	if n := upstreamCalls.Load(); n != 4 {
+		t.Errorf("the upstream got %d requests, want 4", n)
+	}
+}

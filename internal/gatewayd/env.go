@@ -2,19 +2,58 @@ package gatewayd
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"strconv"
+	"strings"
 
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/internal/httpx"
 	"github.com/ompgo/omp/pkg/vault/remote"
 )
 
+// The gateway's own environment variables: the allow-lists of a --no-auth
+// gateway (comma-separated) and the cap on request bytes in flight.
+const (
+	EnvAllowedHosts     = "OMP_AUTH_GATEWAY_ALLOWED_HOSTS"
+	EnvAllowedOrigins   = "OMP_AUTH_GATEWAY_ALLOWED_ORIGINS"
+	EnvMaxInFlightBytes = "OMP_AUTH_GATEWAY_MAX_INFLIGHT_BYTES"
+)
+
+// OverrideLimits replaces the allow-lists and the in-flight cap read from
+// the environment with the ones given on the command line: a nil list or
+// a zero cap keeps the environment's.
+func (c *Config) OverrideLimits(hosts, origins []string, maxInFlight int64) {
+	if hosts != nil {
+		c.AllowedHosts = hosts
+	}
+	if origins != nil {
+		c.AllowedOrigins = origins
+	}
+	if maxInFlight != 0 {
+		c.MaxInFlightBytes = maxInFlight
+	}
+}
+
+// splitList is a comma-separated list without blanks; nil when empty.
+func splitList(v string) []string {
+	var out []string
+	for item := range strings.SplitSeq(v, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
 // FromEnv builds the standard Config of a gateway host: the token path
 // from dirs, the broker connection resolved as every broker client does
 // (client.md §1: OMP_AUTH_BROKER_URL/TOKEN, config.yml, the broker token
 // file) and upstream URL overrides from the environment and config.yml.
 // With OMP_AUTH_BROKER_SNAPSHOT_CACHE set, SnapshotCache is that file
-// (TTL from OMP_AUTH_BROKER_SNAPSHOT_TTL_MS). No broker configured leaves
+// (TTL from OMP_AUTH_BROKER_SNAPSHOT_TTL_MS). The allow-lists and the
+// in-flight cap come from EnvAllowedHosts, EnvAllowedOrigins and
+// EnvMaxInFlightBytes. No broker configured leaves
 // BrokerURL empty (Open then refuses with
 // MsgNoBroker); a URL without a token is *config.MissingTokenError.
 // Trusted proxies come from OMP_TRUSTED_PROXIES and the body stall
@@ -23,7 +62,15 @@ func FromEnv(ctx context.Context, env *config.Env, dirs config.Dirs, log, warn *
 	settings := config.LoadSettings(dirs.AgentDir, warn)
 	urls := config.URLs{Env: env, Settings: settings}
 	cfg := Config{TokenPath: dirs.GatewayTokenPath(), Logger: log, URLs: urls.URL,
-		TrustedProxies: env.Get(httpx.EnvTrustedProxies)}
+		TrustedProxies: env.Get(httpx.EnvTrustedProxies),
+		AllowedHosts:   splitList(env.Get(EnvAllowedHosts)), AllowedOrigins: splitList(env.Get(EnvAllowedOrigins))}
+	if v := strings.TrimSpace(env.Get(EnvMaxInFlightBytes)); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return cfg, fmt.Errorf("%s=%q: want a number of bytes (negative: no cap)", EnvMaxInFlightBytes, v)
+		}
+		cfg.MaxInFlightBytes = n
+	}
 	if d, err := httpx.ParseBodyReadTimeout(env.Get(httpx.EnvBodyReadTimeout)); err != nil {
 		warn.Warn("auth-gateway body read timeout ignored; using the default", "error", err.Error())
 	} else {

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,5 +64,27 @@ func TestFromEnvResolvesBrokerLikeEveryClient(t *testing.T) {
 	if c := cfg.SnapshotCache; err != nil || c == nil || c.Path != "/var/cache/gw.enc" || c.URL != "http://broker:8765/" ||
 		c.Token != "env-tok" || c.TTL != time.Minute {
 		t.Fatalf("snapshot cache config: %+v %v", cfg.SnapshotCache, err)
+	}
+}
+
+func TestFromEnvReadsTheGatewayLimits(t *testing.T) {
+	home := t.TempDir()
+	log := slog.New(slog.DiscardHandler)
+	env := config.NewEnv(map[string]string{"HOME": home,
+		gatewayd.EnvAllowedHosts:     " gw.internal, ,omp.example ",
+		gatewayd.EnvAllowedOrigins:   "http://app.internal:3000",
+		gatewayd.EnvMaxInFlightBytes: "1048576"})
+	dirs, err := config.ResolveDirs(*env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := gatewayd.FromEnv(context.Background(), env, dirs, log, log)
+	if err != nil || !slices.Equal(cfg.AllowedHosts, []string{"gw.internal", "omp.example"}) ||
+		!slices.Equal(cfg.AllowedOrigins, []string{"http://app.internal:3000"}) || cfg.MaxInFlightBytes != 1<<20 {
+		t.Fatalf("%v %v %d %v", cfg.AllowedHosts, cfg.AllowedOrigins, cfg.MaxInFlightBytes, err)
+	}
+	env = config.NewEnv(map[string]string{"HOME": home, gatewayd.EnvMaxInFlightBytes: "256MiB"})
+	if _, err := gatewayd.FromEnv(context.Background(), env, dirs, log, log); err == nil || !strings.Contains(err.Error(), gatewayd.EnvMaxInFlightBytes) {
+		t.Fatalf("a size that is not a number: %v, want an error naming %s", err, gatewayd.EnvMaxInFlightBytes)
 	}
 }

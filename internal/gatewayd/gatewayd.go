@@ -115,6 +115,14 @@ type Config struct {
 	// httpx.DefaultBodyReadTimeout (30 s) and httpx.DefaultBodyTotalTimeout
 	// (2 min).
 	BodyReadTimeout, BodyTotalTimeout time.Duration
+	// AllowedHosts and AllowedOrigins widen what a NoAuth gateway answers
+	// (proxy.Options): Host names besides localhost and IP addresses, and
+	// browser origins besides its own. Ignored with a token.
+	AllowedHosts, AllowedOrigins []string
+	// MaxInFlightBytes caps the request body bytes held at once
+	// (proxy.Options.MaxInFlightBytes): 0 is proxy.DefaultMaxInFlightBytes,
+	// negative no cap.
+	MaxInFlightBytes int64
 }
 
 // Main is a running gateway.
@@ -233,6 +241,9 @@ func (m *Main) Open(ctx context.Context) (err error) {
 			h, err := m.Broker.UsageHistoryQuery(ctx, q)
 			return proxy.HistoryPage{GeneratedAt: h.GeneratedAt, Entries: h.Entries, Truncated: h.Truncated}, err
 		},
+		AllowedHosts:     c.AllowedHosts,
+		AllowedOrigins:   c.AllowedOrigins,
+		MaxInFlightBytes: c.MaxInFlightBytes,
 	})
 	if err != nil {
 		return err

@@ -48,7 +48,7 @@ type Host interface {
 	ServeBroker(ctx context.Context, env *config.Env, dirs config.Dirs, log *slog.Logger, bind, vaultKeyFile string) error
 	// ServeGateway runs `auth-gateway serve` until ctx ends; out carries
 	// the reference's start-up and shutdown lines.
-	ServeGateway(ctx context.Context, env *config.Env, dirs config.Dirs, log, warn *slog.Logger, out io.Writer, bind string, noAuth, optIn bool) error
+	ServeGateway(ctx context.Context, env *config.Env, dirs config.Dirs, log, warn *slog.Logger, out io.Writer, flags GatewayFlags) error
 	// CheckGateway runs `auth-gateway check` and prints its report on out;
 	// exit is the exit code it asks for (with err: err's text alone).
 	CheckGateway(ctx context.Context, env *config.Env, dirs config.Dirs, log, warn *slog.Logger, out io.Writer, strict, asJSON bool) (exit int, err error)
@@ -68,4 +68,17 @@ type LocalVault interface {
 	ClientUsage(ctx context.Context, sinceMs int64, byAccount bool) ([]vault.ClientSummary, error)
 	ListDisabled(ctx context.Context, provider string) ([]vault.Record, error)
 	ImportRecords(ctx context.Context, recs []vault.Record) (int, error)
+}
+
+// GatewayFlags are the flags of `auth-gateway serve`. The allow-lists and
+// the cap, when given, replace the environment's.
+type GatewayFlags struct {
+	Bind                   string
+	NoAuth                 bool
+	AllowNonLoopbackNoAuth bool
+	AllowedHosts           []string
+	AllowedOrigins         []string
+	// MaxInFlightBytes is the cap on request body bytes held at once; 0
+	// keeps the environment's (or the default), negative is no cap.
+	MaxInFlightBytes int64
 }

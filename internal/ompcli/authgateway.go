@@ -11,6 +11,7 @@ import (
 
 	"github.com/ompgo/omp/internal/clitext"
 	"github.com/ompgo/omp/internal/config"
+	"github.com/ompgo/omp/internal/hostapi"
 	"github.com/ompgo/omp/internal/logbuf"
 	"github.com/ompgo/omp/internal/procs"
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
@@ -24,6 +25,10 @@ type gatewayFlags struct {
 	noAuth     bool
 	optIn      bool
 	strict     bool
+	// The serve limits: the no-auth allow-lists and the in-flight cap.
+	allowedHosts   []string
+	allowedOrigins []string
+	maxInFlight    int64
 }
 
 func newAuthGatewayCmd(a *app) *cobra.Command {
@@ -69,13 +74,19 @@ func newGatewayServeCmd(a *app, f *gatewayFlags) *cobra.Command {
 			defer logw.Close()
 			// The warnings through the same writer, so they keep their place.
 			warn := logbuf.Logger(logw, slog.LevelWarn)
-			return h.ServeGateway(cmd.Context(), env, dirs, log, warn, a.stdout, f.bind, f.noAuth, f.optIn)
+			return h.ServeGateway(cmd.Context(), env, dirs, log, warn, a.stdout, hostapi.GatewayFlags{
+				Bind: f.bind, NoAuth: f.noAuth, AllowNonLoopbackNoAuth: f.optIn,
+				AllowedHosts: f.allowedHosts, AllowedOrigins: f.allowedOrigins, MaxInFlightBytes: f.maxInFlight,
+			})
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.bind, "bind", "b", config.DefaultGatewayBind, "listen address, host:port or port")
 	fl.BoolVar(&f.noAuth, "no-auth", false, "disable the bearer check (loopback-only use)")
 	fl.BoolVar(&f.optIn, config.AllowNonLoopbackNoAuthFlag[2:], false, "allow --no-auth on a non-loopback bind (any client that reaches it can use every credential)")
+	fl.StringSliceVar(&f.allowedHosts, "allowed-host", nil, "with --no-auth, also answer this Host name besides localhost and IP addresses (repeatable; default $OMP_AUTH_GATEWAY_ALLOWED_HOSTS)")
+	fl.StringSliceVar(&f.allowedOrigins, "allowed-origin", nil, "with --no-auth, also answer browser requests from this origin, e.g. http://localhost:3000 (repeatable; default $OMP_AUTH_GATEWAY_ALLOWED_ORIGINS)")
+	fl.Int64Var(&f.maxInFlight, "max-inflight-bytes", 0, "cap on request body bytes held at once, past it 503 (0: $OMP_AUTH_GATEWAY_MAX_INFLIGHT_BYTES or 256 MiB; negative: no cap)")
 	return cmd
 }
 

@@ -76,12 +76,13 @@ func (Host) ServeBroker(ctx context.Context, env *config.Env, dirs config.Dirs, 
 
 // ServeGateway runs the gateway (gatewayd) with the configuration of env
 // and dirs.
-func (Host) ServeGateway(ctx context.Context, env *config.Env, dirs config.Dirs, log, warn *slog.Logger, out io.Writer, bind string, noAuth, optIn bool) error {
+func (Host) ServeGateway(ctx context.Context, env *config.Env, dirs config.Dirs, log, warn *slog.Logger, out io.Writer, f hostapi.GatewayFlags) error {
 	cfg, err := gatewayd.FromEnv(ctx, env, dirs, log, warn)
 	if err != nil {
 		return err
 	}
-	cfg.Bind, cfg.NoAuth, cfg.AllowNonLoopbackNoAuth = bind, noAuth, optIn
+	cfg.Bind, cfg.NoAuth, cfg.AllowNonLoopbackNoAuth = f.Bind, f.NoAuth, f.AllowNonLoopbackNoAuth
+	cfg.OverrideLimits(f.AllowedHosts, f.AllowedOrigins, f.MaxInFlightBytes)
 	cfg.Out = out
 	return gatewayd.Serve(ctx, cfg)
 }

@@ -30,7 +30,7 @@ import (
 // 8 MiB for it (issue 9).
 func (s *Server) inference(f *format) httpx.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		c := &call{f: f}
+		c := &call{f: f, inflight: s.inflight}
 		// The body is recycled once nothing views it: in openUpstream, as soon
 		// as the upstream has the request, or here (nil by then is a no-op).
 		defer c.recycle()
@@ -71,8 +71,14 @@ type call struct {
 	sid     string
 	// credID is the credential of the open upstream stream.
 	credID int64
+	// inflight is the gateway's in-flight byte count, of which the body
+	// holds held bytes until recycle.
+	inflight *inflight
+	held     int64
 }
 
+// recycle releases the body: its pooled buffer, the decoded request's
+// arrays and its share of the in-flight bytes.
 func (c *call) recycle() {
 	if c.release != nil {
 		c.release()
@@ -80,6 +86,10 @@ func (c *call) recycle() {
 	}
 	httpx.PutBuffer(c.body)
 	c.body = nil
+	if c.held > 0 {
+		c.inflight.give(c.held)
+		c.held = 0
+	}
 }
 
 // prepare reads and decodes the request and resolves its model and
@@ -97,7 +107,10 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, c *call) error 
 	c.id = ids[0]
 	w.Header()[hdr.requestID], w.Header()[hdr.requestID2] = ids, ids
 
-	body, err := readBody(w, r)
+	if s.browser != nil && !isJSON(r.Header.Get("Content-Type")) {
+		return &apiError{Status: http.StatusUnsupportedMediaType, Message: msgNotJSON}
+	}
+	body, err := s.readBody(w, r, c)
 	c.body = body
 	if err != nil {
 		return err
@@ -212,41 +225,59 @@ var hdr = struct {
 	[]string{"nosniff"},
 }
 
-// readBody reads at most BodyLimit bytes of the request body.
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	if r.Body == nil {
+// readBody reads the request body, at most s.bodyLimit bytes (else 413),
+// holding its bytes in the gateway's in-flight count (c.held, given back
+// by c.recycle): a declared length is taken whole before anything is read,
+// a body of unknown length as it is read. A body that does not fit is
+// answered 503.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, c *call) ([]byte, error) {
+	if r.Body == nil || r.Body == http.NoBody {
 		return nil, nil
 	}
-	b, err := readAllSized(http.MaxBytesReader(w, r.Body, BodyLimit), r.ContentLength)
+	if r.ContentLength > s.bodyLimit {
+		return nil, &apiError{Status: http.StatusRequestEntityTooLarge, Message: msgBodyTooLarge}
+	}
+	var body io.Reader = http.MaxBytesReader(w, r.Body, s.bodyLimit)
+	if r.ContentLength > 0 {
+		if !c.inflight.take(r.ContentLength) {
+			return nil, errInFlightFull(c.inflight.limit)
+		}
+		c.held = r.ContentLength
+	} else {
+		body = &meteredBody{r: body, f: c.inflight, held: &c.held}
+	}
+	b, err := readAllSized(body, r.ContentLength, s.bodyLimit)
 	if err != nil {
 		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return nil, &apiError{Status: http.StatusRequestEntityTooLarge, Message: msgBodyTooLarge, Err: err}
+		var ae *apiError
+		var he *httpx.Error
+		switch {
+		case errors.As(err, &tooBig):
+			return b, &apiError{Status: http.StatusRequestEntityTooLarge, Message: msgBodyTooLarge, Err: err}
+		case errors.As(err, &ae):
+			return b, err
+		case errors.As(err, &he): // the body's own verdict, such as a read timeout (408)
+			return b, he
+		case r.Context().Err() != nil:
+			return b, &apiError{Status: 499, Message: "client closed request", Err: err}
 		}
-		var he *httpx.Error // the body's own verdict, such as a read timeout (408)
-		if errors.As(err, &he) {
-			return nil, he
-		}
-		if ctxErr := r.Context().Err(); ctxErr != nil {
-			return nil, &apiError{Status: 499, Message: "client closed request", Err: err}
-		}
-		return nil, &apiError{Status: http.StatusBadRequest, Message: "Invalid request body: " + err.Error(), Err: err}
+		return b, &apiError{Status: http.StatusBadRequest, Message: "Invalid request body: " + err.Error(), Err: err}
 	}
 	return b, nil
 }
 
 // readAllSized is io.ReadAll into a recycled buffer (httpx.GetBuffer) sized from
-// the declared Content-Length (capped at BodyLimit): a large body is read
+// the declared Content-Length (capped at limit): a large body is read
 // into one buffer instead of a doubling series of copies. Without a
 // declared length it starts at the smallest class and grows. The body is
 // decoded in place (the canonical request's strings view it), so it goes
 // back to the pool only when the request is over, and nothing kept past
 // the request may view it (the session id is cloned).
-func readAllSized(r io.Reader, n int64) ([]byte, error) {
+func readAllSized(r io.Reader, n, limit int64) ([]byte, error) {
 	if n < 0 {
 		n = 0
 	}
-	b := httpx.GetBuffer(int(min(n, BodyLimit)) + 1) // +1: EOF is seen without growing
+	b := httpx.GetBuffer(int(min(n, limit)) + 1) // +1: EOF is seen without growing
 	for {
 		m, err := r.Read(b[len(b):cap(b)])
 		b = b[:len(b)+m]

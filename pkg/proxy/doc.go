@@ -10,9 +10,12 @@
 //
 //  1. CORS headers on every response; OPTIONS → 204 and GET /healthz
 //     without auth; everything else needs the gateway token (Bearer or
-//     x-api-key, constant time) before routing.
+//     x-api-key, constant time) before routing. Without a token
+//     (browser.go), a Host or Origin a web page could send is 403 first,
+//     CORS names the Origin instead of "*", and a non-JSON POST is 415.
 //  2. Read the body (BodyLimit, else 413) and decode it with the format's
-//     codec (400 with the codec's exact text).
+//     codec (400 with the codec's exact text). The bodies held at once are
+//     capped (inflight.go): past the cap a request is 503 with Retry-After.
 //  3. Resolve the model (models.go): "<provider>/<id>" or a bare id, among
 //     the providers that have credentials in the Source now; 404 unknown.
 //  4. Passthrough headers and the session id (session.go): the client's

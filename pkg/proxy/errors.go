@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/ompgo/omp/internal/httpx"
 	"github.com/ompgo/omp/pkg/llm"
@@ -28,6 +29,8 @@ type apiError struct {
 	Status  int
 	Message string
 	Err     error // cause, only logged
+	// RetryAfter, when positive, is sent as Retry-After.
+	RetryAfter time.Duration
 }
 
 func (e *apiError) Error() string { return e.Message }
@@ -49,7 +52,7 @@ func problem(err error) httpx.Problem {
 	var he *httpx.Error
 	switch {
 	case errors.As(err, &ae):
-		return httpx.Problem{Status: ae.Status, Message: ae.Message}
+		return httpx.Problem{Status: ae.Status, Message: ae.Message, RetryAfter: ae.RetryAfter}
 	case errors.As(err, &he):
 		if he.Status == http.StatusRequestEntityTooLarge {
 			return httpx.Problem{Status: he.Status, Message: msgBodyTooLarge}

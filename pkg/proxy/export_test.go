@@ -19,3 +19,6 @@ func SetObserve(s *Server, f func(Observed)) { s.observer = f }
 
 // SetLogger replaces the server's logger.
 func SetLogger(s *Server, l *slog.Logger) { s.log = l }
+
+// InFlightBytes is the request body bytes the server's requests hold now.
+func InFlightBytes(s *Server) int64 { return s.inflight.bytes() }

@@ -112,7 +112,8 @@ func (m *metrics) record(r *http.Request, ri *reqInfo, status int, start time.Ti
 }
 
 // stateCollector reports state read at scrape time: broker sync lag and
-// mode, and the credential blocks in force.
+// mode, the credential blocks in force and the request body bytes in
+// flight.
 type stateCollector struct {
 	s    *Server
 	sync func() SyncState
@@ -122,15 +123,18 @@ var (
 	lagDesc    = prometheus.NewDesc("omp_gateway_broker_sync_lag_seconds", "Seconds since the broker last answered the store's sync.", nil, nil)
 	modeDesc   = prometheus.NewDesc("omp_gateway_broker_sync_mode", "1 for the store's current sync mode.", []string{"mode"}, nil)
 	blocksDesc = prometheus.NewDesc("omp_gateway_credential_blocks", "Credential blocks in force in this gateway, by provider and credential type.", []string{"provider", "type"}, nil)
+	bodiesDesc = prometheus.NewDesc("omp_gateway_request_body_bytes_in_flight", "Request body bytes held by the requests in progress (capped by the in-flight byte limit).", nil, nil)
 )
 
 func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- lagDesc
 	ch <- modeDesc
 	ch <- blocksDesc
+	ch <- bodiesDesc
 }
 
 func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
+	ch <- prometheus.MustNewConstMetric(bodiesDesc, prometheus.GaugeValue, float64(c.s.inflight.bytes()))
 	if c.sync != nil {
 		st := c.sync()
 		if !st.LastSync.IsZero() {

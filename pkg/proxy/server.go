@@ -33,8 +33,20 @@ type Options struct {
 	// Authorization: Bearer and x-api-key (discrepancies.md B19).
 	Tokens []string
 	// NoAuth serves without a token (the caller decides when that is
-	// allowed).
+	// allowed). Such a gateway refuses what a web page could send: a Host
+	// other than localhost, an IP address or AllowedHosts; an Origin other
+	// than its own or AllowedOrigins; a non-JSON POST body.
 	NoAuth bool
+	// AllowedHosts are the Host names a NoAuth gateway answers besides
+	// localhost, *.localhost and IP addresses (port ignored).
+	AllowedHosts []string
+	// AllowedOrigins are the browser origins (scheme://host[:port]) a
+	// NoAuth gateway answers besides its own.
+	AllowedOrigins []string
+	// MaxInFlightBytes caps the request body bytes all requests hold at
+	// once; a request that does not fit is answered 503 with Retry-After.
+	// 0 is DefaultMaxInFlightBytes; negative is no cap.
+	MaxInFlightBytes int64
 	// Logger receives the request lines; default slog.Default(). A token
 	// is never logged.
 	Logger *slog.Logger
@@ -96,6 +108,14 @@ type Server struct {
 	unauthLog httpx.LogLimiter
 	// pingInterval is PingInterval (tests shorten it).
 	pingInterval time.Duration
+	// browser is the NoAuth gateway's Host and Origin allow-list; nil
+	// with a token.
+	browser *browserPolicy
+	// inflight caps the body bytes of the requests in progress.
+	inflight *inflight
+	// bodyLimit is the largest body one request may send: BodyLimit, or
+	// the in-flight cap when that is smaller.
+	bodyLimit int64
 }
 
 // New builds a Server. It fails when Source is nil, or when there is no
@@ -115,6 +135,19 @@ func New(o Options) (*Server, error) {
 			return nil, errors.New("proxy: a bearer token is required unless NoAuth is set")
 		}
 		s.bearer = b
+	} else {
+		s.browser = newBrowserPolicy(o.AllowedHosts, o.AllowedOrigins)
+	}
+	s.inflight = &inflight{limit: o.MaxInFlightBytes}
+	switch {
+	case o.MaxInFlightBytes == 0:
+		s.inflight.limit = DefaultMaxInFlightBytes
+	case o.MaxInFlightBytes < 0:
+		s.inflight.limit = 0
+	}
+	s.bodyLimit = BodyLimit
+	if s.inflight.limit > 0 && s.inflight.limit < s.bodyLimit {
+		s.bodyLimit = s.inflight.limit
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -145,10 +178,15 @@ func (s *Server) Handler() http.Handler { return s.router }
 
 // routes registers the routes in the order of gateway.md §2.3: OPTIONS
 // and /healthz before auth, then the inference routes, /v1/models, and
-// the generic 404.
+// the generic 404. Without a token, the Host and Origin checks come
+// first, and CORS names the caller's origin instead of "*".
 func (s *Server) routes() http.Handler {
 	r := chi.NewRouter()
-	r.Use(s.metrics.middleware, cors, s.authenticate)
+	if s.browser != nil {
+		r.Use(s.metrics.middleware, s.guard, corsNoAuth, s.authenticate)
+	} else {
+		r.Use(s.metrics.middleware, cors, s.authenticate)
+	}
 	generic := httpx.Adapter{Logger: s.log, CrashMessage: "auth-gateway handler crashed"}
 	r.Method(http.MethodGet, "/healthz", generic.Handler(s.healthz))
 	r.Method(http.MethodGet, "/v1/usage", generic.Handler(s.usage))
@@ -182,8 +220,8 @@ const (
 // through Header.Set, which allocates a value slice per header per
 // request. Nothing modifies a header value in place, and each slice is
 // full (len = cap), so an Add copies instead of writing into it.
-var corsValues = struct{ origin, methods, allow, maxAge, expose []string }{
-	[]string{"*"}, []string{"GET, POST, OPTIONS"}, []string{corsAllowHeaders}, []string{"86400"}, []string{corsExposeHeaders},
+var corsValues = struct{ origin, methods, allow, maxAge, expose, vary []string }{
+	[]string{"*"}, []string{"GET, POST, OPTIONS"}, []string{corsAllowHeaders}, []string{"86400"}, []string{corsExposeHeaders}, []string{"Origin"},
 }
 
 // cors sets the CORS headers on every response and answers any OPTIONS
