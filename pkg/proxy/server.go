@@ -216,10 +216,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	})
 }
 
-// unauthorized answers 401. Not inlined: authenticate's frame stays under
-// every handler for the whole of a stream (issue 9).
-//
-//go:noinline
+// unauthorized answers 401.
 func (s *Server) unauthorized(w http.ResponseWriter, r *http.Request) {
 	s.log.Info("auth-gateway request unauthorized", "method", r.Method, "path", r.URL.EscapedPath(), "peer", httpx.Peer(r))
 	writeGeneric(w, http.StatusUnauthorized, []byte(`{"error":"unauthorized"}`))

@@ -461,13 +461,7 @@ func (d *decoder) messages(req *llm.Request) {
 }
 
 // addMessage appends the canonical message(s) of messages[i], whose
-// blocks are in d.scratch; false after a failure. It is not inlined into
-// messages: its Message values would sit in the frame of the loop that
-// also calls the block decoders, and a request goroutine's stack would
-// outgrow 8 KiB there and keep 16 KiB for the whole stream that follows
-// (issue 9).
-//
-//go:noinline
+// blocks are in d.scratch; false after a failure.
 func (d *decoder) addMessage(i int, role string) bool {
 	switch role {
 	case "user":

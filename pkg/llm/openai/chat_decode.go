@@ -257,12 +257,7 @@ func (p *chatDecoder) messages() {
 }
 
 // add appends the canonical form of messages[i]; false after a schema
-// error. It is not inlined into messages: its Message values would sit in
-// the frame of the loop that also calls the content decoders, and a
-// request goroutine's stack would outgrow 8 KiB there and keep 16 KiB
-// for the whole stream that follows (issue 9).
-//
-//go:noinline
+// error.
 func (p *chatDecoder) add(i int, msg *chatMessage) bool {
 	parts, cache := msg.parts, msg.cache
 	switch msg.role {
@@ -390,11 +385,7 @@ func decodeChatContent(d *jsonr.Reader, dst []llm.Content) []llm.Content {
 	return dst
 }
 
-// appendDecodedPart appends the block of one content part. Not inlined, for
-// the reason of chatDecoder.add: its Content temporaries stay out of the
-// decoding loop's frame.
-//
-//go:noinline
+// appendDecodedPart appends the block of one content part.
 func appendDecodedPart(dst []llm.Content, typ, text, url, detail, other string, cache *llm.CacheControl) []llm.Content {
 	var c llm.Content
 	switch typ {

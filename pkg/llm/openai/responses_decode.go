@@ -300,13 +300,7 @@ func (p *responsesDecoder) apply(i int, it *responsesItem) {
 	}
 }
 
-// applyMessage, applyReasoning and applyCall are apply's cases with
-// Message and Content temporaries, kept out of its frame (not inlined):
-// one frame holding every case's values took over 3 KiB of a request
-// goroutine's stack, which then keeps 16 KiB for the whole stream that
-// follows (issue 9).
-//
-//go:noinline
+// applyMessage, applyReasoning and applyCall are apply's cases.
 func (p *responsesDecoder) applyMessage(i int, it *responsesItem) {
 	switch it.role {
 	case "system":
@@ -335,7 +329,6 @@ func (p *responsesDecoder) applyMessage(i int, it *responsesItem) {
 	}
 }
 
-//go:noinline
 func (p *responsesDecoder) applyReasoning(it *responsesItem) {
 	m := p.assistant()
 	c := llm.Content{Type: llm.ContentThinking, ThinkingSignature: string(it.raw)}
@@ -353,7 +346,6 @@ func (p *responsesDecoder) applyReasoning(it *responsesItem) {
 	m.Content = append(m.Content, c)
 }
 
-//go:noinline
 func (p *responsesDecoder) applyCall(it *responsesItem) {
 	m := p.assistant()
 	c := llm.Content{Type: llm.ContentToolCall, ID: it.callID, Name: it.name}
