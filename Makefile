@@ -43,8 +43,6 @@ lint: vet ## gofmt + vet + staticcheck
 
 test: vet tmux ## vet + unit and end-to-end tests with -race (what CI runs)
 	$(GO) test -race -count=1 -timeout 8m $(PKGS)
-	@# The JSON string scans without their amd64 assembly, as on other ports.
-	$(GO) test -count=1 -tags purego ./pkg/llm/internal/...
 
 race: test ## alias of test (tests always run with -race)
 

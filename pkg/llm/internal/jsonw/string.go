@@ -23,7 +23,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
-	"github.com/ompgo/omp/pkg/llm/internal/strscan"
 )
 
 const (
@@ -61,11 +60,6 @@ func maskBlockString(v uint64) uint64 {
 	lgs := (v | lsb*0x62) ^ (lsb * '~')
 	return ((v - lsb*0x20) | (qa - lsb) | (lgs - lsb) | v) & msb
 }
-
-// appendBody hands the rest of a string to strscan.Escape once a clean run
-// has reached scanAfter bytes and at least scanMin bytes are left: below
-// either, the call costs more than the words.
-const scanAfter, scanMin = 136, 64
 
 // plain[c] and htmlSafe[c] are true for the ASCII bytes each dialect
 // copies unescaped.
@@ -134,7 +128,6 @@ func appendBody(dst []byte, s string, html bool) []byte {
 			// goes to the flagged path with its mask, so a short run
 			// costs no more than in the word loop; any superset of the
 			// exact mask will do there.
-			start := i - 8 // where the run began
 			for i+32 <= len(src) && len(buf)-j >= 32+64 {
 				s, d := src[i:i+32], buf[j:j+32]
 				// The first word alone: where escapes come every few
@@ -178,17 +171,6 @@ func appendBody(dst []byte, s string, html bool) []byte {
 					goto flagged
 				}
 				i, j = i+32, j+32
-				if strscan.Have && i-start >= scanAfter && len(src)-i >= scanMin {
-					// A long run (prose): the vector scan finds where
-					// it ends (the next word, flagged, starts there)
-					// and one copy takes it, as far as the buffer
-					// allows. Not sooner: in text that escapes every
-					// line the call costs more than the words.
-					n := min(strscan.Escape(src[i:], html), len(buf)-j)
-					copy(buf[j:j+n], src[i:i+n])
-					i, j = i+n, j+n
-					break
-				}
 			}
 			continue
 		}
