@@ -188,21 +188,17 @@ func TestAdaptersInternalImports(t *testing.T) {
 	}
 }
 
-// TestOnlyJSONRImportsUnsafe: byte views (string↔[]byte without a copy)
-// live in pkg/llm/internal/jsonr alone, with their invariants in its
-// package doc. Test files may import unsafe (List reports non-test
-// imports only).
-func TestOnlyJSONRImportsUnsafe(t *testing.T) {
+// TestLLMDoesNotImportUnsafe: no package under pkg/llm converts between
+// strings and byte slices without a copy. Test files may import unsafe
+// (List reports non-test imports only).
+func TestLLMDoesNotImportUnsafe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the go tool")
 	}
 	for _, p := range List(t, "./../../pkg/llm/...") {
-		if p.ImportPath == m+"pkg/llm/internal/jsonr" {
-			continue
-		}
 		for _, imp := range p.Imports {
 			if imp == "unsafe" {
-				t.Errorf("%s imports unsafe; use jsonr.StringView / jsonr.BytesView", p.ImportPath)
+				t.Errorf("%s imports unsafe", p.ImportPath)
 			}
 		}
 	}

@@ -68,14 +68,12 @@ func stopAt(i int, v, m, hi uint64) (int, uint64) {
 	return i + k, hi | v&(1<<(8*k)-1)
 }
 
-// String reads a string value (null reads as ""). A string without
-// escapes is a view of the input (no copy); one with escapes lives in the
-// reader's arena. Either way it stays valid as long as the input is not
-// modified.
+// String reads a string value (null reads as ""). The string is a copy:
+// it owns its bytes.
 func (r *Reader) String() string {
 	switch r.Peek() {
 	case '"':
-		return unsafeString(r.str())
+		return string(r.str())
 	case 'n':
 		r.Null()
 		return ""
