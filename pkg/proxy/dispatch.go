@@ -55,20 +55,13 @@ type call struct {
 	start time.Time
 	body  []byte // recycled by recycle
 	req   *llm.Request
-	// release gives back the decoded request's pooled arrays (recycle
-	// calls it); nil when there are none.
-	release func()
-	model   *llm.Model // the model table's: read-only
-	sid     string
+	model *llm.Model // the model table's: read-only
+	sid   string
 	// credID is the credential of the open upstream stream.
 	credID int64
 }
 
 func (c *call) recycle() {
-	if c.release != nil {
-		c.release()
-		c.release = nil
-	}
 	httpx.PutBuffer(c.body)
 	c.body = nil
 }
@@ -91,16 +84,7 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, c *call) error 
 	if err != nil {
 		return err
 	}
-	var req *llm.Request
-	if f.decodeRecycled != nil && len(body) > httpx.MinPooled {
-		// Only a body large enough to come in a pooled buffer: the pools
-		// keep what they are given back for as many requests as were in
-		// flight, and 1 000 small streams opened at once left 3 KiB each
-		// there, for a saving that only large bodies see.
-		req, c.release, err = f.decodeRecycled(body)
-	} else {
-		req, err = f.decode(body)
-	}
+	req, err := f.decode(body)
 	if err != nil {
 		return err
 	}
@@ -110,8 +94,7 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, c *call) error 
 	}
 	ri.provider, ri.stream = c.model.Provider, req.Stream
 	mergePassthrough(req, r.Header)
-	// Cloned: the picker keeps it (sticky credential) past this request,
-	// and it may view the recycled body.
+	// Cloned: the picker keeps it (sticky credential) past this request.
 	c.sid = strings.Clone(sessionID(f, req, body, r.Header))
 	req.SessionID = c.sid
 	if req.PromptCacheKey == "" {
@@ -153,12 +136,11 @@ func (s *Server) openUpstream(w http.ResponseWriter, r *http.Request, c *call) (
 	s.metrics.ttfb.WithLabelValues(model.Provider).Observe(time.Since(opened).Seconds())
 	c.credID = credID
 	// The upstream has the request, and no Provider's stream keeps it;
-	// the response phase reads only its model id (cloned: it views the
-	// body) and two flags. The decoded request and the body it views
-	// go now rather than when a stream of minutes ends: a long agent
-	// session's request pinned a 1 MiB pooled buffer and its decoded
-	// conversation for the whole stream.
-	c.req = &llm.Request{Model: strings.Clone(req.Model), Stream: req.Stream, IncludeStreamingUsage: req.IncludeStreamingUsage}
+	// the response phase reads only its model id and two flags. The
+	// decoded request and the body go now rather than when a stream of
+	// minutes ends: a long agent session's request pinned a 1 MiB pooled
+	// buffer and its decoded conversation for the whole stream.
+	c.req = &llm.Request{Model: req.Model, Stream: req.Stream, IncludeStreamingUsage: req.IncludeStreamingUsage}
 	c.recycle()
 	h := w.Header()
 	h[hdr.modelID] = []string{model.ID}
