@@ -39,8 +39,6 @@ func (s *Server) inference(f *format) httpx.HandlerFunc {
 		}
 		s.metrics.streams.Inc()
 		defer s.metrics.streams.Dec()
-		// The response headers are sent from here, at the shallowest
-		// point (see startStream).
 		if out := startStream(w); out != nil {
 			s.observe(r, c.model, c.credID, s.writeStream(out, c.f, c.req, stream))
 		}

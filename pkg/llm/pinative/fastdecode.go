@@ -296,7 +296,8 @@ func (f *fast) content() []llm.Content {
 			}
 			return err
 		})
-		out := append(make([]llm.Content, 0, len(f.blocks)-start), f.blocks[start:]...) // [] stays an empty, non-nil content
+		// An exact copy; [] stays an empty, non-nil content.
+		out := append(make([]llm.Content, 0, len(f.blocks)-start), f.blocks[start:]...)
 		clear(f.blocks[start:])
 		f.blocks = f.blocks[:start]
 		return out
