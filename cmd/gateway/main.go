@@ -15,7 +15,6 @@ import (
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/internal/gatewayd"
 	"github.com/ompgo/omp/internal/logbuf"
-	"github.com/ompgo/omp/internal/procs"
 	"github.com/ompgo/omp/internal/sigctx"
 )
 
@@ -42,9 +41,6 @@ func main() {
 		fmt.Println(buildinfo.String())
 		return
 	}
-	// Back with the scheduler's monitor kept awake (internal/procs); if
-	// that fails, on as we are.
-	_ = procs.ExecAwake()
 	if err := run(bind, *noAuth, *optIn, limits); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)

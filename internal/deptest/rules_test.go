@@ -166,8 +166,7 @@ func TestTestHelpersNotImported(t *testing.T) {
 // TestAdaptersInternalImports: an adapter under pkg/vault/* or pkg/llm/*
 // imports from the module's internal/ only the shared pieces: httpx, the
 // one SSE reader/writer, the one Retry-After parser, the one provider
-// identity table, buildinfo (version strings), the embedded usage page and
-// apart (a deep call on a short-lived goroutine, issue 9).
+// identity table, buildinfo (version strings) and the embedded usage page.
 // The domains themselves
 // import nothing in-module (TestImportRules).
 func TestAdaptersInternalImports(t *testing.T) {
@@ -177,7 +176,6 @@ func TestAdaptersInternalImports(t *testing.T) {
 	allowed := map[string]bool{
 		m + "internal/httpx": true, m + "internal/sse": true, m + "internal/retryafter": true,
 		m + "internal/provider": true, m + "internal/buildinfo": true, m + "internal/usagepage": true,
-		m + "internal/apart": true,
 	}
 	for _, domain := range []string{"pkg/vault", "pkg/llm"} {
 		for _, p := range List(t, "./../../"+domain+"/...") {
@@ -190,21 +188,17 @@ func TestAdaptersInternalImports(t *testing.T) {
 	}
 }
 
-// TestOnlyJSONRImportsUnsafe: byte views (string↔[]byte without a copy)
-// live in pkg/llm/internal/jsonr alone, with their invariants in its
-// package doc. Test files may import unsafe (List reports non-test
-// imports only).
-func TestOnlyJSONRImportsUnsafe(t *testing.T) {
+// TestLLMDoesNotImportUnsafe: no package under pkg/llm converts between
+// strings and byte slices without a copy. Test files may import unsafe
+// (List reports non-test imports only).
+func TestLLMDoesNotImportUnsafe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the go tool")
 	}
 	for _, p := range List(t, "./../../pkg/llm/...") {
-		if p.ImportPath == m+"pkg/llm/internal/jsonr" {
-			continue
-		}
 		for _, imp := range p.Imports {
 			if imp == "unsafe" {
-				t.Errorf("%s imports unsafe; use jsonr.StringView / jsonr.BytesView", p.ImportPath)
+				t.Errorf("%s imports unsafe", p.ImportPath)
 			}
 		}
 	}

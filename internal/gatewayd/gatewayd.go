@@ -36,7 +36,6 @@ import (
 	"github.com/ompgo/omp/internal/buildinfo"
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/internal/httpx"
-	"github.com/ompgo/omp/internal/procs"
 	"github.com/ompgo/omp/internal/sigctx"
 	"github.com/ompgo/omp/pkg/proxy"
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
@@ -364,18 +363,13 @@ func (m *Main) Close() error {
 }
 
 // Serve opens a gateway with cfg, runs it until ctx is cancelled and closes
-// it: the whole life of `omp auth-gateway serve` and cmd/gateway. The
-// process's Ps follow its load (internal/procs) unless GOMAXPROCS is set.
+// it: the whole life of `omp auth-gateway serve` and cmd/gateway.
 func Serve(ctx context.Context, cfg Config) error {
 	m := &Main{Config: cfg}
 	if err := m.Open(ctx); err != nil {
 		return err
 	}
 	defer m.Close()
-	log := m.Config.Logger
-	govern, stopGoverning := context.WithCancel(ctx) // ends with Serve, whatever ends it
-	defer stopGoverning()
-	procs.Adapt(govern, procs.Options{OnChange: func(n int) { log.Debug("auth-gateway GOMAXPROCS", "procs", n) }})
 	runDone := make(chan struct{})
 	announced := make(chan struct{})
 	go func() {

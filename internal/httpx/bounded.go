@@ -111,8 +111,6 @@ func (l *LogLimiter) Allow() (ok bool, suppressed int64) {
 // LogRequest writes msg with RequestAttrs(r) at Info level, at most once
 // per window; the line written carries "suppressed", the number of lines
 // held back before it.
-//
-//go:noinline
 func (l *LogLimiter) LogRequest(log *slog.Logger, msg string, r *http.Request) {
 	ok, n := l.Allow()
 	if !ok {

@@ -41,8 +41,6 @@ type deadlineBody struct {
 // boundBody arms the read deadline of r's connection and returns the
 // body that keeps it; nil when w cannot set deadlines (then the body is
 // left as it is).
-//
-//go:noinline
 func boundBody(w http.ResponseWriter, r *http.Request, stall, total time.Duration) io.ReadCloser {
 	now := time.Now()
 	b := &deadlineBody{body: r.Body, w: w, rc: http.NewResponseController(w), stall: stall, end: now.Add(total)}

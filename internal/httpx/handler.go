@@ -136,8 +136,6 @@ func (a Adapter) recoverPanic(sw *StatusWriter, r *http.Request) {
 
 // Error classifies err and renders it (or only logs it, when unexpected,
 // if the response has already started).
-//
-//go:noinline
 func (a Adapter) Error(w http.ResponseWriter, r *http.Request, err error) {
 	classify := a.Classify
 	if classify == nil {

@@ -61,8 +61,6 @@ type forwardedKey struct{}
 
 // withForwarded returns r carrying the client address its proxy reported,
 // when r comes from a trusted proxy that reported one; else r itself.
-//
-//go:noinline
 func (t TrustedProxies) withForwarded(r *http.Request) *http.Request {
 	addr, err := netip.ParseAddr(RemoteIP(r))
 	if err != nil || !t.Contains(addr) {

@@ -13,7 +13,6 @@ import (
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/internal/hostapi"
 	"github.com/ompgo/omp/internal/logbuf"
-	"github.com/ompgo/omp/internal/procs"
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
 )
 
@@ -48,18 +47,6 @@ func newGatewayServeCmd(a *app, f *gatewayFlags) *cobra.Command {
 		Short: "Run the gateway (needs OMP_AUTH_BROKER_URL)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			switch {
-			case a.execHost == nil: // a test's app, not a process of its own
-			case a.hostImpl == nil:
-				// The client: it execs omp-host next, which gets the
-				// scheduler's monitor setting (internal/procs) in its
-				// environment at start.
-				procs.SetMonitorEnv()
-			default:
-				// Back with the monitor kept awake; if that fails, on
-				// as we are.
-				_ = procs.ExecAwake()
-			}
 			env, dirs, err := a.setup()
 			if err != nil {
 				return err

@@ -3,8 +3,7 @@ package llm
 import (
 	"context"
 	"errors"
-
-	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
+	"strings"
 )
 
 // Builder assembles a canonical event stream that obeys the invariants of
@@ -14,13 +13,13 @@ import (
 // calls yield for each event; every method returns false once the consumer
 // has stopped or the stream has ended, and the adapter should then return.
 //
-// A Builder does not allocate per event: block text grows in an
-// append-only buffer that the partial message's strings view.
+// A Builder does not allocate per event: block text grows in a
+// strings.Builder whose String the partial message's strings are.
 type Builder struct {
 	msg     Message
 	yield   func(Event) bool
 	open    int // index of the open block, -1 when none
-	buf     []byte
+	buf     strings.Builder
 	started bool
 	done    bool // terminal event emitted or consumer stopped
 }
@@ -81,7 +80,7 @@ func (b *Builder) begin(c Content, t EventType) bool {
 	}
 	b.msg.Content = append(b.msg.Content, c)
 	b.open = len(b.msg.Content) - 1
-	b.buf = nil // earlier blocks keep viewing the old buffer
+	b.buf.Reset() // earlier blocks keep the strings they have
 	return b.emit(Event{Type: t, ContentIndex: b.open})
 }
 
@@ -120,15 +119,14 @@ func (b *Builder) StartBlock(c Content) bool {
 	return b.begin(c, t)
 }
 
-// grow appends delta to the open block's buffer and returns a string view
-// of the whole buffer. Safe because bytes once viewed are never rewritten.
+// grow appends delta to the open block's text and returns the whole text.
 func (b *Builder) grow(delta string) string {
-	b.buf = append(b.buf, delta...)
-	return jsonr.StringView(b.buf)
+	b.buf.WriteString(delta)
+	return b.buf.String()
 }
 
 // tail returns the end of full that grow just appended delta to: the
-// event's Delta views the block buffer, never the caller's (often reused)
+// event's Delta shares the block text, never the caller's (often reused)
 // parse buffer, so consumers may keep it.
 func tail(full, delta string) string { return full[len(full)-len(delta):] }
 

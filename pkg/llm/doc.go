@@ -66,16 +66,6 @@
 // outbound request bodies and inbound SSE frames (anthropic, openai,
 // pinative), which have no encoding/json twin.
 //
-// Long strings: once a string has run clean for 136 bytes, jsonw's writers
-// hand the rest of it to a vector scan (internal/strscan: SSE2 assembly on
-// amd64, the port's baseline, so no CPU check; two 16-byte blocks a step) that finds the next
-// byte they must look at, and copy the run in one move; jsonr's reader does
-// the same until a string's first escape (after it, the word loop decodes
-// the rest). On the 300-message gateway request that took decoding from 74 to
-// 45 µs and encoding it for Anthropic from 72 to 35 µs (alternating runs
-// of the two builds); text with a newline every line or two never reaches
-// the scan and costs what it did. Other ports, and builds with the purego
-// tag (make test runs one), use the word loops alone; strscan's TestScans
-// holds the assembly to a byte-at-a-time reference, and jsonr's and
-// jsonw's fuzz tests run the long-run paths.
+// Strings are scanned in plain Go, a 64-bit word at a time; jsonr's and
+// jsonw's fuzz tests run those loops.
 package llm

@@ -157,9 +157,6 @@ type Provider interface {
 	// and retry-after) or the request could not be built; every later
 	// failure, cancellation of ctx included, is the stream's error event.
 	// The caller must Close the returned stream. req and model are read,
-	// never changed, and not kept past the call. The model goes by
-	// pointer: by value, its 216 bytes sat twice in the caller's frame,
-	// under the whole upstream HTTP call, at the bottom of a gateway
-	// handler's deepest path (issue 9, make stackcheck).
+	// never changed, and not kept past the call.
 	Stream(ctx context.Context, req *Request, model *Model, cred Credential) (*Stream, error)
 }

@@ -115,8 +115,6 @@ func (s *Server) guard(next http.Handler) http.Handler {
 }
 
 // forbidden answers 403 with a generic JSON error and logs the refusal.
-//
-//go:noinline
 func (s *Server) forbidden(w http.ResponseWriter, r *http.Request, msg string) {
 	s.log.Warn("auth-gateway request refused", "method", r.Method, "path", r.URL.EscapedPath(),
 		"peer", httpx.Peer(r), "host", r.Host, "origin", r.Header.Get("Origin"))

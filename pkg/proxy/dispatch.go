@@ -19,15 +19,6 @@ import (
 
 // inference returns the handler of one format route: the request flow of
 // gateway.md §5 (see the package doc).
-//
-// The flow is split in functions that are not inlined (prepare,
-// logRequest, openUpstream, answerFinal), so no phase's locals sit in the
-// frame under another: the handler goroutine's stack must stay within its
-// 8 KiB below net/http, chi and the middleware through decoding, logging
-// (slog's text handler alone is 3 KiB deep), the upstream call and the
-// first flush (net/http's header writing is 4 KiB deep). Once it outgrows 8 KiB it keeps
-// 16 KiB for the whole stream that follows, and 1 000 open streams paid
-// 8 MiB for it (issue 9).
 func (s *Server) inference(f *format) httpx.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		c := &call{f: f, inflight: s.inflight}
@@ -48,8 +39,6 @@ func (s *Server) inference(f *format) httpx.HandlerFunc {
 		}
 		s.metrics.streams.Inc()
 		defer s.metrics.streams.Dec()
-		// The response headers are sent from here, at the shallowest
-		// point (see startStream).
 		if out := startStream(w); out != nil {
 			s.observe(r, c.model, c.credID, s.writeStream(out, c.f, c.req, stream))
 		}
@@ -64,11 +53,8 @@ type call struct {
 	start time.Time
 	body  []byte // recycled by recycle
 	req   *llm.Request
-	// release gives back the decoded request's pooled arrays (recycle
-	// calls it); nil when there are none.
-	release func()
-	model   *llm.Model // the model table's: read-only
-	sid     string
+	model *llm.Model // the model table's: read-only
+	sid   string
 	// credID is the credential of the open upstream stream.
 	credID int64
 	// inflight is the gateway's in-flight byte count, of which the body
@@ -80,10 +66,6 @@ type call struct {
 // recycle releases the body: its pooled buffer, the decoded request's
 // arrays and its share of the in-flight bytes.
 func (c *call) recycle() {
-	if c.release != nil {
-		c.release()
-		c.release = nil
-	}
 	httpx.PutBuffer(c.body)
 	c.body = nil
 	if c.held > 0 {
@@ -94,8 +76,6 @@ func (c *call) recycle() {
 
 // prepare reads and decodes the request and resolves its model and
 // session id.
-//
-//go:noinline
 func (s *Server) prepare(w http.ResponseWriter, r *http.Request, c *call) error {
 	f := c.f
 	c.start = s.now()
@@ -115,16 +95,7 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, c *call) error 
 	if err != nil {
 		return err
 	}
-	var req *llm.Request
-	if f.decodeRecycled != nil && len(body) > httpx.MinPooled {
-		// Only a body large enough to come in a pooled buffer: the pools
-		// keep what they are given back for as many requests as were in
-		// flight, and 1 000 small streams opened at once left 3 KiB each
-		// there, for a saving that only large bodies see.
-		req, c.release, err = f.decodeRecycled(body)
-	} else {
-		req, err = f.decode(body)
-	}
+	req, err := f.decode(body)
 	if err != nil {
 		return err
 	}
@@ -134,8 +105,7 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, c *call) error 
 	}
 	ri.provider, ri.stream = c.model.Provider, req.Stream
 	mergePassthrough(req, r.Header)
-	// Cloned: the picker keeps it (sticky credential) past this request,
-	// and it may view the recycled body.
+	// Cloned: the picker keeps it (sticky credential) past this request.
 	c.sid = strings.Clone(sessionID(f, req, body, r.Header))
 	req.SessionID = c.sid
 	if req.PromptCacheKey == "" {
@@ -148,15 +118,11 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, c *call) error 
 	return nil
 }
 
-// logRequest logs the prepared request. Called from the handler rather
-// than prepare: slog's call chain is the deepest of the request, and it
-// starts here below the handler's frame alone.
+// logRequest logs the prepared request.
 //
 // The record goes to the handler directly: Logger.Info would also capture
 // the caller's program counter (runtime.Callers), which no handler here
 // prints and which cost a quarter of the line.
-//
-//go:noinline
 func (s *Server) logRequest(r *http.Request, c *call) {
 	h, ctx := s.log.Handler(), r.Context()
 	if !h.Enabled(ctx, slog.LevelInfo) {
@@ -171,8 +137,6 @@ func (s *Server) logRequest(r *http.Request, c *call) {
 
 // openUpstream opens the upstream stream of the prepared request and sets
 // the success headers; the caller closes the stream.
-//
-//go:noinline
 func (s *Server) openUpstream(w http.ResponseWriter, r *http.Request, c *call) (*llm.Stream, error) {
 	req, model := c.req, c.model
 	opened := time.Now()
@@ -183,12 +147,11 @@ func (s *Server) openUpstream(w http.ResponseWriter, r *http.Request, c *call) (
 	s.metrics.ttfb.WithLabelValues(model.Provider).Observe(time.Since(opened).Seconds())
 	c.credID = credID
 	// The upstream has the request, and no Provider's stream keeps it;
-	// the response phase reads only its model id (cloned: it views the
-	// body) and two flags. The decoded request and the body it views
-	// go now rather than when a stream of minutes ends: a long agent
-	// session's request pinned a 1 MiB pooled buffer and its decoded
-	// conversation for the whole stream.
-	c.req = &llm.Request{Model: strings.Clone(req.Model), Stream: req.Stream, IncludeStreamingUsage: req.IncludeStreamingUsage}
+	// the response phase reads only its model id and two flags. The
+	// decoded request and the body go now rather than when a stream of
+	// minutes ends: a long agent session's request pinned a 1 MiB pooled
+	// buffer and its decoded conversation for the whole stream.
+	c.req = &llm.Request{Model: req.Model, Stream: req.Stream, IncludeStreamingUsage: req.IncludeStreamingUsage}
 	c.recycle()
 	h := w.Header()
 	h[hdr.modelID] = []string{model.ID}
@@ -199,8 +162,6 @@ func (s *Server) openUpstream(w http.ResponseWriter, r *http.Request, c *call) (
 }
 
 // answerFinal answers a non-streaming request from the stream.
-//
-//go:noinline
 func (s *Server) answerFinal(w http.ResponseWriter, r *http.Request, c *call, stream *llm.Stream) error {
 	final, err := s.writeFinal(w, c.f, c.req, stream, c.start)
 	s.observe(r, c.model, c.credID, final)
@@ -317,15 +278,7 @@ func (s *Server) open(ctx context.Context, req *llm.Request, model *llm.Model, s
 	return s.retry(ctx, prov, lad, req, model, e, err)
 }
 
-// first is the ladder's first credential, on the heap. It and attempt
-// keep the 232-byte entry, the 216-byte model and the credential out of
-// open's frame, which sits under the provider adapter and net/http's
-// client call, the deepest of the request: with them there, a chat request
-// to an OpenAI upstream stood 7.3 KiB deep in its handler goroutine and an
-// allocation's slow path in the transport took it past 8 KiB, a stack the
-// goroutine then kept for the whole stream (issue 9; make stackcheck).
-//
-//go:noinline
+// first is the ladder's first credential.
 func first(ctx context.Context, lad *pick.Ladder) (*vault.Entry, error) {
 	e, err := lad.First(ctx)
 	if err != nil {
@@ -334,18 +287,13 @@ func first(ctx context.Context, lad *pick.Ladder) (*vault.Entry, error) {
 	return &e, nil
 }
 
-// attempt opens the upstream stream with e's credential (see first).
-//
-//go:noinline
+// attempt opens the upstream stream with e's credential.
 func attempt(ctx context.Context, prov llm.Provider, req *llm.Request, model *llm.Model, e *vault.Entry) (*llm.Stream, error) {
 	return prov.Stream(ctx, req, model, pick.CredentialOf(e))
 }
 
 // retry walks the rest of the ladder after the attempt with the failed
-// entry ended in err. Not inlined: the first attempt, which is nearly every
-// request, does not carry its frame.
-//
-//go:noinline
+// entry ended in err.
 func (s *Server) retry(ctx context.Context, prov llm.Provider, lad *pick.Ladder, req *llm.Request, model *llm.Model, failed *vault.Entry, err error) (*llm.Stream, int64, error) {
 	e := *failed
 	for {

@@ -19,10 +19,6 @@ type format struct {
 	name string
 	// decode parses a body; model is the model id the client asked for.
 	decode func(body []byte) (req *llm.Request, err error)
-	// decodeRecycled, when set, is used instead of decode for a body over
-	// httpx.MinPooled: the request's arrays come from pools, given back by
-	// release once the upstream has the request (see call.recycle).
-	decodeRecycled func(body []byte) (req *llm.Request, release func(), err error)
 	// newEncoder returns the SSE encoder of one streamed response.
 	newEncoder func(req *llm.Request, now time.Time) encoder
 	// final encodes a successful non-streamed message; ok false means the
@@ -48,9 +44,8 @@ type encoder struct {
 }
 
 var chatFormat = &format{
-	name:           "openai-chat",
-	decode:         openai.DecodeChatRequest,
-	decodeRecycled: openai.DecodeChatRequestRecycled,
+	name:   "openai-chat",
+	decode: openai.DecodeChatRequest,
 	newEncoder: func(req *llm.Request, now time.Time) encoder {
 		return encoder{encode: openai.NewChatStream(openai.ChatOptions{ID: openai.NewChatID(), Model: req.Model, Created: now.Unix(), IncludeUsage: req.IncludeStreamingUsage}).Append}
 	},
@@ -62,9 +57,8 @@ var chatFormat = &format{
 }
 
 var messagesFormat = &format{
-	name:           "anthropic-messages",
-	decode:         anthropic.DecodeRequest,
-	decodeRecycled: anthropic.DecodeRequestRecycled,
+	name:   "anthropic-messages",
+	decode: anthropic.DecodeRequest,
 	newEncoder: func(req *llm.Request, _ time.Time) encoder {
 		e := anthropic.NewStreamEncoder(req.Model, newMessageID())
 		return encoder{encode: e.Encode, ping: e.Ping}
@@ -78,9 +72,8 @@ var messagesFormat = &format{
 }
 
 var responsesFormat = &format{
-	name:           "openai-responses",
-	decode:         openai.DecodeResponsesRequest,
-	decodeRecycled: openai.DecodeResponsesRequestRecycled,
+	name:   "openai-responses",
+	decode: openai.DecodeResponsesRequest,
 	newEncoder: func(req *llm.Request, now time.Time) encoder {
 		return encoder{encode: openai.NewResponsesStream(openai.ResponsesOptions{ID: openai.NewResponseID(), Model: req.Model, Created: now.Unix()}).Append}
 	},

@@ -94,11 +94,7 @@ func (m *metrics) middleware(next http.Handler) http.Handler {
 	})
 }
 
-// record counts and times a finished request. Not inlined into the
-// middleware, whose frame stays under every handler for the whole of a
-// stream (issue 9).
-//
-//go:noinline
+// record counts and times a finished request.
 func (m *metrics) record(r *http.Request, ri *reqInfo, status int, start time.Time) {
 	route := "unmatched"
 	if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {

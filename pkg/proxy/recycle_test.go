@@ -9,8 +9,8 @@ import (
 )
 
 // TestResponseOutlivesItsRecycledBody holds a response open after its
-// request body went back to the pool, has other requests decoded into
-// recycled buffers meanwhile (bodies over httpx.MinPooled, the model id at
+// request body went back to the pool, has other requests read into the
+// pooled buffers meanwhile (bodies over httpx.MinPooled, the model id at
 // another offset), and checks that the held response, streamed or not,
 // still names the model it was asked for and finishes: nothing of the
 // response phase views the released body.

@@ -262,10 +262,6 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 // unauthorized answers 401. Its log line is rate limited (one per
 // httpx.DefaultLogWindow, with the count of those held back) and its
 // fields clipped: anyone who can connect can make the gateway write it.
-// Not inlined: authenticate's frame stays under every handler for the
-// whole of a stream.
-//
-//go:noinline
 func (s *Server) unauthorized(w http.ResponseWriter, r *http.Request) {
 	s.unauthLog.LogRequest(s.log, "auth-gateway request unauthorized", r)
 	writeGeneric(w, http.StatusUnauthorized, []byte(`{"error":"unauthorized"}`))

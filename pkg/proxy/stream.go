@@ -5,8 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ompgo/omp/internal/apart"
-
 	"github.com/ompgo/omp/internal/sse"
 	"github.com/ompgo/omp/pkg/llm"
 )
@@ -17,25 +15,10 @@ const PingInterval = 15 * time.Second
 
 // startStream answers 200 with the SSE headers and sends them at once;
 // nil when the client is gone.
-//
-// net/http writes the status line and headers on the first flush, and
-// that is the deepest call of a streamed request: chunkWriter.writeHeader's
-// frame alone is 2.8 KiB, and sorting a dozen header keys adds 1.5 KiB.
-// Reached from the first event's flush, below the upstream decoder and the
-// encoding loop, it took the handler goroutine's stack past 8 KiB, and the
-// goroutine kept 16 KiB for the whole stream (issue 9); even from the
-// handler's shallowest frame it does not fit under net/http, chi and the
-// middleware. So the headers are flushed by a short-lived goroutine
-// (apart.Run) while the handler waits (nothing else touches w meanwhile): its stack goes
-// back to the runtime's pool at once, and the goroutine that stays for
-// the stream keeps 8 KiB. The upstream has already answered (its first
-// event is read), so the client learns nothing earlier than before.
-//
-//go:noinline
 func startStream(w http.ResponseWriter) *sse.Writer {
 	sse.SetHeaders(w.Header())
 	w.WriteHeader(http.StatusOK)
-	if apart.Run(http.NewResponseController(w).Flush) != nil {
+	if http.NewResponseController(w).Flush() != nil {
 		return nil
 	}
 	return sse.NewHTTPWriter(w, 0)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
-	"github.com/ompgo/omp/pkg/llm/internal/slab"
 )
 
 // DecodeRequest decodes a POST /v1/messages body into a canonical request
@@ -22,42 +21,10 @@ func DecodeRequest(body []byte) (*llm.Request, error) {
 	d := decoders.Get().(*decoder)
 	defer d.release()
 	d.r = jsonr.NewReader(body)
-	d.slab.Src = d.r
 	return d.request()
 }
 
-// DecodeRequestRecycled is DecodeRequest for a caller that calls release
-// once nothing reads the request's messages any more (the gateway does
-// when the upstream has the request): the messages stay in the decoder's
-// staging buffer and their blocks in recycled arrays, instead of an exact
-// copy and fresh arrays that a large request turned into collections and
-// write barriers. release is never nil; after it, the request's Messages
-// must not be read.
-func DecodeRequestRecycled(body []byte) (req *llm.Request, release func(), err error) {
-	d := decoders.Get().(*decoder)
-	d.r = jsonr.NewReader(body)
-	d.slab.Src, d.slab.Recycle, d.keep = d.r, true, true
-	req, err = d.request()
-	released := false
-	release = func() {
-		if released { // a second call must not pool d twice
-			return
-		}
-		released = true
-		if req != nil {
-			req.Messages = nil
-		}
-		d.slab.Release()
-		d.release()
-	}
-	if err != nil {
-		release()
-		return nil, func() {}, err
-	}
-	return req, release, nil
-}
-
-// decoders recycles the decoders' staging buffers between requests.
+// decoders reuses the decoders' staging buffers between requests.
 var decoders = sync.Pool{New: func() any { return new(decoder) }}
 
 // release drops every reference into the request and pools d.
@@ -78,11 +45,6 @@ type decoder struct {
 	results []llm.Content
 	// msgs stages the messages; the request gets an exact copy.
 	msgs []llm.Message
-	// slab backs the content slices of the request's messages.
-	slab slab.Contents
-	// keep: the request may keep msgs itself (DecodeRequestRecycled),
-	// when they fill it well enough.
-	keep bool
 }
 
 // block is one content block as read from the wire, before its role is
@@ -360,7 +322,7 @@ func (d *decoder) toolResultContent() []llm.Content {
 		b := d.block()
 		d.results = append(d.results, b.userContent())
 	}
-	out := d.slab.Take(len(d.results) - start)
+	out := newContent(len(d.results) - start)
 	copy(out, d.results[start:])
 	clear(d.results[start:])
 	d.results = d.results[:start]
@@ -418,10 +380,6 @@ func (d *decoder) messages(req *llm.Request) {
 	// growing hundreds of large Message values costs more.
 	d.msgs = d.msgs[:0]
 	defer func() {
-		if d.keep && cap(d.msgs) <= 2*len(d.msgs)+16 {
-			req.Messages = d.msgs // until release
-			return
-		}
 		req.Messages = append(make([]llm.Message, 0, len(d.msgs)), d.msgs...)
 	}()
 	for i := 0; r.More(); i++ {
@@ -460,14 +418,16 @@ func (d *decoder) messages(req *llm.Request) {
 	}
 }
 
+// newContent returns n zeroed blocks, nil for none.
+func newContent(n int) []llm.Content {
+	if n == 0 {
+		return nil
+	}
+	return make([]llm.Content, n)
+}
+
 // addMessage appends the canonical message(s) of messages[i], whose
-// blocks are in d.scratch; false after a failure. It is not inlined into
-// messages: its Message values would sit in the frame of the loop that
-// also calls the block decoders, and a request goroutine's stack would
-// outgrow 8 KiB there and keep 16 KiB for the whole stream that follows
-// (issue 9).
-//
-//go:noinline
+// blocks are in d.scratch; false after a failure.
 func (d *decoder) addMessage(i int, role string) bool {
 	switch role {
 	case "user":
@@ -477,7 +437,7 @@ func (d *decoder) addMessage(i int, role string) bool {
 				n++
 			}
 		}
-		content := d.slab.Take(n)[:0]
+		content := newContent(n)[:0]
 		for k := range d.scratch {
 			b := &d.scratch[k]
 			if b.typ != "tool_result" {
@@ -496,7 +456,7 @@ func (d *decoder) addMessage(i int, role string) bool {
 			d.push(llm.RoleUser).Content = content
 		}
 	case "assistant":
-		content := d.slab.Take(len(d.scratch))
+		content := newContent(len(d.scratch))
 		for k := range d.scratch {
 			content[k] = d.scratch[k].assistantContent()
 		}
@@ -508,7 +468,7 @@ func (d *decoder) addMessage(i int, role string) bool {
 		// messages: this wire hoists them into top-level system blocks
 		// in order, the OpenAI wires keep them in place
 		// (wire-formats.md §9, case 45).
-		content := d.slab.Take(len(d.scratch))[:0]
+		content := newContent(len(d.scratch))[:0]
 		for k := range d.scratch {
 			b := &d.scratch[k]
 			if b.typ != "text" {

@@ -37,9 +37,6 @@ func BenchmarkDecodeRequestJSON(b *testing.B) {
 		b.Run("workload="+w.name+"/impl=encoding_json", func(b *testing.B) {
 			benchDecode(b, w.body, func(body []byte) error { var r ejRequest; return json.Unmarshal(body, &r) })
 		})
-		b.Run("workload="+w.name+"/impl=recycled", func(b *testing.B) { // as the gateway decodes bodies over 16 KiB
-			benchDecode(b, w.body, func(body []byte) error { _, release, err := DecodeRequestRecycled(body); release(); return err })
-		})
 	}
 }
 

@@ -74,10 +74,6 @@ func (p *Provider) endpoint(model llm.Model) string {
 // event is already an error, so the gateway can still answer with an HTTP
 // status.
 func (p *Provider) Stream(ctx context.Context, req *llm.Request, model *llm.Model, cred llm.Credential) (*llm.Stream, error) {
-	// Building the request and reading the answer are functions of their
-	// own (not inlined): this frame is under the whole of Client.Do, the
-	// deepest call of a gateway request, whose handler goroutine keeps
-	// any stack it grows for the whole stream (issue 9).
 	hreq, release, err := p.newRequest(ctx, req, model, cred)
 	if err != nil {
 		return nil, err
@@ -93,8 +89,6 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, model *llm.Mode
 
 // newRequest builds the upstream request of req; release recycles its body
 // once the transport has sent it.
-//
-//go:noinline
 func (p *Provider) newRequest(ctx context.Context, req *llm.Request, model *llm.Model, cred llm.Credential) (hreq *http.Request, release func(), err error) {
 	oauth := cred.Kind == llm.CredentialOAuth
 	// A recycled buffer: a large request is encoded without a fresh,
@@ -110,8 +104,6 @@ func (p *Provider) newRequest(ctx context.Context, req *llm.Request, model *llm.
 
 // answer turns the upstream's answer (or the error of the call) into the
 // stream or the error of Stream.
-//
-//go:noinline
 func (p *Provider) answer(ctx context.Context, model *llm.Model, oauth bool, resp *http.Response, err error) (*llm.Stream, error) {
 	if err != nil {
 		return nil, &llm.UpstreamError{Provider: providerID(*model), Message: "request failed", Err: err}

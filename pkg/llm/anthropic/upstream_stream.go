@@ -218,13 +218,7 @@ func (s *streamState) handle(we *wireEvent) bool {
 	return true // unknown event types are ignored
 }
 
-// blockStart, nativeStop and done are cases of handle, not inlined: the
-// first event's frames (handle, then the consumer's loop body writing
-// and flushing the client's response headers) run below this frame, on a
-// request's handler goroutine that keeps any stack it grows for the
-// whole stream (issue 9); the other cases' Content values stay out of it.
-//
-//go:noinline
+// blockStart, nativeStop and done are cases of handle.
 func (s *streamState) blockStart(cb *wireBlock) bool {
 	b := s.b
 	if cb == nil {
@@ -260,14 +254,12 @@ func (s *streamState) blockStart(cb *wireBlock) bool {
 	}
 }
 
-//go:noinline
 func (s *streamState) nativeStop() bool {
 	nb := s.native
 	s.native = nil
 	return s.b.AddBlock(llm.Native(llm.APIAnthropic, nb.withInput()))
 }
 
-//go:noinline
 func (s *streamState) done() {
 	b := s.b
 	m := b.Message()

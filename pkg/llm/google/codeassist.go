@@ -66,7 +66,6 @@ var ErrNoProject = errors.New("google: Code Assist credential has no project id"
 // Stream sends the request wrapped as {model, project, request} and
 // returns the canonical event stream of the unwrapped {response} chunks.
 func (p *CodeAssist) Stream(ctx context.Context, req *llm.Request, model *llm.Model, cred llm.Credential) (*llm.Stream, error) {
-	// As Gemini.Stream: small frames under Client.Do.
 	uc, err := p.prepare(req, model, &cred)
 	if err != nil {
 		return nil, err
@@ -75,8 +74,6 @@ func (p *CodeAssist) Stream(ctx context.Context, req *llm.Request, model *llm.Mo
 }
 
 // prepare builds the wrapped call of req, with the endpoints to try.
-//
-//go:noinline
 func (p *CodeAssist) prepare(req *llm.Request, model *llm.Model, cred *llm.Credential) (*upstreamCall, error) {
 	if cred.ProjectID == "" {
 		return nil, ErrNoProject

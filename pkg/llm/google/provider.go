@@ -43,11 +43,6 @@ var _ llm.Provider = (*Gemini)(nil)
 // Stream calls streamGenerateContent?alt=sse and returns the canonical
 // event stream. A non-2xx answer is returned as an *llm.UpstreamError.
 func (g *Gemini) Stream(ctx context.Context, req *llm.Request, model *llm.Model, cred llm.Credential) (*llm.Stream, error) {
-	// Building the request and opening the stream are functions of their
-	// own (not inlined), and everything passes by pointer: this frame is
-	// under the whole of Client.Do, the deepest call of a gateway request,
-	// whose handler goroutine keeps any stack it grows for the whole
-	// stream (issue 9, make stackcheck).
 	uc, err := g.prepare(req, model, &cred)
 	if err != nil {
 		return nil, err
@@ -56,8 +51,6 @@ func (g *Gemini) Stream(ctx context.Context, req *llm.Request, model *llm.Model,
 }
 
 // prepare builds the streamGenerateContent call of req.
-//
-//go:noinline
 func (g *Gemini) prepare(req *llm.Request, model *llm.Model, cred *llm.Credential) (*upstreamCall, error) {
 	body, err := BuildRequest(req, *model, Target{})
 	if err != nil {
@@ -97,12 +90,10 @@ type upstreamCall struct {
 }
 
 // open sends the call and wraps the 2xx answer as the canonical stream.
-//
-//go:noinline
 func (uc *upstreamCall) open(ctx context.Context, model *llm.Model) (*llm.Stream, error) {
 	var resp *http.Response
 	var err error
-	if len(uc.endpoints) == 1 { // all but Antigravity: no failover loop in the frames under Client.Do
+	if len(uc.endpoints) == 1 { // all but Antigravity: no failover
 		resp, err = uc.c.post(ctx, uc.endpoints[0], uc.header, uc.raw)
 	} else {
 		resp, err = uc.send(ctx)
@@ -115,8 +106,6 @@ func (uc *upstreamCall) open(ctx context.Context, model *llm.Model) (*llm.Stream
 
 // send posts the call to each endpoint in turn until one answers, or
 // fails in a way the next would not mend.
-//
-//go:noinline
 func (uc *upstreamCall) send(ctx context.Context) (*http.Response, error) {
 	for i := 0; ; i++ {
 		h := uc.header
@@ -145,9 +134,7 @@ func (c *caller) clock() time.Time {
 }
 
 // post sends body and returns a 2xx response; any other status is read and
-// returned as an *llm.UpstreamError. Building the request and reading a
-// failure are functions of their own (not inlined), so this frame under
-// Client.Do is small (see Gemini.Stream).
+// returned as an *llm.UpstreamError.
 func (c *caller) post(ctx context.Context, endpoint string, h http.Header, body []byte) (*http.Response, error) {
 	hr, release, err := newPost(ctx, endpoint, h, body)
 	if err != nil {
@@ -168,8 +155,6 @@ func (c *caller) post(ctx context.Context, endpoint string, h http.Header, body 
 // newPost builds the POST of body; as openai's, its readers drop body
 // once the transport has closed them (the response keeps the request for
 // the whole stream). release is called once Client.Do has returned.
-//
-//go:noinline
 func newPost(ctx context.Context, endpoint string, h http.Header, body []byte) (hr *http.Request, release func(), err error) {
 	hr, release, err = httpx.NewBufferRequest(ctx, http.MethodPost, endpoint, body)
 	if err != nil {
@@ -183,8 +168,6 @@ func newPost(ctx context.Context, endpoint string, h http.Header, body []byte) (
 
 // failed is post's error for a transport failure (err) or a non-2xx
 // response.
-//
-//go:noinline
 func (c *caller) failed(ctx context.Context, resp *http.Response, err error) error {
 	if err != nil {
 		if ctx.Err() != nil {

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -218,38 +217,4 @@ func GoldenExact(t testing.TB, name string, got []byte) {
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s differs from golden:\n--- got\n%s\n--- want\n%s", path, got, want)
 	}
-}
-
-// CheckRecycled checks an inbound decoder's recycled variant against the
-// plain one: on every body, three rounds (later ones run on the arrays the
-// earlier ones gave back), the recycled request equals the plain one and
-// release drops its messages; a body the decoder refuses still returns a
-// release to call.
-func CheckRecycled(t *testing.T, bodies map[string][]byte, bad []byte,
-	plain func([]byte) (*llm.Request, error), recycled func([]byte) (*llm.Request, func(), error)) {
-	t.Helper()
-	for round := range 3 {
-		for name, body := range bodies {
-			want, err := plain(body)
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			got, release, err := recycled(body)
-			if err != nil {
-				t.Fatalf("%s recycled: %v", name, err)
-			}
-			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("round %d, %s: the recycled decoding differs:\n got %+v\nwant %+v", round, name, got.Messages, want.Messages)
-			}
-			release()
-			if got.Messages != nil {
-				t.Fatalf("%s: messages still reachable after release", name)
-			}
-		}
-	}
-	req, release, err := recycled(bad)
-	if err == nil || req != nil || release == nil {
-		t.Fatalf("bad body: req %v, err %v, release %v", req, err, release != nil)
-	}
-	release()
 }

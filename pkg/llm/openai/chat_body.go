@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
 	"github.com/ompgo/omp/pkg/llm/internal/jsonw"
 )
 
@@ -193,8 +192,7 @@ func argumentsText(c *llm.Content) string {
 		return c.ArgumentsText
 	}
 	if len(c.Arguments) > 0 {
-		// A view, not a copy: callers encode it at once and keep nothing.
-		return jsonr.StringView(c.Arguments)
+		return string(c.Arguments)
 	}
 	return "{}"
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
-	"github.com/ompgo/omp/pkg/llm/internal/slab"
 	"github.com/ompgo/omp/pkg/llm/internal/toolargs"
 )
 
@@ -16,37 +15,11 @@ import (
 // fields without a canonical slot are kept raw in Extra for a Chat
 // upstream. Errors are *RequestError.
 func DecodeChatRequest(body []byte) (*llm.Request, error) {
-	req, _, err := decodeChat(body, false)
-	return req, err
-}
-
-// DecodeChatRequestRecycled is DecodeChatRequest for a caller that calls
-// release once nothing reads the request's messages any more (the gateway
-// does when the upstream has the request): the messages and their blocks
-// then live in recycled arrays. On a 300-message request that is 160 KB
-// less garbage, and about half of the decoding's CPU time was the
-// collections and write barriers that garbage brought. release is never
-// nil; after it, the request's Messages must not be read.
-func DecodeChatRequestRecycled(body []byte) (req *llm.Request, release func(), err error) {
-	return recycled(decodeChat(body, true))
-}
-
-// recycled is a recycling decoder's result: the request and the release
-// of what d kept, or the error with everything given back already.
-func recycled[D interface{ release() }](req *llm.Request, d D, err error) (*llm.Request, func(), error) {
-	if err != nil {
-		d.release()
-		return nil, func() {}, err
-	}
-	return req, d.release, nil
-}
-
-func decodeChat(body []byte, recycle bool) (*llm.Request, *chatDecoder, error) {
 	req := &llm.Request{OriginAPI: llm.APIOpenAIChat}
 	d := jsonr.NewReader(body)
-	p := &chatDecoder{d: d, req: req, names: map[string]string{}, slab: slab.Contents{Src: d, Recycle: recycle}}
+	p := &chatDecoder{d: d, req: req, names: map[string]string{}}
 	if err := objectBody(d, chatPrefix); err != nil {
-		return nil, p, err
+		return nil, err
 	}
 	hasModel := false
 	for k := range d.Fields() {
@@ -58,11 +31,10 @@ func decodeChat(body []byte, recycle bool) (*llm.Request, *chatDecoder, error) {
 			}
 			req.Model = d.String()
 		case "messages":
-			dropKept(&p.kept, req.Messages) // a repeated member: the last one wins
-			buf := stageMessages()
+			buf := stageMessages() // a repeated member: the last one wins
 			req.Messages = *buf
 			p.messages()
-			req.Messages = finishStage(buf, req.Messages, recycle, &p.kept)
+			req.Messages = finishMessages(buf, req.Messages)
 		case "tools":
 			req.Tools = decodeChatTools(d)
 		case "tool_choice":
@@ -119,27 +91,19 @@ func decodeChat(body []byte, recycle bool) (*llm.Request, *chatDecoder, error) {
 			}
 		}
 		if p.err != nil {
-			return nil, p, p.err
+			return nil, p.err
 		}
 	}
 	if err := d.End(); err != nil {
-		return nil, p, decodeError(chatPrefix, err)
+		return nil, decodeError(chatPrefix, err)
 	}
 	if p.err != nil {
-		return nil, p, p.err
+		return nil, p.err
 	}
 	if !hasModel || req.Model == "" {
-		return nil, p, &RequestError{Message: errMissingModel}
+		return nil, &RequestError{Message: errMissingModel}
 	}
-	return req, p, nil
-}
-
-// release gives back what a recycled decoding kept: the message stage
-// (cleared) and the slab's arrays.
-func (p *chatDecoder) release() {
-	dropKept(&p.kept, p.req.Messages)
-	p.req.Messages = nil // their blocks are in the slab's arrays
-	p.slab.Release()
+	return req, nil
 }
 
 // msgStage lends pooled buffers to stage a request's messages: growing
@@ -160,26 +124,12 @@ func finishMessages(buf *[]llm.Message, msgs []llm.Message) []llm.Message {
 	return out
 }
 
-// finishStage ends a staged messages list: kept as it is, its stage
-// recorded in *kept for release, when recycle and the list fills the
-// stage well enough; otherwise an exact copy (finishMessages).
-func finishStage(buf *[]llm.Message, msgs []llm.Message, recycle bool, kept **[]llm.Message) []llm.Message {
-	if recycle && cap(msgs) <= 2*len(msgs)+16 {
-		*kept = buf
-		return msgs
+// copyContent returns an exact copy of src, nil when it is empty.
+func copyContent(src []llm.Content) []llm.Content {
+	if len(src) == 0 {
+		return nil
 	}
-	return finishMessages(buf, msgs)
-}
-
-// dropKept clears msgs, the list a kept stage holds, and pools the stage.
-func dropKept(kept **[]llm.Message, msgs []llm.Message) {
-	if *kept == nil {
-		return
-	}
-	clear(msgs[:cap(msgs)])
-	**kept = msgs[:0]
-	msgStage.Put(*kept)
-	*kept = nil
+	return append(make([]llm.Content, 0, len(src)), src...)
 }
 
 // objectBody returns nil when the body is a JSON object, else its error.
@@ -205,12 +155,8 @@ type chatDecoder struct {
 	sawMaxCompletion bool
 	err              error
 	// parts, calls and out stage one message's blocks; the message gets
-	// an exact copy carved from slab.
+	// an exact copy.
 	parts, calls, out []llm.Content
-	slab              slab.Contents
-	// kept is the pooled stage req.Messages lives in, kept by a recycled
-	// decoding until release (finishStage).
-	kept *[]llm.Message
 }
 
 // chatMessage is one messages[] element as read, before it becomes a
@@ -257,12 +203,7 @@ func (p *chatDecoder) messages() {
 }
 
 // add appends the canonical form of messages[i]; false after a schema
-// error. It is not inlined into messages: its Message values would sit in
-// the frame of the loop that also calls the content decoders, and a
-// request goroutine's stack would outgrow 8 KiB there and keep 16 KiB
-// for the whole stream that follows (issue 9).
-//
-//go:noinline
+// error.
 func (p *chatDecoder) add(i int, msg *chatMessage) bool {
 	parts, cache := msg.parts, msg.cache
 	switch msg.role {
@@ -280,7 +221,7 @@ func (p *chatDecoder) add(i int, msg *chatMessage) bool {
 		if msg.role == "developer" {
 			role = llm.RoleDeveloper
 		}
-		content := p.slab.Copy(parts)
+		content := copyContent(parts)
 		m := p.push(role)
 		m.Content, m.Cache = content, cache
 	case "assistant":
@@ -298,7 +239,7 @@ func (p *chatDecoder) add(i int, msg *chatMessage) bool {
 			p.names[c.ID] = c.Name
 		}
 		out = append(out, msg.calls...)
-		content := p.slab.Copy(out)
+		content := copyContent(out)
 		p.out = out
 		m := p.push(llm.RoleAssistant)
 		m.API, m.Cache, m.Content = llm.APIOpenAIChat, cache, content
@@ -311,7 +252,7 @@ func (p *chatDecoder) add(i int, msg *chatMessage) bool {
 		if tn == "" {
 			tn = msg.name
 		}
-		content := p.slab.Copy(parts)
+		content := copyContent(parts)
 		m := p.push(llm.RoleToolResult)
 		m.ToolCallID, m.ToolName, m.Cache, m.Content = id, tn, cache, content
 	default:
@@ -390,11 +331,7 @@ func decodeChatContent(d *jsonr.Reader, dst []llm.Content) []llm.Content {
 	return dst
 }
 
-// appendDecodedPart appends the block of one content part. Not inlined, for
-// the reason of chatDecoder.add: its Content temporaries stay out of the
-// decoding loop's frame.
-//
-//go:noinline
+// appendDecodedPart appends the block of one content part.
 func appendDecodedPart(dst []llm.Content, typ, text, url, detail, other string, cache *llm.CacheControl) []llm.Content {
 	var c llm.Content
 	switch typ {

@@ -51,12 +51,7 @@ func (p *ChatProvider) Stream(ctx context.Context, req *llm.Request, model *llm.
 	return streamChat(ctx, t, url, h, body, model.ID)
 }
 
-// request builds the upstream request. Not inlined: its locals (the
-// compat settings, the header building) must not sit in the frame under
-// the HTTP call, at the bottom of a gateway handler's deepest path, which
-// has to stay within 8 KiB of stack (issue 9; docs/architecture.md).
-//
-//go:noinline
+// request builds the upstream request.
 func (p *ChatProvider) request(req *llm.Request, model *llm.Model, cred llm.Credential) (string, http.Header, []byte, transport) {
 	base := p.baseURL(*model)
 	compat := ResolveChatCompat(*model, base)

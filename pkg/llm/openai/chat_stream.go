@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ompgo/omp/internal/apart"
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
 )
@@ -123,8 +122,7 @@ func (p *chatParser) handle(data []byte) bool {
 	c := &p.chunk
 	if p.noFast || !p.fast.decode(data, c) {
 		*c = chatChunk{} // never reuse: encoding/json keeps stale fields in reused slice elements
-		// Apart: encoding/json's recursion on the goroutine that streams.
-		if err := apart.Unmarshal(data, c); err != nil {
+		if err := json.Unmarshal(data, c); err != nil {
 			b.Fail(&llm.UpstreamError{Provider: b.Message().Provider, Status: 200, Message: "malformed stream chunk", Err: err})
 			return false
 		}

@@ -27,8 +27,7 @@ func BenchmarkDecodeChatRequestJSON(b *testing.B) {
 	benchDecodeRequest(b, agentChatBody(b), "testdata/request_chat.json", func(body []byte) error {
 		_, err := DecodeChatRequest(body)
 		return err
-	}, func(body []byte) error { var r ejChatRequest; return json.Unmarshal(body, &r) },
-		func(body []byte) error { _, release, err := DecodeChatRequestRecycled(body); release(); return err })
+	}, func(body []byte) error { var r ejChatRequest; return json.Unmarshal(body, &r) })
 }
 
 func BenchmarkDecodeResponsesRequestJSON(b *testing.B) {
@@ -39,18 +38,12 @@ func BenchmarkDecodeResponsesRequestJSON(b *testing.B) {
 	benchDecodeRequest(b, AppendResponsesBody(nil, req, benchModel), "testdata/request_responses.json", func(body []byte) error {
 		_, err := DecodeResponsesRequest(body)
 		return err
-	}, func(body []byte) error { var r ejResponsesRequest; return json.Unmarshal(body, &r) },
-		func(body []byte) error {
-			_, release, err := DecodeResponsesRequestRecycled(body)
-			release()
-			return err
-		})
+	}, func(body []byte) error { var r ejResponsesRequest; return json.Unmarshal(body, &r) })
 }
 
-// benchDecodeRequest runs fast, ej (the encoding/json baseline) and
-// recycled (fast with its arrays given back, as the gateway decodes
-// bodies over 16 KiB) on both workloads.
-func benchDecodeRequest(b *testing.B, agent []byte, goldenPath string, fast, ej, recycled func([]byte) error) {
+// benchDecodeRequest runs fast and ej (the encoding/json baseline) on
+// both workloads.
+func benchDecodeRequest(b *testing.B, agent []byte, goldenPath string, fast, ej func([]byte) error) {
 	golden, err := os.ReadFile(goldenPath)
 	if err != nil {
 		b.Fatal(err)
@@ -62,7 +55,7 @@ func benchDecodeRequest(b *testing.B, agent []byte, goldenPath string, fast, ej,
 		for _, impl := range []struct {
 			name   string
 			decode func([]byte) error
-		}{{"fast", fast}, {"encoding_json", ej}, {"recycled", recycled}} {
+		}{{"fast", fast}, {"encoding_json", ej}} {
 			b.Run("workload="+w.name+"/impl="+impl.name, func(b *testing.B) {
 				b.SetBytes(int64(len(w.body)))
 				b.ReportAllocs()

@@ -5,7 +5,6 @@ import (
 
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
-	"github.com/ompgo/omp/pkg/llm/internal/slab"
 	"github.com/ompgo/omp/pkg/llm/internal/toolargs"
 )
 
@@ -17,29 +16,11 @@ import (
 // Reasoning items keep their whole JSON as the thinking signature so an
 // OpenAI upstream can replay them. Errors are *RequestError.
 func DecodeResponsesRequest(body []byte) (*llm.Request, error) {
-	req, _, err := decodeResponses(body, false)
-	return req, err
-}
-
-// DecodeResponsesRequestRecycled is DecodeResponsesRequest with recycled
-// arrays, released by release, as DecodeChatRequestRecycled.
-func DecodeResponsesRequestRecycled(body []byte) (req *llm.Request, release func(), err error) {
-	return recycled(decodeResponses(body, true))
-}
-
-// release gives back what a recycled decoding kept.
-func (p *responsesDecoder) release() {
-	dropKept(&p.kept, p.req.Messages)
-	p.req.Messages = nil // their blocks are in the slab's arrays
-	p.slab.Release()
-}
-
-func decodeResponses(body []byte, recycle bool) (*llm.Request, *responsesDecoder, error) {
 	req := &llm.Request{OriginAPI: llm.APIOpenAIResponses}
 	d := jsonr.NewReader(body)
-	p := &responsesDecoder{d: d, req: req, names: map[string]string{}, slab: slab.Contents{Src: d, Recycle: recycle}}
+	p := &responsesDecoder{d: d, req: req, names: map[string]string{}}
 	if err := objectBody(d, responsesPrefix); err != nil {
-		return nil, p, err
+		return nil, err
 	}
 	hasModel := false
 	var instructions *llm.SystemBlock
@@ -56,12 +37,11 @@ func decodeResponses(body []byte, recycle bool) (*llm.Request, *responsesDecoder
 				d.Null()
 			}
 		case "input":
-			dropKept(&p.kept, p.req.Messages) // a repeated member: the last one wins
-			buf := stageMessages()
+			buf := stageMessages() // a repeated member: the last one wins
 			p.req.Messages = *buf
 			p.input()
 			p.flush()
-			p.req.Messages = finishStage(buf, p.req.Messages, recycle, &p.kept)
+			p.req.Messages = finishMessages(buf, p.req.Messages)
 		case "tools":
 			req.Tools = decodeResponsesTools(d)
 		case "tool_choice":
@@ -128,23 +108,23 @@ func decodeResponses(body []byte, recycle bool) (*llm.Request, *responsesDecoder
 			}
 		}
 		if p.err != nil {
-			return nil, p, p.err
+			return nil, p.err
 		}
 	}
 	if err := d.End(); err != nil {
-		return nil, p, decodeError(responsesPrefix, err)
+		return nil, decodeError(responsesPrefix, err)
 	}
 	if p.err != nil {
-		return nil, p, p.err
+		return nil, p.err
 	}
 	if !hasModel || req.Model == "" {
-		return nil, p, &RequestError{Message: errMissingModel}
+		return nil, &RequestError{Message: errMissingModel}
 	}
 	p.flush()
 	if instructions != nil {
 		req.System = append([]llm.SystemBlock{*instructions}, req.System...)
 	}
-	return req, p, nil
+	return req, nil
 }
 
 type responsesDecoder struct {
@@ -157,12 +137,8 @@ type responsesDecoder struct {
 	asstBuf llm.Message
 	err     error
 	// parts, output and stage hold blocks while they are read; messages
-	// get exact copies carved from slab.
+	// get exact copies.
 	parts, output, stage []llm.Content
-	slab                 slab.Contents
-	// kept is the pooled stage req.Messages lives in, kept by a recycled
-	// decoding until release (finishStage).
-	kept *[]llm.Message
 }
 
 func (p *responsesDecoder) extra(name string, raw []byte) {
@@ -192,7 +168,7 @@ func (p *responsesDecoder) knownToolChoice(raw []byte) bool {
 func (p *responsesDecoder) flush() {
 	if p.asst != nil {
 		p.stage = p.asst.Content[:0]
-		p.asst.Content = p.slab.Copy(p.asst.Content)
+		p.asst.Content = copyContent(p.asst.Content)
 		p.req.Messages = append(p.req.Messages, *p.asst)
 		p.asst = nil
 	}
@@ -290,7 +266,7 @@ func (p *responsesDecoder) apply(i int, it *responsesItem) {
 	case "function_call_output", "custom_tool_call_output":
 		p.flush()
 		m := llm.Message{Role: llm.RoleToolResult, ToolCallID: it.callID, ToolName: p.names[it.callID]}
-		m.Content = p.slab.Copy(it.output)
+		m.Content = copyContent(it.output)
 		p.req.Messages = append(p.req.Messages, m)
 	default:
 		// item_reference, hosted tool calls, …: only an OpenAI Responses
@@ -300,13 +276,7 @@ func (p *responsesDecoder) apply(i int, it *responsesItem) {
 	}
 }
 
-// applyMessage, applyReasoning and applyCall are apply's cases with
-// Message and Content temporaries, kept out of its frame (not inlined):
-// one frame holding every case's values took over 3 KiB of a request
-// goroutine's stack, which then keeps 16 KiB for the whole stream that
-// follows (issue 9).
-//
-//go:noinline
+// applyMessage, applyReasoning and applyCall are apply's cases.
 func (p *responsesDecoder) applyMessage(i int, it *responsesItem) {
 	switch it.role {
 	case "system":
@@ -318,7 +288,7 @@ func (p *responsesDecoder) applyMessage(i int, it *responsesItem) {
 		p.req.System = append(p.req.System, llm.SystemBlock{Text: text})
 	case "user", "developer":
 		p.flush()
-		m := llm.Message{Role: llm.RoleUser, Content: p.slab.Copy(it.parts)}
+		m := llm.Message{Role: llm.RoleUser, Content: copyContent(it.parts)}
 		if it.role == "developer" {
 			m.Role = llm.RoleDeveloper
 		}
@@ -335,7 +305,6 @@ func (p *responsesDecoder) applyMessage(i int, it *responsesItem) {
 	}
 }
 
-//go:noinline
 func (p *responsesDecoder) applyReasoning(it *responsesItem) {
 	m := p.assistant()
 	c := llm.Content{Type: llm.ContentThinking, ThinkingSignature: string(it.raw)}
@@ -353,7 +322,6 @@ func (p *responsesDecoder) applyReasoning(it *responsesItem) {
 	m.Content = append(m.Content, c)
 }
 
-//go:noinline
 func (p *responsesDecoder) applyCall(it *responsesItem) {
 	m := p.assistant()
 	c := llm.Content{Type: llm.ContentToolCall, ID: it.callID, Name: it.name}

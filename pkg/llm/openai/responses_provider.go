@@ -35,10 +35,7 @@ func (p *ResponsesProvider) Stream(ctx context.Context, req *llm.Request, model 
 	return streamResponses(ctx, t, url, h, body, llm.APIOpenAIResponses, model.ID)
 }
 
-// request builds the upstream request; not inlined, as
-// ChatProvider.request.
-//
-//go:noinline
+// request builds the upstream request.
 func (p *ResponsesProvider) request(req *llm.Request, model *llm.Model, cred llm.Credential) (string, http.Header, []byte, transport) {
 	base := firstOf(p.BaseURL, model.BaseURL, DefaultBaseURL)
 	body := AppendResponsesBody(nil, req, *model)
@@ -90,10 +87,7 @@ func (p *CodexProvider) Stream(ctx context.Context, req *llm.Request, model *llm
 	return streamResponses(ctx, t, url, h, body, llm.APICodex, model.ID)
 }
 
-// request builds the upstream request; not inlined, as
-// ChatProvider.request.
-//
-//go:noinline
+// request builds the upstream request.
 func (p *CodexProvider) request(req *llm.Request, model *llm.Model, cred llm.Credential) (string, http.Header, []byte, transport) {
 	base := firstOf(p.BaseURL, model.BaseURL, DefaultCodexBaseURL)
 	url := strings.TrimRight(base, "/")

@@ -3,7 +3,6 @@ package openai
 import (
 	"encoding/json"
 
-	"github.com/ompgo/omp/internal/apart"
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
 )
@@ -127,8 +126,7 @@ func (p *respParser) handle(data []byte) bool {
 	e := &p.ev
 	if p.noFast || !p.fastDelta(data, e) {
 		*e = respEvent{}
-		// Apart: encoding/json's recursion on the goroutine that streams.
-		if err := apart.Unmarshal(data, e); err != nil {
+		if err := json.Unmarshal(data, e); err != nil {
 			b.Fail(&llm.UpstreamError{Provider: b.Message().Provider, Status: 200, Message: "malformed stream event", Err: err})
 			return false
 		}
@@ -199,7 +197,7 @@ func (p *respParser) handle(data []byte) bool {
 func (p *respParser) itemAdded() bool {
 	b := p.b
 	p.item = respItem{}
-	if apart.Unmarshal(p.ev.Item, &p.item) != nil {
+	if json.Unmarshal(p.ev.Item, &p.item) != nil {
 		p.kind = itemOther
 		return !b.Ended()
 	}
@@ -223,10 +221,7 @@ func (p *respParser) itemAdded() bool {
 	return !b.Ended()
 }
 
-// startCall opens the tool call block of it. The block is built in the
-// parser (p.open), not in this frame: a stream's goroutine is under the
-// builder's consumer (the gateway's encoder and its writes) here, and it
-// keeps any stack it grows for the whole stream (issue 9, make stackcheck).
+// startCall opens the tool call block of it, built in the parser (p.open).
 func (p *respParser) startCall(it *respItem) bool {
 	p.block = true
 	c := &p.open
@@ -240,13 +235,11 @@ func (p *respParser) startCall(it *respItem) bool {
 
 // itemDone completes the current item from its final form, emitting what
 // the stream did not deliver as deltas. Each item type has a function of
-// its own (not inlined), and the item is decoded into the parser, so only
-// the one that runs has a frame under the builder's consumer (see
-// startCall).
+// its own, and the item is decoded into the parser.
 func (p *respParser) itemDone() bool {
 	it := &p.done
 	*it = respItem{}
-	if apart.Unmarshal(p.ev.Item, it) != nil {
+	if json.Unmarshal(p.ev.Item, it) != nil {
 		return !p.b.Ended()
 	}
 	defer func() { p.kind, p.block = itemNone, false }()
@@ -261,7 +254,6 @@ func (p *respParser) itemDone() bool {
 	return p.doneOther()
 }
 
-//go:noinline
 func (p *respParser) doneMessage(it *respItem) bool {
 	b := p.b
 	if !p.block {
@@ -274,7 +266,6 @@ func (p *respParser) doneMessage(it *respItem) bool {
 	return b.EndBlock()
 }
 
-//go:noinline
 func (p *respParser) doneReasoning(it *respItem) bool {
 	b := p.b
 	if !p.block || b.Open() == nil || b.Open().Type != llm.ContentThinking {
@@ -300,7 +291,6 @@ func (p *respParser) doneReasoning(it *respItem) bool {
 	return b.EndBlock()
 }
 
-//go:noinline
 func (p *respParser) doneCall(it *respItem) bool {
 	b := p.b
 	if !p.block || b.Open() == nil || b.Open().Type != llm.ContentToolCall {
@@ -317,7 +307,6 @@ func (p *respParser) doneCall(it *respItem) bool {
 	return b.EndBlock()
 }
 
-//go:noinline
 func (p *respParser) doneOther() bool {
 	return p.b.AddBlock(llm.Native(llm.APIOpenAIResponses, p.ev.Item))
 }

@@ -121,8 +121,8 @@ func BenchmarkResponsesEvent(b *testing.B) {
 
 // BenchmarkResponsesStream parses each recorded Responses and Codex stream
 // whole through the parser, builder included: the events the fast path
-// declines (lifecycle, items) go to encoding/json on a goroutine apart
-// (apart.Unmarshal), whose cost this includes.
+// declines (lifecycle, items) go to encoding/json, whose cost this
+// includes.
 func BenchmarkResponsesStream(b *testing.B) {
 	var streams [][][]byte
 	for _, path := range []string{"testdata/responses_reasoning_tools.sse", "testdata/codex_sparse.sse"} {

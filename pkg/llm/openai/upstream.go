@@ -43,11 +43,6 @@ func (t transport) clock() time.Time {
 
 // post sends body and returns the 2xx response, or an *UpstreamError
 // (non-2xx, transport failure) or the context's error.
-//
-// Building the request and reading a failure are functions of their own
-// (not inlined), so this frame is small under Client.Do, the deepest call
-// of a gateway request: a handler goroutine keeps any stack it grows for
-// the whole stream (issue 9; make stackcheck).
 func (t *transport) post(ctx context.Context, url string, h http.Header, body []byte) (*http.Response, error) {
 	hreq, release, err := newPost(ctx, url, h, body)
 	if err != nil {
@@ -65,8 +60,6 @@ func (t *transport) post(ctx context.Context, url string, h http.Header, body []
 // transport has closed them (httpx.NewBufferRequest): the response keeps
 // the request for the whole stream, and an agent's request is often
 // hundreds of KB. release is called once Client.Do has returned.
-//
-//go:noinline
 func newPost(ctx context.Context, url string, h http.Header, body []byte) (hreq *http.Request, release func(), err error) {
 	hreq, release, err = httpx.NewBufferRequest(ctx, http.MethodPost, url, body)
 	if err != nil {
@@ -78,8 +71,6 @@ func newPost(ctx context.Context, url string, h http.Header, body []byte) (hreq 
 
 // failed is post's error for a transport failure (err) or a non-2xx
 // response.
-//
-//go:noinline
 func (t *transport) failed(ctx context.Context, resp *http.Response, err error) error {
 	if err != nil {
 		if ctx.Err() != nil {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
-	"github.com/ompgo/omp/pkg/llm/internal/slab"
 	"github.com/ompgo/omp/pkg/llm/internal/toolargs"
 )
 
@@ -26,7 +25,6 @@ func decodeFast(body []byte) (*Request, error) {
 	f := fastPool.Get().(*fast)
 	defer f.release()
 	f.r = jsonr.NewReader(bytes.Clone(body))
-	f.slab.Src = f.r
 	l := f.r
 	out := &Request{Stream: true}
 	r := &out.Canonical
@@ -151,10 +149,9 @@ func decodeFast(body []byte) (*Request, error) {
 type fast struct {
 	r *jsonr.Reader
 	// msgs and blocks stage the messages and one message's blocks; the
-	// request gets exact copies (blocks carved from slab).
+	// request gets exact copies.
 	msgs   []llm.Message
 	blocks []llm.Content
-	slab   slab.Contents
 }
 
 var fastPool = sync.Pool{New: func() any { return new(fast) }}
@@ -299,10 +296,8 @@ func (f *fast) content() []llm.Content {
 			}
 			return err
 		})
-		out := f.slab.Copy(f.blocks[start:])
-		if out == nil {
-			out = []llm.Content{} // [] stays an empty, non-nil content
-		}
+		// An exact copy; [] stays an empty, non-nil content.
+		out := append(make([]llm.Content, 0, len(f.blocks)-start), f.blocks[start:]...)
 		clear(f.blocks[start:])
 		f.blocks = f.blocks[:start]
 		return out

@@ -16,9 +16,8 @@ import (
 // request.
 //
 // Why a batch: a session of thousands of messages is decoded at once. One
-// private copy of every raw backs the strings, the content blocks come
-// from a shared slab, and the result is one exact-size slice, so nothing
-// is copied twice and no request body is assembled around the messages.
+// private copy of every raw backs the raw parts, and the result is one
+// exact-size slice, so no request body is assembled around the messages.
 // The messages share no memory with raws.
 func DecodeMessages(raws [][]byte) (msgs []llm.Message, ok []bool) {
 	msgs = make([]llm.Message, len(raws))
@@ -38,28 +37,16 @@ func DecodeMessages(raws [][]byte) (msgs []llm.Message, ok []bool) {
 	defer f.release()
 	l := jsonr.NewReader(nil)
 	f.r = l
-	p := &batchProgress{r: l, total: len(buf)}
-	f.slab.Src = p
+	base := 0
 	for i, r := range raws {
-		doc := buf[p.base : p.base+len(r) : p.base+len(r)]
+		doc := buf[base : base+len(r) : base+len(r)]
 		l.Reset(doc)
 		f.msgs = f.msgs[:0]
 		if f.message() == nil && l.End() == nil && len(f.msgs) == 1 {
 			msgs[i], ok[i] = f.msgs[0], true
 		}
 		clear(f.msgs)
-		p.base += len(r)
+		base += len(r)
 	}
 	return msgs, ok
 }
-
-// batchProgress is the position in the whole batch for the slab, whose
-// reader restarts at every message.
-type batchProgress struct {
-	r     *jsonr.Reader
-	base  int
-	total int
-}
-
-func (p *batchProgress) Offset() int { return p.base + p.r.Offset() }
-func (p *batchProgress) Len() int    { return p.total }

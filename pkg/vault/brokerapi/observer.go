@@ -53,10 +53,7 @@ func (p Published) OAuthExpiries(f func(id int64, provider, email string, expire
 	}
 }
 
-// observeRequests records count and latency per route pattern. The
-// bookkeeping lives in observe, outside this frame: a stream subscriber
-// parks with this frame on its stack, and small frames keep idle
-// subscribers' stacks small.
+// observeRequests records count and latency per route pattern.
 func observeRequests(o Observer) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -68,7 +65,6 @@ func observeRequests(o Observer) func(http.Handler) http.Handler {
 	}
 }
 
-//go:noinline
 func observe(o Observer, sw *httpx.StatusWriter, r *http.Request, start time.Time) {
 	route := "unmatched"
 	if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {

@@ -294,10 +294,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 
 // admit returns the request to serve (carrying its principal), and for a
 // client token the function that ends its tracking; nil after answering a
-// refused request. It is kept out of the middleware frame that idle stream
-// subscribers park with.
-//
-//go:noinline
+// refused request.
 func (s *Server) admit(w http.ResponseWriter, r *http.Request) (*http.Request, func()) {
 	if r.Method == http.MethodGet {
 		if p := r.URL.EscapedPath(); p == "/v1/healthz" || p == usagepage.Path {
@@ -334,8 +331,6 @@ func (s *Server) unauthorized(w http.ResponseWriter, r *http.Request) {
 }
 
 // logWrite logs one write request with the name of the token that made it.
-//
-//go:noinline
 func (s *Server) logWrite(sw *httpx.StatusWriter, r *http.Request) {
 	name := "?"
 	if p := principalFrom(r.Context()); p != nil {

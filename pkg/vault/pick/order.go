@@ -80,11 +80,7 @@ func secret(e *vault.Entry) string {
 // it belongs to. The gateway and the agent both send requests with it.
 func LLMCredential(e vault.Entry) llm.Credential { return CredentialOf(&e) }
 
-// CredentialOf is LLMCredential without copying the entry (232 bytes),
-// for callers on a request's deepest stack path. Not inlined: its copies
-// of the credential would sit in such a caller's frame.
-//
-//go:noinline
+// CredentialOf is LLMCredential without copying the entry.
 func CredentialOf(e *vault.Entry) llm.Credential {
 	c := &e.Credential
 	if !c.IsOAuth() {
@@ -98,7 +94,7 @@ func CredentialOf(e *vault.Entry) llm.Credential {
 // byType returns the entries of one credential type, keeping their order.
 func byType(entries []vault.Entry, t vault.CredentialType) []vault.Entry {
 	var out []vault.Entry
-	for i := range entries { // by index: no 232-byte copy in the caller's frame
+	for i := range entries {
 		if entries[i].Credential.Type == t {
 			out = append(out, entries[i])
 		}

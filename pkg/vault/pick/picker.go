@@ -7,8 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ompgo/omp/internal/apart"
-
 	"github.com/ompgo/omp/pkg/vault"
 )
 
@@ -160,9 +158,7 @@ func (p *Picker) order(pk string, n int, session string) []int {
 
 // until returns when e's block under pk ends — the latest of this
 // process's blocks (provider-wide or in scopes) and the broker's shared
-// blocks on the entry — and whether one is in force now. The entry is
-// by pointer, as in blocked: they run at the bottom of a request's deepest
-// call path, where 232-byte copies add up (issue 9).
+// blocks on the entry — and whether one is in force now.
 func (p *Picker) until(pk string, scopes []string, e *vault.Entry) (int64, bool) {
 	u, ok := p.Blocks.Until(pk, scopes, e.ID)
 	if su, sok := sharedUntil(e, pk, scopes, p.now().UnixMilli()); sok && (!ok || su > u) {
@@ -204,39 +200,14 @@ func (p *Picker) Pick(ctx context.Context, provider, sessionID string, opts Opti
 		return *p.pickAPIKey(provider, sessionID, opts, keys), nil
 	}
 	if oauth := byType(es, vault.TypeOAuth); len(oauth) > 0 {
-		return p.pickOAuthApart(ctx, provider, sessionID, opts, oauth)
+		return p.pickOAuth(ctx, provider, sessionID, opts, oauth)
 	}
 	p.clearSticky(provider, sessionID)
 	return e, NoCredential(provider)
 }
 
-// pickOAuthApart runs pickOAuth on a goroutine of its own (apart.Run).
-// OAuth selection is the deepest call path of a pick (its frames alone are
-// 2.5 KiB, and ranking may fetch the usage reports over HTTP): run on a
-// gateway handler's goroutine, at the bottom of net/http, chi and the
-// middleware, it took that goroutine past 8 KiB of stack, which the
-// goroutine then kept for the whole stream that followed (issue 9).
-//
-//go:noinline
-func (p *Picker) pickOAuthApart(ctx context.Context, provider, sessionID string, opts Options, creds []vault.Entry) (vault.Entry, error) {
-	type picked struct {
-		e   vault.Entry
-		err error
-	}
-	r := apart.Run(func() *picked {
-		e, err := p.pickOAuth(ctx, provider, sessionID, opts, creds)
-		return &picked{e, err}
-	})
-	return r.e, r.err
-}
-
-// pickAPIKey picks one of keys (not empty). It returns a pointer into
-// keys and is not inlined, so Pick's frame carries none of its locals:
-// Pick runs at the bottom of a request's deepest call path, and a handler
-// goroutine that outgrows 8 KiB of stack there keeps 16 KiB for the
-// whole stream (issue 9).
-//
-//go:noinline
+// pickAPIKey picks one of keys (not empty) and returns a pointer into
+// keys.
 func (p *Picker) pickAPIKey(provider, sessionID string, opts Options, keys []vault.Entry) *vault.Entry {
 	pk := ProviderKey(provider, string(vault.TypeAPIKey))
 	ord := p.order(pk, len(keys), sessionID)

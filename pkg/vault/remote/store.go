@@ -222,10 +222,7 @@ func (s *Store) List(ctx context.Context, provider string) ([]vault.Entry, error
 }
 
 // listLocked orders the ids, not the entries: a sort of Entry values
-// swaps whole entries, and its generic frames hold Entry temporaries
-// deep enough to grow a request goroutine's stack (every request lists
-// the store) past 8 KiB, which it then keeps for the whole stream that
-// follows (issue 9).
+// swaps whole entries.
 func (s *Store) listLocked(provider string) []vault.Entry {
 	ids := make([]int64, 0, len(s.entries))
 	for id, e := range s.entries {

@@ -7,32 +7,35 @@ import (
 
 // TestAliasingRule checks the package doc's aliasing rule: decoded values
 // survive Reset and NewReader while the input is unchanged; escape-free
-// strings and Raw alias the input, escaped strings the arena, which
-// ResetReuse (and only it) hands back for reuse.
+// Bytes and Raw alias the input, escaped Bytes the arena, which
+// ResetReuse (and only it) hands back for reuse; String's results are
+// copies.
 func TestAliasingRule(t *testing.T) {
-	in := []byte(`{"plain":"abcd","esc":"x\ny","raw":{"k":[1,2]}}`)
+	in := []byte(`{"plain":"abcd","esc":"x\ny","raw":{"k":[1,2]},"str":"efgh"}`)
 	r := NewReader(in)
-	var plain, esc string
-	var raw []byte
+	var plain, esc, raw []byte
+	var str string
 	r.BeginObject()
 	for r.More() {
 		switch string(r.Key()) {
 		case "plain":
-			plain = r.String()
+			plain = r.Bytes()
 		case "esc":
-			esc = r.String()
+			esc = r.Bytes()
 		case "raw":
 			raw = r.Raw()
+		case "str":
+			str = r.String()
 		}
 	}
-	if err := r.End(); err != nil || plain != "abcd" || esc != "x\ny" || string(raw) != `{"k":[1,2]}` {
-		t.Fatalf("decode: %q %q %q %v", plain, esc, raw, err)
+	if err := r.End(); err != nil || string(plain) != "abcd" || string(esc) != "x\ny" || string(raw) != `{"k":[1,2]}` || str != "efgh" {
+		t.Fatalf("decode: %q %q %q %q %v", plain, esc, raw, str, err)
 	}
 
 	// Reset and a new document with escapes: every earlier value survives.
 	r.Reset([]byte(`["p\tq","r\ns"]`))
 	r.Skip()
-	if plain != "abcd" || esc != "x\ny" || string(raw) != `{"k":[1,2]}` {
+	if string(plain) != "abcd" || string(esc) != "x\ny" || string(raw) != `{"k":[1,2]}` {
 		t.Fatalf("after Reset: %q %q %q", plain, esc, raw)
 	}
 
@@ -47,35 +50,23 @@ func TestAliasingRule(t *testing.T) {
 	for i := range in {
 		in[i] = '#'
 	}
-	if plain != "####" || string(raw) != "###########" {
+	if string(plain) != "####" || string(raw) != "###########" {
 		t.Fatalf("escape-free values should alias the input: %q %q", plain, raw)
 	}
-	if esc != "x\ny" {
+	if string(esc) != "x\ny" {
 		t.Fatalf("an escaped string lives in the arena, not the input: %q", esc)
+	}
+	if str != "efgh" {
+		t.Fatalf("String's result should own its bytes: %q", str)
 	}
 
 	// ResetReuse hands the arena back: the next escaped string may overwrite
 	// esc. (This is why the rule ends at ResetReuse.)
 	r2 := NewReader([]byte(`"a\nb"`))
-	first := r2.String()
+	first := r2.Bytes()
 	r2.ResetReuse([]byte(`"c\td"`))
-	second := r2.String()
-	if second != "c\td" || first != "c\td" {
+	second := r2.Bytes()
+	if string(second) != "c\td" || string(first) != "c\td" {
 		t.Fatalf("ResetReuse reused the arena: first %q second %q (update the rule if this changed)", first, second)
-	}
-}
-
-// TestViews checks StringView and BytesView share memory and handle empty
-// input.
-func TestViews(t *testing.T) {
-	b := []byte("xyz")
-	s := StringView(b)
-	b[0] = 'A'
-	if s != "Ayz" || StringView(nil) != "" || StringView(b[:0]) != "" || len(BytesView("")) != 0 {
-		t.Fatalf("views: %q", s)
-	}
-	v := BytesView("hello")
-	if string(v) != "hello" || len(v) != 5 {
-		t.Fatal("BytesView")
 	}
 }

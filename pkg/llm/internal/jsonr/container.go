@@ -4,7 +4,6 @@ import (
 	"errors"
 	"iter"
 	"strings"
-	"unsafe"
 )
 
 // BeginObject consumes '{'. It reports false (and records a TypeError)
@@ -190,7 +189,7 @@ func EachField(data []byte, fn func(key string, value []byte)) error {
 	r := NewReader(data)
 	r.Object(func(k []byte) error {
 		if v := r.Raw(); r.err == nil {
-			fn(unsafeString(k), v)
+			fn(string(k), v)
 		}
 		return nil
 	})
@@ -206,7 +205,7 @@ func EachField(data []byte, fn func(key string, value []byte)) error {
 // not know.
 func FoldsTo(key []byte, known ...string) bool {
 	for _, n := range known {
-		if strings.EqualFold(n, unsafeString(key)) {
+		if strings.EqualFold(n, string(key)) {
 			return true
 		}
 	}
@@ -222,5 +221,5 @@ func Valid(data []byte) bool {
 	return r.End() == nil
 }
 
-// ValidString is Valid for JSON text held in a string (no copy).
-func ValidString(s string) bool { return Valid(unsafe.Slice(unsafe.StringData(s), len(s))) }
+// ValidString is Valid for JSON text held in a string.
+func ValidString(s string) bool { return Valid([]byte(s)) }

@@ -85,7 +85,7 @@ func (r *Reader) Float() float64 {
 	if n == nil {
 		return 0
 	}
-	f, err := strconv.ParseFloat(unsafeString(n), 64)
+	f, err := strconv.ParseFloat(string(n), 64)
 	if err != nil {
 		r.Fail(&TypeError{Offset: r.pos, Want: "number", Got: "out-of-range number"})
 		return 0
@@ -101,10 +101,10 @@ func (r *Reader) Int() int64 {
 	if n == nil {
 		return 0
 	}
-	if v, err := strconv.ParseInt(unsafeString(n), 10, 64); err == nil {
+	if v, err := strconv.ParseInt(string(n), 10, 64); err == nil {
 		return v
 	}
-	f, err := strconv.ParseFloat(unsafeString(n), 64)
+	f, err := strconv.ParseFloat(string(n), 64)
 	if err != nil || f != math.Trunc(f) || f > 1<<53 || f < -(1<<53) {
 		r.Fail(&TypeError{Offset: r.pos, Want: "integer", Got: "number"})
 		return 0
@@ -120,7 +120,7 @@ func (r *Reader) IntExact() int64 {
 	if n == nil {
 		return 0
 	}
-	v, err := strconv.ParseInt(unsafeString(n), 10, 64)
+	v, err := strconv.ParseInt(string(n), 10, 64)
 	if err != nil {
 		r.Fail(&TypeError{Offset: r.pos, Want: "integer", Got: "number " + string(n)})
 		return 0

@@ -4,9 +4,9 @@
 // 300 KB agent request then costs several milliseconds. This reader
 // validates while it decodes, so every byte is looked at once (eight at a
 // time inside strings, 32 in a long clean run on amd64), and it allocates
-// almost nothing: strings without escapes are views of the input, and
-// unescaped strings share a few arenas sized by the share of the input
-// that needed one.
+// little: String copies each string, while Bytes returns escape-free
+// strings as views of the input and unescaped ones from a few shared
+// arenas sized by the share of the input that needed one.
 //
 // Usage: BeginObject / BeginArray, then `for r.More() { … }`, reading each
 // member with Key and a value method (String, Int, Float, Bool, Raw, Skip,
@@ -15,21 +15,14 @@
 // return errors. The first error sticks: later calls return zero values,
 // and Err reports it.
 //
-// # Byte views
-//
-// This package holds the module's only string↔[]byte conversions without a
-// copy (StringView, BytesView, and the results of a Reader); no other
-// package under pkg/llm imports unsafe (internal/deptest checks). Their
-// invariant: bytes that a view shares are never written again while the
-// view is in use, since a Go string is immutable for every holder.
-//
-// The aliasing rule: a value a Reader returns (String, Bytes, Key, Number,
+// The aliasing rule: a byte slice a Reader returns (Bytes, Key, Number,
 // Raw, Since) may alias the input or the reader's arena until the caller
 // modifies the input or calls ResetReuse. NewReader and Reset start a
 // fresh arena, so earlier values survive them while the input is
 // unchanged. Escape-free strings, numbers and Raw alias the input; strings
 // with escapes live in the arena (TestAliasingRule). A caller keeping a
-// value past that point copies it (strings.Clone, bytes.Clone).
+// slice past that point copies it (bytes.Clone). String's results are
+// copies and never alias.
 package jsonr
 
 import (

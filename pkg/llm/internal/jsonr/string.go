@@ -5,8 +5,6 @@ import (
 	"math/bits"
 	"unicode/utf16"
 	"unicode/utf8"
-
-	"github.com/ompgo/omp/pkg/llm/internal/strscan"
 )
 
 const (
@@ -38,7 +36,6 @@ func skipPlain(d []byte, i int, hi uint64) (int, uint64) {
 		}
 		hi |= v
 		i += 8
-		start := i - 8 // where the run began
 		for i+32 <= len(d) {
 			w := d[i : i+32]
 			v = binary.LittleEndian.Uint64(w)
@@ -59,28 +56,10 @@ func skipPlain(d []byte, i int, hi uint64) (int, uint64) {
 			}
 			hi |= v | v1 | v2 | v3
 			i += 32
-			if strscan.Have && i-start >= scanAfter && len(d)-i >= scanMin {
-				// A long run (prose): the vector scan, then the words
-				// for what is left after its last whole block. Not
-				// sooner: for short strings the call costs more than
-				// the words.
-				n, high := strscan.Plain(d[i:])
-				if high {
-					hi |= msb
-				}
-				if i += n; n < (len(d)-i+n)&^15 {
-					return i, hi // stopped at a flagged byte
-				}
-			}
 		}
 	}
 	return i, hi
 }
-
-// skipPlain hands the rest of the input to strscan.Plain once a clean run has
-// reached scanAfter bytes and at least scanMin bytes are left: below
-// either, the call costs more than the words.
-const scanAfter, scanMin = 136, 64
 
 // stopAt returns the offset of the first byte mask m flags in word v at
 // d[i:], and hi with the bytes of v before it.
@@ -89,14 +68,12 @@ func stopAt(i int, v, m, hi uint64) (int, uint64) {
 	return i + k, hi | v&(1<<(8*k)-1)
 }
 
-// String reads a string value (null reads as ""). A string without
-// escapes is a view of the input (no copy); one with escapes lives in the
-// reader's arena. Either way it stays valid as long as the input is not
-// modified.
+// String reads a string value (null reads as ""). The string is a copy:
+// it owns its bytes.
 func (r *Reader) String() string {
 	switch r.Peek() {
 	case '"':
-		return unsafeString(r.str())
+		return string(r.str())
 	case 'n':
 		r.Null()
 		return ""

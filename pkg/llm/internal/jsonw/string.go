@@ -21,9 +21,6 @@ import (
 	"math/bits"
 	"slices"
 	"unicode/utf8"
-
-	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
-	"github.com/ompgo/omp/pkg/llm/internal/strscan"
 )
 
 const (
@@ -62,11 +59,6 @@ func maskBlockString(v uint64) uint64 {
 	return ((v - lsb*0x20) | (qa - lsb) | (lgs - lsb) | v) & msb
 }
 
-// appendBody hands the rest of a string to strscan.Escape once a clean run
-// has reached scanAfter bytes and at least scanMin bytes are left: below
-// either, the call costs more than the words.
-const scanAfter, scanMin = 136, 64
-
 // plain[c] and htmlSafe[c] are true for the ASCII bytes each dialect
 // copies unescaped.
 var plain, htmlSafe = func() (p, h [256]bool) {
@@ -96,18 +88,12 @@ func Plain(dst []byte, s string) []byte {
 // PlainBody appends s escaped as Plain does, without the quotes.
 func PlainBody(dst []byte, s string) []byte { return appendBody(dst, s, false) }
 
-// Bytes appends b as String does.
-func Bytes(dst []byte, b []byte) []byte {
-	return String(dst, jsonr.StringView(b))
-}
-
 func appendBody(dst []byte, s string, html bool) []byte {
 	safe := &plain
 	if html {
 		safe = &htmlSafe
 	}
-	// A read-only byte view of s, so the word loads compile to one load.
-	src := jsonr.BytesView(s)
+	src := s
 	if cap(dst)-len(dst) < len(src) {
 		dst = slices.Grow(dst, len(src)+len(src)>>3+64)
 	}
@@ -119,7 +105,7 @@ func appendBody(dst []byte, s string, html bool) []byte {
 	// last bytes of a string, or of a tight buffer, go through appendTail
 	// so a caller's exact-size buffer is not reallocated.
 	for i+8 <= len(src) && len(buf)-j >= 64 {
-		v = binary.LittleEndian.Uint64(src[i:])
+		v = load64(src[i:])
 		if html {
 			m = maskString(v)
 		} else {
@@ -134,12 +120,11 @@ func appendBody(dst []byte, s string, html bool) []byte {
 			// goes to the flagged path with its mask, so a short run
 			// costs no more than in the word loop; any superset of the
 			// exact mask will do there.
-			start := i - 8 // where the run began
 			for i+32 <= len(src) && len(buf)-j >= 32+64 {
 				s, d := src[i:i+32], buf[j:j+32]
 				// The first word alone: where escapes come every few
 				// words, the run ends here.
-				v = binary.LittleEndian.Uint64(s)
+				v = load64(s)
 				if html {
 					m = maskBlockString(v)
 				} else {
@@ -148,9 +133,9 @@ func appendBody(dst []byte, s string, html bool) []byte {
 				if m != 0 {
 					goto flagged
 				}
-				v1 := binary.LittleEndian.Uint64(s[8:])
-				v2 := binary.LittleEndian.Uint64(s[16:])
-				v3 := binary.LittleEndian.Uint64(s[24:])
+				v1 := load64(s[8:])
+				v2 := load64(s[16:])
+				v3 := load64(s[24:])
 				// Stored before they are judged: the words from the
 				// first flagged one on are written again.
 				binary.LittleEndian.PutUint64(d, v)
@@ -178,17 +163,6 @@ func appendBody(dst []byte, s string, html bool) []byte {
 					goto flagged
 				}
 				i, j = i+32, j+32
-				if strscan.Have && i-start >= scanAfter && len(src)-i >= scanMin {
-					// A long run (prose): the vector scan finds where
-					// it ends (the next word, flagged, starts there)
-					// and one copy takes it, as far as the buffer
-					// allows. Not sooner: in text that escapes every
-					// line the call costs more than the words.
-					n := min(strscan.Escape(src[i:], html), len(buf)-j)
-					copy(buf[j:j+n], src[i:i+n])
-					i, j = i+n, j+n
-					break
-				}
 			}
 			continue
 		}
@@ -218,7 +192,7 @@ func appendBody(dst []byte, s string, html bool) []byte {
 				j += int(e.n)
 				i++
 			default:
-				r, size := utf8.DecodeRune(src[i:])
+				r, size := utf8.DecodeRuneInString(src[i:])
 				switch {
 				case r == utf8.RuneError && size == 1:
 					j += copy(buf[j:], `\ufffd`)
@@ -285,9 +259,17 @@ func escapeASCII(b []byte, c byte, html bool) int {
 	return 2
 }
 
+// load64 returns the little-endian word in the first 8 bytes of s; the
+// compiler makes it one load.
+func load64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
 // appendTail escapes src bytewise with append (the short rest of a
 // string).
-func appendTail(dst []byte, src []byte, html bool) []byte {
+func appendTail(dst []byte, src string, html bool) []byte {
 	safe := &plain
 	if html {
 		safe = &htmlSafe
@@ -307,7 +289,7 @@ func appendTail(dst []byte, src []byte, html bool) []byte {
 			start = i
 			continue
 		}
-		r, size := utf8.DecodeRune(src[i:])
+		r, size := utf8.DecodeRuneInString(src[i:])
 		switch {
 		case r == utf8.RuneError && size == 1:
 			dst = append(dst, `\ufffd`...)

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
-
-	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
 )
 
 // Int appends n.
@@ -70,9 +68,9 @@ func Compact(dst []byte, raw []byte, fallback string) []byte {
 	return buf.Bytes()
 }
 
-// CompactString is Compact for JSON text held in a string (no copy).
+// CompactString is Compact for JSON text held in a string.
 func CompactString(dst []byte, s, fallback string) []byte {
-	return Compact(dst, jsonr.BytesView(s), fallback)
+	return Compact(dst, []byte(s), fallback)
 }
 
 // isCompact reports whether raw has no whitespace outside strings (the
