@@ -6,12 +6,12 @@ import (
 	"io"
 	"testing"
 
-	"github.com/ompgo/omp/internal/benchcpu"
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/pkg/agent"
 	"github.com/ompgo/omp/pkg/agent/session"
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/llm/catalog"
+	"github.com/ompgo/omp/tools/benchcpu"
 )
 
 // BenchmarkRPCGetState is one get_state round trip through the RPC mode's

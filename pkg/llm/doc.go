@@ -19,7 +19,7 @@
 // session posts on every turn), and, where the plain path is still there,
 // a fuzz test that the two agree. Bar: 2x CPU time, or a named allocation
 // win on the per-chunk hot path. Measured on the shared 2-core machine
-// (cpu-ns/op of internal/benchcpu; wall time there mostly measures waiting
+// (cpu-ns/op of tools/benchcpu; wall time there mostly measures waiting
 // for a core), benchstat of -count 6:
 //
 //	path                            workload                    CPU x  allocs/op fast vs json  decision

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ompgo/omp/internal/benchcpu"
 	"github.com/ompgo/omp/pkg/vault"
+	"github.com/ompgo/omp/tools/benchcpu"
 )
 
 // benchGateway is a gateway in front of a fake Anthropic API that answers
@@ -45,7 +45,7 @@ func benchGateway(b *testing.B) (url string, client *http.Client) {
 }
 
 // bigChat is a ~300 KB chat conversation of 300 messages, as in
-// internal/benchgateway.
+// tools/benchgateway.
 func bigChat(stream bool) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `{"model":"anthropic/claude-sonnet-4-5","stream":%t,"messages":[`, stream)

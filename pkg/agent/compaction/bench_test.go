@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ompgo/omp/internal/benchcpu"
 	"github.com/ompgo/omp/pkg/agent/session"
 	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/tools/benchcpu"
 )
 
 // longSession writes a session of about tokens estimated tokens: turns of

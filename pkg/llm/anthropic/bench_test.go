@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ompgo/omp/internal/benchcpu"
 	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/tools/benchcpu"
 )
 
 // agentRequest builds a ~300 KB, 300-message agent conversation in the

@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/ompgo/omp/internal/benchcpu"
+	"github.com/ompgo/omp/tools/benchcpu"
 )
 
 // DecodeRequest (one pass on jsonr, straight to the canonical request)

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ompgo/omp/internal/benchcpu"
+	"github.com/ompgo/omp/tools/benchcpu"
 )
 
 // The upstream delta fast path (streamState.fastEvent) against

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ompgo/omp/internal/benchcpu"
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/llm/anthropic"
 	"github.com/ompgo/omp/pkg/llm/openai"
+	"github.com/ompgo/omp/tools/benchcpu"
 )
 
 // The cross-family benchmarks translate a ~300 KB, 300-message agent

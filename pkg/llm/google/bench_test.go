@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ompgo/omp/internal/benchcpu"
 	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/tools/benchcpu"
 )
 
 // agentRequest is a 300-message, ~300 KB agent conversation: user turns,

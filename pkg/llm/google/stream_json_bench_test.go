@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ompgo/omp/internal/benchcpu"
+	"github.com/ompgo/omp/tools/benchcpu"
 )
 
 // The one-pass chunk reader (parseResponse) against encoding/json (its

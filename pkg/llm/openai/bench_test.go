@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ompgo/omp/internal/benchcpu"
 	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/tools/benchcpu"
 )
 
 // agentChatBody builds a ~300 KB, 300-message Chat request shaped like an

@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/ompgo/omp/internal/benchcpu"
+	"github.com/ompgo/omp/tools/benchcpu"
 )
 
 // DecodeChatRequest and DecodeResponsesRequest (one pass on jsonr,

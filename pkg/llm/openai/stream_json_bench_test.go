@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ompgo/omp/internal/benchcpu"
 	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/tools/benchcpu"
 )
 
 // The stream fast paths (chatFast.decode, respParser.fastDelta) against

@@ -3,7 +3,7 @@ package pinative
 import (
 	"testing"
 
-	"github.com/ompgo/omp/internal/benchcpu"
+	"github.com/ompgo/omp/tools/benchcpu"
 )
 
 // The one-pass request decoder (decodeFast) against its encoding/json

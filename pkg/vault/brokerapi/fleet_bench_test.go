@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ompgo/omp/internal/benchcpu"
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	"github.com/ompgo/omp/tools/benchcpu"
 )
 
 // BenchmarkBlockFanout100 measures a block post (POST

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ompgo/omp/internal/benchproc"
+	"github.com/ompgo/omp/tools/benchproc"
 )
 
 // The scale measurement (-scale, make bench-scale): one broker, three

@@ -7,7 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/ompgo/omp/internal/benchproc"
+	"github.com/ompgo/omp/tools/benchproc"
 )
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

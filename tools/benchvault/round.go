@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ompgo/omp/internal/benchproc"
+	"github.com/ompgo/omp/tools/benchproc"
 )
 
 type roundResult struct {

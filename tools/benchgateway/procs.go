@@ -20,10 +20,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ompgo/omp/internal/benchproc"
 	"github.com/ompgo/omp/internal/brokerd"
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	"github.com/ompgo/omp/tools/benchproc"
 )
 
 // broker is the real broker wiring, in this process, with one anthropic

@@ -11,7 +11,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/ompgo/omp/internal/benchproc"
+	"github.com/ompgo/omp/tools/benchproc"
 )
 
 type client struct {

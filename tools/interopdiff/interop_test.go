@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ompgo/omp/internal/benchproc"
 	"github.com/ompgo/omp/internal/config"
+	"github.com/ompgo/omp/tools/benchproc"
 )
 
 var (

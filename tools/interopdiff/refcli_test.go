@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ompgo/omp/internal/benchproc"
+	"github.com/ompgo/omp/tools/benchproc"
 )
 
 // runRef runs the reference CLI with HOME=home, the clean environment and

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ompgo/omp/internal/benchproc"
+	"github.com/ompgo/omp/tools/benchproc"
 )
 
 type target struct {

@@ -42,7 +42,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/ompgo/omp/internal/benchproc"
+	"github.com/ompgo/omp/tools/benchproc"
 )
 
 type options struct {

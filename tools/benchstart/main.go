@@ -31,7 +31,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ompgo/omp/internal/benchproc"
+	"github.com/ompgo/omp/tools/benchproc"
 )
 
 // sample is one run of one command.

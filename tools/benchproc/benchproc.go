@@ -1,5 +1,5 @@
 // Package benchproc holds what the whole-process benchmark tools
-// (internal/benchvault, internal/benchgateway) share: a free loopback port,
+// (tools/benchvault, tools/benchgateway) share: a free loopback port,
 // an environment that cannot leak the operator's broker settings into a
 // measured process, the machine's load average, and the median.
 package benchproc
