@@ -79,7 +79,7 @@ interop-install: ## install the reference TypeScript omp (+ bun) from npm into .
 	  npm install --no-audit --no-fund @oven/bun-linux-x64 @oh-my-pi/pi-coding-agent@$(REFERENCE_VERSION) >/dev/null
 
 interop: build interop-install ## check the reference TypeScript omp against our broker and our gateway, on one HOME too, the snapshot cache both ways, our agent's session files (compacted ones included) and a fleet block reaching a reference gateway (installs it from npm into .interop/)
-	$(GO) build -o $(BIN)/fakeupstream ./internal/e2eclis/fakeupstream
+	$(GO) build -o $(BIN)/fakeupstream ./tools/fakeupstream
 	scripts/interop.sh $(REFERENCE_DIR)
 	scripts/interop-refgateway-block.sh $(REFERENCE_DIR) $(BIN)
 	scripts/interop-gateway.sh $(REFERENCE_DIR) $(BIN)
@@ -90,15 +90,15 @@ interop: build interop-install ## check the reference TypeScript omp against our
 	$(INTEROP_DIFF)
 
 interop-fleet: build interop-install ## only the fleet interop: our gateway's usage-limit block reaches a reference gateway through our broker
-	$(GO) build -o $(BIN)/fakeupstream ./internal/e2eclis/fakeupstream
+	$(GO) build -o $(BIN)/fakeupstream ./tools/fakeupstream
 	scripts/interop-fleet.sh $(REFERENCE_DIR) $(BIN)
 
-# The differential suite (internal/interopdiff, build tag interop): the same
+# The differential suite (tools/interopdiff, build tag interop): the same
 # request sequences against the reference broker and ours, each with a fake
 # token endpoint; every difference must name its spec decision. Flags after
 # -args: -keep (keep homes and logs), -dump (every step of a differing sequence).
 INTEROP_DIFF_FLAGS ?=
-INTEROP_DIFF = $(GO) test -tags interop -count=1 -v -timeout 5m ./internal/interopdiff \
+INTEROP_DIFF = $(GO) test -tags interop -count=1 -v -timeout 5m ./tools/interopdiff \
 	-args -ref $(abspath $(REFERENCE_DIR)) -omp $(abspath $(BIN))/omp $(INTEROP_DIFF_FLAGS)
 interop-diff: build interop-install ## the differential suite: the same traffic against the reference broker and ours, plus the reference import/migrate/check against ours
 	$(INTEROP_DIFF)
@@ -106,7 +106,7 @@ interop-diff: build interop-install ## the differential suite: the same traffic 
 # Flags for the bench-vault tool, e.g. BENCH_VAULT_FLAGS='-json' or '-rounds 5 -strict'.
 BENCH_VAULT_FLAGS ?=
 bench-vault: build ## upload write path: our broker vs the reference broker, interleaved rounds (ours only without npm)
-	$(GO) build -o $(BIN)/benchvault ./internal/benchvault
+	$(GO) build -o $(BIN)/benchvault ./tools/benchvault
 	@$(MAKE) --no-print-directory interop-install || \
 	  echo "bench-vault: could not install the reference broker (npm missing or offline); measuring ours only"
 	$(BIN)/benchvault -ours $(BIN)/omp -ref $(REFERENCE_DIR) $(BENCH_VAULT_FLAGS)
@@ -121,25 +121,25 @@ e2e-clis-install: ## install @anthropic-ai/claude-code and @openai/codex from np
 	  npm install --no-audit --no-fund @anthropic-ai/claude-code @openai/codex >/dev/null
 
 e2e-clis: build e2e-clis-install ## claude -p and codex exec complete a prompt through our gateway (fake upstream; installs the CLIs into .e2e-clis/)
-	$(GO) build -o $(BIN)/fakeupstream ./internal/e2eclis/fakeupstream
+	$(GO) build -o $(BIN)/fakeupstream ./tools/fakeupstream
 	scripts/e2e-clis.sh $(E2E_CLIS_DIR) $(BIN)
 
 # Flags for the bench-gateway tool, e.g. BENCH_GATEWAY_FLAGS='-json' or '-rounds 5 -strict'.
 BENCH_GATEWAY_FLAGS ?=
 bench-gateway: build ## the gateway's cost vs a bare reverse proxy, against a local fake Anthropic API, interleaved rounds
-	$(GO) build -o $(BIN)/benchgateway ./internal/benchgateway
+	$(GO) build -o $(BIN)/benchgateway ./tools/benchgateway
 	$(BIN)/benchgateway -gateway $(BIN)/gateway $(BENCH_GATEWAY_FLAGS)
 
 # Flags for the bench-startup tool, e.g. BENCH_STARTUP_FLAGS='-runs 50' or '-json'.
 BENCH_STARTUP_FLAGS ?=
 .PHONY: bench-startup
 bench-startup: build ## start-up of bin/omp: `auth-broker status` to first output, `omp -p` to first upstream request (wall, CPU, page faults)
-	$(GO) build -o $(BIN)/benchstart ./internal/benchstart
+	$(GO) build -o $(BIN)/benchstart ./tools/benchstart
 	$(BIN)/benchstart -omp $(BIN)/omp $(BENCH_STARTUP_FLAGS)
 
 .PHONY: bench-scale
 bench-scale: build ## one broker and three gateway processes vs one gateway: throughput at concurrency 16 and gateway CPU per request (docs/scale.md)
-	$(GO) build -o $(BIN)/benchgateway ./internal/benchgateway
+	$(GO) build -o $(BIN)/benchgateway ./tools/benchgateway
 	$(BIN)/benchgateway -scale -gateway $(BIN)/gateway -duration 2s $(BENCH_GATEWAY_FLAGS)
 
 # The interactive mode's end-to-end test runs the real omp in tmux
@@ -157,13 +157,13 @@ e2e-tui: tmux ## omp's interactive mode in a real terminal (tmux) against a fake
 e2e-browser: ## the usage page (GET /usage) in headless chromium against a real broker; installs Debian's chromium if missing
 	@command -v chromium >/dev/null 2>&1 || { echo "installing chromium (apt-get)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
-	$(GO) test -tags browser -count=1 -v -run TestUsagePageInBrowser ./internal/e2ebrowser
+	$(GO) test -tags browser -count=1 -v -run TestUsagePageInBrowser ./tools/e2ebrowser
 
 .PHONY: systemd-tools
 systemd-tools: ## install systemd-analyze (Debian package systemd) unless present; deploy/systemd_test.go scores the units with it
 	@command -v systemd-analyze >/dev/null || { apt-get update -qq && apt-get install -y -qq systemd >/dev/null; }
 
-# The container image, built without a container engine (internal/ociimage).
+# The container image, built without a container engine (tools/ociimage).
 IMAGE_TAR ?= $(BIN)/omp-image.tar
 .PHONY: image image-test
 image: ## OCI image-layout tarball of static broker/gateway/omp/omp-host binaries, non-root (bin/omp-image.tar; podman load -i / skopeo oci-archive:)
@@ -172,10 +172,10 @@ image: ## OCI image-layout tarball of static broker/gateway/omp/omp-host binarie
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/static/gateway ./cmd/gateway
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/static/omp ./cmd/omp
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/static/omp-host ./cmd/omp-host
-	$(GO) run ./internal/ociimage -bin $(BIN)/static -out $(IMAGE_TAR) -version $(VERSION) -revision "$$(git rev-parse HEAD 2>/dev/null)"
+	$(GO) run ./tools/ociimage -bin $(BIN)/static -out $(IMAGE_TAR) -version $(VERSION) -revision "$$(git rev-parse HEAD 2>/dev/null)"
 
 image-test: image ## build the image and verify it (user, entrypoint, labels, size, static binaries)
-	OMP_IMAGE_TAR=$(abspath $(IMAGE_TAR)) $(GO) test -count=1 -run TestBuiltImage -v ./internal/ociimage
+	OMP_IMAGE_TAR=$(abspath $(IMAGE_TAR)) $(GO) test -count=1 -run TestBuiltImage -v ./tools/ociimage
 
 # Litestream (continuous replication of the sealed vault), installed from the Go module proxy.
 LITESTREAM_VERSION ?= v0.3.13

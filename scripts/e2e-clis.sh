@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make e2e-clis`: the real Claude Code and Codex CLIs (from npm, cached in
 # the given dir) complete a one-shot prompt through our gateway against a
-# fake upstream (internal/e2eclis/fakeupstream). Everything runs on
+# fake upstream (tools/fakeupstream). Everything runs on
 # loopback under a throwaway home; no provider is contacted.
 #   broker  ← POST /v1/credential: an anthropic and an openai API key
 #   gateway → OMP_PROVIDER_{ANTHROPIC,OPENAI}_BASE_URL = the fake

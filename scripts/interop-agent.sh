@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session-file interop of the reference TypeScript omp (npm
 # @oh-my-pi/pi-coding-agent) with OUR agent, on loopback under a throwaway
-# home, against the fake Anthropic upstream (internal/e2eclis/fakeupstream)
+# home, against the fake Anthropic upstream (tools/fakeupstream)
 # declared as a models.yml custom provider:
 # 1. The reference `omp -p` starts a session; our `omp -c -p` continues it:
 #    exit 0, the same file grows, and our request carries the reference's

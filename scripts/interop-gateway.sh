@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Interop of the reference TypeScript omp (npm @oh-my-pi/pi-coding-agent)
 # with OUR gateway, all on loopback under throwaway homes:
-#   fake upstream (internal/e2eclis/fakeupstream) ← our gateway ← our broker
+#   fake upstream (tools/fakeupstream) ← our gateway ← our broker
 # 1. The reference `omp -p` completes a prompt through our gateway via a
 #    models.yml custom provider, once per wire api (openai-completions,
 #    anthropic-messages, openai-responses) and once with the `anthropic`
