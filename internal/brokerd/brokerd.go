@@ -123,7 +123,7 @@ func (m *Main) Source() *vault.LocalSource {
 func (m *Main) Open(ctx context.Context) (err error) {
 	c := &m.Config
 	if c.Logger == nil {
-		c.Logger = slog.New(slog.NewTextHandler(os.Stdout, nil))
+		c.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	if c.Version == "" {
 		c.Version = buildinfo.String()
