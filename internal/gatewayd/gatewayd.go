@@ -76,7 +76,7 @@ type Config struct {
 	// URLs returns an upstream base URL override ("" = the provider
 	// default); may be nil.
 	URLs       func(provider, kind string) string
-	Logger     *slog.Logger // default: text to Out
+	Logger     *slog.Logger // default: text to stderr
 	Out        io.Writer    // the startup lines of gateway.md §1.1; default os.Stdout
 	Version    string       // default buildinfo.String()
 	HTTPClient *http.Client // upstream provider calls; default a client without an overall timeout (streams)
@@ -151,7 +151,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		c.Out = os.Stdout
 	}
 	if c.Logger == nil {
-		c.Logger = slog.New(slog.NewTextHandler(c.Out, nil))
+		c.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	if c.Version == "" {
 		c.Version = buildinfo.String()

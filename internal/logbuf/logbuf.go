@@ -123,16 +123,3 @@ func (h flushHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 func (h flushHandler) WithGroup(name string) slog.Handler {
 	return flushHandler{h.Handler.WithGroup(name), h.w}
 }
-
-// NewText is a text logger over a Writer on w at level, and the Writer to
-// Close on exit.
-func NewText(w io.Writer, level slog.Leveler) (*slog.Logger, *Writer) {
-	b := New(w)
-	return Logger(b, level), b
-}
-
-// Logger is a text logger at level over b (a second level on the same
-// Writer keeps every line in order).
-func Logger(b *Writer, level slog.Leveler) *slog.Logger {
-	return slog.New(Handler(slog.NewTextHandler(b, &slog.HandlerOptions{Level: level}), b))
-}
