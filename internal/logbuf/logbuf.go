@@ -1,9 +1,8 @@
 // Package logbuf takes a server's log writes off its request path.
 //
-// The gateway logs a line per request (gateway.md §11). Written straight
-// to stderr, each line is a write system call on the goroutine that
-// serves the request, before the upstream call; a tenth of the gateway's
-// CPU per small request (issue 9). A Writer collects lines and writes them
+// The gateway logs a line per request. Written straight to stderr, each
+// line is a write system call on the goroutine that serves the request,
+// before the upstream call. A Writer collects lines and writes them
 // out together from a timer, at most Delay after the first one is
 // buffered; a line at Warn or above (through Handler) goes out at once
 // with everything before it, so a failure is on the terminal, in order,
