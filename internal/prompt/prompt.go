@@ -187,9 +187,9 @@ func firstSentence(s string) string {
 	return s
 }
 
-// systemOverride is the replacement of section 1: --system-prompt (text
-// or a file) beats SYSTEM.md of the nearest non-empty project .omp/, then
-// of the agent directory. "" means our base prompt.
+// systemOverride is the replacement of the base prompt: --system-prompt
+// (text or a file) beats SYSTEM.md of the nearest non-empty project .omp/,
+// then of the agent directory. "" means our base prompt.
 func systemOverride(o Options) (string, error) {
 	if o.SystemPrompt != "" {
 		return textOrFile(o.SystemPrompt)
