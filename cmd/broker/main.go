@@ -6,50 +6,65 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"log/slog"
+	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/ompgo/omp/internal/brokerd"
 	"github.com/ompgo/omp/internal/buildinfo"
 	"github.com/ompgo/omp/internal/config"
+	"github.com/ompgo/omp/internal/logx"
+	"github.com/ompgo/omp/internal/sigctx"
 )
+
+// flags are the command line of the broker.
+type flags struct {
+	bind, keyFile       string
+	logLevel, logFormat string
+}
 
 func main() {
 	fs := flag.NewFlagSet("broker", flag.ExitOnError)
-	bind := fs.String("bind", brokerd.DefaultBind, "listen address, host:port or port")
-	keyFile := fs.String("vault-key-file", "", "vault key file (default <config-dir>/vault.key)")
+	var f flags
+	fs.StringVar(&f.bind, "bind", brokerd.DefaultBind, "listen address, host:port or port")
+	fs.StringVar(&f.keyFile, "vault-key-file", "", "vault key file (default <config-dir>/vault.key)")
+	fs.StringVar(&f.logLevel, "log-level", "", logx.LevelUsage)
+	fs.StringVar(&f.logFormat, "log-format", "", logx.FormatUsage)
 	version := fs.Bool("version", false, "print the version and exit")
 	fs.Parse(os.Args[1:])
 	if *version {
 		fmt.Println(buildinfo.String())
 		return
 	}
-	log := slog.New(slog.NewTextHandler(os.Stdout, nil))
-	if err := run(*bind, *keyFile, log); err != nil {
-		log.Error("auth-broker failed", "error", err)
+	ctx, stop := sigctx.NotifyContext(context.Background())
+	err := run(ctx, f, os.Environ(), os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bind, keyFile string, log *slog.Logger) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	proc := config.ProcessEnv(os.Environ())
+// run serves with the environment environ until ctx is done; the logs go
+// to stderr.
+func run(ctx context.Context, f flags, environ []string, stderr io.Writer) error {
+	proc := config.ProcessEnv(environ)
 	dirs, err := config.ResolveDirs(*proc)
 	if err != nil {
 		return err
 	}
 	cwd, _ := os.Getwd()
-	env := config.LoadEnv(cwd, dirs, os.Environ())
+	env := config.LoadEnv(cwd, dirs, environ)
 	for _, w := range env.Warnings() {
-		fmt.Fprintln(os.Stderr, w)
+		fmt.Fprintln(stderr, w)
+	}
+	log, err := logx.New(f.logLevel, f.logFormat, env.Get, stderr)
+	if err != nil {
+		return err
 	}
 	cfg := brokerd.FromEnv(env, dirs, log)
-	cfg.Bind = bind
-	if keyFile != "" {
-		cfg.KeyPath, cfg.VaultKey = keyFile, ""
+	cfg.Bind = f.bind
+	if f.keyFile != "" {
+		cfg.KeyPath, cfg.VaultKey = f.keyFile, ""
 	}
 	return brokerd.Serve(ctx, cfg)
 }

@@ -8,13 +8,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"log/slog"
 	"os"
 
 	"github.com/ompgo/omp/internal/buildinfo"
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/internal/gatewayd"
-	"github.com/ompgo/omp/internal/logbuf"
+	"github.com/ompgo/omp/internal/logx"
 	"github.com/ompgo/omp/internal/sigctx"
 )
 
@@ -35,21 +34,24 @@ func main() {
 		return nil
 	})
 	fs.Int64Var(&limits.MaxInFlightBytes, "max-inflight-bytes", 0, "cap on request body bytes held at once (0: $"+gatewayd.EnvMaxInFlightBytes+" or 256 MiB; negative: no cap)")
+	logLevel := fs.String("log-level", "", logx.LevelUsage)
+	logFormat := fs.String("log-format", "", logx.FormatUsage)
 	version := fs.Bool("version", false, "print the version and exit")
 	fs.Parse(os.Args[1:])
 	if *version {
 		fmt.Println(buildinfo.String())
 		return
 	}
-	if err := run(bind, *noAuth, *optIn, limits); err != nil {
+	if err := run(bind, *noAuth, *optIn, limits, *logLevel, *logFormat); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
 }
 
-// run serves with the flags; limits holds the flags' allow-lists and cap,
-// which replace the environment's when given.
-func run(bind string, noAuth, optIn bool, limits gatewayd.Config) error {
+// run serves with the flags until SIGINT or SIGTERM; limits holds the
+// flags' allow-lists and cap, which replace the environment's when given.
+// The startup and shutdown lines go to stdout, the logs to stderr.
+func run(bind string, noAuth, optIn bool, limits gatewayd.Config, logLevel, logFormat string) error {
 	ctx, stop := sigctx.NotifyContext(context.Background())
 	defer stop()
 	proc := config.ProcessEnv(os.Environ())
@@ -62,9 +64,13 @@ func run(bind string, noAuth, optIn bool, limits gatewayd.Config) error {
 	for _, w := range env.Warnings() {
 		fmt.Fprintln(os.Stderr, w)
 	}
-	log, logw := logbuf.NewText(os.Stderr, slog.LevelInfo) // off the request path
+	logs, err := logx.Parse(logLevel, logFormat, env.Get)
+	if err != nil {
+		return err
+	}
+	log, warn, logw := logs.Buffered(os.Stderr)
 	defer logw.Close()
-	cfg, err := gatewayd.FromEnv(ctx, env, dirs, log, log)
+	cfg, err := gatewayd.FromEnv(ctx, env, dirs, log, warn)
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,7 @@ import (
 	"github.com/ompgo/omp/pkg/vault/usage"
 )
 
-// DefaultBind is the broker's default listen address (broker.md §1.2).
+// DefaultBind is the broker's default listen address.
 const DefaultBind = config.DefaultBrokerBind
 
 // Config is everything the broker needs, parsed in one place by the caller.
@@ -39,7 +39,7 @@ type Config struct {
 	// LegacyDBPath is where earlier omp-go versions kept the vault: the
 	// reference's agent.db path. An omp-go vault found there (and none at
 	// DBPath) is moved to DBPath once, before opening; a reference
-	// agent.db there is never touched (discrepancies.md C5). "" = none.
+	// agent.db there is never touched. "" = none.
 	LegacyDBPath string
 	TokenPath    string // bearer token file; created when absent; required
 	KeyPath      string // vault key file; created when absent unless VaultKey is set
@@ -72,12 +72,12 @@ type Config struct {
 	BodyReadTimeout, BodyTotalTimeout time.Duration
 	// HistoryRetention is how long usage-history rows, observed client
 	// usage and idle clients are kept; older rows are deleted at start and
-	// then daily (expired blocks go in the same sweep). Default DefaultHistoryRetention
-	// (400 days, fleet.md Decision F11).
+	// then daily (expired blocks go in the same sweep). Default
+	// DefaultHistoryRetention.
 	HistoryRetention time.Duration
 }
 
-// DefaultHistoryRetention is the usage-history retention (fleet.md F11).
+// DefaultHistoryRetention is the usage-history retention: 400 days.
 const DefaultHistoryRetention = 400 * 24 * time.Hour
 
 // historySweepInterval is how often old usage-history rows are pruned.
@@ -123,7 +123,7 @@ func (m *Main) Source() *vault.LocalSource {
 func (m *Main) Open(ctx context.Context) (err error) {
 	c := &m.Config
 	if c.Logger == nil {
-		c.Logger = slog.New(slog.NewTextHandler(os.Stdout, nil))
+		c.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	if c.Version == "" {
 		c.Version = buildinfo.String()
@@ -336,8 +336,8 @@ func (m *Main) Run(ctx context.Context) error {
 }
 
 // prune deletes usage-history and client-usage rows older than the
-// retention, idle clients and expired blocks (fleet.md Decision F11) now
-// and then every day until ctx ends. Failures are logged; the next sweep
+// retention, idle clients and expired blocks now and then every day until
+// ctx ends. Failures are logged; the next sweep
 // retries.
 func (m *Main) prune(ctx context.Context) {
 	keep := m.Config.HistoryRetention
@@ -377,7 +377,7 @@ func (m *Main) prune(ctx context.Context) {
 
 // healBlocks is the usage service's OnReport: a fresh report that shows a
 // block scope healthy lifts the credential's block for it, unless the
-// block was posted within healGrace (fleet.md §4). Each heal advances the
+// block was posted within healGrace. Each heal advances the
 // generation, so the fleet sees it.
 func (m *Main) healBlocks(ctx context.Context, id int64, provider string, rep *vault.UsageReport) {
 	key, scopes := usage.HealthyScopes(provider, rep)

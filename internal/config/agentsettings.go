@@ -1,6 +1,6 @@
 package config
 
-// Typed getters for the agent's dotted settings (agent.md §9.3), read in
+// Typed getters for the agent's dotted settings, read in
 // the nested and the flat form like every other key. A key that is absent
 // or of another type reports ok = false, and the caller keeps its default.
 

@@ -5,16 +5,16 @@ import (
 	"strings"
 )
 
-// DefaultBrokerBind is the broker's default listen address (broker.md §1.2).
+// DefaultBrokerBind is the broker's default listen address.
 const DefaultBrokerBind = "127.0.0.1:8765"
 
-// DefaultGatewayBind is the gateway's default listen address (gateway.md
-// §1.1). Both live here so that the client omp shows them in its help
-// without linking the servers (brokerd and gatewayd alias them).
+// DefaultGatewayBind is the gateway's default listen address. Both live
+// here so that the client omp shows them in its help without linking the
+// servers (brokerd and gatewayd alias them).
 const DefaultGatewayBind = "127.0.0.1:4000"
 
 // AllowNonLoopbackNoAuthFlag is the gateway's opt-in flag that lets
-// --no-auth run on a non-loopback bind (discrepancies.md A9).
+// --no-auth run on a non-loopback bind; without it such a run is refused.
 const AllowNonLoopbackNoAuthFlag = "--allow-non-loopback-no-auth"
 
 // BindError is a --bind parse failure; Error is the exact reference text.
@@ -23,7 +23,7 @@ type BindError struct{ Message string }
 // Error returns the exact reference message.
 func (e *BindError) Error() string { return e.Message }
 
-// ParseBind parses --bind (broker.md §1.2): a bare port means 127.0.0.1;
+// ParseBind parses --bind: a bare port means 127.0.0.1;
 // otherwise the input is split at the last ':' and the host is kept as
 // written (IPv6 brackets retained). The input is trimmed, but errors quote
 // it untrimmed, exactly as the reference does.

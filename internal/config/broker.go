@@ -21,7 +21,7 @@ const (
 	TokenFromFile   = "file"
 )
 
-// Broker is a resolved broker connection (client.md §1).
+// Broker is a resolved broker connection.
 type Broker struct {
 	// URL is the broker base URL exactly as resolved (trailing slash kept:
 	// the snapshot cache binds it verbatim).
@@ -51,7 +51,7 @@ func (e *MissingTokenError) Error() string {
 		"Set OMP_AUTH_BROKER_TOKEN, the `auth.broker.token` config entry, or place one at %s.", e.URL, e.TokenPath)
 }
 
-// ResolveBroker resolves the broker connection (client.md §1):
+// ResolveBroker resolves the broker connection:
 //
 //  1. URL: OMP_AUTH_BROKER_URL from env, else auth.broker.url resolved
 //     through resolver (an unresolved !command leaves the broker off);
@@ -106,7 +106,7 @@ func ResolveBroker(ctx context.Context, env *Env, dirs Dirs, settings *Settings,
 }
 
 // BrokerCache memoises ResolveBroker for a process, keyed on the URL and
-// token env values and the agent dir (client.md §1). Failures are not
+// token env values and the agent dir. Failures are not
 // memoised; concurrent callers share one resolution. The zero value is
 // ready to use.
 type BrokerCache struct {

@@ -8,13 +8,13 @@ import (
 	"runtime"
 )
 
-// Default directory names (client.md §4.1).
+// Default directory names.
 const (
 	DefaultConfigDirName = ".omp"
 	appName              = "omp"
 )
 
-// File names under the config and agent directories (client.md §4.2).
+// File names under the config and agent directories.
 const (
 	BrokerTokenFile   = "auth-broker.token"
 	GatewayTokenFile  = "auth-gateway.token"
@@ -27,7 +27,7 @@ const (
 // goos is runtime.GOOS, a variable so tests can exercise the XDG rule.
 var goos = runtime.GOOS
 
-// Dirs holds the resolved roots of client.md §4.1.
+// Dirs holds the resolved directory roots.
 type Dirs struct {
 	Home      string // the user's home directory ($HOME)
 	ConfigDir string // <home>/<PI_CONFIG_DIR>, default ~/.omp
@@ -85,12 +85,11 @@ func xdgRoot(base string) string {
 // AgentDB is the reference implementation's local credential store:
 // $XDG_DATA_HOME/omp/agent.db under the XDG rule, else <AgentDir>/agent.db.
 // omp-go only ever reads it (migrate --from-local, import); it never opens
-// it for writing (discrepancies.md C5).
+// it for writing.
 func (d Dirs) AgentDB() string { return filepath.Join(d.dataDir(), AgentDBFile) }
 
 // VaultDB is the Go broker's sealed vault, beside where agent.db would be:
-// $XDG_DATA_HOME/omp/vault.db under the XDG rule, else <AgentDir>/vault.db
-// (discrepancies.md C5).
+// $XDG_DATA_HOME/omp/vault.db under the XDG rule, else <AgentDir>/vault.db.
 func (d Dirs) VaultDB() string { return filepath.Join(d.dataDir(), VaultDBFile) }
 
 // dataDir is where the credential stores live: the XDG data root when the

@@ -1,7 +1,7 @@
 // Package config resolves everything a broker, gateway or client process
-// reads from its surroundings (client.md §1–§4): the config and agent
-// directories, the merged environment (process environment plus the .env
-// files), config.yml settings, config-value resolution (literal, environment
+// reads from its surroundings: the config and agent directories, the
+// merged environment (process environment plus the .env files),
+// config.yml settings, config-value resolution (literal, environment
 // variable name, $NAME, or !command), the broker URL and bearer token, token
 // files, bind addresses, the snapshot-cache TTL, per-provider URL overrides
 // and the per-provider API-key environment variables.

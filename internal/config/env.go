@@ -10,8 +10,8 @@ import (
 	"strings"
 )
 
-// Env is the merged, read-only environment of client.md §4.3. A nil *Env is
-// an empty environment.
+// Env is the merged, read-only environment that LoadEnv builds. A nil *Env
+// is an empty environment.
 type Env struct {
 	vals     map[string]string
 	warnings []string // LoadEnv's refused project keys, one line per file

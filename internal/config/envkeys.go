@@ -7,7 +7,7 @@ import (
 )
 
 // AuthenticatedSentinel is the placeholder API key meaning "credentials
-// come from the environment out of band" (client.md §8.2). It is never a
+// come from the environment out of band". It is never a
 // real key: migrate skips it.
 const AuthenticatedSentinel = "<authenticated>"
 
@@ -19,8 +19,8 @@ const (
 	ProviderBedrock   = "amazon-bedrock"
 )
 
-// envTable is client.md §8.2 in mapping order: provider id → variables, the
-// first non-empty of which is the key. anthropic, google-vertex and
+// envTable maps each provider id to its variables, in the reference's
+// order; the first non-empty variable is the key. anthropic, google-vertex and
 // amazon-bedrock have computed resolvers (EnvAPIKey); their entries list
 // the variables of the default case.
 var envTable = []struct {
@@ -124,7 +124,7 @@ func FoundryEnabled(env *Env) bool {
 	return false
 }
 
-// EnvAPIKey returns provider's API key from env (client.md §8.2): the first
+// EnvAPIKey returns provider's API key from env: the first
 // non-empty mapped variable (trimmed), or AuthenticatedSentinel for the
 // Vertex ADC and Bedrock resolvers, or "" when none applies. The result is
 // a secret.

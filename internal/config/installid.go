@@ -12,11 +12,11 @@ import (
 	"sync"
 )
 
-// InstallIDFile is the per-install UUID under the config root (fleet.md
-// §8.2, the reference's ~/.omp/install-id).
+// InstallIDFile is the per-install UUID under the config root, the
+// reference's ~/.omp/install-id.
 const InstallIDFile = "install-id"
 
-// EnvAppName names the application label of observed usage (fleet.md §8.2).
+// EnvAppName names the application label of observed usage.
 const EnvAppName = "OMP_APP_NAME"
 
 var uuidRE = sync.OnceValue(func() *regexp.Regexp {
@@ -77,7 +77,7 @@ func newUUID() (string, error) {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:]), nil
 }
 
-// AppName is OMP_APP_NAME trimmed, else "omp" (fleet.md §8.2).
+// AppName is OMP_APP_NAME trimmed, else "omp".
 func AppName(env *Env) string {
 	if v := strings.TrimSpace(env.Get(EnvAppName)); v != "" {
 		return v

@@ -13,16 +13,16 @@ import (
 	"golang.org/x/sync/singleflight"
 )
 
-// DefaultCommandTimeout bounds one !command resolution (client.md §3).
+// DefaultCommandTimeout bounds one !command resolution.
 const DefaultCommandTimeout = 10 * time.Second
 
 // maxCommandOutput bounds the stdout kept from a !command.
 const maxCommandOutput = 1 << 20
 
-// Resolver resolves config values (client.md §3): "!cmd" runs cmd through
-// the shell and yields its trimmed stdout; any other value is the value of
-// the environment variable named exactly by it, else of $NAME / ${NAME}
-// (Go extension, discrepancies.md A5), else the literal itself.
+// Resolver resolves config values: "!cmd" runs cmd through the shell and
+// yields its trimmed stdout; any other value is the value of the
+// environment variable named exactly by it, else of $NAME / ${NAME} (which
+// the reference does not expand), else the literal itself.
 //
 // Successful command results are cached for the life of the Resolver (one
 // per process); concurrent resolutions of the same command share one run;

@@ -15,7 +15,7 @@ import (
 // maxSettingsFile bounds how much of config.yml is read.
 const maxSettingsFile = 4 << 20
 
-// Settings holds the config.yml keys this module reads (client.md §2).
+// Settings holds the config.yml keys this module reads.
 // The zero value is "no config file".
 type Settings struct {
 	// Path is the file that was read, "" when none was.
@@ -26,10 +26,10 @@ type Settings struct {
 	BrokerURL   string
 	BrokerToken string
 
-	// CodexResets is the codexResets.* group (usage.md §8.3).
+	// CodexResets is the codexResets.* group.
 	CodexResets CodexResets
 
-	// SecretsEnabled is secrets.enabled (agent.md §11; default false): the
+	// SecretsEnabled is secrets.enabled (default false): the
 	// agent obfuscates secrets in every model request.
 	SecretsEnabled bool
 

@@ -14,7 +14,7 @@ import (
 	"strings"
 )
 
-// tokenBytes is the entropy of a bearer token (broker.md §1.4).
+// tokenBytes is the entropy of a bearer token.
 const tokenBytes = 32
 
 // NewToken returns a fresh bearer token: 32 random bytes, base64url
@@ -131,7 +131,7 @@ func writeTemp(path, content string) (string, error) {
 }
 
 // CheckPerms returns one warning per existing token file or parent
-// directory that is group- or world-accessible (discrepancies.md A11).
+// directory that is group- or world-accessible.
 // Missing paths produce no warning; on Windows it always returns nil.
 // Warnings name paths and modes only, never content.
 func CheckPerms(path string) []string {

@@ -17,8 +17,8 @@ const EnvSnapshotCache = "OMP_AUTH_BROKER_SNAPSHOT_CACHE"
 // DefaultSnapshotTTL is the default snapshot-cache freshness window.
 const DefaultSnapshotTTL = time.Hour
 
-// ParseSnapshotTTL parses an OMP_AUTH_BROKER_SNAPSHOT_TTL_MS value
-// (client.md §5.2) with JavaScript Number() rules: a finite number ≥ 0 of
+// ParseSnapshotTTL parses an OMP_AUTH_BROKER_SNAPSHOT_TTL_MS value with
+// JavaScript Number() rules, as the reference does: a finite number ≥ 0 of
 // milliseconds (decimal, exponent, 0x/0o/0b integers). Blank yields
 // DefaultSnapshotTTL and ok; anything else yields DefaultSnapshotTTL and
 // !ok. A zero duration disables the cache.

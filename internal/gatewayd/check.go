@@ -12,7 +12,7 @@ import (
 )
 
 // MsgCheckNoBroker is `omp auth-gateway check`'s text when no broker is
-// configured (gateway.md §1.4).
+// configured.
 const MsgCheckNoBroker = "`omp auth-gateway check` requires OMP_AUTH_BROKER_URL (or `auth.broker.url`/`auth.broker.token` in config.yml). It probes the same credentials the gateway would serve."
 
 // CheckReadyTimeout bounds how long Check waits for the remote store's
@@ -22,10 +22,11 @@ const CheckReadyTimeout = 30 * time.Second
 // ErrCheckNoBroker is Check's error when no broker is configured.
 var ErrCheckNoBroker error = exactError(MsgCheckNoBroker)
 
-// Check runs `omp auth-gateway check` (gateway.md §1.4): it builds the
+// Check runs `omp auth-gateway check`: it builds the
 // gateway's broker-backed store from a fresh snapshot and probes every
 // credential through the gateway's own core (proxy.Server.CheckCredentials),
-// sequentially. strict adds the completion probe (§1.5). Only BrokerURL,
+// sequentially. strict adds the completion probe (a tiny chat completion
+// per credential). Only BrokerURL,
 // BrokerToken, Pool, URLs, Logger, HTTPClient and BrokerHTTPClient of cfg are
 // used; nothing listens.
 func Check(ctx context.Context, cfg Config, strict bool) ([]proxy.CredentialHealth, error) {

@@ -48,8 +48,7 @@ func splitList(v string) []string {
 
 // FromEnv builds the standard Config of a gateway host: the token path
 // from dirs, the broker connection resolved as every broker client does
-// (client.md §1: OMP_AUTH_BROKER_URL/TOKEN, config.yml, the broker token
-// file) and upstream URL overrides from the environment and config.yml.
+// (OMP_AUTH_BROKER_URL/TOKEN, config.yml, the broker token file) and upstream URL overrides from the environment and config.yml.
 // With OMP_AUTH_BROKER_SNAPSHOT_CACHE set, SnapshotCache is that file
 // (TTL from OMP_AUTH_BROKER_SNAPSHOT_TTL_MS). The allow-lists and the
 // in-flight cap come from EnvAllowedHosts, EnvAllowedOrigins and
@@ -83,7 +82,7 @@ func FromEnv(ctx context.Context, env *config.Env, dirs config.Dirs, log, warn *
 	if b != nil {
 		cfg.BrokerURL, cfg.BrokerToken = b.URL, b.Token
 		// The account pool is read only in broker mode, before the first
-		// snapshot request (fleet.md §10); its errors are *remote.PoolError.
+		// snapshot request; its errors are *remote.PoolError.
 		if cfg.Pool, err = remote.LoadPool(env.Get(remote.EnvAccountPoolFile)); err != nil {
 			return cfg, err
 		}
@@ -95,7 +94,7 @@ func FromEnv(ctx context.Context, env *config.Env, dirs config.Dirs, log, warn *
 			warn.Warn("auth-gateway install id unavailable; observed usage not reported", "error", err.Error())
 		}
 		// The gateway uses the snapshot cache only when its path is set
-		// explicitly; the reference gateway never does (client.md §5.3).
+		// explicitly; the reference gateway never does.
 		if env.Get(config.EnvSnapshotCache) != "" {
 			cfg.SnapshotCache = &remote.Cache{Path: dirs.SnapshotCachePath(env), Token: b.Token, URL: b.URL,
 				TTL: config.SnapshotTTL(env, warn), Logger: log}

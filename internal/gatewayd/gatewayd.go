@@ -8,8 +8,7 @@
 // refresher (internal/deptest checks it).
 //
 // Readiness: Open boots the remote store (remote.Store.Boot) and refuses to
-// start unless the broker answers an initial GET /v1/snapshot (gateway.md
-// §1.1), so a gateway that is listening holds the broker's credentials and
+// start unless the broker answers an initial GET /v1/snapshot, so a gateway that is listening holds the broker's credentials and
 // Run only follows the stream. With a snapshot cache configured
 // (Config.SnapshotCache; the reference gateway has none) a fresh cache for
 // this broker URL and token replaces that first fetch: a gateway restarted
@@ -44,17 +43,17 @@ import (
 
 // Defaults.
 const (
-	DefaultBind          = config.DefaultGatewayBind // gateway.md §1.1
+	DefaultBind          = config.DefaultGatewayBind
 	DefaultShutdownGrace = 30 * time.Second
 	// SnapshotWarnAfter is how long Run waits for the remote store's first
 	// snapshot before it logs a warning (requests keep waiting).
 	SnapshotWarnAfter = 10 * time.Second
 	// AllowNonLoopbackNoAuthFlag is the opt-in flag that lets --no-auth run
-	// on a non-loopback bind (discrepancies.md A9).
+	// on a non-loopback bind; without it Open refuses such a run.
 	AllowNonLoopbackNoAuthFlag = config.AllowNonLoopbackNoAuthFlag
 )
 
-// Exact texts (gateway.md §1.1).
+// The reference's exact texts.
 const (
 	MsgNoBroker        = "`omp auth-gateway serve` requires OMP_AUTH_BROKER_URL (or `auth.broker.url`/`auth.broker.token` in config.yml). The gateway is itself a broker client."
 	MsgNoSnapshot      = "Auth broker returned no initial snapshot"
@@ -76,8 +75,8 @@ type Config struct {
 	// URLs returns an upstream base URL override ("" = the provider
 	// default); may be nil.
 	URLs       func(provider, kind string) string
-	Logger     *slog.Logger // default: text to Out
-	Out        io.Writer    // the startup lines of gateway.md §1.1; default os.Stdout
+	Logger     *slog.Logger // default: text to stderr
+	Out        io.Writer    // startup and shutdown lines, as the reference prints them; default os.Stdout
 	Version    string       // default buildinfo.String()
 	HTTPClient *http.Client // upstream provider calls; default a client without an overall timeout (streams)
 	// BrokerHTTPClient talks to the broker; it must have no overall
@@ -89,15 +88,14 @@ type Config struct {
 	ShutdownGrace time.Duration
 	// SnapshotCache, when set, is the encrypted snapshot cache the gateway
 	// boots from while it is fresh and writes after every full snapshot
-	// (client.md §5; Token and URL must be BrokerToken and BrokerURL).
+	// (its Token and URL must be BrokerToken and BrokerURL).
 	// nil (the default, as the reference gateway): always a live fetch.
 	SnapshotCache *remote.Cache
-	// Pool is the account pool (OMP_AUTH_BROKER_ACCOUNT_POOL_FILE,
-	// fleet.md §10): the OAuth accounts this gateway serves. Providers left
+	// Pool is the account pool (OMP_AUTH_BROKER_ACCOUNT_POOL_FILE): the OAuth accounts this gateway serves. Providers left
 	// without credentials get no models. nil: every credential.
 	Pool remote.Pool
 	// InstallID and Hostname attribute the gateway's own observed usage
-	// (requests without x-omp-install-id, fleet.md §8.2); an empty
+	// (requests without x-omp-install-id); an empty
 	// InstallID turns observed-usage reporting off.
 	InstallID, Hostname string
 	// ObservedFlush is the observed-usage batching delay; default
@@ -151,7 +149,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		c.Out = os.Stdout
 	}
 	if c.Logger == nil {
-		c.Logger = slog.New(slog.NewTextHandler(c.Out, nil))
+		c.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	if c.Version == "" {
 		c.Version = buildinfo.String()
@@ -317,9 +315,9 @@ const upstreamWriteBuffer = 2 << 10
 // client (HTTP/1). It holds response header lines and SSE chunks in
 // passing; the SSE reader above it keeps its own buffer and reads larger
 // events straight through. An open stream holds its connection, and the
-// 4 KiB default was 3 KiB of gateway memory per open stream (of the
-// ≤ 64 KiB budget, issue 9) for no fewer reads on provider streams, whose
-// events are flushed one by one and rarely exceed 1 KiB.
+// 4 KiB default would hold 3 KiB more per open stream for no fewer reads
+// on provider streams, whose events are flushed one by one and rarely
+// exceed 1 KiB.
 const upstreamReadBuffer = 1 << 10
 
 // upstreamTransport is http.DefaultTransport's configuration with
@@ -400,7 +398,7 @@ func (e *SnapshotError) Error() string { return MsgNoSnapshot }
 func (e *SnapshotError) Unwrap() error { return e.Err }
 
 // IsLoopback reports whether a bind host is loopback: 127.0.0.0/8, ::1 or
-// localhost (discrepancies.md A9).
+// localhost.
 func IsLoopback(host string) bool {
 	h := trimBrackets(host)
 	if strings.EqualFold(h, "localhost") {

@@ -60,7 +60,7 @@ func (b *Bearer) Match(token string) int {
 
 // Authorized reports whether r carries an allowed bearer token. The header
 // must match ^Bearer\s+(.+)$ with a case-insensitive scheme; the captured
-// token is trimmed before the comparison (broker.md §2.1).
+// token is trimmed before the comparison.
 func (b *Bearer) Authorized(r *http.Request) bool {
 	tok, ok := BearerToken(r.Header.Get("Authorization"))
 	return ok && b.Allow(tok)

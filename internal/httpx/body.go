@@ -7,11 +7,12 @@ import (
 	"net/http"
 )
 
-// BrokerBodyLimit is the broker's request body limit (discrepancies.md B30).
+// BrokerBodyLimit is the broker's request body limit; the reference has
+// none.
 const BrokerBodyLimit = 1 << 20
 
 // ReadJSON reads r's body (at most limit bytes) and checks it is JSON. The
-// errors are *Error with the exact client texts of broker.md §2.1:
+// errors are *Error with the reference broker's exact client texts:
 //
 //   - body over the limit → 413 "request body too large";
 //   - body stalled or too slow (Serve's body bounds) → 408 MsgBodyTimeout;

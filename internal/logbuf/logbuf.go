@@ -1,9 +1,8 @@
 // Package logbuf takes a server's log writes off its request path.
 //
-// The gateway logs a line per request (gateway.md §11). Written straight
-// to stderr, each line is a write system call on the goroutine that
-// serves the request, before the upstream call; a tenth of the gateway's
-// CPU per small request (issue 9). A Writer collects lines and writes them
+// The gateway logs a line per request. Written straight to stderr, each
+// line is a write system call on the goroutine that serves the request,
+// before the upstream call. A Writer collects lines and writes them
 // out together from a timer, at most Delay after the first one is
 // buffered; a line at Warn or above (through Handler) goes out at once
 // with everything before it, so a failure is on the terminal, in order,
@@ -122,17 +121,4 @@ func (h flushHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 
 func (h flushHandler) WithGroup(name string) slog.Handler {
 	return flushHandler{h.Handler.WithGroup(name), h.w}
-}
-
-// NewText is a text logger over a Writer on w at level, and the Writer to
-// Close on exit.
-func NewText(w io.Writer, level slog.Leveler) (*slog.Logger, *Writer) {
-	b := New(w)
-	return Logger(b, level), b
-}
-
-// Logger is a text logger at level over b (a second level on the same
-// Writer keeps every line in order).
-func Logger(b *Writer, level slog.Leveler) *slog.Logger {
-	return slog.New(Handler(slog.NewTextHandler(b, &slog.HandlerOptions{Level: level}), b))
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/ompgo/omp/internal/clitext"
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/internal/hostapi"
-	"github.com/ompgo/omp/internal/logbuf"
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
 )
 
@@ -42,6 +41,7 @@ func newAuthGatewayCmd(a *app) *cobra.Command {
 }
 
 func newGatewayServeCmd(a *app, f *gatewayFlags) *cobra.Command {
+	var logs logFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the gateway (needs OMP_AUTH_BROKER_URL)",
@@ -51,16 +51,18 @@ func newGatewayServeCmd(a *app, f *gatewayFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			o, err := logs.options(env)
+			if err != nil {
+				return err
+			}
 			h, err := a.host()
 			if err != nil {
 				return err
 			}
 			// stdout carries exactly the reference's startup lines; logs go
-			// to stderr, off the request path (internal/logbuf).
-			log, logw := logbuf.NewText(a.stderr, slog.LevelInfo)
+			// to stderr, off the request path.
+			log, warn, logw := o.Buffered(a.stderr)
 			defer logw.Close()
-			// The warnings through the same writer, so they keep their place.
-			warn := logbuf.Logger(logw, slog.LevelWarn)
 			return h.ServeGateway(cmd.Context(), env, dirs, log, warn, a.stdout, hostapi.GatewayFlags{
 				Bind: f.bind, NoAuth: f.noAuth, AllowNonLoopbackNoAuth: f.optIn,
 				AllowedHosts: f.allowedHosts, AllowedOrigins: f.allowedOrigins, MaxInFlightBytes: f.maxInFlight,
@@ -74,6 +76,7 @@ func newGatewayServeCmd(a *app, f *gatewayFlags) *cobra.Command {
 	fl.StringSliceVar(&f.allowedHosts, "allowed-host", nil, "with --no-auth, also answer this Host name besides localhost and IP addresses (repeatable; default $OMP_AUTH_GATEWAY_ALLOWED_HOSTS)")
 	fl.StringSliceVar(&f.allowedOrigins, "allowed-origin", nil, "with --no-auth, also answer browser requests from this origin, e.g. http://localhost:3000 (repeatable; default $OMP_AUTH_GATEWAY_ALLOWED_ORIGINS)")
 	fl.Int64Var(&f.maxInFlight, "max-inflight-bytes", 0, "cap on request body bytes held at once, past it 503 (0: $OMP_AUTH_GATEWAY_MAX_INFLIGHT_BYTES or 256 MiB; negative: no cap)")
+	logs.add(cmd)
 	return cmd
 }
 

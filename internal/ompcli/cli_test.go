@@ -55,6 +55,8 @@ func TestRuntimeErrorsPrintOneLine(t *testing.T) {
 		{"a bare word is a prompt", []string{"nope"}, "error: No models available: configure the auth broker (OMP_AUTH_BROKER_URL) or provider API keys\n"},
 		{"bad bind", []string{"auth-broker", "serve", "--bind", "nonsense"}, "error: Invalid bind 'nonsense'; expected 'host:port' or 'port'.\n"},
 		{"bad bind port", []string{"auth-broker", "serve", "-b", "127.0.0.1:99999"}, "error: Invalid bind '127.0.0.1:99999'; port out of range.\n"},
+		{"bad log level", []string{"auth-broker", "serve", "--log-level", "loud"}, "error: invalid --log-level \"loud\": want debug, info, warn or error\n"},
+		{"bad log format", []string{"auth-gateway", "serve", "--log-format", "xml"}, "error: invalid --log-format \"xml\": want text or json\n"},
 		{"import usage text", []string{"auth-broker", "import"},
 			"error: Usage: omp auth-broker import <file|dir> [--provider=<id>] [--include-disabled] [--dry-run]\n"},
 	}

@@ -71,10 +71,6 @@ func (a *app) setup() (*config.Env, config.Dirs, error) {
 	return a.env, a.dirs, a.err
 }
 
-func (a *app) logger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(a.stdout, &slog.HandlerOptions{Level: slog.LevelInfo}))
-}
-
 // warnLogger receives the client-side warnings (unreadable config.yml or
 // token file) on the command's stderr.
 func (a *app) warnLogger() *slog.Logger {

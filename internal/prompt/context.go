@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// maxContextFile caps each context file (D55); a cut is marked.
+// maxContextFile caps each context file; a cut is marked.
 const maxContextFile = 64 << 10
 
 // ContextFile is one AGENTS.md / CLAUDE.md put in the prompt.
@@ -20,7 +20,7 @@ type ContextFile struct {
 	Content string
 }
 
-// ContextFiles finds the context files of a session in D55's order: the
+// ContextFiles finds the context files of a session, in this order: the
 // user's <agentDir>/AGENTS.md, AGENTS.md of the nearest non-empty project
 // .omp/, then AGENTS.md and CLAUDE.md of each directory from the
 // repository root (the nearest ancestor holding .git; the cwd outside a

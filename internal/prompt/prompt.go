@@ -1,12 +1,12 @@
-// Package prompt builds the coding agent's system prompt (agent.md §10):
-// our own base prompt with one line of guidance per active tool, the
-// always-apply rules and the rulebook (§10.3, D56), the secrets notice, the
-// project section (workstation facts, context files found by D55's
-// discovery, the working-directory layout of D54, the append prompt) and
-// the "now" section. SYSTEM.md / --system-prompt replace the base prompt
-// only, inserted literally; APPEND_SYSTEM.md / --append-system-prompt come
-// last in the project section. The templates are embedded text/template
-// files under templates/.
+// Package prompt builds the coding agent's system prompt: our own base
+// prompt with one line of guidance per active tool, the always-apply rules
+// and the rulebook (LoadRules), the secrets notice, the project section
+// (workstation facts, the context files ContextFiles finds, the
+// working-directory layout, the append prompt) and the "now" section.
+// SYSTEM.md / --system-prompt replace the base prompt only, inserted
+// literally; APPEND_SYSTEM.md / --append-system-prompt come last in the
+// project section. The templates are embedded text/template files under
+// templates/.
 package prompt
 
 import (
@@ -30,13 +30,13 @@ import (
 var templateFS embed.FS
 
 // templates are parsed on first use: a package initialiser runs on every
-// omp start, also for commands that build no prompt (start-up targets,
-// issues 10 and 11).
+// omp start, also for commands that build no prompt.
 var templates = sync.OnceValue(func() *template.Template {
 	return template.Must(template.ParseFS(templateFS, "templates/*.md"))
 })
 
-// Layout bounds (D54).
+// The working-directory layout goes at most layoutDepth levels deep and
+// lists at most layoutEntries entries.
 const (
 	layoutDepth   = 3
 	layoutEntries = 200
@@ -187,9 +187,9 @@ func firstSentence(s string) string {
 	return s
 }
 
-// systemOverride is the replacement of section 1: --system-prompt (text
-// or a file) beats SYSTEM.md of the nearest non-empty project .omp/, then
-// of the agent directory. "" means our base prompt.
+// systemOverride is the replacement of the base prompt: --system-prompt
+// (text or a file) beats SYSTEM.md of the nearest non-empty project .omp/,
+// then of the agent directory. "" means our base prompt.
 func systemOverride(o Options) (string, error) {
 	if o.SystemPrompt != "" {
 		return textOrFile(o.SystemPrompt)

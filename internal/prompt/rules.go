@@ -15,7 +15,7 @@ import (
 // maxRuleFile bounds how much of a rule file is read.
 const maxRuleFile = 256 << 10
 
-// Rule is one rule file (§10.3).
+// Rule is one rule file.
 type Rule struct {
 	Name        string
 	Path        string
@@ -56,9 +56,10 @@ type ruleSource struct {
 	cursor bool
 }
 
-// LoadRules reads D56's sources in priority order, first name wins: native
-// <cwd>/.omp/rules then <agentDir>/rules, then Cursor's ~/.cursor/rules and
-// <cwd>/.cursor/rules; *.md and *.mdc, by file name within a directory.
+// LoadRules reads the rule sources in priority order, first name wins:
+// native <cwd>/.omp/rules then <agentDir>/rules, then Cursor's
+// ~/.cursor/rules and <cwd>/.cursor/rules; *.md and *.mdc, by file name
+// within a directory.
 func LoadRules(cwd, agentDir, home string) *Rules {
 	sources := []ruleSource{{filepath.Join(cwd, ".omp", "rules"), false}}
 	if agentDir != "" {

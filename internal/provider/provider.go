@@ -1,11 +1,11 @@
-// Package provider is the one table of upstream provider identities
-// (STYLE.md item 17): API base URLs, OAuth client ids, authorize and token
-// URLs, scopes, User-Agent strings and anthropic-beta sets. The provider
-// adapters under pkg/llm, the OAuth registry (pkg/vault/oauth) and the
-// usage fetchers (pkg/vault/usage) read their defaults here, so that one
-// value is changed in one place. Every value is the one the spec pins
-// (broker.md Appendix A, usage.md §2, wire-formats.md); the conformance
-// goldens of pkg/llm and the oauth and usage tests check the bytes sent.
+// Package provider is the one table of upstream provider identities: API
+// base URLs, OAuth client ids, authorize and token URLs, scopes,
+// User-Agent strings and anthropic-beta sets. The provider adapters under
+// pkg/llm, the OAuth registry (pkg/vault/oauth) and the usage fetchers
+// (pkg/vault/usage) read their defaults here, so that one value is changed
+// in one place. Every value is the one the reference sends; the
+// conformance goldens of pkg/llm and the oauth and usage tests check the
+// bytes sent.
 //
 // An endpoint that needs its own anthropic-beta set has its own named
 // constant: the sets differ on purpose.
@@ -25,8 +25,8 @@ const (
 	AnthropicAuthorizeURL = "https://claude.ai/oauth/authorize"
 	// AnthropicTokenURL is the Claude OAuth token endpoint.
 	AnthropicTokenURL = "https://api.anthropic.com/v1/oauth/token"
-	// AnthropicUsageBaseURL is the base of the Claude usage endpoint
-	// (usage.md §2.2); "/usage" is appended.
+	// AnthropicUsageBaseURL is the base of the Claude usage endpoint;
+	// "/usage" is appended.
 	AnthropicUsageBaseURL = "https://api.anthropic.com/api/oauth"
 	// AnthropicBootstrapPath is the Claude Code bootstrap endpoint (under
 	// AnthropicBaseURL) a login asks for the account and organization when
@@ -34,21 +34,19 @@ const (
 	AnthropicBootstrapPath = "/api/claude_cli/bootstrap"
 
 	// ClaudeCodeUserAgent is the Claude Code User-Agent sent with Claude
-	// OAuth tokens on messages and usage requests (usage.md §2.2 pins
-	// 2.1.165; the spec gives no other version).
+	// OAuth tokens on messages and usage requests, at the version the
+	// reference's usage request sends.
 	ClaudeCodeUserAgent = "claude-cli/2.1.165 (external, cli)"
 	// AnthropicRefreshUserAgent is the User-Agent of a Claude OAuth token
-	// refresh (broker.md Appendix A pins the TypeScript SDK 0.94.0).
+	// refresh: the reference's TypeScript SDK, 0.94.0.
 	AnthropicRefreshUserAgent = "anthropic-sdk-typescript/0.94.0 userOAuthProvider"
 
 	// AnthropicBetasMessagesOAuth is the anthropic-beta set of a messages
 	// request made with a Claude OAuth token (client betas are merged in).
 	AnthropicBetasMessagesOAuth = "claude-code-20250219,oauth-2025-04-20,interleaved-thinking-2025-05-14,fine-grained-tool-streaming-2025-05-14"
-	// AnthropicBetasUsage is the anthropic-beta set of the usage request
-	// (usage.md §2.2).
+	// AnthropicBetasUsage is the anthropic-beta set of the usage request.
 	AnthropicBetasUsage = "claude-code-20250219,oauth-2025-04-20,interleaved-thinking-2025-05-14,redact-thinking-2026-02-12,context-management-2025-06-27,prompt-caching-scope-2026-01-05,mid-conversation-system-2026-04-07,advanced-tool-use-2025-11-20,effort-2025-11-24,extended-cache-ttl-2025-04-11"
-	// AnthropicBetasRefresh is the anthropic-beta set of a token refresh
-	// (broker.md Appendix A).
+	// AnthropicBetasRefresh is the anthropic-beta set of a token refresh.
 	AnthropicBetasRefresh = "oauth-2025-04-20"
 	// AnthropicBetasAntigravityThinking is the anthropic-beta set of an
 	// Antigravity request to a Claude reasoning model.
@@ -115,7 +113,7 @@ const (
 	// GeminiCLIVersion is the Gemini CLI version of the User-Agent.
 	GeminiCLIVersion = "0.46.0"
 	// GeminiCLIUsageUserAgent is the User-Agent of the Gemini CLI usage
-	// request (a fixed model and platform, usage.md §2).
+	// request, with a fixed model and platform.
 	GeminiCLIUsageUserAgent = "GeminiCLI/" + GeminiCLIVersion + "/gemini-3.1-pro-preview (linux; x64; terminal)"
 	// AntigravityVersion is the Antigravity client version of the User-Agent.
 	AntigravityVersion = "2.8.0"
@@ -172,7 +170,7 @@ const (
 // GitLabScopes returns the scopes of a GitLab Duo login (a new slice).
 func GitLabScopes() []string { return []string{"api"} }
 
-// Usage endpoints of the API-key and Copilot providers (usage.md §2).
+// Usage endpoints of the API-key and Copilot providers.
 const (
 	// CopilotAPIURL is the GitHub API origin of the Copilot usage request.
 	CopilotAPIURL = "https://api.github.com"

@@ -1,8 +1,8 @@
 // Package retryafter parses the delay a server asks a client to wait
 // before retrying: the Retry-After header (RFC 9110 §10.2.3) and the
 // retry-after-ms header some providers (OpenAI, Anthropic) add. It is the
-// one parser of the module (STYLE.md item 17); the provider adapters under
-// pkg/llm and the OAuth and usage adapters under pkg/vault use it.
+// one parser of the module: the provider adapters under pkg/llm and the
+// OAuth and usage adapters under pkg/vault use it rather than their own.
 package retryafter
 
 import (

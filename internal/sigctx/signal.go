@@ -18,8 +18,8 @@ func (e *SignalError) Error() string { return signalName(e.Signal) }
 func (e *SignalError) Is(target error) bool { return target == context.Canceled }
 
 // NotifyContext is signal.NotifyContext for SIGINT and SIGTERM with a typed
-// cause (*SignalError), so a server can name the signal on stdout
-// (`Received SIGTERM, shutting down...`, gateway.md §1.1).
+// cause (*SignalError), so a server can name the signal, as the gateway's
+// `Received SIGTERM, shutting down...` line on stdout does.
 func NotifyContext(parent context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(parent)
 	ch := make(chan os.Signal, 1)

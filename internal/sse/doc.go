@@ -1,13 +1,14 @@
 // Package sse is the one Server-Sent Events reader and writer of the
-// module (STYLE.md item 17). The provider adapters under pkg/llm read
-// upstream streams with it, the broker serves GET /v1/snapshot/stream with
-// it (pkg/vault/brokerapi Server) and the broker client reads that stream
-// with it (pkg/vault/brokerapi Client.Stream).
+// module; every caller uses it rather than framing events itself. The
+// provider adapters under pkg/llm read upstream streams with it, the
+// broker serves GET /v1/snapshot/stream with it (pkg/vault/brokerapi
+// Server) and the broker client reads that stream with it
+// (pkg/vault/brokerapi Client.Stream).
 //
 // # Reader
 //
-// Reader follows the WHATWG parsing rules with the tolerances of
-// wire-formats.md §2.4: \n, \r\n and lone \r line endings (also split
+// Reader follows the WHATWG parsing rules with the tolerances every
+// upstream needs: \n, \r\n and lone \r line endings (also split
 // across reads), comments, multi-line data joined with \n, one optional
 // space after the colon, a leading UTF-8 BOM, sticky id: (ignored when it
 // holds NUL) and retry: (digits only), events without data dropped, and a
@@ -31,9 +32,9 @@
 //
 // # Why not github.com/r3labs/sse/v2
 //
-// The design card named r3labs/sse/v2 as the project's SSE library, for the
-// remote store's subscription in particular (its reconnect loop and
-// Last-Event-ID replay). It does not fit there either:
+// r3labs/sse/v2 was the SSE library first chosen, for the remote store's
+// subscription in particular (its reconnect loop and Last-Event-ID
+// replay). It does not fit there either:
 // pkg/vault/remote/r3labs_test.go shows its client failing on a real-size
 // broker snapshot, not reconnecting after a clean end of stream and
 // retrying for 15 minutes after its context is cancelled; the remote store
@@ -52,13 +53,13 @@
 //   - it allocates per event (the Event, a [][]byte from bytes.FieldsFunc,
 //     copies of every field) and hands each event to the caller through a
 //     goroutine and an unbuffered channel; this Reader returns events in
-//     the caller's goroutine without allocating per event (BenchmarkReader:
-//     4 allocations per stream of 1000 events, all one-time: NewReader,
-//     buffer growth and the first event name);
+//     the caller's goroutine without allocating per event once its
+//     buffers have grown (BenchmarkReader);
 //   - it does not tell a final unterminated event from a complete one,
-//     which the provider adapters need (wire-formats.md §2.4);
+//     which the provider adapters need: a final event whose data is
+//     complete JSON is still processed;
 //   - its Server is a publish/subscribe hub with per-stream event logs and
 //     a goroutine per subscriber writing through http.Flusher without write
 //     deadlines; the broker stream instead writes pre-encoded frames from
-//     the handler goroutine with a per-write deadline (broker.md §2.9).
+//     the handler goroutine with a per-write deadline.
 package sse

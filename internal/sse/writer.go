@@ -15,8 +15,9 @@ const DefaultWriteTimeout = 10 * time.Second
 // an idle stream does not pin the memory of one large frame.
 const maxKeptBuf = 64 << 10
 
-// SetHeaders sets the event-stream response headers (broker.md §2.9,
-// wire-formats.md §2.2). Call it before the first write.
+// SetHeaders sets the event-stream response headers: the content type
+// with charset, no caching, keep-alive and no proxy buffering. Call it
+// before the first write.
 func SetHeaders(h http.Header) {
 	h["Content-Type"] = streamHeaders.contentType
 	h["Cache-Control"] = streamHeaders.cacheControl
