@@ -13,8 +13,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
-// ReferenceSchemaV4 is the reference's auth schema version 4 (broker.md
-// §5.1), with the cache and usage tables and an unrelated settings table a
+// ReferenceSchemaV4 is the reference's auth schema version 4, with the cache and usage tables and an unrelated settings table a
 // reference install also has.
 const ReferenceSchemaV4 = `
 PRAGMA journal_mode=WAL;
