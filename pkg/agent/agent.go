@@ -1,4 +1,4 @@
-// Package agent is the coding agent's loop (agent.md §5): runs and turns
+// Package agent is the coding agent's loop: runs and turns
 // streamed through the canonical pkg/llm events, tool calls executed in
 // model order with argument validation, abort, the D21 retry policy, and
 // persistence of every finalised message to the session.
@@ -14,9 +14,9 @@
 //     skipped, else before the next turn); FollowUp queues one for when
 //     the run would end. SetSteeringMode / SetFollowUpMode ("one-at-a-time"
 //     or "all"), SetInterruptMode ("immediate" or "wait"), Modes,
-//     QueuedCounts, ClearQueues (§5.4).
+//     QueuedCounts, ClearQueues.
 //   - Abort cancels a retry sleep and the run and returns a channel closed
-//     once the run has ended; AbortRetry cancels only the retry sleep (§5.5).
+//     once the run has ended; AbortRetry cancels only the retry sleep.
 //   - IsStreaming, IsCompacting, CurrentModel, CurrentThinkingLevel,
 //     SessionID, SessionFile, MessageCount, Messages; SetModel and
 //     SetThinkingLevel (effective from the next turn, persisted as entries);
@@ -54,7 +54,7 @@ import (
 )
 
 // Agent runs prompts against one model over one session, one run at a
-// time (§2.2). Set the fields before the first run; afterwards change them
+// time. Set the fields before the first run; afterwards change them
 // only through the methods (SetModel, SetThinkingLevel, …), which are
 // safe to call from any goroutine while a run is active.
 type Agent struct {
@@ -93,7 +93,7 @@ type Agent struct {
 	// compaction.Defaults).
 	Compaction compaction.Settings
 	// Todos, when set, is the todo cache resynced from the branch after a
-	// compaction or a tree move (§6.9, §7.8).
+	// compaction or a tree move.
 	Todos *tools.TodoList
 	// RefreshCredential, when set, force-refreshes the credential after an
 	// upstream 401/403 (broker mode: a refresh through the broker); the
@@ -131,7 +131,7 @@ type Agent struct {
 	// todoFailed queues the D22 reminder for the next prompt.
 	todoFailed bool
 	// pruned is the D26 saving made since the usage of the assistant
-	// message with timestamp prunedAt was measured (D24).
+	// message with timestamp prunedAt was measured.
 	pruned   int
 	prunedAt int64
 }
@@ -205,7 +205,7 @@ func (a *Agent) sleep(ctx context.Context, d time.Duration) error {
 
 // Prompt appends a user message with text and runs until the agent stops,
 // retrying transient failures and recovering from overflow and truncated
-// output (§5.6, §5.7). It returns the final assistant message; its
+// output. It returns the final assistant message; its
 // StopReason says how the run ended. An error means the session could not
 // be written, or ErrBusy when a run is already active.
 func (a *Agent) Prompt(ctx context.Context, text string) (*llm.Message, error) {
@@ -238,7 +238,7 @@ func (a *Agent) prompt(ctx context.Context, content []llm.Content) (*llm.Message
 	return a.maintainThreshold(ctx, final, err)
 }
 
-// appendCustomMessage records a custom_message entry (§3.3) and adds it to
+// appendCustomMessage records a custom_message entry and adds it to
 // the context as a custom message.
 func (a *Agent) appendCustomMessage(customType, text string, display bool) error {
 	content, _ := json.Marshal(text)
@@ -265,7 +265,7 @@ func (a *Agent) persist(m session.Message) error {
 	return nil
 }
 
-// run is one agent_start … agent_end cycle (§5.2).
+// run is one agent_start … agent_end cycle.
 func (a *Agent) run(ctx context.Context, newMessages []session.Message) (*llm.Message, error) {
 	a.emit(&Event{Type: EventAgentStart})
 	var produced []json.RawMessage
@@ -452,7 +452,7 @@ func (a *Agent) interruptNow() bool {
 }
 
 // executeInterruptible runs a tool call under a context that a steering
-// interrupt also cancels (§5.5); a tool cut short by steering is an error
+// interrupt also cancels; a tool cut short by steering is an error
 // result, not an abort of the run.
 func (a *Agent) executeInterruptible(ctx context.Context, c llm.Content) (session.Message, bool) {
 	tctx, cancel := context.WithCancel(ctx)

@@ -26,7 +26,7 @@ const (
 	EventAutoCompactionEnd   = "auto_compaction_end"
 )
 
-// Event is one agent event (§5.1). Only the fields of its Type are set.
+// Event is one agent event. Only the fields of its Type are set.
 // Message, Messages and ToolResults hold agent-message JSON. Assistant
 // is the canonical stream event of a message_update (its Partial is the
 // message so far); it points into state the loop keeps mutating, so a

@@ -7,7 +7,7 @@ import (
 	"github.com/ompgo/omp/pkg/llm"
 )
 
-// After a run (agent.md §5.6, §5.7): usage-limit account switches, the D21 retry, overflow and truncated-output recovery through the Compactor.
+// After a run: usage-limit account switches, the D21 retry, overflow and truncated-output recovery through the Compactor.
 
 // recover is §5.6 after a run: auto-retry of transient errors, then
 // overflow and truncated-output recovery through the Compactor, each

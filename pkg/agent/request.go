@@ -10,9 +10,9 @@ var anthropicBudgets = map[string]int{"minimal": 1024, "low": 2048, "medium": 81
 
 const imageOmitted = "[image omitted: model does not accept images]"
 
-// request builds the canonical request of the next turn (D17): system
-// prompt, the repaired context, the tools, maxTokens (D18), reasoning
-// (D14) and the session id for prompt-cache affinity.
+// request builds the canonical request of the next turn: system
+// prompt, the repaired context, the tools, maxTokens, reasoning
+// and the session id for prompt-cache affinity.
 func (a *Agent) request(tc turnConfig) *llm.Request {
 	msgs := session.LLMMessages(a.messages)
 	m := tc.model

@@ -9,7 +9,7 @@ import (
 	"github.com/ompgo/omp/pkg/llm"
 )
 
-// Retry is the auto-retry policy (D21). The zero value is disabled; use
+// Retry is the auto-retry policy. The zero value is disabled; use
 // DefaultRetry.
 type Retry struct {
 	Enabled bool

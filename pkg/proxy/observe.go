@@ -8,9 +8,10 @@ import (
 )
 
 // Observed is the token burn of one settled upstream request, attributed
-// to the caller by the x-omp-* headers: InstallID and Hostname are the caller's when it sent an install
-// id, else "" (the gateway fills in its own); App is x-omp-app, else
-// "gateway". CredentialID names the credential that served the request.
+// to the caller by the x-omp-* headers: InstallID and Hostname are the
+// caller's when it sent an install id, else "" (the gateway fills in its
+// own); App is x-omp-app, else "gateway". CredentialID names the credential
+// that served the request.
 type Observed struct {
 	InstallID, Hostname, App string
 	Provider, Model          string

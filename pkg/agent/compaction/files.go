@@ -13,7 +13,7 @@ import (
 	"github.com/ompgo/omp/pkg/llm"
 )
 
-// maxListedFiles is the <files> cap (§6.8).
+// maxListedFiles is the <files> cap.
 const maxListedFiles = 20
 
 // FileOps are the cumulative file operations of §6.8.
@@ -104,7 +104,7 @@ func WithFiles(summary string, ops FileOps, cwd string) string {
 	return summary + "\n\n" + block
 }
 
-// RenderFiles renders the <files> block (§6.8, D31), "" for no files.
+// RenderFiles renders the <files> block, "" for no files.
 func RenderFiles(ops FileOps, cwd string) string {
 	rel := func(p string) string {
 		if cwd != "" && filepath.IsAbs(p) {

@@ -9,12 +9,12 @@ import (
 // ErrNothing is D25's manual-compaction failure.
 var ErrNothing = errors.New("Nothing to compact")
 
-// Preparation is what a compaction summarises and keeps (§6.5, §6.6).
+// Preparation is what a compaction summarises and keeps.
 type Preparation struct {
 	// FirstKeptEntryID is the entry at the cut.
 	FirstKeptEntryID string
 	// ToSummarize are the history messages: the previous compaction's kept
-	// messages (D59) and the window before the cut (or before the split
+	// messages and the window before the cut (or before the split
 	// turn's start).
 	ToSummarize []session.Message
 	// TurnPrefix is the part of a split turn before the cut (nil when the
@@ -25,9 +25,9 @@ type Preparation struct {
 	// PreviousSummary is the latest compaction's summary ("" for a first
 	// compaction).
 	PreviousSummary string
-	// Files are the cumulative file operations (§6.8).
+	// Files are the cumulative file operations.
 	Files FileOps
-	// TokensBefore is the adjusted context size at decision time (D24).
+	// TokensBefore is the adjusted context size at decision time.
 	TokensBefore int
 }
 

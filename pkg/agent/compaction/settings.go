@@ -76,7 +76,7 @@ func transcriptBudget(contextWindow, reserve int) int {
 }
 
 // Threshold is the context size in tokens above which automatic
-// compaction runs (§6.2, D23): thresholdTokens, else thresholdPercent of
+// compaction runs: thresholdTokens, else thresholdPercent of
 // the window, else window − max(15 % of the window, reserveTokens) with
 // the reserve capped at 85 % of the window; clamped to
 // [1, window − 1024]. A window ≤ 0 has no threshold (0).

@@ -37,7 +37,7 @@ func EstimateLLM(m *llm.Message) int {
 func Estimate(m session.Message) int { return EstimateLLM(m.LLM) }
 
 // ContextTokens is the context size an assistant message's usage
-// measured: input + output + cacheRead + cacheWrite (§4.3).
+// measured: input + output + cacheRead + cacheWrite.
 func ContextTokens(u llm.Usage) int {
 	return int(u.Input + u.Output + u.CacheRead + u.CacheWrite)
 }

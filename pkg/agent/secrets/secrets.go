@@ -45,11 +45,11 @@ const KeyFile = "secret-placeholder.key"
 // <cwd>/.omp).
 const File = "secrets.yml"
 
-// minPlain is the shortest plain obfuscate-mode secret (D58); shorter ones
+// minPlain is the shortest plain obfuscate-mode secret; shorter ones
 // are skipped with a warning.
 const minPlain = 4
 
-// minEnvValue is the shortest environment value taken as a secret (§11).
+// minEnvValue is the shortest environment value taken as a secret.
 const minEnvValue = 8
 
 // maxFile bounds how much of a secrets.yml is read.
@@ -78,8 +78,8 @@ type Entry struct {
 var envSuffixes = []string{"_KEY", "_SECRET", "_TOKEN", "_PASSWORD", "_PASSWD", "_PWD",
 	"_CREDENTIALS", "_API_KEY", "_ACCESS_KEY"}
 
-// SecretEnvName reports whether an environment variable name looks secret
-// (D57): one of the suffixes, or exactly OMP_AUTH_BROKER_TOKEN.
+// SecretEnvName reports whether an environment variable name looks secret:
+// one of the suffixes, or exactly OMP_AUTH_BROKER_TOKEN.
 func SecretEnvName(name string) bool {
 	if name == "OMP_AUTH_BROKER_TOKEN" {
 		return true
@@ -344,7 +344,7 @@ func New(key []byte, entries []Entry) (*Obfuscator, []string, error) {
 	return o, warns, nil
 }
 
-// compile maps a secrets.yml regex to RE2 (D58): a /pattern/flags literal
+// compile maps a secrets.yml regex to RE2: a /pattern/flags literal
 // is accepted (escaped \/ handled), the flags i, m and s become inline
 // flags, and g, u and y are ignored.
 func compile(content, flags string) (*regexp.Regexp, error) {
@@ -384,7 +384,7 @@ func (o *Obfuscator) HasSecrets() bool {
 
 var b32 = base32.StdEncoding.WithPadding(base32.NoPadding)
 
-// mint returns the placeholder of value, minting it on first use (D58).
+// mint returns the placeholder of value, minting it on first use.
 // The caller holds o.mu (or owns o, during New).
 func (o *Obfuscator) mint(value string) string {
 	if code, ok := o.byVal[value]; ok {
@@ -407,7 +407,7 @@ func (o *Obfuscator) mint(value string) string {
 	}
 }
 
-// replacement returns the one-way stand-in of value (D58): custom when
+// replacement returns the one-way stand-in of value: custom when
 // given, else each character mapped to a keyed pseudo-random character of
 // its class (digit, lower, upper; others unchanged), regenerated if it
 // equals the input. The caller holds o.mu (or owns o).

@@ -13,7 +13,7 @@ var terminalVars = []string{"TMUX_PANE", "CMUX_SURFACE_ID", "KITTY_WINDOW_ID", "
 
 var unsafeID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9._-]`) })
 
-// TerminalID returns the sanitised id of the terminal (D4), or "" when
+// TerminalID returns the sanitised id of the terminal, or "" when
 // none of the variables is set. getenv looks a variable up.
 func TerminalID(getenv func(string) string) string {
 	for _, v := range terminalVars {

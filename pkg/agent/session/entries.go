@@ -6,7 +6,7 @@ import (
 )
 
 // EntryMessages returns, for each entry, the agent message it contributes
-// to the context (§3.9 step 4), or a zero Message (Role "") for entries
+// to the context, or a zero Message (Role "") for entries
 // that contribute none. Compaction entries are not converted here: their
 // summary is only emitted for the latest one by BuildContext. Each entry
 // is decoded once per File: BuildContext and EntryMessages remember what

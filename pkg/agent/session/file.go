@@ -17,7 +17,7 @@ import (
 )
 
 // ErrNotSession reports a file whose header is missing or malformed. Such
-// a file is never modified (D8, D63).
+// a file is never modified.
 var ErrNotSession = errors.New("the session header is missing or malformed")
 
 // HeaderError is returned by Open for a file that is not a session file.
@@ -49,7 +49,7 @@ type File struct {
 	leaf   string
 
 	// onDisk is true once the file holds every line; later appends write
-	// one line each. A new session stays in memory until Persist (§3.7).
+	// one line each. A new session stays in memory until Persist.
 	onDisk bool
 	// dropTail is the length of a truncated last line to cut before the
 	// first append (a crash during an append, D7).
@@ -111,7 +111,7 @@ func CreateAt(path, cwd string, opt Options) (*File, error) {
 }
 
 // FileName returns "<timestamp>_<id>.jsonl" with ':' and '.' of the ISO
-// timestamp replaced by '-' (§3.1).
+// timestamp replaced by '-'.
 func FileName(t time.Time, id string) string {
 	ts := strings.NewReplacer(":", "-", ".", "-").Replace(FormatTime(t))
 	return ts + "_" + id + ".jsonl"
@@ -322,7 +322,7 @@ func (f *File) newID() string {
 // Append adds an entry of type typ whose type-specific fields are the
 // JSON object fields (nil = none) under the leaf, moves the leaf to it and
 // returns it. A message entry holding an assistant message persists a new
-// session (§3.7).
+// session.
 func (f *File) Append(typ string, fields any) (*Entry, error) {
 	var body []byte
 	if fields != nil {
@@ -353,7 +353,7 @@ func (f *File) AppendMessage(m Message) (*Entry, error) {
 }
 
 // AppendModelChange records the model for role ("" = default) with both
-// spellings (D5).
+// spellings.
 func (f *File) AppendModelChange(provider, modelID, role string) (*Entry, error) {
 	if role == "default" {
 		role = ""
@@ -437,7 +437,7 @@ func (f *File) writeAll() error {
 }
 
 // rewrite replaces the file with the in-memory lines through a temp file
-// in the same directory and a rename (§3.2).
+// in the same directory and a rename.
 func (f *File) rewrite() error {
 	tmp, err := os.CreateTemp(filepath.Dir(f.path), ".session-*.tmp")
 	if err != nil {
@@ -499,7 +499,7 @@ func (f *File) appendLine(b []byte) error {
 	return nil
 }
 
-// maxStringChars is the persistence truncation threshold (§3.7).
+// maxStringChars is the persistence truncation threshold.
 const maxStringChars = 500_000
 
 const truncatedNotice = "[Session persistence truncated large content]"

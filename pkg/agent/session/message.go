@@ -11,7 +11,7 @@ import (
 	"github.com/ompgo/omp/pkg/llm/pinative"
 )
 
-// Agent message roles beyond the LLM ones (§4.1).
+// Agent message roles beyond the LLM ones.
 const (
 	RoleCustom            = "custom"
 	RoleBranchSummary     = "branchSummary"
@@ -20,7 +20,7 @@ const (
 	RoleHookMessage       = "hookMessage"
 )
 
-// Message is one agent message (§4.1): its role, its JSON as stored, and
+// Message is one agent message: its role, its JSON as stored, and
 // the LLM message it becomes (convertToLlm, §4.4). LLM is nil for roles
 // that never reach the model (unknown roles, excluded bash executions).
 type Message struct {
@@ -130,7 +130,7 @@ func userText(s string, ts int64) *llm.Message {
 	return &llm.Message{Role: llm.RoleUser, Content: []llm.Content{llm.Text(s)}, Timestamp: ts}
 }
 
-// bashText renders a user bash execution for the model (§4.4).
+// bashText renders a user bash execution for the model.
 func bashText(w *wireMessage) string {
 	var b strings.Builder
 	b.WriteString("Ran `" + w.Command + "`\n\n")

@@ -8,7 +8,7 @@ import (
 )
 
 // titleSlotBytes is the fixed size of an 18.1.21 title slot line,
-// newline included (§14.1).
+// newline included.
 const titleSlotBytes = 256
 
 // ErrEmptyName is the rename error of §3.11.

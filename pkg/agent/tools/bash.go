@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// Bash defaults (D40, D41).
+// Bash defaults.
 const (
 	DefaultBashTimeout = 300 * time.Second
 	killGrace          = 2 * time.Second
@@ -47,7 +47,7 @@ type BashOptions struct {
 	KeepHeadTail bool
 }
 
-// Bash returns the bash tool (§7.5): a fresh shell per call in its own
+// Bash returns the bash tool: a fresh shell per call in its own
 // process group, stdout and stderr merged through a Sink, a timeout and
 // abort that kill the group (TERM, then KILL after 2 s).
 func Bash(env *Env, opt BashOptions) *Tool {

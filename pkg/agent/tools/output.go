@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 )
 
-// Shared output limits (§7.1).
+// Shared output limits.
 const (
 	DefaultMaxLines = 2000
 	DefaultMaxBytes = 50 * 1024
@@ -127,7 +127,7 @@ func TruncateTail(s string, maxBytes int) (string, *Truncation) {
 }
 
 // Artifacts allocates and reads the session's artifact files
-// <dir>/<id>.<tool>.log (§3.10). Ids are "0", "1", …; the directory is
+// <dir>/<id>.<tool>.log. Ids are "0", "1", …; the directory is
 // created lazily.
 type Artifacts struct {
 	Dir string
@@ -197,7 +197,7 @@ func (a *Artifacts) Read(id string) (string, error) {
 	return "", Errorf("artifact://%s not found. Available: %s", id, strings.Join(ids, ", "))
 }
 
-// Sink is the streaming output sink of bash (§7.1): sanitised chunks, an
+// Sink is the streaming output sink of bash: sanitised chunks, an
 // in-memory tail of MaxBytes, and, once the output overflows, a mirror of
 // the whole stream into an artifact file.
 type Sink struct {

@@ -25,7 +25,7 @@ type ReadDetails struct {
 	Truncation *ReadTruncation `json:"truncation,omitempty"`
 }
 
-// ReadTruncation is details.truncation of read (§7.2).
+// ReadTruncation is details.truncation of read.
 type ReadTruncation struct {
 	Truncated   bool   `json:"truncated"`
 	TruncatedBy string `json:"truncatedBy"`
@@ -37,7 +37,7 @@ type ReadTruncation struct {
 
 var rangeSuffix = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.*):(\d+)-(\d+)$`) })
 
-// Read returns the read tool (§7.2).
+// Read returns the read tool.
 func Read(env *Env) *Tool {
 	return &Tool{
 		Name: "read",

@@ -29,7 +29,7 @@ type WriteDetails struct {
 	MadeExecutable bool `json:"madeExecutable,omitempty"`
 }
 
-// Write returns the write tool (§7.3).
+// Write returns the write tool.
 func Write(env *Env) *Tool {
 	return &Tool{
 		Name: "write",

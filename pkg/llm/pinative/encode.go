@@ -8,9 +8,10 @@ import (
 )
 
 // AppendEvent appends the pi-native JSON of ev: block events carry
-// contentIndex and the partial message, deltas their delta, text_end / thinking_end the full content,
-// toolcall_end the finished toolCall, done the final message and error the
-// failed message. It allocates nothing once dst has grown.
+// contentIndex and the partial message, deltas their delta, text_end /
+// thinking_end the full content, toolcall_end the finished toolCall, done the
+// final message and error the failed message. It allocates nothing once dst
+// has grown.
 func AppendEvent(dst []byte, ev *llm.Event) []byte {
 	dst = append(dst, `{"type":`...)
 	dst = jsonw.Plain(dst, ev.Type.String())

@@ -37,14 +37,14 @@ func blockKey(providerKey, scope string) string {
 // credential id → until (epoch ms). A block ends by itself once the clock
 // passes its until; expired blocks are dropped when read.
 //
-// Blocks are keyed by credential id where the reference (at 18.1.21) keys them by the candidate's index in the provider's list.
-// Indexes shift whenever the set changes — a row added with a lower id, a
-// row disabled in the middle — and a block would then land on a
-// neighbour. The reference clears every block of a provider on any change,
-// which hides the shift; we do the same (Picker clears on change) but the id
-// keeps a block on its account in the window between a change and the
-// clear, and is the key the broker's shared blocks use, so
-// they can be merged here later.
+// Blocks are keyed by credential id where the reference (at 18.1.21) keys
+// them by the candidate's index in the provider's list. Indexes shift
+// whenever the set changes — a row added with a lower id, a row disabled in
+// the middle — and a block would then land on a neighbour. The reference
+// clears every block of a provider on any change, which hides the shift; we
+// do the same (Picker clears on change) but the id keeps a block on its
+// account in the window between a change and the clear, and is the key the
+// broker's shared blocks use, so they can be merged here later.
 //
 // Blocks is safe for concurrent use.
 type Blocks struct {

@@ -187,10 +187,10 @@ func NoCredential(provider string) *vault.Error {
 	return &vault.Error{Code: vault.ENOTFOUND, Message: "No credential available for provider " + provider, Err: ErrNoCredential}
 }
 
-// Pick chooses the credential for one request of provider: a stored API key when the provider has any, else an
-// OAuth credential, recorded as the session's sticky credential. It
-// returns NoCredential when the provider has none, and the Source's error
-// when the credentials cannot be listed.
+// Pick chooses the credential for one request of provider: a stored API key
+// when the provider has any, else an OAuth credential, recorded as the
+// session's sticky credential. It returns NoCredential when the provider has
+// none, and the Source's error when the credentials cannot be listed.
 func (p *Picker) Pick(ctx context.Context, provider, sessionID string, opts Options) (e vault.Entry, err error) {
 	es, err := p.entries(ctx, provider)
 	if err != nil {

@@ -73,12 +73,12 @@ func (s limitScope) scopes() []string {
 	return []string{s.block}
 }
 
-// codexScope scopes a Codex request to the meter it spends: a "-spark" model the Spark meter (limits "openai-codex:spark:…",
-// block scope "spark"), every other model the chat windows
-// ("openai-codex:primary"/"secondary", scope "chat"). Blocks are checked
-// under the meter, the legacy "shared" (both meters) and the model's
-// model-policy scope, so an exhausted Spark meter never stops chat
-// requests, nor the reverse.
+// codexScope scopes a Codex request to the meter it spends: a "-spark" model
+// the Spark meter (limits "openai-codex:spark:…", block scope "spark"), every
+// other model the chat windows ("openai-codex:primary"/"secondary", scope
+// "chat"). Blocks are checked under the meter, the legacy "shared" (both
+// meters) and the model's model-policy scope, so an exhausted Spark meter
+// never stops chat requests, nor the reverse.
 func codexScope(modelID string) limitScope {
 	spark := isSpark("openai-codex", modelID)
 	meter := "chat"

@@ -20,9 +20,9 @@ const (
 )
 
 // Keeper is a vault.Store decorator that never drops a refreshed credential
-// (it is the only copy of a rotated refresh token). The refresher persists through Put; when the durable write
-// fails for any reason other than ENOTFOUND, the fresh credential is kept in
-// memory as a pending write and:
+// (it is the only copy of a rotated refresh token). The refresher persists
+// through Put; when the durable write fails for any reason other than
+// ENOTFOUND, the fresh credential is kept in memory as a pending write and:
 //
 //   - List and Get return it in place of the stored one (so snapshots,
 //     streams, the usage service and the next refresh all use the NEW

@@ -98,9 +98,9 @@ type Options struct {
 	// (GET /v1/snapshot 200s, stream snapshot frames) is written to it as
 	// received. nil: no cache.
 	Cache *Cache
-	// Pool restricts the OAuth accounts this client uses (LoadPool): every applied snapshot, entry frame and refresh reply is
-	// filtered through it; the snapshot cache keeps what the broker sent.
-	// nil: every credential.
+	// Pool restricts the OAuth accounts this client uses (LoadPool): every
+	// applied snapshot, entry frame and refresh reply is filtered through it;
+	// the snapshot cache keeps what the broker sent. nil: every credential.
 	Pool Pool
 }
 
