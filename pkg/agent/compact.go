@@ -20,13 +20,13 @@ const (
 	ReasonIncomplete = "incomplete"
 )
 
-// autoContinueText is D20's auto-continue developer message.
+// autoContinueText is the auto-continue developer message.
 const autoContinueText = "Continue if you have next steps."
 
-// summaryAttempts is D25's bound on summariser calls.
+// summaryAttempts bounds the summariser calls.
 const summaryAttempts = 3
 
-// Compact is the manual compaction (/compact, §6.3) with the built-in
+// Compact is the manual compaction (/compact) with the built-in
 // compactor: it aborts an active run first, ignores compaction.enabled,
 // prunes tool outputs and returns the CompactionResult.
 // compaction.ErrNothing ("Nothing to compact") when there is nothing to
@@ -38,7 +38,7 @@ func (a *Agent) Compact(ctx context.Context, customInstructions string) (*compac
 	return a.compact(ctx, customInstructions)
 }
 
-// BuiltinCompactor is the Compactor of agent.md §6 over the Compaction
+// BuiltinCompactor is the built-in Compactor over the Compaction
 // settings: context-full compaction with the current model. With the
 // strategy "off" only manual compactions run.
 func (a *Agent) BuiltinCompactor() CompactFunc {
@@ -98,10 +98,10 @@ func (a *Agent) summaryOptions(instructions string) compaction.Options {
 		CustomInstructions: instructions, Cwd: a.Session.Header().Cwd}
 }
 
-// prune is D26 over the active path: the pruned tool results are
+// prune prunes tool outputs on the active path: the pruned tool results are
 // rewritten in the file and the context rebuilt (failed assistant
-// messages the loop dropped from memory come back; the payload repairs of
-// §3.9 leave them out all the same). The saving is remembered against the
+// messages the loop dropped from memory come back; the payload repairs
+// leave them out all the same). The saving is remembered against the
 // usage that measured them.
 func (a *Agent) prune() error {
 	path := a.Session.ActivePath()
@@ -152,8 +152,8 @@ func (a *Agent) progressSince(n int) bool {
 	return false
 }
 
-// complete is the summariser call (D52: the current model and
-// credentials; D29: thinking off), tried at most 3 times when the
+// complete is the summariser call (the current model and credentials,
+// thinking off), tried at most 3 times when the
 // failure is transient.
 func (a *Agent) complete(ctx context.Context, system, prompt string, maxTokens int) (string, error) {
 	var last error
@@ -239,7 +239,7 @@ func (a *Agent) completeOnce(ctx context.Context, system, prompt string, maxToke
 	return fail(llm.ErrTruncated)
 }
 
-// maintainThreshold is §5.6 step 4 after a run that ended well: prune
+// maintainThreshold runs after a run that ended well: prune
 // tool outputs, then compact through the Compactor when the adjusted
 // context is above the threshold, and auto-continue when the last message
 // stopped for tool use. A failure is reported in auto_compaction_end and

@@ -23,7 +23,7 @@ const (
 // message is the reference's RPC error text.
 var ErrBusy = errors.New("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.")
 
-// ErrNothingToCompact is D25's manual-compaction error; CompactNow also
+// ErrNothingToCompact is the manual-compaction error; CompactNow also
 // returns it while no Compactor is set.
 var ErrNothingToCompact = errors.New("Nothing to compact")
 
@@ -186,7 +186,7 @@ func (a *Agent) AbortRetry() {
 // current tool call in "immediate" interrupt mode (the remaining calls of
 // the batch are skipped and the running tool is cancelled), else before
 // the next turn. Steering an idle agent only queues; a mode that
-// wants D19 calls Prompt instead.
+// wants idle steering to act as a prompt calls Prompt instead.
 func (a *Agent) Steer(content []llm.Content) {
 	a.st.mu.Lock()
 	defer a.st.mu.Unlock()

@@ -78,7 +78,7 @@ func PrepareBranch(entries []*session.Entry, msgs []session.Message, budget int)
 var ErrNothingToSummarize = errors.New("Nothing to summarize")
 
 // BranchSummary generates the branch_summary text of p: the
-// transcript, the custom instructions or the branch prompt, the D32
+// transcript, the custom instructions or the branch prompt, the fixed
 // preamble and the <files> block; details are the branch's file lists.
 func BranchSummary(ctx context.Context, p BranchPreparation, o Options) (string, Details, error) {
 	if len(p.Messages) == 0 {

@@ -11,7 +11,7 @@ import (
 // Complete makes one summarisation call with the session's current model:
 // a system prompt, one user prompt, an output limit, thinking off.
 // It returns the text of the answer. The caller owns retries of
-// transient failures (at most 3 attempts, D25).
+// transient failures (at most 3 attempts).
 type Complete func(ctx context.Context, system, prompt string, maxTokens int) (string, error)
 
 // Options configure Compact and BranchSummary.
@@ -27,7 +27,7 @@ type Options struct {
 }
 
 // Result is a finished compaction: the compaction entry's fields
-// (CompactionResult, §5.1).
+// (the reference's CompactionResult).
 type Result struct {
 	Summary          string  `json:"summary"`
 	FirstKeptEntryID string  `json:"firstKeptEntryId"`

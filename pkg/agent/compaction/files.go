@@ -16,7 +16,7 @@ import (
 // maxListedFiles is the <files> cap.
 const maxListedFiles = 20
 
-// FileOps are the cumulative file operations of §6.8.
+// FileOps are the cumulative file operations the <files> block lists.
 type FileOps struct {
 	Read     map[string]bool
 	Modified map[string]bool
@@ -93,8 +93,8 @@ var filesBlocks = sync.OnceValue(func() *regexp.Regexp {
 })
 
 // WithFiles strips any earlier file blocks from summary and appends one
-// <files> block for ops (none when there are no files), rendered with D31
-// relative to cwd.
+// <files> block for ops (none when there are no files), rendered (modified
+// files first within the cap, deterministic nesting) relative to cwd.
 func WithFiles(summary string, ops FileOps, cwd string) string {
 	summary = strings.TrimSpace(filesBlocks().ReplaceAllString(summary, ""))
 	block := RenderFiles(ops, cwd)

@@ -1,10 +1,10 @@
-// Package secrets is the agent's secret obfuscation (agent.md §11, decisions
-// D57 and D58): secret values found in the environment and in secrets.yml
-// never reach a model. Every outbound request is rewritten so that an
-// obfuscate-mode secret becomes a reversible placeholder "#XXXX#" and a
-// replace-mode secret a one-way stand-in of the same shape; tool-call
-// arguments coming back from the model have their placeholders restored
-// before the tool runs, so tools work with the real value.
+// Package secrets is the agent's secret obfuscation: secret values found in
+// the environment and in secrets.yml never reach a model. Every outbound
+// request is rewritten so that an obfuscate-mode secret becomes a reversible
+// placeholder "#XXXX#" and a replace-mode secret a one-way stand-in of the
+// same shape; tool-call arguments coming back from the model have their
+// placeholders restored before the tool runs, so tools work with the real
+// value.
 //
 // The placeholder code is the first four characters of the uppercase base32
 // of HMAC-SHA256(key, secret) with a per-install key kept in
@@ -65,7 +65,7 @@ const (
 	Replace Mode = "replace"
 )
 
-// Entry is one secrets.yml entry (§11 table).
+// Entry is one secrets.yml entry.
 type Entry struct {
 	Type        string `yaml:"type"`
 	Content     string `yaml:"content"`
@@ -74,7 +74,7 @@ type Entry struct {
 	Flags       string `yaml:"flags"`
 }
 
-// envSuffixes are D57's secret-looking name suffixes (case-insensitive).
+// envSuffixes are the secret-looking name suffixes (case-insensitive).
 var envSuffixes = []string{"_KEY", "_SECRET", "_TOKEN", "_PASSWORD", "_PASSWD", "_PWD",
 	"_CREDENTIALS", "_API_KEY", "_ACCESS_KEY"}
 
@@ -150,7 +150,7 @@ func ReadFile(path string) ([]Entry, error) {
 	return entries, nil
 }
 
-// Load collects the secrets of a session (§11 sources): the environment's
+// Load collects the secrets of a session: the environment's
 // secret-looking variables first, then <agentDir>/secrets.yml and
 // <cwd>/.omp/secrets.yml (a project entry overrides a global one with the
 // same content; a file entry beats an env secret of the same value). The

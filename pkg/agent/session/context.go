@@ -13,7 +13,7 @@ type Context struct {
 	// Messages are the agent messages sent to the model, in order.
 	Messages []Message
 	// ThinkingLevel is the latest thinking_level_change ("" when none; a
-	// null level reads as "off", D61).
+	// null level reads as "off", as 18.1.21 writes it).
 	ThinkingLevel string
 	// Models maps a role ("default", "smol", …) to "provider/id".
 	Models map[string]string
@@ -296,7 +296,7 @@ func entryMillis(e *Entry) int64 {
 }
 
 // LLMMessages converts agent messages to the provider payload and
-// applies the §3.9 repairs: assistant messages that ended in error or
+// applies the context repairs: assistant messages that ended in error or
 // abort are left out with the tool results answering them, and a tool call
 // without a result gets a synthetic error result.
 func LLMMessages(msgs []Message) []llm.Message {

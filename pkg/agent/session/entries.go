@@ -67,7 +67,7 @@ func (f *File) remember(b *batch) {
 
 // ReplaceMessages replaces the message of the given message entries (id →
 // new message JSON), keeping every other byte of their lines, and
-// rewrites the file (tool-output pruning, §6.4). Nothing is changed when
+// rewrites the file (tool-output pruning). Nothing is changed when
 // an id is unknown or not a message entry.
 func (f *File) ReplaceMessages(repl map[string][]byte) error {
 	f.mu.Lock()

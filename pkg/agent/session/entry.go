@@ -9,7 +9,7 @@ import (
 // CurrentVersion is the session format version this package writes.
 const CurrentVersion = 3
 
-// Entry types of §3.3.
+// Entry types of the session file format.
 const (
 	TypeSession             = "session"
 	TypeTitle               = "title"
@@ -88,7 +88,7 @@ func parseEntry(line []byte) (Entry, bool) {
 }
 
 // entryType decodes a raw type value, without allocating for the types
-// of §3.3.
+// of the format.
 func entryType(val []byte) string {
 	if len(val) >= 2 && val[0] == '"' {
 		for _, t := range entryTypes {
@@ -101,7 +101,7 @@ func entryType(val []byte) string {
 	return t
 }
 
-// entryTypes are the types of §3.3, the most frequent first.
+// entryTypes are the entry types, the most frequent first.
 var entryTypes = [...]string{TypeMessage, TypeModelChange, TypeThinkingLevelChange, TypeCompaction,
 	TypeBranchSummary, TypeCustom, TypeCustomMessage, TypeLabel, TypeSessionInfo, TypeModeChange,
 	TypeResetBoundary, TypeTitleChange, TypeSession, TypeTitle}

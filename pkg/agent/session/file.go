@@ -52,7 +52,7 @@ type File struct {
 	// one line each. A new session stays in memory until Persist.
 	onDisk bool
 	// dropTail is the length of a truncated last line to cut before the
-	// first append (a crash during an append, D7).
+	// first append (a crash during an append).
 	dropTail int64
 	// now is the clock (time.Now).
 	now func() time.Time
@@ -100,7 +100,7 @@ func Create(dir, cwd string, opt Options) (*File, error) {
 }
 
 // CreateAt starts a new session whose file will be path (--resume of a
-// missing file, D63).
+// missing file, as 18.1.21 does).
 func CreateAt(path, cwd string, opt Options) (*File, error) {
 	f, err := Create(filepath.Dir(path), cwd, opt)
 	if err != nil {
@@ -289,7 +289,7 @@ func (f *File) Entries() []*Entry {
 	return out
 }
 
-// Branch moves the leaf to id (not persisted, D10).
+// Branch moves the leaf to id (not persisted, as in the reference).
 func (f *File) Branch(id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -504,7 +504,7 @@ const maxStringChars = 500_000
 
 const truncatedNotice = "[Session persistence truncated large content]"
 
-// truncateLarge applies the §3.7 persistence transform to an entry line:
+// truncateLarge applies the persistence transform to an entry line:
 // strings over 500,000 characters are cut with a notice and signature
 // fields are cleared. A line shorter than the threshold cannot hold such
 // a string and is returned as is.

@@ -21,7 +21,7 @@ const (
 )
 
 // Message is one agent message: its role, its JSON as stored, and
-// the LLM message it becomes (convertToLlm, §4.4). LLM is nil for roles
+// the LLM message it becomes (the reference's convertToLlm). LLM is nil for roles
 // that never reach the model (unknown roles, excluded bash executions).
 type Message struct {
 	Role string
@@ -72,7 +72,7 @@ type wireUsage struct {
 	} `json:"cost"`
 }
 
-// Texts of the synthesised summary messages (§4.4, pi lineage).
+// Texts of the synthesised summary messages (pi lineage).
 const (
 	compactionPrefix = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"
 	compactionSuffix = "\n</summary>"
@@ -82,7 +82,7 @@ const (
 
 // DecodeMessage decodes a stored agent message. A message that is not a
 // JSON object with a role is an error; an unknown role is not (its LLM is
-// nil, D6).
+// nil; it is kept raw and left out of the context).
 func DecodeMessage(raw json.RawMessage) (Message, error) {
 	if m, ok := decodeLLMFast(raw); ok {
 		return m, nil

@@ -33,7 +33,7 @@ var (
 	cdPrefixRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*cd\s+("[^"]*"|'[^']*'|[^\s;&|]+)\s*&&\s*`) })
 )
 
-// BashOptions configure the bash tool (settings and environment of §7.5).
+// BashOptions configure the bash tool (settings and environment).
 type BashOptions struct {
 	// Shell is the shell path (default: bash on PATH, else /bin/sh).
 	Shell string
@@ -229,7 +229,7 @@ wait:
 	return bashRun{out: out, tr: tr, werr: werr, timedOut: timedOut, aborted: aborted}, nil
 }
 
-// CommandResult is a user shell command's outcome (RPC bash, §8.3.3).
+// CommandResult is a user shell command's outcome (RPC bash).
 type CommandResult struct {
 	Output     string `json:"output"`
 	ExitCode   *int   `json:"exitCode,omitempty"`

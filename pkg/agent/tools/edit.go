@@ -133,7 +133,7 @@ func applyEdit(text, oldT, newT string, all bool, p string) (string, error) {
 	case n > 1:
 		return "", Errorf("%s", occurrences(text, oldT, n, p))
 	}
-	// D39 fallback: line-wise equality ignoring trailing whitespace, unique.
+	// Fallback: line-wise equality ignoring trailing whitespace, unique.
 	lines := strings.Split(text, "\n")
 	want := strings.Split(oldT, "\n")
 	for i := range want {

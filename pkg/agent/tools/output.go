@@ -23,7 +23,7 @@ var ansiRE = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]`)
 })
 
-// Sanitize applies D34: strip ANSI CSI/OSC sequences, turn \r\n and lone
+// Sanitize cleans tool output: strip ANSI CSI/OSC sequences, turn \r\n and lone
 // \r into \n, drop C0 controls other than \t and \n, replace invalid UTF-8
 // with U+FFFD.
 func Sanitize(s string) string {
@@ -39,7 +39,7 @@ func Sanitize(s string) string {
 	}, s)
 }
 
-// Truncation describes a cut output (details.meta.truncation, §7.1).
+// Truncation describes a cut output (details.meta.truncation).
 type Truncation struct {
 	Direction   string `json:"direction"` // "head" keeps the start, "tail" the end
 	TruncatedBy string `json:"truncatedBy"`
@@ -54,7 +54,7 @@ type Truncation struct {
 	ArtifactID string `json:"artifactId,omitempty"`
 }
 
-// Notice renders the D33 notice appended to truncated output.
+// Notice renders the notice appended to truncated output.
 func (t *Truncation) Notice() string {
 	word := "first"
 	if t.Direction == "tail" {

@@ -80,7 +80,7 @@ func Read(env *Env) *Tool {
 			abs := env.Resolve(p)
 			st, err := os.Stat(abs)
 			if errors.Is(err, fs.ErrNotExist) {
-				// D68: "file:N-M" selects lines when no such file exists.
+				// "file:N-M" selects lines when no such file exists.
 				if m := rangeSuffix().FindStringSubmatch(p); m != nil {
 					a, _ := strconv.Atoi(m[2])
 					b, _ := strconv.Atoi(m[3])

@@ -328,7 +328,8 @@ func normalizeTodo(p []TodoPhase) {
 	}
 }
 
-// renderTodo is the D44 layout.
+// renderTodo lays the list out: summary lines, then "## phase" headings
+// with [ ]/[/]/[x]/[-] items.
 func renderTodo(p []TodoPhase) string {
 	total, done, current := 0, 0, ""
 	curPhase := -1

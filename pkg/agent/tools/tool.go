@@ -159,7 +159,7 @@ func (s *Set) Execute(ctx context.Context, name string, raw json.RawMessage, upd
 	} else if err := json.Unmarshal(raw, &args); err != nil {
 		return TextResult(fmt.Sprintf("Validation failed for tool %q:\n  - arguments must be a JSON object\n\nReceived arguments:\n%s", name, raw), nil), true, nil
 	}
-	delete(args, "i") // D67: the 18.1.21 intent property is never validated
+	delete(args, "i") // the 18.1.21 intent property is never validated
 	if t.Normalize != nil {
 		args = t.Normalize(args)
 	}

@@ -95,7 +95,7 @@ func (m *model) command(text string) tea.Cmd {
 	return tea.Sequence(echo, cmd)
 }
 
-// switchTo makes sf the session (§3.11 switchSession): stop the run,
+// switchTo makes sf the session (the reference's switchSession): stop the run,
 // clear the queues, flush the old file, rebuild the context, restore the
 // session's model and thinking level. fresh records the current model and
 // thinking level in a new session instead.

@@ -354,7 +354,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, cmd
 }
 
-// runDone delivers the next queued message (steering first, D49) or goes
+// runDone delivers the next queued message (steering first) or goes
 // idle.
 func (m *model) runDone(msg runDoneMsg) tea.Cmd {
 	if msg.id != m.runID || m.done == nil {
@@ -505,7 +505,7 @@ type editedMsg struct {
 	err  error
 }
 
-// externalEditor opens the draft in $VISUAL or $EDITOR (ctrl+g, §8.4); the
+// externalEditor opens the draft in $VISUAL or $EDITOR (ctrl+g); the
 // UI gives the terminal to it and takes the file's text back.
 func (m *model) externalEditor() tea.Cmd {
 	name := cmp.Or(m.opt.Getenv("VISUAL"), m.opt.Getenv("EDITOR"))
