@@ -1,6 +1,6 @@
-// Package agent is the coding agent's loop (agent.md §5): runs and turns
+// Package agent is the coding agent's loop: runs and turns
 // streamed through the canonical pkg/llm events, tool calls executed in
-// model order with argument validation, abort, the D21 retry policy, and
+// model order with argument validation, abort, the auto-retry policy, and
 // persistence of every finalised message to the session.
 //
 // Session-level API, for the modes (print, json, rpc, interactive), safe
@@ -8,26 +8,26 @@
 //
 //   - Prompt / PromptContent run synchronously; Start schedules a run in a
 //     goroutine and returns at once. Both fail with ErrBusy while a run is
-//     active (one run at a time, §2.2).
+//     active (one run at a time).
 //   - Steer queues a message for the next steering check (after the
 //     running tool in "immediate" interrupt mode, whose remaining calls are
 //     skipped, else before the next turn); FollowUp queues one for when
 //     the run would end. SetSteeringMode / SetFollowUpMode ("one-at-a-time"
 //     or "all"), SetInterruptMode ("immediate" or "wait"), Modes,
-//     QueuedCounts, ClearQueues (§5.4).
+//     QueuedCounts, ClearQueues.
 //   - Abort cancels a retry sleep and the run and returns a channel closed
-//     once the run has ended; AbortRetry cancels only the retry sleep (§5.5).
+//     once the run has ended; AbortRetry cancels only the retry sleep.
 //   - IsStreaming, IsCompacting, CurrentModel, CurrentThinkingLevel,
 //     SessionID, SessionFile, MessageCount, Messages; SetModel and
 //     SetThinkingLevel (effective from the next turn, persisted as entries);
-//     SetAutoRetry / SetAutoCompaction (runtime overrides, D48).
+//     SetAutoRetry / SetAutoCompaction (runtime overrides, not persisted).
 //   - Subscribe adds event listeners (called synchronously in order, after
 //     the Emit field); EmitEvent lets session-level code emit.
 //   - SetSession switches files (aborts, clears the queues); ReloadContext
 //     rebuilds the in-memory context from the session; RestoreModel and
 //     RestoreThinkingLevel adopt a switched-to session's own settings;
 //     AppendMessage adds a finished message (a user bash run) without a run.
-//   - Compactor is the hook compaction fills in: the §5.6 overflow and
+//   - Compactor is the hook compaction fills in: the overflow and
 //     truncated-output recoveries call it between auto_compaction_start
 //     and auto_compaction_end, then continue the run; CompactNow is the
 //     manual path (RPC compact). Without it those errors end the run.
@@ -54,7 +54,7 @@ import (
 )
 
 // Agent runs prompts against one model over one session, one run at a
-// time (§2.2). Set the fields before the first run; afterwards change them
+// time. Set the fields before the first run; afterwards change them
 // only through the methods (SetModel, SetThinkingLevel, …), which are
 // safe to call from any goroutine while a run is active.
 type Agent struct {
@@ -77,7 +77,7 @@ type Agent struct {
 	// ThinkingLevel is off|minimal|low|medium|high|xhigh ("" = provider default).
 	ThinkingLevel string
 	// Secrets restores secret placeholders in the model's tool-call
-	// arguments before they are validated and run (agent.md §11; nil:
+	// arguments before they are validated and run (nil:
 	// none). Obfuscating requests is the Provider's job (secrets.Wrap).
 	Secrets *secrets.Obfuscator
 	// Retry is the auto-retry policy (zero: disabled).
@@ -88,35 +88,35 @@ type Agent struct {
 	Now func() time.Time
 	// Sleep waits d or until ctx ends (default: a timer).
 	Sleep func(ctx context.Context, d time.Duration) error
-	// Compaction are the §6.1 settings used by BuiltinCompactor and the
+	// Compaction are the compaction settings used by BuiltinCompactor and the
 	// threshold maintenance (zero: no threshold compaction; use
 	// compaction.Defaults).
 	Compaction compaction.Settings
 	// Todos, when set, is the todo cache resynced from the branch after a
-	// compaction or a tree move (§6.9, §7.8).
+	// compaction or a tree move.
 	Todos *tools.TodoList
 	// RefreshCredential, when set, force-refreshes the credential after an
 	// upstream 401/403 (broker mode: a refresh through the broker); the
 	// turn is then retried once with the new credential.
 	RefreshCredential func(ctx context.Context) (llm.Credential, error)
 	// OnUsageLimit, when set, is told that a turn failed on a provider
-	// usage limit (a 429 that reads as one, usage.md §5.4): the model and
+	// usage limit (a 429 that reads as one): the model and
 	// credential of that turn and the upstream's retry hint. The credential
 	// source blocks that account
 	// (and, in broker mode, the fleet learns it). switched reports that
 	// another account is free, and the turn is then retried at once with
-	// the credential Credentials picks next; otherwise the D21 retry policy
+	// the credential Credentials picks next; otherwise the auto-retry policy
 	// decides.
 	OnUsageLimit func(ctx context.Context, failed UsageLimit) (switched bool)
 	// OnPolicyDenied, when set, is told that the turn's credential was
 	// refused by an account policy (llm.PolicyDenialOf: the account may not
-	// do this, its token is valid; fleet.md §5). The credential source
+	// do this, its token is valid). The credential source
 	// blocks that account — for the model only when ModelOnly — and returns
 	// another account's credential to retry the turn once with, or false.
 	// A policy denial never force-refreshes the credential.
 	OnPolicyDenied func(ctx context.Context, denied PolicyDenied) (llm.Credential, bool)
 	// Compactor compacts the context (h/agent-compact provides it). The
-	// overflow and truncated-output recoveries of §5.6 call it; without it
+	// overflow and truncated-output recoveries call it; without it
 	// those errors end the run as they are.
 	Compactor CompactFunc
 
@@ -128,15 +128,15 @@ type Agent struct {
 	lastTurn turnConfig
 	// retryAfter is the upstream's retry hint of the latest failed turn.
 	retryAfter time.Duration
-	// todoFailed queues the D22 reminder for the next prompt.
+	// todoFailed queues the todo-failure reminder for the next prompt.
 	todoFailed bool
-	// pruned is the D26 saving made since the usage of the assistant
-	// message with timestamp prunedAt was measured (D24).
+	// pruned is the tool-output pruning saving made since the usage of the assistant
+	// message with timestamp prunedAt was measured.
 	pruned   int
 	prunedAt int64
 }
 
-// todoReminder is D22's hidden next-turn message after a failed todo call.
+// todoReminder is the hidden next-turn message after a failed todo call.
 const todoReminder = "<system-reminder>Your last todo call failed, so the todo list was not updated. Fix the errors and call todo again; progress is not visible to the user until it succeeds.</system-reminder>"
 
 // Messages returns the in-memory context.
@@ -205,7 +205,7 @@ func (a *Agent) sleep(ctx context.Context, d time.Duration) error {
 
 // Prompt appends a user message with text and runs until the agent stops,
 // retrying transient failures and recovering from overflow and truncated
-// output (§5.6, §5.7). It returns the final assistant message; its
+// output. It returns the final assistant message; its
 // StopReason says how the run ended. An error means the session could not
 // be written, or ErrBusy when a run is already active.
 func (a *Agent) Prompt(ctx context.Context, text string) (*llm.Message, error) {
@@ -238,7 +238,7 @@ func (a *Agent) prompt(ctx context.Context, content []llm.Content) (*llm.Message
 	return a.maintainThreshold(ctx, final, err)
 }
 
-// appendCustomMessage records a custom_message entry (§3.3) and adds it to
+// appendCustomMessage records a custom_message entry and adds it to
 // the context as a custom message.
 func (a *Agent) appendCustomMessage(customType, text string, display bool) error {
 	content, _ := json.Marshal(text)
@@ -265,7 +265,7 @@ func (a *Agent) persist(m session.Message) error {
 	return nil
 }
 
-// run is one agent_start … agent_end cycle (§5.2).
+// run is one agent_start … agent_end cycle.
 func (a *Agent) run(ctx context.Context, newMessages []session.Message) (*llm.Message, error) {
 	a.emit(&Event{Type: EventAgentStart})
 	var produced []json.RawMessage
@@ -452,7 +452,7 @@ func (a *Agent) interruptNow() bool {
 }
 
 // executeInterruptible runs a tool call under a context that a steering
-// interrupt also cancels (§5.5); a tool cut short by steering is an error
+// interrupt also cancels; a tool cut short by steering is an error
 // result, not an abort of the run.
 func (a *Agent) executeInterruptible(ctx context.Context, c llm.Content) (session.Message, bool) {
 	tctx, cancel := context.WithCancel(ctx)

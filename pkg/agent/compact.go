@@ -13,22 +13,22 @@ import (
 	"github.com/ompgo/omp/pkg/llm"
 )
 
-// Reasons of auto_compaction_start (§5.1).
+// Reasons of auto_compaction_start.
 const (
 	ReasonThreshold  = "threshold"
 	ReasonOverflow   = "overflow"
 	ReasonIncomplete = "incomplete"
 )
 
-// autoContinueText is D20's auto-continue developer message.
+// autoContinueText is the auto-continue developer message.
 const autoContinueText = "Continue if you have next steps."
 
-// summaryAttempts is D25's bound on summariser calls.
+// summaryAttempts bounds the summariser calls.
 const summaryAttempts = 3
 
-// Compact is the manual compaction (/compact, §6.3) with the built-in
+// Compact is the manual compaction (/compact) with the built-in
 // compactor: it aborts an active run first, ignores compaction.enabled,
-// prunes tool outputs (D26) and returns the CompactionResult.
+// prunes tool outputs and returns the CompactionResult.
 // compaction.ErrNothing ("Nothing to compact") when there is nothing to
 // summarise.
 func (a *Agent) Compact(ctx context.Context, customInstructions string) (*compaction.Result, error) {
@@ -38,7 +38,7 @@ func (a *Agent) Compact(ctx context.Context, customInstructions string) (*compac
 	return a.compact(ctx, customInstructions)
 }
 
-// BuiltinCompactor is the Compactor of agent.md §6 over the Compaction
+// BuiltinCompactor is the built-in Compactor over the Compaction
 // settings: context-full compaction with the current model. With the
 // strategy "off" only manual compactions run.
 func (a *Agent) BuiltinCompactor() CompactFunc {
@@ -66,7 +66,7 @@ func (a *Agent) context() []session.Message {
 }
 
 // compact prunes, prepares, summarises with the current model, appends
-// the compaction entry and rebuilds the in-memory context (§6.9).
+// the compaction entry and rebuilds the in-memory context.
 func (a *Agent) compact(ctx context.Context, instructions string) (*compaction.Result, error) {
 	if err := a.prune(); err != nil {
 		return nil, err
@@ -98,11 +98,11 @@ func (a *Agent) summaryOptions(instructions string) compaction.Options {
 		CustomInstructions: instructions, Cwd: a.Session.Header().Cwd}
 }
 
-// prune is D26 over the active path: the pruned tool results are
+// prune prunes tool outputs on the active path: the pruned tool results are
 // rewritten in the file and the context rebuilt (failed assistant
-// messages the loop dropped from memory come back; the payload repairs of
-// §3.9 leave them out all the same). The saving is remembered against the
-// usage that measured them (D24).
+// messages the loop dropped from memory come back; the payload repairs
+// leave them out all the same). The saving is remembered against the
+// usage that measured them.
 func (a *Agent) prune() error {
 	path := a.Session.ActivePath()
 	p := compaction.Prune(path, a.Session.EntryMessages(path), a.now().UnixMilli())
@@ -152,9 +152,9 @@ func (a *Agent) progressSince(n int) bool {
 	return false
 }
 
-// complete is the summariser call (D52: the current model and
-// credentials; D29: thinking off), tried at most 3 times when the
-// failure is transient (D25).
+// complete is the summariser call (the current model and credentials,
+// thinking off), tried at most 3 times when the
+// failure is transient.
 func (a *Agent) complete(ctx context.Context, system, prompt string, maxTokens int) (string, error) {
 	var last error
 	for attempt := 1; attempt <= summaryAttempts; attempt++ {
@@ -239,7 +239,7 @@ func (a *Agent) completeOnce(ctx context.Context, system, prompt string, maxToke
 	return fail(llm.ErrTruncated)
 }
 
-// maintainThreshold is §5.6 step 4 after a run that ended well: prune
+// maintainThreshold runs after a run that ended well: prune
 // tool outputs, then compact through the Compactor when the adjusted
 // context is above the threshold, and auto-continue when the last message
 // stopped for tool use. A failure is reported in auto_compaction_end and
@@ -300,14 +300,14 @@ type Navigation struct {
 	Noop bool
 }
 
-// NoopText is what a UI shows when the chosen entry is the leaf (§3.12).
+// NoopText is what a UI shows when the chosen entry is the leaf.
 const NoopText = "Already at this point"
 
-// NavigateTree moves the leaf within the session file (§3.12): a user or
+// NavigateTree moves the leaf within the session file: a user or
 // custom message moves to its parent with its text as Prefill, anything
 // else to the entry itself. With opt.Summarize and branchSummary.enabled,
 // the abandoned branch is summarised into a branch_summary under the new
-// leaf (§6.10); a failed or cancelled summary leaves the tree unchanged.
+// leaf; a failed or cancelled summary leaves the tree unchanged.
 func (a *Agent) NavigateTree(ctx context.Context, targetID string, opt NavigateOptions) (Navigation, error) {
 	if a.IsStreaming() {
 		return Navigation{}, ErrBusy

@@ -8,7 +8,7 @@ import (
 	"github.com/ompgo/omp/pkg/llm/pinative"
 )
 
-// Event types of §5.1.
+// Event types, as the reference names them.
 const (
 	EventAgentStart          = "agent_start"
 	EventAgentEnd            = "agent_end"
@@ -26,7 +26,7 @@ const (
 	EventAutoCompactionEnd   = "auto_compaction_end"
 )
 
-// Event is one agent event (§5.1). Only the fields of its Type are set.
+// Event is one agent event. Only the fields of its Type are set.
 // Message, Messages and ToolResults hold agent-message JSON. Assistant
 // is the canonical stream event of a message_update (its Partial is the
 // message so far); it points into state the loop keeps mutating, so a
@@ -62,7 +62,7 @@ type Event struct {
 }
 
 // AppendJSON appends the event as one JSON object. reduced selects the
-// json-mode shapes of D65: message_update carries only the stream event
+// reduced json-mode shapes of 18.1.21: message_update carries only the stream event
 // without partial, and its done/error events only {type, reason}.
 func (e *Event) AppendJSON(dst []byte, reduced bool) []byte {
 	dst = append(dst, `{"type":`...)

@@ -7,9 +7,9 @@ import (
 	"github.com/ompgo/omp/pkg/llm"
 )
 
-// After a run (agent.md §5.6, §5.7): usage-limit account switches, the D21 retry, overflow and truncated-output recovery through the Compactor.
+// After a run: usage-limit account switches, the auto-retry, overflow and truncated-output recovery through the Compactor.
 
-// recover is §5.6 after a run: auto-retry of transient errors, then
+// recover runs after a run: auto-retry of transient errors, then
 // overflow and truncated-output recovery through the Compactor, each
 // followed by a continue(); each recovery runs once per prompt, again
 // only after a continued run that made progress (a long run may fill the
@@ -25,7 +25,7 @@ func (a *Agent) recover(ctx context.Context, final *llm.Message, err error) (*ll
 			switches++
 			if a.OnUsageLimit(ctx, UsageLimit{Model: a.lastTurn.model, Credential: a.lastTurn.cred, RetryAfter: a.retryAfter}) {
 				// Another account is free: retry now on it. The failed
-				// message stays in the file; §3.9 repairs skip it.
+				// message stays in the file; the context repairs skip it.
 				a.dropLast(llm.StopError)
 				final, err = a.run(ctx, nil)
 				continue
@@ -93,11 +93,11 @@ func (a *Agent) autoCompact(ctx context.Context, reason string, final *llm.Messa
 	return true
 }
 
-// retry is the D21 sequence after a transient failure. again reports that
+// retry is the auto-retry sequence after a transient failure. again reports that
 // the new final message needs another look by recover (an overflow or a
 // truncation after a retry).
 func (a *Agent) retry(ctx context.Context, final *llm.Message) (*llm.Message, error, bool) {
-	// D21: every auto_retry_start is closed by one auto_retry_end.
+	// Every auto_retry_start is closed by one auto_retry_end.
 	for attempt := 1; ; attempt++ {
 		delay, ok := a.Retry.delay(attempt, a.retryAfter)
 		if attempt > a.Retry.MaxRetries || !ok {
@@ -108,7 +108,7 @@ func (a *Agent) retry(ctx context.Context, final *llm.Message) (*llm.Message, er
 		}
 		a.emit(&Event{Type: EventAutoRetryStart, Attempt: attempt, MaxAttempts: a.Retry.MaxRetries,
 			DelayMs: delay.Milliseconds(), ErrorMessage: final.ErrorMessage})
-		// The failed message stays in the file; §3.9 repairs skip it.
+		// The failed message stays in the file; the context repairs skip it.
 		a.dropLast(llm.StopError)
 		sctx, cancel := context.WithCancel(ctx)
 		a.st.mu.Lock()

@@ -5,14 +5,14 @@ import (
 	"github.com/ompgo/omp/pkg/llm"
 )
 
-// anthropicBudgets are D14's thinking budgets in tokens.
+// anthropicBudgets are the Anthropic thinking budgets in tokens, minimal to xhigh.
 var anthropicBudgets = map[string]int{"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 32768}
 
 const imageOmitted = "[image omitted: model does not accept images]"
 
-// request builds the canonical request of the next turn (D17): system
-// prompt, the repaired context, the tools, maxTokens (D18), reasoning
-// (D14) and the session id for prompt-cache affinity.
+// request builds the canonical request of the next turn: system
+// prompt, the repaired context, the tools, maxTokens, reasoning
+// and the session id for prompt-cache affinity.
 func (a *Agent) request(tc turnConfig) *llm.Request {
 	msgs := session.LLMMessages(a.messages)
 	m := tc.model
@@ -48,7 +48,7 @@ func (a *Agent) request(tc turnConfig) *llm.Request {
 	return req
 }
 
-// maxTokens is D18: the model's maxTokens, capped at the room left in the
+// maxTokens is the model's maxTokens, capped at the room left in the
 // context window (estimated at 4 characters a token), at least 1024.
 func maxTokens(m llm.Model, system string, msgs []llm.Message) int {
 	mt := m.MaxTokens
@@ -69,7 +69,7 @@ func maxTokens(m llm.Model, system string, msgs []llm.Message) int {
 	return max(mt, 1024)
 }
 
-// withoutImages replaces image blocks with D16's text.
+// withoutImages replaces image blocks with a fixed "image omitted" text.
 func withoutImages(msgs []llm.Message) []llm.Message {
 	for i := range msgs {
 		copied := false

@@ -9,7 +9,7 @@ import (
 	"github.com/ompgo/omp/pkg/llm"
 )
 
-// Retry is the auto-retry policy (D21). The zero value is disabled; use
+// Retry is the auto-retry policy. The zero value is disabled; use
 // DefaultRetry.
 type Retry struct {
 	Enabled bool
@@ -23,7 +23,8 @@ type Retry struct {
 	MaxDelay time.Duration
 }
 
-// DefaultRetry is D21's policy.
+// DefaultRetry is the default policy: up to 10 retries, backoff from
+// 500 ms capped at 8 s with jitter, a retry-after honoured up to 5 min.
 func DefaultRetry() Retry {
 	return Retry{Enabled: true, MaxRetries: 10, BaseDelay: 500 * time.Millisecond, MaxDelay: 300 * time.Second}
 }
@@ -56,7 +57,7 @@ var overflowText = []string{"context_length_exceeded", "prompt is too long", "ma
 	"context window", "exceeds the context", "input is too long", "request_too_large"}
 
 // IsOverflow reports whether a failed assistant message is a context
-// overflow (D21's overflow classifier).
+// overflow (the overflow classifier).
 func IsOverflow(m *llm.Message) bool {
 	if m.ErrorStatus == 413 {
 		return true
@@ -88,7 +89,7 @@ type PolicyDenied struct {
 const maxAccountSwitches = 8
 
 // IsUsageLimit reports whether m failed on a provider usage limit: a 429
-// whose error reads as one (gateway.md §6.1 isUsageLimitError).
+// whose error reads as one (the reference's isUsageLimitError).
 func IsUsageLimit(m *llm.Message) bool {
 	return m.StopReason == llm.StopError && m.ErrorStatus == 429 && llm.IsUsageLimitText(m.ErrorMessage)
 }

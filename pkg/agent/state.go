@@ -11,7 +11,7 @@ import (
 	"github.com/ompgo/omp/pkg/llm"
 )
 
-// Queue and interrupt modes (§5.4).
+// Queue and interrupt modes.
 const (
 	ModeOneAtATime = "one-at-a-time"
 	ModeAll        = "all"
@@ -20,17 +20,17 @@ const (
 )
 
 // ErrBusy is returned by Prompt and Start while a run is active; the
-// message is the reference's RPC error text (§8.3.3).
+// message is the reference's RPC error text.
 var ErrBusy = errors.New("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.")
 
-// ErrNothingToCompact is D25's manual-compaction error; CompactNow also
+// ErrNothingToCompact is the manual-compaction error; CompactNow also
 // returns it while no Compactor is set.
 var ErrNothingToCompact = errors.New("Nothing to compact")
 
 // skippedText is the result of tool calls skipped by a steering interrupt.
 const skippedText = "Skipped due to queued user message."
 
-// CompactFunc compacts the session's context (agent.md §6) for reason
+// CompactFunc compacts the session's context for reason
 // "manual", "overflow", "incomplete" or "threshold" and returns the
 // CompactionResult JSON ({summary, firstKeptEntryId, tokensBefore, …}).
 // It appends the compaction entry to the session and calls
@@ -67,7 +67,7 @@ type state struct {
 }
 
 // Subscribe adds a listener called synchronously, in emission order, with
-// every event after Emit (§2.2). A listener must not block the loop; the
+// every event after Emit. A listener must not block the loop; the
 // Event is only valid during the call. It returns the unsubscribe func.
 func (a *Agent) Subscribe(fn func(*Event)) (unsubscribe func()) {
 	a.st.mu.Lock()
@@ -158,7 +158,7 @@ func (a *Agent) IsCompacting() bool {
 
 var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
-// Abort cancels a pending retry sleep and the active run (§5.5). The
+// Abort cancels a pending retry sleep and the active run. The
 // returned channel is closed once the run has ended (at once when idle).
 func (a *Agent) Abort() <-chan struct{} {
 	a.st.mu.Lock()
@@ -185,8 +185,8 @@ func (a *Agent) AbortRetry() {
 // Steer queues a message delivered at the next steering check: after the
 // current tool call in "immediate" interrupt mode (the remaining calls of
 // the batch are skipped and the running tool is cancelled), else before
-// the next turn (§5.4). Steering an idle agent only queues; a mode that
-// wants D19 calls Prompt instead.
+// the next turn. Steering an idle agent only queues; a mode that
+// wants idle steering to act as a prompt calls Prompt instead.
 func (a *Agent) Steer(content []llm.Content) {
 	a.st.mu.Lock()
 	defer a.st.mu.Unlock()
@@ -298,7 +298,7 @@ func (a *Agent) Modes() (steering, followUp, interrupt string) {
 	return or(a.st.steeringMode, ModeOneAtATime), or(a.st.followUpMode, ModeOneAtATime), a.interruptModeLocked()
 }
 
-// SetAutoCompaction is the runtime override of compaction.enabled (D48).
+// SetAutoCompaction is the runtime override of compaction.enabled.
 func (a *Agent) SetAutoCompaction(on bool) {
 	a.st.mu.Lock()
 	defer a.st.mu.Unlock()
@@ -312,7 +312,7 @@ func (a *Agent) AutoCompaction() bool {
 	return !a.st.noAutoCompaction
 }
 
-// SetAutoRetry is the runtime override of retry.enabled (D48).
+// SetAutoRetry is the runtime override of retry.enabled.
 func (a *Agent) SetAutoRetry(on bool) {
 	a.st.mu.Lock()
 	defer a.st.mu.Unlock()
@@ -425,7 +425,7 @@ func (a *Agent) SetSession(sf *session.File) {
 }
 
 // CompactNow runs the Compactor for a manual compaction (RPC compact,
-// /compact): the active run is aborted first (§6.3).
+// /compact): the active run is aborted first.
 func (a *Agent) CompactNow(ctx context.Context, customInstructions string) (json.RawMessage, error) {
 	<-a.Abort()
 	if a.Compactor == nil {

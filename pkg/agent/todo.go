@@ -5,7 +5,7 @@ import (
 	"github.com/ompgo/omp/pkg/agent/tools"
 )
 
-// RestoreTodos rebuilds the todo list of a resumed session (§7.8): from
+// RestoreTodos rebuilds the todo list of a resumed session: from
 // whichever comes later on the active path, the latest successful todo
 // tool result's details.phases or the latest user_todo_edit custom entry;
 // completed and abandoned tasks are dropped.

@@ -6,8 +6,8 @@ import (
 	"strings"
 )
 
-// Builder assembles a canonical event stream that obeys the invariants of
-// wire-formats.md §1.3 (one start, dense content indices, at most one open
+// Builder assembles a canonical event stream that obeys the stream
+// invariants (one start, dense content indices, at most one open
 // block, every block ended before done, exactly one terminal event, toolUse
 // when a tool was called). Upstream adapters feed it what they parse and it
 // calls yield for each event; every method returns false once the consumer

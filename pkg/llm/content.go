@@ -268,7 +268,7 @@ func ToolCall(id, name string, args json.RawMessage) Content {
 
 // PartialArguments returns the best current view of a tool call's
 // arguments: Arguments when set, otherwise a tolerant parse of the
-// ArgumentsText streamed so far (wire-formats.md §1.4).
+// ArgumentsText streamed so far.
 func (c *Content) PartialArguments() json.RawMessage {
 	if c.Arguments != nil {
 		return c.Arguments
@@ -297,7 +297,7 @@ type wireContent struct {
 	NativeAPI         string          `json:"api,omitempty"`
 }
 
-// MarshalJSON encodes the block in its pi-native shape (gateway.md §10.1):
+// MarshalJSON encodes the block in its pi-native shape:
 // only the fields of its Type, with the always-present ones kept when empty.
 func (c Content) MarshalJSON() ([]byte, error) {
 	w := wireContent{Type: c.Type}

@@ -1,7 +1,7 @@
 package llm
 
 // ThinkingBudget returns the gateway's default thinking budget in tokens
-// for effort e on budget-based models (wire-formats.md §9.2), 0 for
+// for effort e on budget-based models, 0 for
 // EffortNone.
 func ThinkingBudget(e Effort) int {
 	switch e {
@@ -20,7 +20,7 @@ func ThinkingBudget(e Effort) int {
 }
 
 // EffortForBudget maps an explicit thinking budget to an effort for
-// effort-based upstreams (§9.2 reverse direction); a negative budget
+// effort-based upstreams (the reverse of ThinkingBudget); a negative budget
 // (Gemini dynamic) is medium and 0 is EffortNone.
 func EffortForBudget(budget int) Effort {
 	switch {

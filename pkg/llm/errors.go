@@ -74,7 +74,7 @@ func (e *UpstreamError) Error() string {
 func (e *UpstreamError) Unwrap() error { return e.Err }
 
 // ErrorClass is the coarse kind of a failure, used for credential failover
-// and for the gateway's status mapping (gateway.md §6.1).
+// and for the gateway's status mapping.
 type ErrorClass uint8
 
 // Error classes.
@@ -137,14 +137,14 @@ type errorRegexps struct {
 }
 
 // IsUsageLimitText reports whether msg reads as a provider usage / quota
-// limit (gateway.md §6.1 isUsageLimitError).
+// limit (the reference's isUsageLimitError).
 func IsUsageLimitText(msg string) bool {
 	re := errorPatterns()
 	return re.usageLimit.MatchString(msg) || re.accountLimit.MatchString(msg)
 }
 
-// Classify buckets err in the order of gateway.md §6.1 / wire-formats.md
-// §10.3: a typed status first, then cancellation, then the message ladder.
+// Classify buckets err in a fixed order: a typed status first, then
+// cancellation, then the message ladder.
 // A nil error classifies as ClassUpstream with status 502.
 func Classify(err error) Classification {
 	var ue *UpstreamError
@@ -171,8 +171,8 @@ func Classify(err error) Classification {
 	return ClassifyMessage(msg)
 }
 
-// ClassifyMessage applies the text ladder (steps 3–8 of gateway.md §6.1)
-// to a message that carries no typed status.
+// ClassifyMessage applies the text ladder (the message-pattern steps of
+// Classify) to a message that carries no typed status.
 func ClassifyMessage(msg string) Classification {
 	re := errorPatterns()
 	if m := re.embeddedStatus.FindStringSubmatch(msg); m != nil {

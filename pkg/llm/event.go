@@ -7,7 +7,7 @@ import (
 	"iter"
 )
 
-// EventType is the kind of a canonical stream event (wire-formats.md §1.3).
+// EventType is the kind of a canonical stream event.
 type EventType uint8
 
 // Event types, in the grammar

@@ -14,7 +14,7 @@ const (
 // StopReason is the canonical end of an assistant turn.
 type StopReason string
 
-// Stop reasons (wire-formats.md §1.2).
+// Stop reasons.
 const (
 	StopEnd     StopReason = "stop"
 	StopLength  StopReason = "length"
@@ -62,7 +62,7 @@ type Message struct {
 	Usage Usage
 	// StopReason is set when the turn has ended.
 	StopReason StopReason
-	// Stop holds the raw upstream stop detail (wire-formats.md §1.6).
+	// Stop holds the raw upstream stop detail.
 	Stop StopDetail
 	// ErrorMessage is set when StopReason is StopError or StopAborted.
 	ErrorMessage string
@@ -85,7 +85,7 @@ type StopDetail struct {
 	Safety bool
 }
 
-// Usage is the token accounting of one turn (wire-formats.md §1.9).
+// Usage is the token accounting of one turn.
 type Usage struct {
 	// Input is uncached input tokens.
 	Input int64

@@ -10,7 +10,7 @@ import (
 var emptyObject = json.RawMessage("{}")
 
 // FinalizeArguments turns a tool call's complete argument text into its
-// canonical arguments (wire-formats.md §1.4): the text itself when it is a
+// canonical arguments: the text itself when it is a
 // JSON object, {} when it is empty, and {"__raw":"<text>"} otherwise.
 func FinalizeArguments(text string) json.RawMessage {
 	t := strings.TrimSpace(text)

@@ -8,7 +8,7 @@ import (
 )
 
 // PolicyDenial is what an upstream failure says about the account's
-// entitlements (fleet.md §5, gateway.md §12.8): the token is valid but
+// entitlements: the token is valid but
 // this account may not do this, so a sibling account may. The resolver
 // blocks the account for 60 s — only for the requested model when the
 // denial names it — and rotates without re-minting the token.

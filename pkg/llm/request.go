@@ -16,7 +16,7 @@ const (
 // Effort is a canonical reasoning effort level.
 type Effort string
 
-// Reasoning efforts (wire-formats.md §9.2). EffortNone is the unset value.
+// Reasoning efforts. EffortNone is the unset value.
 const (
 	EffortNone    Effort = ""
 	EffortMinimal Effort = "minimal"
@@ -84,7 +84,7 @@ type SystemBlock struct {
 	Cache *CacheControl
 }
 
-// Request is the canonical model request (wire-formats.md §1.1). Pointer
+// Request is the canonical model request. Pointer
 // and zero-valued fields mean "unset: use the provider default".
 type Request struct {
 	// Model is the model id the client sent.
@@ -142,7 +142,7 @@ type Request struct {
 	// OriginAPI is the wire family the request was decoded from ("" when
 	// built in-process). Extra holds that family's request fields that
 	// have no canonical slot, raw; adapters of the same family forward them
-	// unchanged and every other family ignores them (wire-formats.md §1.1).
+	// unchanged and every other family ignores them.
 	OriginAPI string
 	Extra     map[string]json.RawMessage
 }

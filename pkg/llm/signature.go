@@ -6,7 +6,7 @@ import (
 )
 
 // Foreign reasoning travels through clients that cannot carry another
-// provider's signature as an opaque gateway token (wire-formats.md §9.3):
+// provider's signature as an opaque gateway token:
 //
 //	gw1.<issuer>.<base64url(payload)>
 //

@@ -16,7 +16,7 @@ import (
 	"github.com/ompgo/omp/pkg/vault/usage"
 )
 
-// Credential check timings and texts (gateway.md §1.5, §7).
+// Credential check timings and texts.
 const (
 	// UsageProbeTimeout bounds one credential's usage probe.
 	UsageProbeTimeout = 10 * time.Second
@@ -35,7 +35,7 @@ var chatProbeWalk = sync.OnceValue(func() *regexp.Regexp {
 })
 
 // CredentialHealth is one row of GET /v1/credentials/check and of
-// `omp auth-gateway check` (CredentialHealthResult, gateway.md §7). OK is
+// `omp auth-gateway check` (the reference's CredentialHealthResult). OK is
 // true when the usage probe succeeded, false when the credential was
 // rejected, null when nothing could be probed.
 type CredentialHealth struct {
@@ -62,10 +62,10 @@ type CompletionHealth struct {
 }
 
 // CheckCredentials probes every active credential sequentially (no
-// synchronized bursts from one IP), as checkCredentials (gateway.md §7): an
+// synchronized bursts from one IP), as checkCredentials: an
 // expired OAuth token is refreshed through the Source first, then the
 // provider's usage probe runs from this host with the credential. strict
-// also sends a tiny completion per credential (§1.5), which can consume
+// also sends a tiny completion per credential, which can consume
 // quota; GET /v1/credentials/check never does.
 func (s *Server) CheckCredentials(ctx context.Context, strict bool) ([]CredentialHealth, error) {
 	entries, err := s.source.List(ctx, "")
@@ -111,7 +111,7 @@ func (s *Server) checkOne(ctx context.Context, e vault.Entry, strict bool) Crede
 	return h
 }
 
-// usageProbe runs the provider's usage probe for e (gateway.md §7).
+// usageProbe runs the provider's usage probe for e.
 func (s *Server) usageProbe(ctx context.Context, e vault.Entry) (*bool, string, *vault.UsageReport) {
 	var p usage.Prober
 	for _, q := range s.probers {
@@ -139,8 +139,8 @@ func (s *Server) usageProbe(ctx context.Context, e vault.Entry) (*bool, string, 
 	return ptrTo(true), "", rep
 }
 
-// probeModels returns the completion-probe candidates of provider
-// (gateway.md §1.5): bundled models the gateway can serve, with text
+// probeModels returns the completion-probe candidates of provider:
+// bundled models the gateway can serve, with text
 // input, a finite non-negative price and an output limit, cheapest first
 // (then by id), at most ChatProbeModels. Models of wire APIs the gateway
 // does not serve (Bedrock, Vertex, Cursor, pi-native transports) never
@@ -176,7 +176,7 @@ func (s *Server) probeModels(provider string) []llm.Model {
 
 // chatProbe sends "ping" to the cheapest candidate models of e's provider
 // with e, walking to the next model only when the failure says the model
-// is missing or retired (gateway.md §1.5).
+// is missing or retired.
 func (s *Server) chatProbe(ctx context.Context, e vault.Entry) *CompletionHealth {
 	cands := s.probeModels(e.Provider)
 	if len(cands) == 0 {

@@ -17,8 +17,8 @@ import (
 	"github.com/ompgo/omp/pkg/vault/pick"
 )
 
-// inference returns the handler of one format route: the request flow of
-// gateway.md §5 (see the package doc).
+// inference returns the handler of one format route: the request flow
+// described in the package doc.
 func (s *Server) inference(f *format) httpx.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		c := &call{f: f, inflight: s.inflight}
@@ -112,7 +112,7 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, c *call) error 
 		req.PromptCacheKey = c.sid
 	}
 	if c.model.API == llm.APICodex {
-		// The Codex backend rejects sampling controls (§12.6).
+		// The Codex backend rejects sampling controls.
 		req.Temperature, req.TopP, req.TopK, req.StopSequences = nil, nil, nil, nil
 	}
 	return nil
@@ -255,7 +255,7 @@ func readAllSized(r io.Reader, n, limit int64) ([]byte, error) {
 }
 
 // open picks a credential and opens the upstream stream, walking the
-// retry ladder (gateway.md §5 step 10, §12.8) while nothing has been sent
+// retry ladder while nothing has been sent
 // to the client: a Provider fails before the first byte only by returning
 // an error, so every retry here is invisible to the client.
 func (s *Server) open(ctx context.Context, req *llm.Request, model *llm.Model, sid string) (*llm.Stream, int64, error) {
@@ -321,7 +321,7 @@ func (s *Server) retry(ctx context.Context, prov llm.Provider, lad *pick.Ladder,
 }
 
 // ladderFailure classifies an upstream failure of a request of provider
-// for modelID for the ladder (§12.8, fleet.md §5): an account-policy
+// for modelID for the ladder: an account-policy
 // denial blocks the account (for that model only when it names it) and
 // rotates, ahead of the usage-limit reading of the same text; usage limits
 // (and a 402 billing cap) rotate after marking the account; a 401 re-mints
@@ -370,7 +370,7 @@ func (s *Server) provider(m *llm.Model) (llm.Provider, error) {
 }
 
 // writeFinal awaits the terminal event of a non-streamed request and
-// answers 200 with the format's JSON, or the error envelope (§5 step 11).
+// answers 200 with the format's JSON, or the error envelope.
 // It returns the final message (for observed usage), nil when there was none.
 func (s *Server) writeFinal(w http.ResponseWriter, f *format, req *llm.Request, st *llm.Stream, start time.Time) (*llm.Message, error) {
 	var final *llm.Message
@@ -391,7 +391,7 @@ func (s *Server) writeFinal(w http.ResponseWriter, f *format, req *llm.Request, 
 			h["Content-Type"] = f.jsonTypeValue
 			h["X-Content-Type-Options"] = hdr.nosniffValue
 			h["Content-Length"] = []string{strconv.Itoa(len(body))}
-			// The reference's LiteLLM-style response headers (§12.2).
+			// The reference's LiteLLM-style response headers.
 			h[hdr.responseCost] = []string{strconv.FormatFloat(final.Usage.Cost.Total, 'f', -1, 64)}
 			ms := []string{strconv.FormatInt(s.now().Sub(start).Milliseconds(), 10)}
 			h[hdr.durationMs], h[hdr.processingMs] = ms, ms
@@ -400,7 +400,7 @@ func (s *Server) writeFinal(w http.ResponseWriter, f *format, req *llm.Request, 
 			return final, nil
 		}
 	}
-	// Error envelopes carry none of the success headers (§12.2).
+	// Error envelopes carry none of the success headers.
 	delete(w.Header(), hdr.modelID)
 	delete(w.Header(), hdr.modelAPIBase)
 	if final.StopReason == llm.StopAborted || errors.Is(cause, context.Canceled) {

@@ -1,4 +1,4 @@
-// Package proxy is the gateway's HTTP core (gateway.md): it accepts OpenAI
+// Package proxy is the gateway's HTTP core: it accepts OpenAI
 // Chat Completions (POST /v1/chat/completions), Anthropic Messages (POST
 // /v1/messages), OpenAI Responses (POST /v1/responses) and pi-native (POST
 // /v1/pi/stream) requests, and answers each in its own wire format with a
@@ -6,7 +6,7 @@
 // passthrough: every request is decoded into the canonical llm.Request and
 // re-encoded by an upstream llm.Provider.
 //
-// Request flow (gateway.md §5), in dispatch.go:
+// Request flow, in dispatch.go:
 //
 //  1. CORS headers on every response; OPTIONS → 204 and GET /healthz
 //     without auth; everything else needs the gateway token (Bearer or
@@ -36,13 +36,13 @@
 //
 //   - GET /v1/usage: the Source's usage reports (the remote store's 15 s
 //     single-flight cache over the broker), {"generatedAt","reports"}; a
-//     failure is an empty list with 200 (gateway.md §8).
+//     failure is an empty list with 200.
 //   - GET /v1/credentials/check: CheckCredentials without the completion
-//     probe (§7). Credentials are probed one after another: an expired
+//     probe. Credentials are probed one after another: an expired
 //     OAuth token is refreshed through the Source, then the provider's
 //     usage probe (pkg/vault/usage, Options.Probers) runs from this host,
 //     10 s per credential. `omp auth-gateway check --strict` adds the
-//     completion probe (§1.5): "ping" with max 32 tokens to the cheapest
+//     completion probe: "ping" with max 32 tokens to the cheapest
 //     servable bundled models of the provider, walking to the next model
 //     only on a missing/retired-model failure.
 //   - GET /metrics: Prometheus, on the Server's own registry (always on, no
@@ -50,11 +50,10 @@
 //     upstream time to first byte, open streams, broker sync lag and mode
 //     (Options.Sync), credential blocks in force (pick.Blocks.Counts).
 //     Labels carry no token, email or credential id. The reference gateway
-//     answers 404 here (gateway.md §12.1); this is a Go addition, as the
-//     broker's (discrepancies.md B27).
+//     answers 404 here; this is a Go addition, as the broker's.
 //
 // The contract is api/gateway.yaml (a test keeps it equal to the router).
 //
-// The x-omp-* attribution headers feed Options.Observe (observed usage,
-// fleet.md §8.2); fleet blocks are the picker's (pkg/vault/pick).
+// The x-omp-* attribution headers feed Options.Observe (observed usage);
+// fleet blocks are the picker's (pkg/vault/pick).
 package proxy

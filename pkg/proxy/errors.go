@@ -15,7 +15,7 @@ import (
 	"github.com/ompgo/omp/pkg/vault/pick"
 )
 
-// Fixed client texts (gateway.md §4, §5, §6).
+// Fixed client texts.
 const (
 	msgBodyTooLarge = "Request body too large"
 	msgAborted      = "Request was aborted"
@@ -38,11 +38,11 @@ func (e *apiError) Unwrap() error { return e.Err }
 
 func errorf(status int, msg string) error { return &apiError{Status: status, Message: msg} }
 
-// problem classifies err (gateway.md §6.1, wire-formats.md §10.3): the
+// problem classifies err: the
 // gateway's own errors keep their status; codec rejections are 400; a
 // missing credential is 401; everything else goes through llm.Classify,
-// which reads the upstream's typed status first (decision G6). The message
-// is the upstream's own (§5 step 11). A 429/503/529 forwards the
+// which reads the upstream's typed status first. The message
+// is the upstream's own. A 429/503/529 forwards the
 // provider's retry hint as Retry-After.
 func problem(err error) httpx.Problem {
 	var ae *apiError
@@ -65,7 +65,7 @@ func problem(err error) httpx.Problem {
 	case errors.As(err, &ir):
 		return httpx.Problem{Status: http.StatusBadRequest, Message: ir.Message}
 	case errors.Is(err, pick.ErrNoCredential):
-		// pick.NoCredential carries the exact text of §5 step 7.
+		// pick.NoCredential carries the reference's exact text.
 		return httpx.Problem{Status: http.StatusUnauthorized, Message: err.Error()}
 	case errors.Is(err, context.Canceled):
 		return httpx.Problem{Status: 499, Message: msgAborted}
@@ -93,7 +93,7 @@ func upstreamMessage(err error) string {
 }
 
 // renderOpenAI writes the Chat Completions / Responses envelope
-// {"error":{"message","type","param","code"}} (wire-formats.md §10.1).
+// {"error":{"message","type","param","code"}}.
 func renderOpenAI(w http.ResponseWriter, _ *http.Request, p httpx.Problem) {
 	status := openai.ErrorStatus(p.Status)
 	if p.Status == 499 {
@@ -118,7 +118,7 @@ func renderAnthropic(w http.ResponseWriter, _ *http.Request, p httpx.Problem) {
 }
 
 // renderPi writes the pi-native envelope {"error":{"type","message"}}
-// with its own headers (gateway.md §6.2).
+// with its own headers.
 func renderPi(w http.ResponseWriter, _ *http.Request, p httpx.Problem) {
 	w.Header().Set("Cache-Control", pinative.ErrorCacheControl)
 	writeError(w, p.Status, pinative.ContentTypeJSON, pinative.AppendError(nil, pinative.ErrorType(p.Status), p.Message))

@@ -13,7 +13,7 @@ import (
 
 // format is one inbound wire format: how a body is decoded into the
 // canonical request, how the canonical events are encoded back, and how a
-// failure looks (gateway.md §6.2, §6.3, §10).
+// failure looks.
 type format struct {
 	// name is the log name of the format.
 	name string
@@ -31,13 +31,13 @@ type format struct {
 	// render writes an error envelope.
 	render func(w http.ResponseWriter, r *http.Request, p httpx.Problem)
 	// piNative: session id from options.sessionId only, no body or
-	// header cache keys (gateway.md §10).
+	// header cache keys.
 	piNative bool
 }
 
 // encoder is the SSE encoder of one streamed response: encode appends the
 // frames of one canonical event; ping, when the format has one, appends a
-// keepalive frame (Anthropic's ping every 15 s, gateway.md §6.3).
+// keepalive frame (Anthropic's ping every 15 s).
 type encoder struct {
 	encode func(dst []byte, ev *llm.Event) []byte
 	ping   func(dst []byte) []byte

@@ -24,7 +24,7 @@ type SyncState struct {
 
 // metrics is the gateway's Prometheus instrumentation, always on, on the
 // Server's own registry, served at GET /metrics behind the gateway token
-// (as the broker's, discrepancies.md B27; the reference gateway has no
+// (as the broker's; the reference gateway has no
 // /metrics). Labels never carry a token, an email or a credential id:
 // route pattern, format, provider, status, stream, and for blocks the
 // provider and credential type.

@@ -11,7 +11,7 @@ import (
 	"github.com/ompgo/omp/pkg/llm"
 )
 
-// modelTable maps the ids a client may send to models (gateway.md §4):
+// modelTable maps the ids a client may send to models:
 // "<provider>/<id>" for every model of a provider that has credentials,
 // and the bare "<id>" of the first such model in catalog order (first write
 // wins). Lookup is exact; nothing is fuzzy.
@@ -40,8 +40,8 @@ func buildTable(c *llm.Catalog, providers map[string]bool) *modelTable {
 
 // models keeps the model table of the current credential provider set.
 // The reference builds it once at boot; the Go gateway rebuilds it when
-// the set of providers with credentials changes (discrepancies.md B18,
-// decision G4), so a provider added at the broker becomes routable
+// the set of providers with credentials changes, so a provider added at
+// the broker becomes routable
 // without a restart.
 type models struct {
 	catalog *llm.Catalog
@@ -75,7 +75,7 @@ func (m *models) current(ctx context.Context, s *Server) (*modelTable, error) {
 	return m.table, nil
 }
 
-// resolve finds the model of id (gateway.md §4): 400 when missing, 404
+// resolve finds the model of id: 400 when missing, 404
 // when no provider with credentials serves it. The model is the table's:
 // read-only.
 func (m *models) resolve(ctx context.Context, s *Server, id string) (*llm.Model, error) {
@@ -93,7 +93,7 @@ func (m *models) resolve(ctx context.Context, s *Server, id string) (*llm.Model,
 	return mod, nil
 }
 
-// modelRow is one /v1/models row (gateway.md §12.3, decision G3); the
+// modelRow is one /v1/models row; the
 // field order is the wire order.
 type modelRow struct {
 	ID              string   `json:"id"`

@@ -7,11 +7,11 @@ import (
 	"github.com/ompgo/omp/pkg/llm"
 )
 
-// Observed is the token burn of one settled upstream request (fleet.md
-// §8.2), attributed to the caller by the x-omp-* headers (gateway.md
-// §12.5): InstallID and Hostname are the caller's when it sent an install
-// id, else "" (the gateway fills in its own); App is x-omp-app, else
-// "gateway". CredentialID names the credential that served the request.
+// Observed is the token burn of one settled upstream request, attributed
+// to the caller by the x-omp-* headers: InstallID and Hostname are the
+// caller's when it sent an install id, else "" (the gateway fills in its
+// own); App is x-omp-app, else "gateway". CredentialID names the credential
+// that served the request.
 type Observed struct {
 	InstallID, Hostname, App string
 	Provider, Model          string
@@ -19,7 +19,7 @@ type Observed struct {
 	Usage                    llm.Usage
 }
 
-// maxAttribution caps each x-omp-* value (Decision G5).
+// maxAttribution caps each x-omp-* value.
 const maxAttribution = 256
 
 // attribution reads the x-omp-* headers: trimmed, empty = absent, cut to

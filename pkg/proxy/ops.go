@@ -8,9 +8,9 @@ import (
 	"github.com/ompgo/omp/pkg/vault"
 )
 
-// usage answers GET /v1/usage (gateway.md §8): the broker's usage reports
-// through the Source (the remote store's 15 s single-flight cache,
-// usage.md §4.2), in the broker's shape. A failure is "reports":[] with
+// usage answers GET /v1/usage: the broker's usage reports
+// through the Source (the remote store's 15 s single-flight cache), in
+// the broker's shape. A failure is "reports":[] with
 // status 200, never an error status.
 func (s *Server) usage(w http.ResponseWriter, r *http.Request) error {
 	reports, err := s.source.Usage(r.Context())
@@ -62,7 +62,7 @@ func (s *Server) usageHistory(w http.ResponseWriter, r *http.Request) error {
 	}{page.GeneratedAt, page.Entries, page.Truncated})
 }
 
-// credentialsCheck answers GET /v1/credentials/check (gateway.md §7): the
+// credentialsCheck answers GET /v1/credentials/check: the
 // usage-probe health of every active credential, never the completion
 // probe.
 func (s *Server) credentialsCheck(w http.ResponseWriter, r *http.Request) error {

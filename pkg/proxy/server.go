@@ -30,7 +30,7 @@ type Options struct {
 	// picker brings a credential up to date through it before use.
 	Source vault.Source
 	// Tokens is the bearer allow-list, checked in constant time against
-	// Authorization: Bearer and x-api-key (discrepancies.md B19).
+	// Authorization: Bearer and x-api-key.
 	Tokens []string
 	// NoAuth serves without a token (the caller decides when that is
 	// allowed). Such a gateway refuses what a web page could send: a Host
@@ -75,12 +75,12 @@ type Options struct {
 	// EINVALID or ENOTFOUND keeps its status and message.
 	History func(ctx context.Context, query url.Values) (HistoryPage, error)
 	// Observe receives the token burn of every settled upstream request,
-	// errored and aborted ones included, zero-token ones skipped (fleet.md
-	// §8.2); it must not block. nil: nothing is recorded.
+	// errored and aborted ones included, zero-token ones skipped; it must
+	// not block. nil: nothing is recorded.
 	Observe func(Observed)
 }
 
-// HistoryPage is the broker's usage-history answer (fleet.md §7.1).
+// HistoryPage is the broker's usage-history answer.
 type HistoryPage struct {
 	GeneratedAt int64
 	Entries     []vault.UsageHistoryEntry
@@ -176,7 +176,7 @@ func New(o Options) (*Server, error) {
 // Handler returns the gateway's http.Handler.
 func (s *Server) Handler() http.Handler { return s.router }
 
-// routes registers the routes in the order of gateway.md §2.3: OPTIONS
+// routes registers the routes in the reference's order: OPTIONS
 // and /healthz before auth, then the inference routes, /v1/models, and
 // the generic 404. Without a token, the Host and Origin checks come
 // first, and CORS names the caller's origin instead of "*".
@@ -209,7 +209,7 @@ func (s *Server) routes() http.Handler {
 	return r
 }
 
-// CORS headers of every response (gateway.md §2.1, §12.2).
+// CORS headers of every response.
 const (
 	corsAllowHeaders  = "authorization, content-type, anthropic-version, anthropic-beta, openai-organization, openai-project, x-stainless-*, x-api-key"
 	corsExposeHeaders = "x-request-id, request-id, x-litellm-model-id, x-litellm-model-api-base, x-litellm-response-cost, x-litellm-response-duration-ms, openai-processing-ms"
@@ -268,7 +268,7 @@ func (s *Server) unauthorized(w http.ResponseWriter, r *http.Request) {
 }
 
 // authorized checks Authorization: Bearer, then x-api-key (the Anthropic
-// SDK's default, B19), both in constant time.
+// SDK's default), both in constant time.
 func (s *Server) authorized(r *http.Request) bool {
 	if s.bearer.Authorized(r) {
 		return true
@@ -277,7 +277,7 @@ func (s *Server) authorized(r *http.Request) bool {
 	return k != "" && s.bearer.Allow(k)
 }
 
-// noRoute answers every unknown method/path (gateway.md §2.3).
+// noRoute answers every unknown method/path.
 func noRoute(w http.ResponseWriter, r *http.Request) {
 	body, _ := json.Marshal(map[string]string{"error": "No route: " + r.Method + " " + r.URL.EscapedPath()})
 	writeGeneric(w, http.StatusNotFound, body)
@@ -302,7 +302,7 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) error {
 	return nil
 }
 
-// writeGeneric writes a generic JSON response (gateway.md §2.3).
+// writeGeneric writes a generic JSON response.
 func writeGeneric(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	_ = httpx.WriteJSONBytes(w, status, body)

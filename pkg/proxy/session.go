@@ -14,7 +14,7 @@ import (
 )
 
 // passthroughHeaders are the inbound headers forwarded to the provider
-// layer (gateway.md §5 step 5), besides every x-stainless-*. The provider
+// layer, besides every x-stainless-*. The provider
 // decides which of them reach the upstream.
 var passthroughHeaders = canonicalNames(
 	"anthropic-beta", "anthropic-version", "openai-organization", "openai-project",
@@ -72,7 +72,7 @@ func mergePassthrough(req *llm.Request, h http.Header) {
 }
 
 // sessionHeaders are the headers that carry a client session key, in
-// priority order (gateway.md §5 step 6).
+// priority order.
 var sessionHeaders = canonicalNames("x-prompt-cache-key", "session_id", "conversation_id", "x-session-id", "x-conversation-id")
 
 // sessionBody is the part of a foreign-format body the session id reads.
@@ -87,7 +87,7 @@ type sessionBody struct {
 	Input    json.RawMessage `json:"input"`
 }
 
-// sessionID returns the session id of a request (gateway.md §5 step 6):
+// sessionID returns the session id of a request:
 // the first client-supplied key, else an id derived from the conversation
 // head, so one conversation keeps its credential and its prompt cache.
 //
@@ -101,9 +101,7 @@ type sessionBody struct {
 // members still crosses the whole messages value, one bytes.IndexByte
 // per string: members after it (prompt_cache_key, metadata, tools, a
 // repeated messages, whose last copy wins) are common, and only a scan
-// past the array finds them. That is ~15 µs on a 300 KB body; ending it
-// needs the format decoder, which walks every member anyway, to hand
-// over their spans.
+// past the array finds them (docs/performance.md).
 func sessionID(f *format, req *llm.Request, body []byte, h http.Header) string {
 	if f.piNative {
 		if req.SessionID != "" {
@@ -283,7 +281,7 @@ func writeCompact(w io.Writer, raw []byte) {
 func newMessageID() string { return "msg_" + randomHex(12) }
 
 // newRequestID returns the x-request-id of an inference response (a
-// random UUID, decision G2).
+// random UUID).
 func newRequestID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])

@@ -9,8 +9,7 @@ import (
 	"github.com/ompgo/omp/pkg/llm"
 )
 
-// PingInterval is how often an Anthropic Messages stream gets a ping frame
-// (gateway.md §6.3).
+// PingInterval is how often an Anthropic Messages stream gets a ping frame.
 const PingInterval = 15 * time.Second
 
 // startStream answers 200 with the SSE headers and sends them at once;

@@ -42,19 +42,19 @@ type Credential struct {
 
 	// API-key fields.
 	Key    string
-	Source string // "" or "login" (18.1.21, broker.md §2.3.1)
+	Source string // "" or "login" (18.1.21)
 
 	// Extra holds every other OAuth field: the 18.1.21 typed extras
 	// (apiEndpoint, orgId, orgName, authorizedAt), MCP refresh material
 	// (tokenUrl, clientId, clientSecret, resource, authorizationUrl) and any
 	// other key a login flow or an imported row carries, as raw JSON. The
-	// vault keeps them all (Decision E5); the wire emits them only in the
+	// vault keeps them all; the wire emits them only in the
 	// 18.1.21 shape (MarshalJSON, AppendWire with full), never in the 15.x
-	// shape (Decision E1).
+	// shape.
 	Extra map[string]json.RawMessage
 }
 
-// Extension field names of 18.1.21 OAuth credentials (broker.md §2.3.1).
+// Extension field names of 18.1.21 OAuth credentials.
 const (
 	FieldOrgID        = "orgId"
 	FieldOrgName      = "orgName"
@@ -186,16 +186,16 @@ func (c Credential) String() string {
 // GoString never prints a secret either (%#v).
 func (c Credential) GoString() string { return c.String() }
 
-// MarshalJSON encodes the 18.1.21 wire shape (broker.md §2.3.1): the 15.x
+// MarshalJSON encodes the 18.1.21 wire shape: the 15.x
 // fields, then every Extra key in key order (OAuth) or source (API key).
 // Callers redact first.
 func (c Credential) MarshalJSON() ([]byte, error) {
 	return c.AppendWire(nil, true)
 }
 
-// AppendWire appends c's wire JSON to b: the 15.x field set of broker.md
-// §2.3 in reference order (absent optionals omitted), plus, when full, the
-// extension fields (Decision E1). Callers redact first.
+// AppendWire appends c's wire JSON to b: the 15.x field set in reference
+// order (absent optionals omitted), plus, when full, the
+// extension fields. Callers redact first.
 func (c Credential) AppendWire(b []byte, full bool) ([]byte, error) {
 	switch c.Type {
 	case TypeOAuth:
@@ -325,7 +325,7 @@ func (c *Credential) UnmarshalJSON(b []byte) error {
 }
 
 // DecodeWritable decodes a WritableCredential (POST /v1/credential body)
-// with the 18.1.21 schema (broker.md §2.3.1, Decision E2): OAuth is not
+// with the 18.1.21 schema: OAuth is not
 // strict (unknown keys are kept in Extra) but its known keys are typed;
 // API keys are strict with an optional source "login". Validate is applied
 // too. Messages name keys and JSON types, never values.

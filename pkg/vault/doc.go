@@ -4,5 +4,5 @@
 // shared by every adapter.
 //
 // The package holds no I/O: it imports neither net/http nor database/sql nor
-// any third-party module (see ARCHITECTURE.md, tested by internal/deptest).
+// any third-party module (see docs/architecture.md, tested by internal/deptest).
 package vault

@@ -10,10 +10,10 @@ import (
 	"unicode/utf8"
 )
 
-// Fleet extensions (fleet.md): credential blocks shared by every member of
+// Fleet extensions: credential blocks shared by every member of
 // a fleet, and the token burn each member observes.
 
-// CredentialBlock is one block of one credential (fleet.md §2): the
+// CredentialBlock is one block of one credential: the
 // credential must not be used for ProviderKey (and Scope, "" = the whole
 // credential) until UntilMs.
 type CredentialBlock struct {
@@ -23,7 +23,7 @@ type CredentialBlock struct {
 	UpdatedAtMs int64  // last write, whole seconds × 1000; 0 unknown
 }
 
-// Block bounds of the Go broker (fleet.md Decision F2).
+// Block bounds of the Go broker.
 const (
 	// MaxBlockWindow is the longest block the broker stores: a monthly
 	// reset, the longest legitimate window. Longer deadlines are clamped.
@@ -35,7 +35,7 @@ const (
 	MaxBlocksPerCredential = 64
 )
 
-// Codex meter scopes (fleet.md §2): a "shared" block covers both meters and
+// Codex meter scopes: a "shared" block covers both meters and
 // is stored as one row per meter.
 const (
 	CodexProviderKey = "openai-codex:oauth"
@@ -53,8 +53,8 @@ func IsCodexMeterScope(scope string) bool {
 	return scope == ScopeChat || scope == ScopeSpark || scope == ScopeShared
 }
 
-// CompareBlocks orders blocks by provider key, scope, deadline (the wire
-// order of fleet.md §2).
+// CompareBlocks orders blocks by provider key, scope, deadline (their wire
+// order).
 func CompareBlocks(a, b CredentialBlock) int {
 	return cmp.Or(strings.Compare(a.ProviderKey, b.ProviderKey), strings.Compare(a.Scope, b.Scope), cmp.Compare(a.UntilMs, b.UntilMs))
 }
@@ -75,7 +75,7 @@ func LiveBlocks(bs []CredentialBlock, nowMs int64) []CredentialBlock {
 // SharedProjection folds the Codex meter blocks ("chat", "spark", "shared"
 // of "openai-codex:oauth") into one "shared" block with the largest
 // deadline and update time, for readers without the
-// codex-meter-block-scopes capability (fleet.md §2); other blocks pass
+// codex-meter-block-scopes capability; other blocks pass
 // unchanged. The result is in wire order; bs is not modified.
 func SharedProjection(bs []CredentialBlock) []CredentialBlock {
 	var out []CredentialBlock
@@ -99,9 +99,9 @@ func SharedProjection(bs []CredentialBlock) []CredentialBlock {
 	return out
 }
 
-// BlockStore keeps credential blocks (fleet.md §3–§4). Blocks live in the
-// vault; a change of the visible block set advances the vault generation
-// (Decision F4), so snapshot readers see it.
+// BlockStore keeps credential blocks (docs/protocol.md, Fleet). Blocks live in the
+// vault; a change of the visible block set advances the vault generation,
+// so snapshot readers see it.
 type BlockStore interface {
 	// Blocks returns the blocks with UntilMs > nowMs of every active
 	// credential, keyed by credential id, each list in wire order.
@@ -123,7 +123,7 @@ type BlockStore interface {
 
 	// HealBlocks deletes the live blocks of credential id with providerKey
 	// whose scope is in scopes and whose last update is at or before
-	// updatedBeforeMs (the broker's healing, fleet.md §4), and reports how
+	// updatedBeforeMs (the broker's healing), and reports how
 	// many went.
 	HealBlocks(ctx context.Context, id int64, providerKey string, scopes []string, updatedBeforeMs int64) (int, error)
 
@@ -132,7 +132,7 @@ type BlockStore interface {
 	PruneBlocks(ctx context.Context, nowMs int64) (int64, error)
 }
 
-// ObservedUsage is one observed-usage entry of a client (fleet.md §8.1),
+// ObservedUsage is one observed-usage entry of a client,
 // already normalised by NormalizeClientUsage.
 type ObservedUsage struct {
 	At               int64 // epoch ms
@@ -151,7 +151,7 @@ type ObservedUsage struct {
 	CredentialID int64
 }
 
-// ClientUsageReport is one client's batched token burn (fleet.md §8.1).
+// ClientUsageReport is one client's batched token burn.
 type ClientUsageReport struct {
 	InstallID string
 	Hostname  string // "" = not sent (the stored hostname is kept)
@@ -159,7 +159,7 @@ type ClientUsageReport struct {
 	Entries   []ObservedUsage
 }
 
-// Observed-usage bounds of the Go broker (Decision F9).
+// Observed-usage bounds of the Go broker.
 const (
 	MaxObservedIdentityLen = 256  // bytes, install id, hostname, app, provider, model
 	MaxObservedEntries     = 1000 // entries of one report
@@ -169,10 +169,10 @@ const (
 	MaxObservedCount     = 1_000_000_000_000
 	ObservedPastWindow   = 24 * time.Hour // an `at` older than this is replaced by the receive time
 	ObservedFutureWindow = 5 * time.Minute
-	// ObservedMergeWindow is the 5-minute merge rule of fleet.md §8.1.
+	// ObservedMergeWindow: an entry is added to the newest row of its series
+	// when that row is at most this much older, else it starts a new row.
 	ObservedMergeWindow = 5 * time.Minute
-	// FleetRetention is how long client usage and idle clients are kept
-	// (Decision F11).
+	// FleetRetention is how long client usage and idle clients are kept.
 	FleetRetention = 400 * 24 * time.Hour
 	// MaxObservedDayRows caps the stored usage rows of one install id per
 	// UTC day (the day of the entry's `at`). A real client makes a row per
@@ -229,9 +229,10 @@ func (e *ObservedUsage) ClampCounts() {
 	}
 }
 
-// NormalizeClientUsage applies Decision F9 to r received at nowMs:
-// identity strings trimmed and cut to MaxObservedIdentityLen bytes,
-// counters bounded to [0, MaxObservedCount] and negative costs → 0, an
+// NormalizeClientUsage bounds r, received at nowMs, without refusing a
+// reference-shaped report: identity strings trimmed and cut to
+// MaxObservedIdentityLen bytes, counters bounded to [0, MaxObservedCount]
+// and negative costs → 0, an
 // `at` outside [now − 24 h, now + 5 min] replaced by nowMs. Counters arrive
 // as float64 from JSON and are truncated by the caller; r is modified in
 // place and returned.
@@ -255,7 +256,7 @@ func NormalizeClientUsage(r ClientUsageReport, nowMs int64) ClientUsageReport {
 	return r
 }
 
-// ClientSummary is one client of GET /v1/usage/clients (fleet.md §8.3).
+// ClientSummary is one client of GET /v1/usage/clients.
 type ClientSummary struct {
 	InstallID string                `json:"installId"`
 	Hostname  string                `json:"hostname,omitempty"`
@@ -287,7 +288,7 @@ func (u ClientProviderUsage) TotalTokens() int64 {
 	return u.InputTokens + u.OutputTokens + u.CacheReadTokens + u.CacheWriteTokens
 }
 
-// ClientUsageStore records and aggregates observed usage (fleet.md §8).
+// ClientUsageStore records and aggregates observed usage.
 type ClientUsageStore interface {
 	// RecordClientUsage upserts the client (first/last seen = nowMs) and
 	// adds r's entries with the 5-minute merge rule, in one transaction; the
@@ -299,7 +300,7 @@ type ClientUsageStore interface {
 	// set — by total tokens descending.
 	ClientUsage(ctx context.Context, sinceMs int64, byAccount bool) ([]ClientSummary, error)
 	// PruneClientUsage deletes usage rows recorded before beforeMs and
-	// clients last seen before beforeMs that have no usage left (Decision
-	// F11), and returns how many rows went.
+	// clients last seen before beforeMs that have no usage left, and
+	// returns how many rows went.
 	PruneClientUsage(ctx context.Context, beforeMs int64) (int64, error)
 }

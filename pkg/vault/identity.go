@@ -8,8 +8,8 @@ import (
 	"sync"
 )
 
-// IdentityKey computes the credential's identity key with the 18.1.21 rule
-// (broker.md §2.5, Decision E3): the key upserts and dedupe match on and the
+// IdentityKey computes the credential's identity key with the 18.1.21 rule:
+// the key upserts and dedupe match on and the
 // vault stores in identity_key. It returns "" (JSON null) for API keys and
 // OAuth credentials without a derivable identity.
 func IdentityKey(provider string, c Credential) string {
@@ -116,7 +116,7 @@ func identityFrom(provider string, ids []string) string {
 // ReplacementMatch reports whether an existing OAuth row (credential
 // existing, identity key existingKey: stored trimmed, else recomputed) is
 // the same subscription as the incoming OAuth credential, by the 18.1.21
-// matcher (broker.md §5.4): equal non-null keys, or the one-way org upgrade
+// matcher: equal non-null keys, or the one-way org upgrade
 // when the incoming key is org-qualified. incomingKey and incomingIDs are
 // IdentityKey and Identifiers of incoming.
 func ReplacementMatch(existing Credential, existingKey, incomingKey string, incomingIDs []string) bool {
@@ -216,7 +216,7 @@ func JWTClaims(tok string) map[string]any {
 }
 
 // APIKeyMatchKey is what two API keys of provider are compared on by
-// upserts (broker.md §5.4): the key itself, except for the structured
+// upserts: the key itself, except for the structured
 // login keys of alibaba-token-plan and cloudflare-ai-gateway (18.1.21),
 // which match on the token they embed. The result is a secret.
 func APIKeyMatchKey(provider, key string) string {

@@ -14,7 +14,7 @@ type Schedule struct {
 	NextSweepAt int64 // epoch ms; while a sweep runs, its start time
 }
 
-// RefresherSchedule is the wire form of the schedule (broker.md §2.3).
+// RefresherSchedule is the wire form of the schedule.
 type RefresherSchedule struct {
 	Enabled       bool  `json:"enabled"`
 	IntervalMs    int64 `json:"intervalMs"`
@@ -30,8 +30,8 @@ func (s Schedule) Wire(now int64) RefresherSchedule {
 	return RefresherSchedule{Enabled: true, IntervalMs: s.IntervalMs, SkewMs: s.SkewMs, NextSweepInMs: max(0, s.NextSweepAt-now)}
 }
 
-// RotatesInMs estimates the milliseconds until the refresher rotates c
-// (broker.md §2.6); ok is false for the JSON null.
+// RotatesInMs estimates the milliseconds until the refresher rotates c;
+// ok is false for the JSON null.
 func (s Schedule) RotatesInMs(c Credential, now int64) (ms int64, ok bool) {
 	if !s.Enabled || c.Type != TypeOAuth || s.IntervalMs <= 0 {
 		return 0, false
@@ -56,8 +56,8 @@ type Entry struct {
 	Credential  Credential // already redacted
 	IdentityKey string     // "" → null
 	RotatesInMs *int64     // nil → null; absent from refresh/upload replies
-	// Blocks are the credential's live fleet blocks in wire order
-	// (fleet.md §2); nil when none. Snapshots carry them; upload and
+	// Blocks are the credential's live fleet blocks in wire order;
+	// nil when none. Snapshots carry them; upload and
 	// refresh replies never do.
 	Blocks []CredentialBlock
 }

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Disable causes (exact strings, broker.md §3).
+// Disable causes (exact strings, as the reference writes them).
 const (
 	CauseReplaced       = "replaced by newer credential"
 	CauseDeduplicated   = "deduplicated duplicate credential"
@@ -13,18 +13,18 @@ const (
 	CauseDeleted        = "deleted by user"
 	CauseDisabledViaAPI = "disabled via auth-broker"
 	CauseDisabled       = "disabled"                     // stored for an empty cause
-	CauseRefreshPrefix  = "auth-broker refresh failed: " // 15.x; no longer written (E4)
+	CauseRefreshPrefix  = "auth-broker refresh failed: " // 15.x; no longer written
 	CauseClientRefresh  = "oauth refresh failed: "
-	CauseUsageProbe     = "oauth refresh failed during usage probe: " // 15.x; no longer written (E4)
+	CauseUsageProbe     = "oauth refresh failed during usage probe: " // 15.x; no longer written
 	// CauseReplacedByOAuth disables a provider's API keys when an OAuth
-	// credential of that provider is upserted (18.1.21, broker.md §5.4).
+	// credential of that provider is upserted (18.1.21).
 	CauseReplacedByOAuth = "replaced by oauth login"
 )
 
 // RefreshFailureCause is the disable cause of a definitive refresh failure
-// on every path — sweep, HTTP refresh, usage probe (18.1.21, Decision E4):
+// on every path — sweep, HTTP refresh, usage probe (as 18.1.21 writes it):
 // "oauth refresh failed: Error: <message>". The "Error: " prefix is the
-// reference's stringified JavaScript error (broker.md §2.2), kept
+// reference's stringified JavaScript error, kept
 // byte-for-byte.
 func RefreshFailureCause(err error) string {
 	return CauseClientRefresh + "Error: " + err.Error()
@@ -58,7 +58,7 @@ type Store interface {
 	// Get returns the record with id, active or not. ENOTFOUND if no row.
 	Get(ctx context.Context, id int64) (Record, error)
 
-	// Upsert stores cred for provider by identity (broker.md §5.4) and returns
+	// Upsert stores cred for provider by identity and returns
 	// every active record of the provider afterwards. EINVALID if cred fails
 	// Validate.
 	Upsert(ctx context.Context, provider string, cred Credential) ([]Record, error)
@@ -95,8 +95,8 @@ type Store interface {
 	Close() error
 }
 
-// CacheStore is the durable key/value cache used by the usage layer
-// (broker.md §5.5). Values are opaque bytes; expiresAt is epoch ms.
+// CacheStore is the durable key/value cache used by the usage layer.
+// Values are opaque bytes; expiresAt is epoch ms.
 type CacheStore interface {
 	// GetCache returns the value stored under key. Rows whose durable expiry
 	// has passed are reported as missing unless stale is true.
@@ -105,7 +105,7 @@ type CacheStore interface {
 	SetCache(ctx context.Context, key string, value []byte, keepUntil int64) error
 }
 
-// UsageHistoryEntry is one row of usage history (usage.md §6).
+// UsageHistoryEntry is one row of usage history.
 type UsageHistoryEntry struct {
 	RecordedAt   int64    `json:"recordedAt"`
 	Provider     string   `json:"provider"`

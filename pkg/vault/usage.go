@@ -2,7 +2,7 @@ package vault
 
 import "strings"
 
-// Usage report shapes (usage.md §1). Optional fields are pointers or omitted
+// Usage report shapes. Optional fields are pointers or omitted
 // when empty; Raw is never serialised.
 
 // Usage limit statuses.
@@ -69,7 +69,7 @@ type UsageAmount struct {
 	Unit              string   `json:"unit"`
 }
 
-// ResolveUsedFraction implements resolveUsedFraction (usage.md §1).
+// ResolveUsedFraction implements resolveUsedFraction.
 func (l UsageLimit) ResolveUsedFraction() (float64, bool) {
 	a := l.Amount
 	switch {
@@ -88,7 +88,7 @@ func (l UsageLimit) ResolveUsedFraction() (float64, bool) {
 // AntigravityCounterLimits returns the limits of one Antigravity backend
 // quota counter: ids "google-antigravity:<counter>:…" (compared in lower
 // case), in report order. Selection scopes a request to them and the
-// broker heals a counter's block by them (fleet.md §4).
+// broker heals a counter's block by them.
 func AntigravityCounterLimits(ls []UsageLimit, counter string) []UsageLimit {
 	prefix := "google-antigravity:" + counter + ":"
 	var out []UsageLimit
@@ -100,7 +100,7 @@ func AntigravityCounterLimits(ls []UsageLimit, counter string) []UsageLimit {
 	return out
 }
 
-// Exhausted reports whether the limit is used up (usage.md §1).
+// Exhausted reports whether the limit is used up.
 func (l UsageLimit) Exhausted() bool {
 	a := l.Amount
 	return l.Status == StatusExhausted ||

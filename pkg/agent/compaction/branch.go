@@ -9,7 +9,7 @@ import (
 	"github.com/ompgo/omp/pkg/agent/session"
 )
 
-// BranchEntries is collectEntriesForBranchSummary (§6.10): the entries of
+// BranchEntries is collectEntriesForBranchSummary: the entries of
 // oldPath after the deepest entry it shares with newPath.
 func BranchEntries(oldPath, newPath []*session.Entry) []*session.Entry {
 	onNew := make(map[string]bool, len(newPath))
@@ -32,7 +32,7 @@ type BranchPreparation struct {
 	Files FileOps
 }
 
-// PrepareBranch is prepareBranchEntries (§6.10) over entries and msgs =
+// PrepareBranch is prepareBranchEntries over entries and msgs =
 // File.EntryMessages(entries): pass 1 collects the file operations of all
 // entries (and the details of the agent's own earlier summaries); pass 2
 // keeps messages newest to oldest until budget tokens are reached. A
@@ -74,11 +74,11 @@ func PrepareBranch(entries []*session.Entry, msgs []session.Message, budget int)
 }
 
 // ErrNothingToSummarize means the branch has no messages: no entry is
-// written (§3.12).
+// written.
 var ErrNothingToSummarize = errors.New("Nothing to summarize")
 
-// BranchSummary generates the branch_summary text of p (§6.10): the
-// transcript, the custom instructions or the branch prompt, the D32
+// BranchSummary generates the branch_summary text of p: the
+// transcript, the custom instructions or the branch prompt, the fixed
 // preamble and the <files> block; details are the branch's file lists.
 func BranchSummary(ctx context.Context, p BranchPreparation, o Options) (string, Details, error) {
 	if len(p.Messages) == 0 {
@@ -108,8 +108,8 @@ func BranchSummary(ctx context.Context, p BranchPreparation, o Options) (string,
 	return WithFiles(summary, p.Files, o.Cwd), p.Files.Details(), nil
 }
 
-// BranchBudget is tokenBudget = contextWindow − branchSummary.reserveTokens
-// (§6.10); 0 (no limit) for an unknown window.
+// BranchBudget is tokenBudget = contextWindow − branchSummary.reserveTokens;
+// 0 (no limit) for an unknown window.
 func BranchBudget(contextWindow int, s Settings) int {
 	if contextWindow <= 0 {
 		return 0

@@ -8,10 +8,10 @@ import (
 	"sync"
 )
 
-// Complete makes one summarisation call with the session's current model
-// (D52): a system prompt, one user prompt, an output limit, thinking off
-// (D29). It returns the text of the answer. The caller owns retries of
-// transient failures (at most 3 attempts, D25).
+// Complete makes one summarisation call with the session's current model:
+// a system prompt, one user prompt, an output limit, thinking off.
+// It returns the text of the answer. The caller owns retries of
+// transient failures (at most 3 attempts).
 type Complete func(ctx context.Context, system, prompt string, maxTokens int) (string, error)
 
 // Options configure Compact and BranchSummary.
@@ -27,7 +27,7 @@ type Options struct {
 }
 
 // Result is a finished compaction: the compaction entry's fields
-// (CompactionResult, §5.1).
+// (the reference's CompactionResult).
 type Result struct {
 	Summary          string  `json:"summary"`
 	FirstKeptEntryID string  `json:"firstKeptEntryId"`
@@ -44,7 +44,7 @@ func (r *Result) JSON() json.RawMessage {
 	return b
 }
 
-// Compact generates the summary of p (§6.7): the history summary (the
+// Compact generates the summary of p: the history summary (the
 // update prompt when there is a previous summary) and, for a split turn,
 // the turn-prefix summary, in parallel; merged, with the <files> block.
 func Compact(ctx context.Context, p *Preparation, o Options) (*Result, error) {

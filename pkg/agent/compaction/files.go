@@ -13,10 +13,10 @@ import (
 	"github.com/ompgo/omp/pkg/llm"
 )
 
-// maxListedFiles is the <files> cap (§6.8).
+// maxListedFiles is the <files> cap.
 const maxListedFiles = 20
 
-// FileOps are the cumulative file operations of §6.8.
+// FileOps are the cumulative file operations the <files> block lists.
 type FileOps struct {
 	Read     map[string]bool
 	Modified map[string]bool
@@ -93,8 +93,8 @@ var filesBlocks = sync.OnceValue(func() *regexp.Regexp {
 })
 
 // WithFiles strips any earlier file blocks from summary and appends one
-// <files> block for ops (none when there are no files), rendered with D31
-// relative to cwd.
+// <files> block for ops (none when there are no files), rendered (modified
+// files first within the cap, deterministic nesting) relative to cwd.
 func WithFiles(summary string, ops FileOps, cwd string) string {
 	summary = strings.TrimSpace(filesBlocks().ReplaceAllString(summary, ""))
 	block := RenderFiles(ops, cwd)
@@ -104,7 +104,7 @@ func WithFiles(summary string, ops FileOps, cwd string) string {
 	return summary + "\n\n" + block
 }
 
-// RenderFiles renders the <files> block (§6.8, D31), "" for no files.
+// RenderFiles renders the <files> block, "" for no files.
 func RenderFiles(ops FileOps, cwd string) string {
 	rel := func(p string) string {
 		if cwd != "" && filepath.IsAbs(p) {

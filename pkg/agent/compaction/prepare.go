@@ -6,15 +6,15 @@ import (
 	"github.com/ompgo/omp/pkg/agent/session"
 )
 
-// ErrNothing is D25's manual-compaction failure.
+// ErrNothing is the manual-compaction failure when there is nothing to summarise.
 var ErrNothing = errors.New("Nothing to compact")
 
-// Preparation is what a compaction summarises and keeps (§6.5, §6.6).
+// Preparation is what a compaction summarises and keeps.
 type Preparation struct {
 	// FirstKeptEntryID is the entry at the cut.
 	FirstKeptEntryID string
 	// ToSummarize are the history messages: the previous compaction's kept
-	// messages (D59) and the window before the cut (or before the split
+	// messages and the window before the cut (or before the split
 	// turn's start).
 	ToSummarize []session.Message
 	// TurnPrefix is the part of a split turn before the cut (nil when the
@@ -25,16 +25,16 @@ type Preparation struct {
 	// PreviousSummary is the latest compaction's summary ("" for a first
 	// compaction).
 	PreviousSummary string
-	// Files are the cumulative file operations (§6.8).
+	// Files are the cumulative file operations.
 	Files FileOps
-	// TokensBefore is the adjusted context size at decision time (D24).
+	// TokensBefore is the adjusted context size at decision time.
 	TokensBefore int
 }
 
 // Prepare finds the boundary, the cut point and a split turn over path
 // (the active path, root first) and msgs = File.EntryMessages(path).
-// usage is the D24 accounting of the current context (its Tokens become
-// TokensBefore and its Ratio adapts keepRecentTokens, D27). The keep
+// usage is the token accounting of the current context (its Tokens become
+// TokensBefore and its Ratio adapts keepRecentTokens). The keep
 // budget is also capped at half the threshold of a contextWindow > 0, so
 // that a model whose window is smaller than keepRecentTokens still gets
 // room back. It returns ErrNothing when there is nothing to summarise.
@@ -65,7 +65,7 @@ func Prepare(path []*session.Entry, msgs []session.Message, s Settings, usage Us
 		_ = path[prev].Decode(&c)
 		p.PreviousSummary = c.Summary
 		p.Files.AddDetails(detailsOf(path[prev]))
-		// D59: the messages the previous compaction kept are summarised
+		// The messages the previous compaction kept are summarised
 		// now, or they would be lost.
 		for j := 0; j < prev; j++ {
 			if path[j].ID == c.FirstKeptEntryID {
@@ -105,7 +105,7 @@ func Prepare(path []*session.Entry, msgs []session.Message, s Settings, usage Us
 	return p, nil
 }
 
-// findCut is §6.5 steps 2–4 over path[start:]: walking back from the
+// findCut finds the cut point over path[start:]: walking back from the
 // newest entry, the cut is the closest valid cut point at or after the
 // entry where the kept estimate reaches keep (the first valid cut point
 // when it never does), moved back over non-message entries. -1 when the
@@ -153,7 +153,7 @@ func findCut(path []*session.Entry, msgs []session.Message, start, keep int) int
 	return cut
 }
 
-// isCutPoint is §6.5 step 2: messages with role user, assistant,
+// isCutPoint reports the entries a cut may land on: messages with role user, assistant,
 // bashExecution, hookMessage/custom, branchSummary or compactionSummary,
 // custom_message and branch_summary entries; never a toolResult.
 func isCutPoint(e *session.Entry, m session.Message) bool {
@@ -170,8 +170,8 @@ func isCutPoint(e *session.Entry, m session.Message) bool {
 	return false
 }
 
-// isTurnStart is §6.6: a user or bashExecution message, a custom_message
-// or a branch_summary.
+// isTurnStart reports the entries that open a turn: a user or bashExecution
+// message, a custom_message or a branch_summary.
 func isTurnStart(e *session.Entry, m session.Message) bool {
 	switch e.Type {
 	case session.TypeCustomMessage, session.TypeBranchSummary:

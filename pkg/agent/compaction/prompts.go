@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// The prompt texts are our own (D30, D32).
+// The prompt texts are our own.
 var (
 	//go:embed prompts/system.md
 	systemPrompt string
@@ -19,15 +19,15 @@ var (
 	branchPrompt string
 )
 
-// SystemPrompt is SUMMARIZATION_SYSTEM_PROMPT (D30).
+// SystemPrompt is SUMMARIZATION_SYSTEM_PROMPT.
 func SystemPrompt() string { return strings.TrimSpace(systemPrompt) }
 
-// BranchPreamble opens every branch summary (D32).
+// BranchPreamble opens every branch summary.
 const BranchPreamble = "The user explored a different branch of this conversation and then returned here. Summary of that branch:"
 
 // NoPriorHistory is the history part of a split turn with nothing before
-// the turn (D28).
+// the turn.
 const NoPriorHistory = "No prior history."
 
-// splitTurnSeparator joins the history and turn-prefix summaries (§6.6).
+// splitTurnSeparator joins the history and turn-prefix summaries.
 const splitTurnSeparator = "\n\n---\n\n**Turn Context (split turn):**\n\n"

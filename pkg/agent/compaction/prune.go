@@ -8,7 +8,8 @@ import (
 	"github.com/ompgo/omp/pkg/llm"
 )
 
-// Pruning policy of §6.4.
+// Pruning policy: the newest 40k tokens of tool output are protected, and
+// older output is pruned only when that saves at least 20k.
 const (
 	PruneProtectTokens = 40000
 	PruneMinimumSaving = 20000
@@ -23,7 +24,7 @@ type Pruned struct {
 	Saved int
 }
 
-// Prune is D26: over the toolResult messages of path after the latest
+// Prune walks the toolResult messages of path after the latest
 // compaction's firstKeptEntryId that were not pruned before, walk newest
 // to oldest; results while the running total is ≤ 40,000 tokens are
 // protected, older ones are candidates except read and skill results.

@@ -7,13 +7,13 @@ import (
 	"github.com/ompgo/omp/pkg/llm"
 )
 
-// toolResultCap is D29's cap on one serialised tool result.
+// toolResultCap caps one serialised tool result.
 const toolResultCap = 2000
 
-// omitted leads a serialisation whose oldest blocks were dropped (D29).
+// omitted leads a serialisation whose oldest blocks were dropped.
 const omitted = "[earlier conversation omitted]"
 
-// Serialize renders agent messages as the plain-text transcript of §6.7
+// Serialize renders agent messages as the plain-text transcript a summary request carries
 // (after convertToLlm and the payload repairs): one block per part,
 // separated by blank lines. When maxTokens > 0 and the text's estimate
 // exceeds it, the oldest blocks are dropped behind a leading
@@ -112,7 +112,7 @@ func toolCall(c llm.Content) string {
 }
 
 // capText keeps the first 60 % and the last 40 % of max characters of a
-// longer text, joined by "…" (D29). It cuts on rune boundaries.
+// longer text, joined by "…". It cuts on rune boundaries.
 func capText(s string, max int) string {
 	r := []rune(s)
 	if len(r) <= max {

@@ -2,12 +2,12 @@ package compaction
 
 import "math"
 
-// Settings are the compaction.* and branchSummary.* keys of §6.1.
+// Settings are the compaction.* and branchSummary.* settings keys.
 type Settings struct {
 	// Enabled turns automatic compaction on (compaction.enabled, true).
 	Enabled bool
 	// Strategy is "context-full" or "off" (other names act as
-	// context-full in v1, §6.11).
+	// context-full in v1).
 	Strategy string
 	// ReserveTokens is compaction.reserveTokens (16384; ≤ 0 = default).
 	ReserveTokens int
@@ -16,7 +16,7 @@ type Settings struct {
 	// AutoContinue is compaction.autoContinue (true).
 	AutoContinue bool
 	// ThresholdPercent and ThresholdTokens override the threshold when
-	// positive (D23; -1 = unset).
+	// positive (tokens win over percent; -1 = unset).
 	ThresholdPercent float64
 	ThresholdTokens  int
 	// BranchSummaryEnabled is branchSummary.enabled (false).
@@ -25,7 +25,7 @@ type Settings struct {
 	BranchReserveTokens int
 }
 
-// Defaults returns the §6.1 defaults.
+// Defaults returns the default settings.
 func Defaults() Settings {
 	return Settings{Enabled: true, Strategy: "context-full", ReserveTokens: 16384, KeepRecentTokens: 20000,
 		AutoContinue: true, ThresholdPercent: -1, ThresholdTokens: -1, BranchReserveTokens: 16384}
@@ -56,7 +56,7 @@ func (s Settings) branchReserve() int {
 }
 
 // effectiveReserve is the reserve for a window: reserveTokens, or 15 %
-// of a window it would take more than 85 % of (D23's small-window rule).
+// of a window it would take more than 85 % of (the small-window rule).
 func (s Settings) effectiveReserve(contextWindow int) int {
 	r := s.reserve()
 	if contextWindow > 0 && float64(r) > 0.85*float64(contextWindow) {
@@ -66,7 +66,7 @@ func (s Settings) effectiveReserve(contextWindow int) int {
 }
 
 // transcriptBudget is the largest transcript a summary request may carry
-// (D29: contextWindow − reserveTokens, with the small-window reserve, less
+// (contextWindow − reserveTokens, with the small-window reserve, less
 // the answer's room); 0 = no limit for an unknown window.
 func transcriptBudget(contextWindow, reserve int) int {
 	if contextWindow <= 0 {
@@ -76,7 +76,7 @@ func transcriptBudget(contextWindow, reserve int) int {
 }
 
 // Threshold is the context size in tokens above which automatic
-// compaction runs (§6.2, D23): thresholdTokens, else thresholdPercent of
+// compaction runs: thresholdTokens, else thresholdPercent of
 // the window, else window − max(15 % of the window, reserveTokens) with
 // the reserve capped at 85 % of the window; clamped to
 // [1, window − 1024]. A window ≤ 0 has no threshold (0).

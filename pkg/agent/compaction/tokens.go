@@ -5,10 +5,10 @@ import (
 	"github.com/ompgo/omp/pkg/llm"
 )
 
-// imageTokens is D24's estimate for one image.
+// imageTokens is the estimate for one image.
 const imageTokens = 1200
 
-// EstimateLLM is D24's estimator for one provider message: ceil(chars/4)
+// EstimateLLM is the estimator for one provider message: ceil(chars/4)
 // over text, thinking, tool-call names and argument JSON and tool-result
 // text, plus 1,200 tokens per image.
 func EstimateLLM(m *llm.Message) int {
@@ -37,7 +37,7 @@ func EstimateLLM(m *llm.Message) int {
 func Estimate(m session.Message) int { return EstimateLLM(m.LLM) }
 
 // ContextTokens is the context size an assistant message's usage
-// measured: input + output + cacheRead + cacheWrite (§4.3).
+// measured: input + output + cacheRead + cacheWrite.
 func ContextTokens(u llm.Usage) int {
 	return int(u.Input + u.Output + u.CacheRead + u.CacheWrite)
 }
@@ -49,7 +49,7 @@ func usable(m *llm.Message) bool {
 		m.StopReason != llm.StopAborted && ContextTokens(m.Usage) > 0
 }
 
-// Usage is the D24 accounting of a context.
+// Usage is the token accounting of a context.
 type Usage struct {
 	// Tokens is the adjusted context size.
 	Tokens int
@@ -57,11 +57,11 @@ type Usage struct {
 	// used, or -1 when the whole context was estimated.
 	Index int
 	// Measured is that message's context tokens; Estimated the estimate of
-	// the messages up to and including it (for D27's ratio).
+	// the messages up to and including it (for the measured/estimated ratio).
 	Measured, Estimated int
 }
 
-// ContextUsage is D24: the context tokens of the last usable assistant
+// ContextUsage is the context tokens of the last usable assistant
 // message newer than the latest compaction summary, plus the estimate of
 // every later message, minus savings (tokens pruned from messages the
 // usage had measured). With no usable message the whole context is
@@ -90,7 +90,7 @@ func ContextUsage(msgs []session.Message, savings int) Usage {
 	return Usage{Tokens: tail, Index: -1}
 }
 
-// Ratio is D27: measured / estimated tokens of the same messages, clamped
+// Ratio is measured / estimated tokens of the same messages, clamped
 // to [0.5, 2]; 1 without a measurement.
 func (u Usage) Ratio() float64 {
 	if u.Index < 0 || u.Estimated <= 0 {

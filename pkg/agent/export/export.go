@@ -1,4 +1,4 @@
-// Package export writes a session as the self-contained HTML page of D12
+// Package export writes a session as the self-contained HTML page
 // (the interactive mode's /export, RPC's export_html). It has no terminal
 // dependency, so the client omp links it for RPC mode.
 package export
@@ -16,7 +16,7 @@ import (
 	"github.com/ompgo/omp/pkg/llm"
 )
 
-// exportPage is the minimal self-contained HTML of D12: escaped text,
+// exportPage is the minimal self-contained HTML: escaped text,
 // collapsible tool results, no theming; parsed on first use (a package
 // initialiser would run on every omp start).
 var exportPage = sync.OnceValue(func() *template.Template {
@@ -40,7 +40,7 @@ type exportItem struct {
 }
 
 // HTML writes the active path of sf as a self-contained HTML page
-// to path (§3.11 /export, D12).
+// to path (/export; default path <cwd>/omp-session-<sessionId>.html).
 func HTML(sf *session.File, systemPrompt, path string) error {
 	var items []exportItem
 	for _, e := range sf.ActivePath() {

@@ -1,5 +1,5 @@
-// Package interactive holds the options of the agent's interactive mode
-// (agent.md §8.4). The mode itself, pkg/agent/tui, runs on the Charm
+// Package interactive holds the options of the agent's interactive mode.
+// The mode itself, pkg/agent/tui, runs on the Charm
 // terminal stack and is linked only by omp-host (internal/omphost); the
 // command tree builds these options in both binaries, so they live here,
 // apart from that stack.

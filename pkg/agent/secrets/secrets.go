@@ -1,10 +1,10 @@
-// Package secrets is the agent's secret obfuscation (agent.md §11, decisions
-// D57 and D58): secret values found in the environment and in secrets.yml
-// never reach a model. Every outbound request is rewritten so that an
-// obfuscate-mode secret becomes a reversible placeholder "#XXXX#" and a
-// replace-mode secret a one-way stand-in of the same shape; tool-call
-// arguments coming back from the model have their placeholders restored
-// before the tool runs, so tools work with the real value.
+// Package secrets is the agent's secret obfuscation: secret values found in
+// the environment and in secrets.yml never reach a model. Every outbound
+// request is rewritten so that an obfuscate-mode secret becomes a reversible
+// placeholder "#XXXX#" and a replace-mode secret a one-way stand-in of the
+// same shape; tool-call arguments coming back from the model have their
+// placeholders restored before the tool runs, so tools work with the real
+// value.
 //
 // The placeholder code is the first four characters of the uppercase base32
 // of HMAC-SHA256(key, secret) with a per-install key kept in
@@ -45,11 +45,11 @@ const KeyFile = "secret-placeholder.key"
 // <cwd>/.omp).
 const File = "secrets.yml"
 
-// minPlain is the shortest plain obfuscate-mode secret (D58); shorter ones
+// minPlain is the shortest plain obfuscate-mode secret; shorter ones
 // are skipped with a warning.
 const minPlain = 4
 
-// minEnvValue is the shortest environment value taken as a secret (§11).
+// minEnvValue is the shortest environment value taken as a secret.
 const minEnvValue = 8
 
 // maxFile bounds how much of a secrets.yml is read.
@@ -65,7 +65,7 @@ const (
 	Replace Mode = "replace"
 )
 
-// Entry is one secrets.yml entry (§11 table).
+// Entry is one secrets.yml entry.
 type Entry struct {
 	Type        string `yaml:"type"`
 	Content     string `yaml:"content"`
@@ -74,12 +74,12 @@ type Entry struct {
 	Flags       string `yaml:"flags"`
 }
 
-// envSuffixes are D57's secret-looking name suffixes (case-insensitive).
+// envSuffixes are the secret-looking name suffixes (case-insensitive).
 var envSuffixes = []string{"_KEY", "_SECRET", "_TOKEN", "_PASSWORD", "_PASSWD", "_PWD",
 	"_CREDENTIALS", "_API_KEY", "_ACCESS_KEY"}
 
-// SecretEnvName reports whether an environment variable name looks secret
-// (D57): one of the suffixes, or exactly OMP_AUTH_BROKER_TOKEN.
+// SecretEnvName reports whether an environment variable name looks secret:
+// one of the suffixes, or exactly OMP_AUTH_BROKER_TOKEN.
 func SecretEnvName(name string) bool {
 	if name == "OMP_AUTH_BROKER_TOKEN" {
 		return true
@@ -150,7 +150,7 @@ func ReadFile(path string) ([]Entry, error) {
 	return entries, nil
 }
 
-// Load collects the secrets of a session (§11 sources): the environment's
+// Load collects the secrets of a session: the environment's
 // secret-looking variables first, then <agentDir>/secrets.yml and
 // <cwd>/.omp/secrets.yml (a project entry overrides a global one with the
 // same content; a file entry beats an env secret of the same value). The
@@ -344,7 +344,7 @@ func New(key []byte, entries []Entry) (*Obfuscator, []string, error) {
 	return o, warns, nil
 }
 
-// compile maps a secrets.yml regex to RE2 (D58): a /pattern/flags literal
+// compile maps a secrets.yml regex to RE2: a /pattern/flags literal
 // is accepted (escaped \/ handled), the flags i, m and s become inline
 // flags, and g, u and y are ignored.
 func compile(content, flags string) (*regexp.Regexp, error) {
@@ -384,7 +384,7 @@ func (o *Obfuscator) HasSecrets() bool {
 
 var b32 = base32.StdEncoding.WithPadding(base32.NoPadding)
 
-// mint returns the placeholder of value, minting it on first use (D58).
+// mint returns the placeholder of value, minting it on first use.
 // The caller holds o.mu (or owns o, during New).
 func (o *Obfuscator) mint(value string) string {
 	if code, ok := o.byVal[value]; ok {
@@ -407,7 +407,7 @@ func (o *Obfuscator) mint(value string) string {
 	}
 }
 
-// replacement returns the one-way stand-in of value (D58): custom when
+// replacement returns the one-way stand-in of value: custom when
 // given, else each character mapped to a keyed pseudo-random character of
 // its class (digit, lower, upper; others unchanged), regenerated if it
 // equals the input. The caller holds o.mu (or owns o).

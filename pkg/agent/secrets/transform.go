@@ -10,7 +10,7 @@ import (
 )
 
 // Provider wraps an llm.Provider so that every request it sends is
-// obfuscated first (D57: turns, compaction and branch summaries alike, as
+// obfuscated first (turns, compaction and branch summaries alike, as
 // long as they go through it). The caller's request is never modified.
 type Provider struct {
 	llm.Provider

@@ -12,7 +12,7 @@ import (
 	"github.com/ompgo/omp/pkg/llm"
 )
 
-// Blob references (§3.7): image data of at least blobThreshold base64
+// Blob references: image data of at least blobThreshold base64
 // characters is stored once in the global blob store as its decoded bytes,
 // named by their SHA-256, and the session keeps "blob:sha256:<hex>".
 const (
@@ -73,7 +73,7 @@ func (f *File) externalize(m Message) (Message, error) {
 }
 
 // rehydrate replaces blob references in the messages' image blocks with
-// the stored data; a missing blob leaves the reference (§3.7).
+// the stored data; a missing blob leaves the reference.
 func (f *File) rehydrate(msgs []Message) {
 	if f.blobsDir == "" {
 		return

@@ -9,7 +9,7 @@ import (
 )
 
 // BranchInto starts a new session file in dir from the path of f up to and
-// including leaf ("" = no entries), as /branch and RPC branch do (§3.11):
+// including leaf ("" = no entries), as /branch and RPC branch do:
 // a header with a new id and timestamp, f's cwd and title, and
 // parentSession = f's file (18.1.21 writes the source path); the path's
 // entries with label entries dropped and parentIds re-chained, every other

@@ -8,12 +8,12 @@ import (
 	"sync"
 )
 
-// terminalVars are the terminal-id variables of §3.1, in D4's order.
+// terminalVars are the terminal-id variables, first non-empty wins.
 var terminalVars = []string{"TMUX_PANE", "CMUX_SURFACE_ID", "KITTY_WINDOW_ID", "TERM_SESSION_ID", "WT_SESSION"}
 
 var unsafeID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9._-]`) })
 
-// TerminalID returns the sanitised id of the terminal (D4), or "" when
+// TerminalID returns the sanitised id of the terminal, or "" when
 // none of the variables is set. getenv looks a variable up.
 func TerminalID(getenv func(string) string) string {
 	for _, v := range terminalVars {

@@ -8,17 +8,17 @@ import (
 	"github.com/ompgo/omp/pkg/llm/pinative"
 )
 
-// Context is what a session path replays to (§3.9).
+// Context is what a session path replays to.
 type Context struct {
 	// Messages are the agent messages sent to the model, in order.
 	Messages []Message
 	// ThinkingLevel is the latest thinking_level_change ("" when none; a
-	// null level reads as "off", D61).
+	// null level reads as "off", as 18.1.21 writes it).
 	ThinkingLevel string
 	// Models maps a role ("default", "smol", …) to "provider/id".
 	Models map[string]string
 	// Model is the active session model: the latest model_change whose
-	// role is absent, "default" or "temporary" (D5).
+	// role is absent, "default" or "temporary".
 	Model string
 	// Mode is the latest mode_change mode ("" when none).
 	Mode string
@@ -80,10 +80,10 @@ func (f *File) cyclePathLocked(leaf string) []*Entry {
 	return rev
 }
 
-// BuildContext replays the path to the leaf (§3.9): replay state, the
+// BuildContext replays the path to the leaf: replay state, the
 // latest compaction (its summary, then the kept entries from
-// firstKeptEntryId, then everything after it), a later reset_boundary
-// (D61), and the conversion of message, custom_message and branch_summary
+// firstKeptEntryId, then everything after it), a later reset_boundary,
+// and the conversion of message, custom_message and branch_summary
 // entries to agent messages.
 func (f *File) BuildContext() Context {
 	path := f.ActivePath()
@@ -233,7 +233,7 @@ func (b *batch) decode() {
 	}
 }
 
-// appendEntryMessage converts a context-producing entry (§3.9 step 4).
+// appendEntryMessage converts a context-producing entry.
 func appendEntryMessage(out []Message, e *Entry) []Message {
 	switch e.Type {
 	case TypeMessage:
@@ -295,8 +295,8 @@ func entryMillis(e *Entry) int64 {
 	return t.UnixMilli()
 }
 
-// LLMMessages converts agent messages to the provider payload (§4.4) and
-// applies the §3.9 repairs: assistant messages that ended in error or
+// LLMMessages converts agent messages to the provider payload and
+// applies the context repairs: assistant messages that ended in error or
 // abort are left out with the tool results answering them, and a tool call
 // without a result gets a synthetic error result.
 func LLMMessages(msgs []Message) []llm.Message {

@@ -12,7 +12,7 @@ import (
 
 var pathChars = strings.NewReplacer("/", "-", "\\", "-", ":", "-")
 
-// EncodeCwd returns the current directory-name encoding of cwd (§3.1):
+// EncodeCwd returns the current directory-name encoding of cwd:
 // "-" + the home-relative path for cwd under home, "-tmp-" + the
 // temp-relative path under tmp, else "--" + the absolute path + "--", with
 // '/', '\' and ':' replaced by '-'.
@@ -50,7 +50,7 @@ func under(p, root string) (string, bool) {
 }
 
 // Dirs returns the session directories of cwd under agentDir: the current
-// encoding first, then the legacy one when it differs (D2).
+// encoding first, then the legacy one when it differs.
 func Dirs(agentDir, cwd, home string) []string {
 	base := filepath.Join(agentDir, "sessions")
 	cur := filepath.Join(base, EncodeCwd(cwd, home, os.TempDir()))

@@ -1,6 +1,6 @@
 // Package session reads and writes the coding agent's JSONL v3 session
-// files (agent.md §3): the header, the id/parentId entry tree, the leaf,
-// and the reconstruction of the LLM context from the active path (§3.9).
+// files: the header, the id/parentId entry tree, the leaf,
+// and the reconstruction of the LLM context from the active path.
 //
 // Compatibility with the reference implementation comes first: every line
 // the package does not write itself (unknown entry types, unknown fields,
@@ -8,6 +8,6 @@
 // written back verbatim when the file is rewritten. Only the entries this
 // package appends are produced by its own encoder.
 //
-// A File is not safe for use by several processes at once (D9); within a
+// A File is not safe for use by several processes at once; within a
 // process its methods are serialised by one mutex.
 package session

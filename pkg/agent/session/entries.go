@@ -6,7 +6,7 @@ import (
 )
 
 // EntryMessages returns, for each entry, the agent message it contributes
-// to the context (§3.9 step 4), or a zero Message (Role "") for entries
+// to the context, or a zero Message (Role "") for entries
 // that contribute none. Compaction entries are not converted here: their
 // summary is only emitted for the latest one by BuildContext. Each entry
 // is decoded once per File: BuildContext and EntryMessages remember what
@@ -67,7 +67,7 @@ func (f *File) remember(b *batch) {
 
 // ReplaceMessages replaces the message of the given message entries (id →
 // new message JSON), keeping every other byte of their lines, and
-// rewrites the file (tool-output pruning, §6.4). Nothing is changed when
+// rewrites the file (tool-output pruning). Nothing is changed when
 // an id is unknown or not a message entry.
 func (f *File) ReplaceMessages(repl map[string][]byte) error {
 	f.mu.Lock()

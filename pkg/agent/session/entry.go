@@ -9,7 +9,7 @@ import (
 // CurrentVersion is the session format version this package writes.
 const CurrentVersion = 3
 
-// Entry types of §3.3.
+// Entry types of the session file format.
 const (
 	TypeSession             = "session"
 	TypeTitle               = "title"
@@ -28,13 +28,13 @@ const (
 )
 
 // timeLayout is the ISO-8601 UTC form with milliseconds of entry
-// timestamps (§2.3).
+// timestamps.
 const timeLayout = "2006-01-02T15:04:05.000Z"
 
 // FormatTime renders t as an entry timestamp.
 func FormatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
 
-// Header is the decoded first line of a session file (§3.2.1). Fields the
+// Header is the decoded first line of a session file. Fields the
 // package does not know stay in the raw line, which is what gets written
 // back.
 type Header struct {
@@ -88,7 +88,7 @@ func parseEntry(line []byte) (Entry, bool) {
 }
 
 // entryType decodes a raw type value, without allocating for the types
-// of §3.3.
+// of the format.
 func entryType(val []byte) string {
 	if len(val) >= 2 && val[0] == '"' {
 		for _, t := range entryTypes {
@@ -101,7 +101,7 @@ func entryType(val []byte) string {
 	return t
 }
 
-// entryTypes are the types of §3.3, the most frequent first.
+// entryTypes are the entry types, the most frequent first.
 var entryTypes = [...]string{TypeMessage, TypeModelChange, TypeThinkingLevelChange, TypeCompaction,
 	TypeBranchSummary, TypeCustom, TypeCustomMessage, TypeLabel, TypeSessionInfo, TypeModeChange,
 	TypeResetBoundary, TypeTitleChange, TypeSession, TypeTitle}
@@ -133,7 +133,7 @@ type ModelChange struct {
 	Role     string `json:"role,omitempty"`
 }
 
-// Key returns "provider/id"; model wins over provider+modelId (D5).
+// Key returns "provider/id"; model wins over provider+modelId.
 func (m ModelChange) Key() string {
 	if m.Model != "" {
 		return m.Model
@@ -144,7 +144,7 @@ func (m ModelChange) Key() string {
 	return ""
 }
 
-// Compaction is the payload of a compaction entry (§3.3).
+// Compaction is the payload of a compaction entry.
 type Compaction struct {
 	Summary          string          `json:"summary"`
 	ShortSummary     string          `json:"shortSummary,omitempty"`
@@ -155,7 +155,7 @@ type Compaction struct {
 	FromExtension    bool            `json:"fromExtension,omitempty"`
 }
 
-// BranchSummary is the payload of a branch_summary entry (§3.3).
+// BranchSummary is the payload of a branch_summary entry.
 type BranchSummary struct {
 	FromID        string          `json:"fromId"`
 	Summary       string          `json:"summary"`

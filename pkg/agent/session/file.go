@@ -17,7 +17,7 @@ import (
 )
 
 // ErrNotSession reports a file whose header is missing or malformed. Such
-// a file is never modified (D8, D63).
+// a file is never modified.
 var ErrNotSession = errors.New("the session header is missing or malformed")
 
 // HeaderError is returned by Open for a file that is not a session file.
@@ -49,10 +49,10 @@ type File struct {
 	leaf   string
 
 	// onDisk is true once the file holds every line; later appends write
-	// one line each. A new session stays in memory until Persist (§3.7).
+	// one line each. A new session stays in memory until Persist.
 	onDisk bool
 	// dropTail is the length of a truncated last line to cut before the
-	// first append (a crash during an append, D7).
+	// first append (a crash during an append).
 	dropTail int64
 	// now is the clock (time.Now).
 	now func() time.Time
@@ -100,7 +100,7 @@ func Create(dir, cwd string, opt Options) (*File, error) {
 }
 
 // CreateAt starts a new session whose file will be path (--resume of a
-// missing file, D63).
+// missing file, as 18.1.21 does).
 func CreateAt(path, cwd string, opt Options) (*File, error) {
 	f, err := Create(filepath.Dir(path), cwd, opt)
 	if err != nil {
@@ -111,7 +111,7 @@ func CreateAt(path, cwd string, opt Options) (*File, error) {
 }
 
 // FileName returns "<timestamp>_<id>.jsonl" with ':' and '.' of the ISO
-// timestamp replaced by '-' (§3.1).
+// timestamp replaced by '-'.
 func FileName(t time.Time, id string) string {
 	ts := strings.NewReplacer(":", "-", ".", "-").Replace(FormatTime(t))
 	return ts + "_" + id + ".jsonl"
@@ -289,7 +289,7 @@ func (f *File) Entries() []*Entry {
 	return out
 }
 
-// Branch moves the leaf to id (not persisted, D10).
+// Branch moves the leaf to id (not persisted, as in the reference).
 func (f *File) Branch(id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -322,7 +322,7 @@ func (f *File) newID() string {
 // Append adds an entry of type typ whose type-specific fields are the
 // JSON object fields (nil = none) under the leaf, moves the leaf to it and
 // returns it. A message entry holding an assistant message persists a new
-// session (§3.7).
+// session.
 func (f *File) Append(typ string, fields any) (*Entry, error) {
 	var body []byte
 	if fields != nil {
@@ -353,7 +353,7 @@ func (f *File) AppendMessage(m Message) (*Entry, error) {
 }
 
 // AppendModelChange records the model for role ("" = default) with both
-// spellings (D5).
+// spellings.
 func (f *File) AppendModelChange(provider, modelID, role string) (*Entry, error) {
 	if role == "default" {
 		role = ""
@@ -437,7 +437,7 @@ func (f *File) writeAll() error {
 }
 
 // rewrite replaces the file with the in-memory lines through a temp file
-// in the same directory and a rename (§3.2).
+// in the same directory and a rename.
 func (f *File) rewrite() error {
 	tmp, err := os.CreateTemp(filepath.Dir(f.path), ".session-*.tmp")
 	if err != nil {
@@ -499,12 +499,12 @@ func (f *File) appendLine(b []byte) error {
 	return nil
 }
 
-// maxStringChars is the persistence truncation threshold (§3.7).
+// maxStringChars is the persistence truncation threshold.
 const maxStringChars = 500_000
 
 const truncatedNotice = "[Session persistence truncated large content]"
 
-// truncateLarge applies the §3.7 persistence transform to an entry line:
+// truncateLarge applies the persistence transform to an entry line:
 // strings over 500,000 characters are cut with a notice and signature
 // fields are cleared. A line shorter than the threshold cannot hold such
 // a string and is returned as is.

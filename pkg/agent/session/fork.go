@@ -12,7 +12,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// Fork copies the session at src into a new session file in dir (§3.11):
+// Fork copies the session at src into a new session file in dir:
 // a header with a new id and timestamp and parentSession = the old id,
 // every other line unchanged (the title slot and unknown lines included),
 // and the artifacts directory copied best effort. cwd replaces the

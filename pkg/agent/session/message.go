@@ -11,7 +11,7 @@ import (
 	"github.com/ompgo/omp/pkg/llm/pinative"
 )
 
-// Agent message roles beyond the LLM ones (§4.1).
+// Agent message roles beyond the LLM ones.
 const (
 	RoleCustom            = "custom"
 	RoleBranchSummary     = "branchSummary"
@@ -20,8 +20,8 @@ const (
 	RoleHookMessage       = "hookMessage"
 )
 
-// Message is one agent message (§4.1): its role, its JSON as stored, and
-// the LLM message it becomes (convertToLlm, §4.4). LLM is nil for roles
+// Message is one agent message: its role, its JSON as stored, and
+// the LLM message it becomes (the reference's convertToLlm). LLM is nil for roles
 // that never reach the model (unknown roles, excluded bash executions).
 type Message struct {
 	Role string
@@ -72,7 +72,7 @@ type wireUsage struct {
 	} `json:"cost"`
 }
 
-// Texts of the synthesised summary messages (§4.4, pi lineage).
+// Texts of the synthesised summary messages (pi lineage).
 const (
 	compactionPrefix = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"
 	compactionSuffix = "\n</summary>"
@@ -82,7 +82,7 @@ const (
 
 // DecodeMessage decodes a stored agent message. A message that is not a
 // JSON object with a role is an error; an unknown role is not (its LLM is
-// nil, D6).
+// nil; it is kept raw and left out of the context).
 func DecodeMessage(raw json.RawMessage) (Message, error) {
 	if m, ok := decodeLLMFast(raw); ok {
 		return m, nil
@@ -130,7 +130,7 @@ func userText(s string, ts int64) *llm.Message {
 	return &llm.Message{Role: llm.RoleUser, Content: []llm.Content{llm.Text(s)}, Timestamp: ts}
 }
 
-// bashText renders a user bash execution for the model (§4.4).
+// bashText renders a user bash execution for the model.
 func bashText(w *wireMessage) string {
 	var b strings.Builder
 	b.WriteString("Ran `" + w.Command + "`\n\n")

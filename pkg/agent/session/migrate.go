@@ -6,7 +6,7 @@ import (
 	"fmt"
 )
 
-// migrate brings a version 1 or 2 file to version 3 in memory (§3.6):
+// migrate brings a version 1 or 2 file to version 3 in memory:
 // v1 → v2 gives every entry an id chained to the previous entry and turns
 // compaction firstKeptEntryIndex into firstKeptEntryId; v2 → v3 renames
 // the message role hookMessage to custom. Lines that do not parse are

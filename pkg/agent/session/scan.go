@@ -10,12 +10,12 @@ import (
 // line, so an escaped spelling of a key this package looks up does not
 // match it) and the raw value bytes. It checks the structure (strings,
 // nesting, separators) but not every literal, so a line it accepts may
-// still fail a full decode later; such a line is then skipped for the context like any other bad line (D7).
+// still fail a full decode later; such a line is then skipped for the context like any other bad line.
 // It returns false for a line that is not an object.
 //
-// Why not encoding/json: loading a long session decodes every line, and
-// a full json.Unmarshal of each entry (validation pass + reflection) was
-// most of the load time of a 10 000-entry session (BenchmarkOpen10k).
+// Why not encoding/json: loading a long session decodes every line, and a
+// full json.Unmarshal of each entry dominated the load time of a long
+// session (docs/performance.md).
 func scanObject(line []byte, fn func(key, val []byte)) bool {
 	i := skipWS(line, 0)
 	if i >= len(line) || line[i] != '{' {

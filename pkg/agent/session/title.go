@@ -8,15 +8,15 @@ import (
 )
 
 // titleSlotBytes is the fixed size of an 18.1.21 title slot line,
-// newline included (§14.1).
+// newline included.
 const titleSlotBytes = 256
 
-// ErrEmptyName is the rename error of §3.11.
+// ErrEmptyName is the rename error.
 var ErrEmptyName = errors.New("Session name cannot be empty")
 
-// SetTitle names the session (RPC set_session_name, /rename). D11: the
+// SetTitle names the session (RPC set_session_name, /rename): the
 // header gets `title` and `titleSource:"user"` (its other fields kept in
-// order) and the file is rewritten through a temp file. D62: a file that
+// order) and the file is rewritten through a temp file. A file that
 // starts with an 18.1.21 title slot has the slot rewritten at its fixed
 // size and a title_change entry appended.
 func (f *File) SetTitle(title string) error {
@@ -28,7 +28,7 @@ func (f *File) SetTitle(title string) error {
 	// Line 0 is the title slot when there is one, else the header.
 	if len(f.lines) > 0 && f.lines[0].entry == nil {
 		if isTitle(f.lines[0].raw) {
-			slot = true // D62: the header stays as it is
+			slot = true // the header stays as it is
 			f.lines[0].raw = titleSlot(title, FormatTime(f.now()))
 		} else {
 			f.lines[0].raw = headerWithTitle(f.lines[0].raw, title)

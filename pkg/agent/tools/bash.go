@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// Bash defaults (D40, D41).
+// Bash defaults.
 const (
 	DefaultBashTimeout = 300 * time.Second
 	killGrace          = 2 * time.Second
@@ -33,7 +33,7 @@ var (
 	cdPrefixRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*cd\s+("[^"]*"|'[^']*'|[^\s;&|]+)\s*&&\s*`) })
 )
 
-// BashOptions configure the bash tool (settings and environment of §7.5).
+// BashOptions configure the bash tool (settings and environment).
 type BashOptions struct {
 	// Shell is the shell path (default: bash on PATH, else /bin/sh).
 	Shell string
@@ -47,7 +47,7 @@ type BashOptions struct {
 	KeepHeadTail bool
 }
 
-// Bash returns the bash tool (§7.5): a fresh shell per call in its own
+// Bash returns the bash tool: a fresh shell per call in its own
 // process group, stdout and stderr merged through a Sink, a timeout and
 // abort that kill the group (TERM, then KILL after 2 s).
 func Bash(env *Env, opt BashOptions) *Tool {
@@ -229,7 +229,7 @@ wait:
 	return bashRun{out: out, tr: tr, werr: werr, timedOut: timedOut, aborted: aborted}, nil
 }
 
-// CommandResult is a user shell command's outcome (RPC bash, §8.3.3).
+// CommandResult is a user shell command's outcome (RPC bash).
 type CommandResult struct {
 	Output     string `json:"output"`
 	ExitCode   *int   `json:"exitCode,omitempty"`

@@ -1,7 +1,7 @@
 package tools
 
-// Builtin returns the v1 default tool set in its advertised order (§7.1):
-// read, write, edit, bash, grep, find, glob (D66), todo. enabled (may be nil) filters
+// Builtin returns the v1 default tool set in its advertised order:
+// read, write, edit, bash, grep, find, glob, todo. enabled (may be nil) filters
 // by name (--tools, <tool>.enabled: false).
 func Builtin(env *Env, bash BashOptions, todo *TodoList, enabled func(name string) bool) *Set {
 	storage := "session"

@@ -17,7 +17,7 @@ type EditDetails struct {
 
 const bom = "\uFEFF"
 
-// Edit returns the replace variant of the edit tool (§7.4, D38, D39).
+// Edit returns the replace variant of the edit tool.
 func Edit(env *Env) *Tool {
 	return &Tool{
 		Name: "edit",
@@ -83,7 +83,7 @@ func Edit(env *Env) *Tool {
 }
 
 // normalizeEdit accepts the flat form {path, old_text, new_text, all?} and
-// the aliases oldText/newText and old_string/new_string/replace_all (D38).
+// the aliases oldText/newText and old_string/new_string/replace_all.
 func normalizeEdit(args map[string]any) map[string]any {
 	alias := func(m map[string]any) {
 		for _, a := range [][2]string{{"oldText", "old_text"}, {"old_string", "old_text"}, {"newText", "new_text"},
@@ -133,7 +133,7 @@ func applyEdit(text, oldT, newT string, all bool, p string) (string, error) {
 	case n > 1:
 		return "", Errorf("%s", occurrences(text, oldT, n, p))
 	}
-	// D39 fallback: line-wise equality ignoring trailing whitespace, unique.
+	// Fallback: line-wise equality ignoring trailing whitespace, unique.
 	lines := strings.Split(text, "\n")
 	want := strings.Split(oldT, "\n")
 	for i := range want {

@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// FindDetails are the details of a find result (§7.7).
+// FindDetails are the details of a find result.
 type FindDetails struct {
 	ScopePath    string `json:"scopePath"`
 	Count        int    `json:"count"`
@@ -20,7 +20,7 @@ type FindDetails struct {
 	LimitReached bool   `json:"limitReached"`
 }
 
-// Find returns the find tool (§7.7, D43).
+// Find returns the find tool.
 func Find(env *Env) *Tool {
 	return &Tool{
 		Name: "find",

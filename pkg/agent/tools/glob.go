@@ -11,7 +11,7 @@ import (
 	"strings"
 )
 
-// Glob returns the glob tool (D66): 18.1.21's second face of the find
+// Glob returns the glob tool: 18.1.21's second face of the find
 // engine, so models continuing a reference session keep working. path is
 // a glob, a file or a directory, or a ';'-separated list of them.
 func Glob(env *Env) *Tool {

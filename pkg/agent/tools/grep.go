@@ -13,7 +13,7 @@ import (
 	"unicode"
 )
 
-// GrepDetails are the details of a grep result (§7.6).
+// GrepDetails are the details of a grep result.
 type GrepDetails struct {
 	ScopePath         string `json:"scopePath"`
 	MatchCount        int    `json:"matchCount"`
@@ -28,7 +28,7 @@ const grepLineMax = 512
 
 var errStop = errors.New("stop")
 
-// Grep returns the grep tool (§7.6) on the built-in Go walker (D42).
+// Grep returns the grep tool on the built-in Go walker.
 func Grep(env *Env) *Tool {
 	return &Tool{
 		Name: "grep",

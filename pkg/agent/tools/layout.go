@@ -17,8 +17,8 @@ var errLayoutFull = errors.New("layout: enough entries")
 // checkout costs milliseconds, not seconds.
 const layoutScanCap = 20000
 
-// Layout renders the directory tree of root for the system prompt
-// (agent.md §10.1, D54): .gitignore honoured, .git skipped, at most
+// Layout renders the directory tree of root for the system prompt:
+// .gitignore honoured, .git skipped, at most
 // maxDepth levels and maxEntries entries, newest mtime first in each
 // directory. Shallow entries are kept before deep ones, so a cut drops the
 // deepest levels first. Each line is "<indent>name" with a trailing "/" on

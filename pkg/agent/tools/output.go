@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 )
 
-// Shared output limits (§7.1).
+// Shared output limits.
 const (
 	DefaultMaxLines = 2000
 	DefaultMaxBytes = 50 * 1024
@@ -23,7 +23,7 @@ var ansiRE = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]`)
 })
 
-// Sanitize applies D34: strip ANSI CSI/OSC sequences, turn \r\n and lone
+// Sanitize cleans tool output: strip ANSI CSI/OSC sequences, turn \r\n and lone
 // \r into \n, drop C0 controls other than \t and \n, replace invalid UTF-8
 // with U+FFFD.
 func Sanitize(s string) string {
@@ -39,7 +39,7 @@ func Sanitize(s string) string {
 	}, s)
 }
 
-// Truncation describes a cut output (details.meta.truncation, §7.1).
+// Truncation describes a cut output (details.meta.truncation).
 type Truncation struct {
 	Direction   string `json:"direction"` // "head" keeps the start, "tail" the end
 	TruncatedBy string `json:"truncatedBy"`
@@ -54,7 +54,7 @@ type Truncation struct {
 	ArtifactID string `json:"artifactId,omitempty"`
 }
 
-// Notice renders the D33 notice appended to truncated output.
+// Notice renders the notice appended to truncated output.
 func (t *Truncation) Notice() string {
 	word := "first"
 	if t.Direction == "tail" {
@@ -127,7 +127,7 @@ func TruncateTail(s string, maxBytes int) (string, *Truncation) {
 }
 
 // Artifacts allocates and reads the session's artifact files
-// <dir>/<id>.<tool>.log (§3.10). Ids are "0", "1", …; the directory is
+// <dir>/<id>.<tool>.log. Ids are "0", "1", …; the directory is
 // created lazily.
 type Artifacts struct {
 	Dir string
@@ -197,7 +197,7 @@ func (a *Artifacts) Read(id string) (string, error) {
 	return "", Errorf("artifact://%s not found. Available: %s", id, strings.Join(ids, ", "))
 }
 
-// Sink is the streaming output sink of bash (§7.1): sanitised chunks, an
+// Sink is the streaming output sink of bash: sanitised chunks, an
 // in-memory tail of MaxBytes, and, once the output overflows, a mirror of
 // the whole stream into an artifact file.
 type Sink struct {

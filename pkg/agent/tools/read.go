@@ -25,7 +25,7 @@ type ReadDetails struct {
 	Truncation *ReadTruncation `json:"truncation,omitempty"`
 }
 
-// ReadTruncation is details.truncation of read (§7.2).
+// ReadTruncation is details.truncation of read.
 type ReadTruncation struct {
 	Truncated   bool   `json:"truncated"`
 	TruncatedBy string `json:"truncatedBy"`
@@ -37,7 +37,7 @@ type ReadTruncation struct {
 
 var rangeSuffix = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.*):(\d+)-(\d+)$`) })
 
-// Read returns the read tool (§7.2).
+// Read returns the read tool.
 func Read(env *Env) *Tool {
 	return &Tool{
 		Name: "read",
@@ -80,7 +80,7 @@ func Read(env *Env) *Tool {
 			abs := env.Resolve(p)
 			st, err := os.Stat(abs)
 			if errors.Is(err, fs.ErrNotExist) {
-				// D68: "file:N-M" selects lines when no such file exists.
+				// "file:N-M" selects lines when no such file exists.
 				if m := rangeSuffix().FindStringSubmatch(p); m != nil {
 					a, _ := strconv.Atoi(m[2])
 					b, _ := strconv.Atoi(m[3])

@@ -7,7 +7,7 @@ import (
 	"sync"
 )
 
-// Todo statuses (§7.8).
+// Todo statuses.
 const (
 	TodoPending    = "pending"
 	TodoInProgress = "in_progress"
@@ -34,7 +34,7 @@ type TodoDetails struct {
 	CompletedTasks []CompletedTask `json:"completedTasks,omitempty"`
 }
 
-// CompletedTask names a task completed by a call (D44).
+// CompletedTask names a task completed by a call.
 type CompletedTask struct {
 	Phase   string `json:"phase"`
 	Content string `json:"content"`
@@ -69,7 +69,7 @@ func clonePhases(p []TodoPhase) []TodoPhase {
 	return out
 }
 
-// Todo returns the todo tool (§7.8) over list.
+// Todo returns the todo tool over list.
 func Todo(list *TodoList, storage string) *Tool {
 	return &Tool{
 		Name: "todo",
@@ -328,7 +328,8 @@ func normalizeTodo(p []TodoPhase) {
 	}
 }
 
-// renderTodo is the D44 layout.
+// renderTodo lays the list out: summary lines, then "## phase" headings
+// with [ ]/[/]/[x]/[-] items.
 func renderTodo(p []TodoPhase) string {
 	total, done, current := 0, 0, ""
 	curPhase := -1

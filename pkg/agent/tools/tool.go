@@ -1,6 +1,6 @@
-// Package tools holds the coding agent's built-in tools (agent.md §7):
+// Package tools holds the coding agent's built-in tools:
 // read, write, edit, bash, grep, find and todo, their JSON schemas, the
-// argument validation the loop runs before executing one (§5.3), and the
+// argument validation the loop runs before executing one, and the
 // shared output rules (sanitising, head/tail truncation, artifact spill).
 //
 // A tool never panics on bad input: every failure is an error whose text
@@ -19,7 +19,7 @@ import (
 	"github.com/ompgo/omp/pkg/llm"
 )
 
-// Result is what a tool returns (§7.1): content for the model and details
+// Result is what a tool returns: content for the model and details
 // for the session and UI, never sent to the model.
 type Result struct {
 	Content []llm.Content
@@ -145,7 +145,7 @@ func (s *Set) Names() []string {
 	return out
 }
 
-// Execute runs one call (§5.3): an unknown name, invalid arguments, a
+// Execute runs one call: an unknown name, invalid arguments, a
 // tool error or a panic-free failure all come back as isError results.
 // A non-nil error is returned only for an *AbortError (the run must stop).
 func (s *Set) Execute(ctx context.Context, name string, raw json.RawMessage, update func(Result)) (res Result, isError bool, abort error) {
@@ -159,7 +159,7 @@ func (s *Set) Execute(ctx context.Context, name string, raw json.RawMessage, upd
 	} else if err := json.Unmarshal(raw, &args); err != nil {
 		return TextResult(fmt.Sprintf("Validation failed for tool %q:\n  - arguments must be a JSON object\n\nReceived arguments:\n%s", name, raw), nil), true, nil
 	}
-	delete(args, "i") // D67: the 18.1.21 intent property is never validated
+	delete(args, "i") // the 18.1.21 intent property is never validated
 	if t.Normalize != nil {
 		args = t.Normalize(args)
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/ompgo/omp/pkg/llm"
 )
 
-// commandHelp is /help: the v1 slash commands (D49) and keys (§8.4).
+// commandHelp is /help: the v1 slash commands and keys.
 var commandHelp = []string{
 	"/model [selector]    pick a model (alt+m), or switch to selector; /switch <selector> too",
 	"/new                 start a new session",
@@ -95,7 +95,7 @@ func (m *model) command(text string) tea.Cmd {
 	return tea.Sequence(echo, cmd)
 }
 
-// switchTo makes sf the session (§3.11 switchSession): stop the run,
+// switchTo makes sf the session (the reference's switchSession): stop the run,
 // clear the queues, flush the old file, rebuild the context, restore the
 // session's model and thinking level. fresh records the current model and
 // thinking level in a new session instead.
@@ -206,7 +206,7 @@ func userMessage(e *session.Entry) (string, bool) {
 }
 
 // openBranch picks a user message of the active path and starts a new
-// session from just before it, with its text in the editor (§3.11).
+// session from just before it, with its text in the editor.
 func (m *model) openBranch() tea.Cmd {
 	if m.running {
 		return m.fail(errBusy)
@@ -235,7 +235,7 @@ func (m *model) branch(id string) tea.Cmd {
 	sf := src
 	note := "Branched in place (in-memory session)"
 	if src.Path() != "" {
-		// A new file holding the path before the message (§3.11).
+		// A new file holding the path before the message.
 		if err := src.Persist(); err != nil {
 			return m.fail("Branch failed: " + err.Error())
 		}
@@ -323,7 +323,7 @@ func (m *model) openResume() tea.Cmd {
 	return nil
 }
 
-// rename names the session: the header's title (D11, D62).
+// rename names the session: the header's title.
 func (m *model) rename(name string) tea.Cmd {
 	if err := m.ag.Session.SetTitle(name); err != nil {
 		return m.fail(err.Error())
@@ -358,7 +358,7 @@ func (m *model) export(arg string) tea.Cmd {
 
 // compact runs the manual compaction in the background; esc cancels it.
 func (m *model) compact(instructions string) tea.Cmd {
-	// A manual compaction aborts the run first (§6.3).
+	// A manual compaction aborts the run first.
 	m.stopRun()
 	ag := m.ag
 	m.background("Compacting… · esc to cancel", func(ctx context.Context, id int) tea.Msg {

@@ -77,7 +77,7 @@ type runDoneMsg struct {
 
 // convert turns an agent event into a UI message (nil: nothing to show).
 // restore is the display form of model text: secret placeholders back to
-// their values (D57); nil leaves text as it is.
+// their values; nil leaves text as it is.
 func convert(e *agent.Event, restore func(string) string) any {
 	msg := convertRaw(e)
 	if restore == nil {

@@ -8,7 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 )
 
-// Key handling (agent.md §8.4, D71).
+// Key handling.
 
 func (m *model) handleKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	if m.picker != nil {
@@ -110,7 +110,7 @@ func (m *model) handleKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	return m, cmd
 }
 
-// shiftEnter reports whether msg is Shift+Enter (D71), which bubbletea v1
+// shiftEnter reports whether msg is Shift+Enter, which bubbletea v1
 // passes on as an unknown CSI sequence: CSI 13;2u (kitty, fixterms) or
 // CSI 27;2;13~ (xterm modifyOtherKeys).
 func shiftEnter(msg tea.Msg) bool {

@@ -15,9 +15,9 @@ import (
 	"github.com/ompgo/omp/pkg/llm"
 )
 
-// The session tree (agent.md §3.12): the selector, moves with or without a branch summary, and the background tasks they and compaction run.
+// The session tree: the selector, moves with or without a branch summary, and the background tasks they and compaction run.
 
-// treeHidden is the default filter of the tree selector (§3.12).
+// treeHidden is the default filter of the tree selector.
 func treeHidden(e *session.Entry, leaf string) bool {
 	switch e.Type {
 	case session.TypeLabel, session.TypeCustom, session.TypeModelChange, session.TypeThinkingLevelChange,
@@ -50,7 +50,7 @@ func treeHidden(e *session.Entry, leaf string) bool {
 	return false
 }
 
-// openTree is the session tree selector (§3.12): an indented list, the
+// openTree is the session tree selector: an indented list, the
 // active path marked •; a branch point indents its children.
 func (m *model) openTree() tea.Cmd {
 	if m.running {
@@ -120,7 +120,7 @@ func (m *model) openTree() tea.Cmd {
 	return nil
 }
 
-// navigate moves the leaf to id (§3.12): a user or custom message puts its
+// navigate moves the leaf to id: a user or custom message puts its
 // text in the editor and the leaf on its parent. With branchSummary.enabled
 // the user chooses first whether the branch left behind is summarised.
 func (m *model) navigate(id string) tea.Cmd {
@@ -171,7 +171,7 @@ type navResultMsg struct {
 }
 
 // navigateSummarized moves to id with a branch summary, in the background:
-// esc cancels the summary, applies no move and reopens the tree (§3.12).
+// esc cancels the summary, applies no move and reopens the tree.
 func (m *model) navigateSummarized(id, instructions string) tea.Cmd {
 	ag := m.ag
 	m.background("Summarizing the branch… · esc to cancel", func(ctx context.Context, rid int) tea.Msg {

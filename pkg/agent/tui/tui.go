@@ -1,11 +1,11 @@
-// Package tui is the agent's interactive mode (agent.md §8.4): a terminal
+// Package tui is the agent's interactive mode: a terminal
 // UI on the Charm stack (bubbletea, bubbles, lipgloss) that streams the
 // assistant's answer, shows tool calls as they run, takes multi-line
 // input, queues steering and follow-up messages while a run streams,
-// aborts on Esc, and offers the v1 slash commands (D49), a model picker
+// aborts on Esc, and offers the v1 slash commands, a model picker
 // and the session tree.
 //
-// It renders inline, not on the alternate screen (D71): finished items
+// It renders inline, not on the alternate screen: finished items
 // are printed into the terminal's scrollback, and only the live part (the
 // streaming message, running tools, queued messages, the editor) is
 // redrawn below them.
@@ -123,7 +123,7 @@ type model struct {
 	picker *picker
 	// bash is the running user command ("" = none), bashCancel stops it;
 	// pendingBash are bashExecution messages held back while a run is
-	// active (D48).
+	// active.
 	bash        string
 	bashCancel  context.CancelFunc
 	pendingBash []session.Message
@@ -230,7 +230,7 @@ func userLine(text string) string {
 }
 
 // abort cancels the run; queued messages go back into the editor,
-// steering first, before the draft (§5.5).
+// steering first, before the draft.
 func (m *model) abort() {
 	if !m.running {
 		return
@@ -354,7 +354,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, cmd
 }
 
-// runDone delivers the next queued message (steering first, D49) or goes
+// runDone delivers the next queued message (steering first) or goes
 // idle.
 func (m *model) runDone(msg runDoneMsg) tea.Cmd {
 	if msg.id != m.runID || m.done == nil {
@@ -380,7 +380,7 @@ func (m *model) grow() {
 	m.editor.SetHeight(min(max(m.editor.LineCount(), 1), 10))
 }
 
-// submit handles Enter: a trailing backslash continues the line (D49);
+// submit handles Enter: a trailing backslash continues the line;
 // otherwise the text is a slash command, user bash, a prompt, or — while
 // a run streams — a queued steering or follow-up message.
 func (m *model) submit(kind queueKind) tea.Cmd {
@@ -433,8 +433,8 @@ type bashDoneMsg struct {
 }
 
 // runBash runs `!cmd` (`!!cmd`: excluded from the context) in the
-// background (§7.5). It never starts a run; its bashExecution message
-// joins the session now, or after the active run (D48).
+// background. It never starts a run; its bashExecution message
+// joins the session now, or after the active run.
 func (m *model) runBash(text string) tea.Cmd {
 	exclude := strings.HasPrefix(text, "!!")
 	command := strings.TrimSpace(strings.TrimLeft(text, "!"))
@@ -505,7 +505,7 @@ type editedMsg struct {
 	err  error
 }
 
-// externalEditor opens the draft in $VISUAL or $EDITOR (ctrl+g, §8.4); the
+// externalEditor opens the draft in $VISUAL or $EDITOR (ctrl+g); the
 // UI gives the terminal to it and takes the file's text back.
 func (m *model) externalEditor() tea.Cmd {
 	name := cmp.Or(m.opt.Getenv("VISUAL"), m.opt.Getenv("EDITOR"))

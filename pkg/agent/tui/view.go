@@ -34,7 +34,7 @@ func (m *model) printAssistant(msg assistantMsg) tea.Cmd {
 	case llm.StopError:
 		out = append(out, styleError.Render("Error: "+msg.errMsg))
 	case llm.StopAborted:
-		// Esc aborts silently in the transcript (D71); the session
+		// Esc aborts silently in the transcript; the session
 		// records the interruption.
 	}
 	if len(out) == 0 {
@@ -43,7 +43,7 @@ func (m *model) printAssistant(msg assistantMsg) tea.Cmd {
 	return tea.Println("\n" + strings.Join(out, "\n"))
 }
 
-// printCompacted shows the compaction divider (§8.4) or why it failed.
+// printCompacted shows the compaction divider or why it failed.
 func (m *model) printCompacted(c compactedMsg) tea.Cmd {
 	switch {
 	case c.aborted:

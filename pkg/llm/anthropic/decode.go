@@ -14,8 +14,8 @@ import (
 // parts (tool schemas, tool inputs, native blocks, Extra) alias body, which
 // must not be modified afterwards.
 //
-// Failures are *llm.InvalidRequestError with the gateway's messages
-// (gateway.md §6.2): "Invalid JSON body: …", "Missing top-level `model`
+// Failures are *llm.InvalidRequestError with the gateway's messages:
+// "Invalid JSON body: …", "Missing top-level `model`
 // field", and "anthropic-messages: …" schema errors.
 func DecodeRequest(body []byte) (*llm.Request, error) {
 	d := decoders.Get().(*decoder)
@@ -466,8 +466,7 @@ func (d *decoder) addMessage(i int, role string) bool {
 		// Claude Code puts mid-conversation system entries in messages[]
 		// for its newest models. Canonically they are developer
 		// messages: this wire hoists them into top-level system blocks
-		// in order, the OpenAI wires keep them in place
-		// (wire-formats.md §9, case 45).
+		// in order, the OpenAI wires keep them in place.
 		content := newContent(len(d.scratch))[:0]
 		for k := range d.scratch {
 			b := &d.scratch[k]

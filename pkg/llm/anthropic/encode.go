@@ -12,7 +12,7 @@ import (
 var ErrNotComplete = errors.New("anthropic: message did not complete")
 
 // EncodeMessage appends the non-streaming Messages response for a finished
-// turn (wire-formats.md §3.3). model is the id the client asked for; id is
+// turn. model is the id the client asked for; id is
 // used when the upstream reported no message id. A safety stop is a normal
 // 200 response with stop_reason refusal; any other failed turn returns
 // ErrNotComplete.
@@ -88,7 +88,7 @@ func EncodeMessage(dst []byte, m *llm.Message, model, id string) ([]byte, error)
 
 // clientSignature is the signature an A client gets for a thinking block
 // of m: Anthropic's own signature unchanged, any other provider's wrapped
-// as a gateway token (wire-formats.md §9.3), so that a replay can never
+// as a gateway token, so that a replay can never
 // reach Anthropic as a signed block and is restored only for its issuer.
 func clientSignature(m *llm.Message, sig string) string {
 	if sig == "" || m == nil || m.API == "" || m.API == llm.APIAnthropic || llm.IsSignatureToken(sig) {

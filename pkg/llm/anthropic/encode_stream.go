@@ -9,7 +9,7 @@ import (
 )
 
 // StreamEncoder turns canonical events into Anthropic SSE frames, keeping
-// every rule of wire-formats.md §11.2: an `event:` line equal to data.type,
+// every rule a strict Anthropic SDK checks: an `event:` line equal to data.type,
 // dense block indices from 0, tool_use starts with input {} and arguments
 // only through input_json_delta, one signature_delta per thinking block,
 // usage on message_delta, message_stop at the end of a successful stream
@@ -284,7 +284,7 @@ func AppendErrorBody(dst []byte, typ, message string) []byte {
 }
 
 // EncodeError returns the HTTP status and JSON body for a request that
-// failed before any byte was sent (gateway.md §6.2).
+// failed before any byte was sent.
 func EncodeError(err error) (status int, body []byte) {
 	status, typ := ErrorStatus(err)
 	msg := "internal error"

@@ -11,7 +11,7 @@ import (
 
 // msgWriter writes the messages array, merging consecutive canonical
 // messages that map to the same Anthropic role (tool results and the user
-// text after them become one user message, §9.1) and dropping messages
+// text after them become one user message) and dropping messages
 // that end up empty.
 type msgWriter struct {
 	dst    []byte
@@ -92,8 +92,8 @@ func appendMessages(dst []byte, msgs []llm.Message, oauth bool) []byte {
 }
 
 // toolResultRun returns the indices of the consecutive tool results
-// starting at i, ordered like the calls of the preceding assistant message
-// (case 43); results without a matching call keep their place at the end.
+// starting at i, ordered like the calls of the preceding assistant message;
+// results without a matching call keep their place at the end.
 func toolResultRun(msgs []llm.Message, i int, run []int) []int {
 	end := i
 	for end < len(msgs) && msgs[end].Role == llm.RoleToolResult {
@@ -125,7 +125,7 @@ func (w *msgWriter) cache(c *llm.CacheControl) {
 
 func (w *msgWriter) text(c *llm.Content) {
 	if strings.TrimSpace(c.Text) == "" {
-		return // Anthropic rejects empty text blocks (§3.2)
+		return // Anthropic rejects empty text blocks
 	}
 	w.block()
 	w.dst = append(w.dst, `{"type":"text","text":`...)
@@ -213,7 +213,7 @@ func (w *msgWriter) assistantBlock(c *llm.Content, replay bool) {
 	case llm.ContentText:
 		w.text(c)
 	case llm.ContentThinking:
-		// Only Anthropic-signed thinking may be replayed (§9.3, case 49).
+		// Only Anthropic-signed thinking may be replayed.
 		sig := c.ThinkingSignature
 		if tok, api, ok := llm.DecodeSignatureToken(sig); ok && api == llm.APIAnthropic {
 			sig = tok // our own token, handed back by a client
@@ -293,7 +293,7 @@ func appendTools(dst []byte, tools []llm.Tool, oauth bool) []byte {
 }
 
 // appendSchema writes an input_schema, repairing a missing or non-object
-// schema to {"type":"object","properties":{}} (case 53).
+// schema to {"type":"object","properties":{}}.
 func appendSchema(dst []byte, schema []byte) []byte {
 	s := strings.TrimSpace(string(schema))
 	if s == "" || s == "null" || s[0] != '{' {

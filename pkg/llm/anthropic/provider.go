@@ -117,7 +117,7 @@ func (p *Provider) answer(ctx context.Context, model *llm.Model, oauth bool, res
 		rd: sse.NewReader(resp.Body), reqID: resp.Header.Get("request-id"),
 	}
 	// Peek the first event: an error before message_start becomes an HTTP
-	// error for the caller (wire-formats.md §2.5 commit point).
+	// error for the caller, since nothing has been committed to it yet.
 	if err := s.peek(); err != nil {
 		resp.Body.Close()
 		return nil, err

@@ -46,7 +46,7 @@ type encodeOptions struct {
 }
 
 // EncodeRequest appends the Messages request body for r, sent to model.
-// It applies the translation rules of wire-formats.md §9 (system hoisting,
+// It applies the cross-format translation rules (system hoisting,
 // grouped tool results, id charset, thinking constraints, replay of
 // Anthropic signatures only). oauth adds the Claude Code identity block
 // and tool-name prefix.
@@ -286,7 +286,7 @@ func appendSystem(dst []byte, r *llm.Request, oauth bool) []byte {
 	for _, s := range r.System {
 		block(s.Text, s.Cache)
 	}
-	// Developer messages are system text on this wire (§9.1): hoisted in order.
+	// Developer messages are system text on this wire: hoisted in order.
 	for i := range r.Messages {
 		m := &r.Messages[i]
 		if m.Role != llm.RoleDeveloper {

@@ -7,7 +7,7 @@ import (
 )
 
 // StopFromWire maps an Anthropic stop_reason to the canonical reason and
-// detail (wire-formats.md §1.7). Unknown values are a normal stop.
+// detail. Unknown values are a normal stop.
 func StopFromWire(raw string, sequence string) (llm.StopReason, llm.StopDetail) {
 	d := llm.StopDetail{Raw: raw, API: llm.APIAnthropic, Sequence: sequence}
 	switch raw {
@@ -23,7 +23,7 @@ func StopFromWire(raw string, sequence string) (llm.StopReason, llm.StopDetail) 
 }
 
 // StopToWire maps a canonical end to an Anthropic stop_reason and
-// stop_sequence (wire-formats.md §1.8): raw values pass through only when
+// stop_sequence: raw values pass through only when
 // they came from Anthropic; the safety class becomes refusal.
 func StopToWire(reason llm.StopReason, d llm.StopDetail) (stopReason, stopSequence string) {
 	switch reason {
@@ -49,8 +49,7 @@ func StopToWire(reason llm.StopReason, d llm.StopDetail) (stopReason, stopSequen
 	return "end_turn", ""
 }
 
-// ErrorType returns the Anthropic error type for an HTTP status
-// (wire-formats.md §10.2, A column).
+// ErrorType returns the Anthropic error type for an HTTP status.
 func ErrorType(status int) string {
 	switch status {
 	case 400:
@@ -90,7 +89,7 @@ var anthropicTypes = map[string]int{
 
 // ErrorStatus returns the HTTP status and Anthropic error type the gateway
 // answers an A client with for err: an Anthropic upstream's own type is
-// kept; anything else is classified (gateway.md §6.1) and mapped; 503
+// kept; anything else is classified and mapped; 503
 // becomes 529 overloaded_error. A type name is only taken as Anthropic's
 // when it agrees with the HTTP status: OpenAI also says
 // "invalid_request_error", for a 401 or a 404 too, and an A client must

@@ -1,7 +1,7 @@
 // Package anthropic speaks the Anthropic Messages API: an upstream
 // llm.Provider (API key or Claude OAuth), and the inbound codec the gateway
 // uses for POST /v1/messages (request decoding, streaming and non-streaming
-// response encoding, error envelopes). See wire-formats.md §3.
+// response encoding, error envelopes).
 package anthropic
 
 import (

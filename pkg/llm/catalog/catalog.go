@@ -1,4 +1,4 @@
-// Package catalog reads models.yml (client.md §9): user-defined providers
+// Package catalog reads models.yml: user-defined providers
 // and models, such as OpenAI-compatible endpoints (Ollama, vLLM, llama.cpp,
 // LiteLLM, OpenRouter), and per-model overrides of the bundled catalog.
 package catalog
@@ -136,7 +136,10 @@ func Load(path string) (*File, error) {
 	return f, nil
 }
 
-// Validate applies client.md §9's rules.
+// Validate checks every provider: a known api and auth, baseUrl (and an
+// apiKey unless auth is none or oauth) when models are listed, otherwise at
+// least one of baseUrl, modelOverrides or discovery, an api for every model,
+// and no negative contextWindow or maxTokens.
 func (f *File) Validate() error {
 	ids := make([]string, 0, len(f.Providers))
 	for id := range f.Providers {
@@ -158,7 +161,7 @@ func (f *File) Validate() error {
 			if p.BaseURL == "" {
 				return bad("baseUrl is required when models are listed")
 			}
-			// auth: oauth (18.1.21, D69) takes its credential from the broker
+			// auth: oauth (18.1.21) takes its credential from the broker
 			// or the local ladder under the provider id, not from apiKey.
 			if p.APIKey == "" && p.Auth != "none" && p.Auth != "oauth" {
 				return bad("apiKey is required unless auth is none")

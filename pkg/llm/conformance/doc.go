@@ -1,5 +1,5 @@
 // Package conformance holds the cross-format conformance suite of the
-// provider layer (wire-formats.md §14). Its tests play the gateway's
+// provider layer. Its tests play the gateway's
 // pipeline without the gateway: an inbound body (Chat Completions,
 // Messages, Responses or pi-native) is decoded to the canonical request,
 // sent through each upstream Provider to a scripted local server that
@@ -8,6 +8,6 @@
 //
 // The outputs are compared with goldens under testdata/ (regenerate with
 // `go test ./pkg/llm/conformance -update`) and checked against the
-// SDK-strictness rules of wire-formats.md §11, so a golden is never just a
+// rules the official SDKs enforce on each format, so a golden is never just a
 // snapshot. The package has no non-test code besides this comment.
 package conformance

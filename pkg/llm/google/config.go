@@ -42,8 +42,8 @@ func (b *builder) generation(req *llm.Request) {
 	}
 }
 
-// thinking maps the canonical reasoning options to a thinkingConfig
-// (wire-formats.md §9.2): budgets for Gemini 2.5, levels for Gemini 3.
+// thinking maps the canonical reasoning options to a thinkingConfig:
+// budgets for Gemini 2.5, levels for Gemini 3.
 // Unset reasoning leaves the provider default.
 func (b *builder) thinking(req *llm.Request, g *GenerationConfig) *ThinkingConfig {
 	if !b.model.Reasoning {

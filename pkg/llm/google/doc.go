@@ -1,8 +1,7 @@
 // Package google is the Google Gemini adapter of the provider layer: an
 // upstream llm.Provider for the Gemini Developer API (API key,
 // generativelanguage.googleapis.com) and one for the Cloud Code Assist
-// endpoint used by Gemini-CLI and Antigravity OAuth credentials
-// (wire-formats.md §6).
+// endpoint used by Gemini-CLI and Antigravity OAuth credentials.
 //
 // Both share the request translation (canonical Request → generateContent
 // body, tool schemas cleaned for Google) and the stream decoder

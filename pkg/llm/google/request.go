@@ -20,7 +20,7 @@ type Target struct {
 }
 
 // skipSignature is the placeholder thoughtSignature Gemini accepts on a
-// replayed function call that has none (wire-formats.md §6.2): the base64
+// replayed function call that has none: the base64
 // of "skip_thought_signature_validator".
 var skipSignature = base64.StdEncoding.EncodeToString([]byte("skip_thought_signature_validator"))
 
@@ -28,7 +28,7 @@ var skipSignature = base64.StdEncoding.EncodeToString([]byte("skip_thought_signa
 const nonVisionPlaceholder = "[image omitted: model does not support vision]"
 
 // forcedToolDirective restates a forced tool choice to Antigravity's Gemini
-// routes, which ignore toolConfig (reference google-antigravity-forced-tool.md).
+// routes, which ignore toolConfig (the reference does the same).
 const forcedToolDirective = "TOOL-ONLY TURN. This turn accepts a tool call and nothing else; a text reply here is discarded unread and you will be re-prompted. Emit the tool call now."
 
 // traits are the per-model wire switches of the reference compat table.
@@ -89,7 +89,7 @@ func geminiMajor(id string) int {
 }
 
 // BuildRequest translates a canonical request into a generateContent body
-// for model on target t (wire-formats.md §6.2, §9). Tool names Google
+// for model on target t. Tool names Google
 // would reject are rewritten; ToolName maps them back.
 func BuildRequest(req *llm.Request, model llm.Model, t Target) (*GenerateContentRequest, error) {
 	if req == nil {
@@ -300,7 +300,7 @@ func (b *builder) assistantMessage(m *llm.Message, pending []pendingCall) []pend
 }
 
 // signature returns the thoughtSignature to replay for a part, and whether
-// there is one (case 50): a gateway token issued by this very surface
+// there is one: a gateway token issued by this very surface
 // (Gemini API or Code Assist) is unwrapped, any other token is foreign and
 // dropped, and a raw signature is kept only when the message came from
 // the same provider and model (same).
@@ -338,7 +338,7 @@ func (b *builder) toolResult(m *llm.Message, pending []pendingCall, toolImages *
 			break
 		}
 	}
-	if slot < 0 { // match same-name calls first-in-first-out (case 51)
+	if slot < 0 { // match same-name calls first-in-first-out
 		for i := range pending {
 			if pending[i].result == nil && pending[i].name == m.ToolName && m.ToolName != "" {
 				slot = i

@@ -57,8 +57,8 @@ type schemaKey struct {
 
 const schemaCacheMax = 4096
 
-// NormalizeSchema rewrites a tool's JSON Schema for Google (wire-formats.md
-// case 53): local $refs are inlined, unsupported keywords dropped (the
+// NormalizeSchema rewrites a tool's JSON Schema for Google: local $refs are
+// inlined, unsupported keywords dropped (the
 // human-meaningful ones spilled into description as {key: value}), type
 // arrays and "null" types turned into nullable, const into enum, bare
 // string enums typed, object nodes given properties and the root made an

@@ -11,15 +11,14 @@ import (
 	"github.com/ompgo/omp/pkg/llm"
 )
 
-// safetyReasons are the finish / block reasons of the safety class
-// (wire-formats.md §1.6).
+// safetyReasons are the finish / block reasons of the safety class.
 var safetyReasons = map[string]bool{
 	"SAFETY": true, "RECITATION": true, "BLOCKLIST": true, "PROHIBITED_CONTENT": true, "SPII": true,
 	"IMAGE_SAFETY": true, "IMAGE_PROHIBITED_CONTENT": true, "IMAGE_RECITATION": true, "IMAGE_OTHER": true,
 }
 
 // MapFinishReason maps a Gemini finishReason to the canonical stop reason
-// (wire-formats.md §1.7) and reports whether it is of the safety class.
+// and reports whether it is of the safety class.
 // STOP and MAX_TOKENS become toolUse when the turn called a tool.
 func MapFinishReason(reason string, hadToolCall bool) (llm.StopReason, bool) {
 	switch reason {
@@ -238,7 +237,7 @@ func (d *Decoder) hasCallID(id string) bool {
 	return false
 }
 
-// usage records cumulative usageMetadata (wire-formats.md §1.9).
+// usage records cumulative usageMetadata.
 func (d *Decoder) usage(u *usageMetadata) {
 	if u == nil {
 		return
@@ -266,7 +265,7 @@ func (d *Decoder) End() bool {
 			return b.Fail(&llm.UpstreamError{Provider: d.provider,
 				Message: "stream ended without a finish reason (connection dropped or response truncated)"})
 		}
-		return b.Done(llm.StopEnd) // wire-formats.md §1.7 [I]
+		return b.Done(llm.StopEnd) // content without a finish reason is a normal end
 	}
 	reason, safety := MapFinishReason(d.finish, m.HasToolCall())
 	m.Stop = llm.StopDetail{Raw: d.finish, API: d.api, Safety: safety}

@@ -117,8 +117,8 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, model *llm.Mode
 	return Replay(m, p.Chunk), nil
 }
 
-// CheckGrammar verifies the invariants of wire-formats.md §1.3 over a
-// recorded event sequence and returns the first violation.
+// CheckGrammar verifies the canonical stream invariants (those llm.Builder
+// keeps) over a recorded event sequence and returns the first violation.
 func CheckGrammar(events []llm.Event) error {
 	if len(events) == 0 || events[0].Type != llm.EventStart {
 		return fmt.Errorf("first event is not start")

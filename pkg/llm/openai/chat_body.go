@@ -9,7 +9,7 @@ import (
 )
 
 // AppendChatBody appends the Chat Completions request body for req sent to
-// model (wire-formats.md §4.2, §9.1). The body always streams and asks for
+// model. The body always streams and asks for
 // usage (unless compat forbids it); Extra fields are forwarded only when
 // the request came from a Chat client.
 func AppendChatBody(dst []byte, req *llm.Request, model llm.Model, compat ChatCompat) []byte {
@@ -40,7 +40,7 @@ func AppendChatBody(dst []byte, req *llm.Request, model llm.Model, compat ChatCo
 		case llm.RoleToolResult:
 			dst = appendChatToolResult(dst, m, compat)
 			// Chat tool messages are text-only: images follow in a user
-			// message after the last consecutive tool result (case 47).
+			// message after the last consecutive tool result.
 			if i+1 == len(msgs) || msgs[i+1].Role != llm.RoleToolResult {
 				dst = appendToolImages(dst, msgs, i)
 			}
@@ -185,8 +185,7 @@ func appendChatAssistant(dst []byte, m *llm.Message, compat ChatCompat) []byte {
 }
 
 // argumentsText is the argument string an encoder emits for a finished
-// tool call: the model's own text, else its canonical Arguments, else "{}"
-// (§1.4).
+// tool call: the model's own text, else its canonical Arguments, else "{}".
 func argumentsText(c *llm.Content) string {
 	if c.ArgumentsText != "" {
 		return c.ArgumentsText

@@ -10,7 +10,7 @@ import (
 )
 
 // DecodeChatRequest decodes a /v1/chat/completions body into a canonical
-// request (gateway.md §6.2, wire-formats.md §4.2). System messages become
+// request. System messages become
 // System blocks; tool messages become tool results named after their call;
 // fields without a canonical slot are kept raw in Extra for a Chat
 // upstream. Errors are *RequestError.

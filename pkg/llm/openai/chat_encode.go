@@ -36,7 +36,7 @@ func NewChatID() string {
 }
 
 // ChatStream encodes canonical events as chat.completion.chunk SSE
-// frames, obeying wire-formats.md §11.3: constant id/created/model, the
+// frames, obeying what a strict OpenAI SDK checks: constant id/created/model, the
 // role in the first delta, a tool call's id, type and name only in its
 // first fragment with its own index, one finish chunk, usage once in a
 // trailing choices:[] chunk, no top-level error key on normal chunks,
@@ -168,7 +168,7 @@ func (s *ChatStream) toolArgs(dst []byte, args string) []byte {
 
 // toolEnd sends what the first fragment could not: a late id or name
 // ("" + value concatenates correctly) and "{}" for a call without
-// argument text (§1.4).
+// argument text.
 func (s *ChatStream) toolEnd(dst []byte, blk *llm.Content) []byte {
 	if blk == nil {
 		return dst
@@ -211,7 +211,7 @@ func (s *ChatStream) finish(dst []byte, m *llm.Message, reason string) []byte {
 	return append(dst, "data: [DONE]\n\n"...)
 }
 
-// chatFinishReason maps a canonical end to a Chat finish_reason (§1.8),
+// chatFinishReason maps a canonical end to a Chat finish_reason,
 // passing Chat's own raw value through.
 func chatFinishReason(m *llm.Message, reason llm.StopReason) string {
 	if m != nil && m.Stop.Safety {
@@ -251,7 +251,7 @@ func appendChatUsage(dst []byte, u llm.Usage) []byte {
 }
 
 // AppendChatCompletion appends the non-streaming chat.completion body for
-// a final message (wire-formats.md §4.3). A safety-class error is a
+// a final message. A safety-class error is a
 // normal completion with finish_reason content_filter; for any other
 // error the caller answers with AppendErrorBody instead.
 func AppendChatCompletion(dst []byte, m *llm.Message, o ChatOptions) []byte {

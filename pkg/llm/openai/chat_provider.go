@@ -13,7 +13,7 @@ import (
 const DefaultBaseURL = provider.OpenAIBaseURL
 
 // ChatProvider calls a Chat Completions endpoint: OpenAI itself or any
-// OpenAI-compatible server (wire-formats.md §4, §12). It always streams
+// OpenAI-compatible server. It always streams
 // from upstream and asks for usage.
 type ChatProvider struct {
 	// ProviderID labels messages and errors ("openai", "ollama", …).

@@ -57,7 +57,7 @@ type chatUsage struct {
 	} `json:"completion_tokens_details"`
 }
 
-// canonical maps OC usage (wire-formats.md §1.9).
+// canonical maps OC usage.
 func (u *chatUsage) canonical() llm.Usage {
 	var cached, reasoning int64
 	if u.PromptTokensDetails != nil {
@@ -94,7 +94,7 @@ type chatParser struct {
 
 func newChatParser(b *llm.Builder) *chatParser { return &chatParser{b: b} }
 
-// chatStopReason maps an OC finish_reason (wire-formats.md §1.7) and
+// chatStopReason maps an OC finish_reason and
 // records the raw value on the message.
 func chatStopReason(m *llm.Message, finish string) llm.StopReason {
 	m.Stop.Raw, m.Stop.API = finish, llm.APIOpenAIChat

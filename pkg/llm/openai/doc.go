@@ -1,5 +1,5 @@
 // Package openai adapts the canonical model of pkg/llm to the OpenAI wire
-// family (wire-formats.md §4, §5, §7):
+// family:
 //
 //   - upstream Providers: ChatProvider (Chat Completions, and any
 //     OpenAI-compatible server such as Ollama, vLLM, llama.cpp, LiteLLM or

@@ -8,8 +8,8 @@ import (
 )
 
 // ErrorStatus maps a gateway status onto the status a Chat or Responses
-// client receives: 529 (Anthropic overloaded) becomes 503
-// (wire-formats.md §10.2); everything else is kept.
+// client receives: 529 (Anthropic overloaded) becomes 503;
+// everything else is kept.
 func ErrorStatus(status int) int {
 	if status == 529 {
 		return 503
@@ -41,8 +41,8 @@ func errorTypeCode(status int, usageLimit bool) (typ, code string) {
 }
 
 // AppendErrorBody appends the Chat / Responses error envelope
-// {"error":{"message","type","param":null,"code"}} for status
-// (wire-formats.md §10.1). usageLimit selects the insufficient_quota form
+// {"error":{"message","type","param":null,"code"}} for status.
+// usageLimit selects the insufficient_quota form
 // of a 429. Send it with ErrorStatus(status) and Content-Type
 // application/json.
 func AppendErrorBody(dst []byte, status int, message string, usageLimit bool) []byte {

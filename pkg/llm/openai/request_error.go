@@ -11,7 +11,7 @@ import (
 // safe to show the client (it never contains a credential) and already
 // carries the gateway's wording: "Invalid JSON body: …", "Missing
 // top-level `model` field", or a schema error prefixed "openai-chat: " /
-// "openai-responses: " (gateway.md §5). The status is always 400.
+// "openai-responses: ". The status is always 400.
 type RequestError struct {
 	Message string
 	Err     error

@@ -14,7 +14,7 @@ const (
 	modeCodex
 )
 
-// Fields the Codex backend rejects (wire-formats.md §7); they are never
+// Fields the Codex backend rejects; they are never
 // forwarded from Extra either.
 var codexStripped = map[string]bool{
 	"max_output_tokens": true, "max_completion_tokens": true, "temperature": true, "top_p": true,
@@ -30,7 +30,7 @@ var codexStripped = map[string]bool{
 var responsesClientWins = map[string]bool{"store": true, "include": true, "tool_choice": true, "reasoning": true}
 
 // AppendResponsesBody appends the OpenAI Responses request body for req
-// sent to model (wire-formats.md §5.2, §9.1). The request streams, is
+// sent to model. The request streams, is
 // stateless (store:false with encrypted reasoning included) unless the
 // client asked otherwise, and replays OpenAI reasoning items verbatim.
 func AppendResponsesBody(dst []byte, req *llm.Request, model llm.Model) []byte {
@@ -40,7 +40,7 @@ func AppendResponsesBody(dst []byte, req *llm.Request, model llm.Model) []byte {
 // AppendCodexBody appends the ChatGPT-Codex backend request body: the
 // Responses body with stream:true, store:false, instructions always
 // present, encrypted reasoning included, "minimal" effort raised to "low"
-// and the fields the backend rejects stripped (wire-formats.md §7).
+// and the fields the backend rejects stripped.
 func AppendCodexBody(dst []byte, req *llm.Request, model llm.Model) []byte {
 	return appendResponsesBody(dst, req, model, modeCodex)
 }
@@ -216,7 +216,7 @@ func appendResponsesAssistant(dst []byte, m *llm.Message, codex bool, custom map
 			dst = append(dst, `,"annotations":[]}`...)
 		case llm.ContentThinking:
 			// Only OpenAI's own reasoning items can be replayed; foreign
-			// reasoning has no valid encrypted_content here (§9.3).
+			// reasoning has no valid encrypted_content here.
 			sig, ok := replayableReasoning(c.ThinkingSignature, sameFamily, codex)
 			if !ok {
 				continue
@@ -373,7 +373,7 @@ func appendWithoutKey(dst, raw []byte, name string) []byte {
 // thinking block's signature: a Responses item kept as the signature when
 // the message came from the Responses family, or the item inside a gateway
 // token issued by this very upstream (OR for Responses, CX for Codex) that
-// a client of another format handed back (wire-formats.md §9.3, case 32).
+// a client of another format handed back.
 // Any other token is foreign reasoning and is dropped.
 func replayableReasoning(sig string, sameFamily, codex bool) (string, bool) {
 	if item, api, ok := llm.DecodeSignatureToken(sig); ok {

@@ -9,7 +9,7 @@ import (
 )
 
 // DecodeResponsesRequest decodes a /v1/responses body into a canonical
-// request (gateway.md §6.2, wire-formats.md §5.2). instructions and system
+// request. instructions and system
 // items become System blocks; consecutive assistant-side items (message,
 // reasoning, function_call, custom_tool_call, and items without a
 // canonical slot, kept as native blocks) form one assistant message.

@@ -28,7 +28,7 @@ func NewResponseID() string {
 }
 
 // ResponsesStream encodes canonical events as Responses SSE events,
-// obeying wire-formats.md §5.4 and §11.4: response.created and
+// obeying what a strict OpenAI SDK checks: response.created and
 // response.in_progress with output:[], per item added…done with dense
 // output indices, content_part.added before any text delta,
 // sequence_number 0, 1, … without gaps, only event types of the SDK union,
@@ -49,7 +49,7 @@ type ResponsesStream struct {
 	args     bool   // the open call received argument text
 	seen     int    // content blocks already turned into items
 	// items holds the JSON of every output_item.done, comma-separated,
-	// for the terminal snapshot (§5.4: it must list them all).
+	// for the terminal snapshot, which must list them all.
 	items []byte
 	item  []byte // scratch for one item
 	ended bool
@@ -173,7 +173,7 @@ func (s *ResponsesStream) Append(dst []byte, ev *llm.Event) []byte {
 		return s.argsDelta(dst, ev.Delta)
 	case llm.EventToolCallEnd:
 		if !s.args {
-			dst = s.argsDelta(dst, "{}") // §1.4: never an empty argument string
+			dst = s.argsDelta(dst, "{}") // never an empty argument string
 		}
 		return s.closeItem(dst, ev.Partial)
 	case llm.EventDone:

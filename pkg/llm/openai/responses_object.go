@@ -93,7 +93,7 @@ func appendMessageItem(dst []byte, blocks []llm.Content, id string) []byte {
 
 // appendReasoningItem writes a reasoning item. An OpenAI reasoning item
 // kept as the signature gives its encrypted_content back; a foreign
-// signature travels as a gateway token (§9.3).
+// signature travels as a gateway token.
 func appendReasoningItem(dst []byte, c *llm.Content, api, id string) []byte {
 	dst = append(dst, `{"id":`...)
 	dst = jsonw.Plain(dst, id)
@@ -160,7 +160,7 @@ func appendCallItem(dst []byte, c *llm.Content, id, callID, status string, final
 }
 
 // AppendResponse appends the non-streaming Responses body for a final
-// message (wire-formats.md §5.3). Item ids are the ones a ResponsesStream
+// message. Item ids are the ones a ResponsesStream
 // with the same options produces. A length stop is status incomplete
 // (max_output_tokens) and a safety-class error incomplete
 // (content_filter); for any other error the caller answers with
@@ -170,7 +170,7 @@ func AppendResponse(dst []byte, m *llm.Message, o ResponsesOptions) []byte {
 	var ev llm.Event
 	ev.Partial = m
 	// Replay the message through the stream encoder's item logic, keeping
-	// only the items, so both modes agree (case 38).
+	// only the items, so both modes agree.
 	scratch := make([]byte, 0, 256)
 	for i := range m.Content {
 		c := &m.Content[i]

@@ -12,7 +12,7 @@ import (
 	"github.com/ompgo/omp/pkg/llm"
 )
 
-// ResponsesProvider calls the OpenAI Responses API (wire-formats.md §5).
+// ResponsesProvider calls the OpenAI Responses API.
 type ResponsesProvider struct {
 	// ProviderID labels messages and errors (default: the model's
 	// provider, then "openai").
@@ -57,7 +57,7 @@ const (
 )
 
 // CodexProvider calls the ChatGPT-Codex responses backend with a ChatGPT
-// OAuth access token (wire-formats.md §7): the request always streams
+// OAuth access token: the request always streams
 // with store:false, and the output is rebuilt from output_item.done.
 type CodexProvider struct {
 	// ProviderID labels messages and errors (default "openai-codex").

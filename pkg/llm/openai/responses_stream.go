@@ -90,7 +90,7 @@ const (
 // respParser turns upstream Responses events into canonical events. The
 // output is rebuilt from output_item.done items, so a sparse stream (the
 // Codex backend may skip deltas, and its terminal output may be empty)
-// still yields every item (wire-formats.md §7, case 36).
+// still yields every item.
 type respParser struct {
 	b   *llm.Builder
 	api string

@@ -3,7 +3,7 @@ package openai
 import "github.com/ompgo/omp/pkg/llm"
 
 // Foreign reasoning signatures travel through Responses clients as gateway
-// tokens in encrypted_content (wire-formats.md §9.3); the token format
+// tokens in encrypted_content; the token format
 // lives in pkg/llm (llm.EncodeSignatureToken).
 
 // encodeSignatureToken wraps the signature of a thinking block produced

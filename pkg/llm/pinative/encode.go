@@ -7,11 +7,11 @@ import (
 	"github.com/ompgo/omp/pkg/llm/internal/jsonw"
 )
 
-// AppendEvent appends the pi-native JSON of ev (wire-formats.md §1.3,
-// gateway.md §10.1): block events carry contentIndex and the partial
-// message, deltas their delta, text_end / thinking_end the full content,
-// toolcall_end the finished toolCall, done the final message and error the
-// failed message. It allocates nothing once dst has grown.
+// AppendEvent appends the pi-native JSON of ev: block events carry
+// contentIndex and the partial message, deltas their delta, text_end /
+// thinking_end the full content, toolcall_end the finished toolCall, done the
+// final message and error the failed message. It allocates nothing once dst
+// has grown.
 func AppendEvent(dst []byte, ev *llm.Event) []byte {
 	dst = append(dst, `{"type":`...)
 	dst = jsonw.Plain(dst, ev.Type.String())

@@ -7,7 +7,7 @@ import (
 	"github.com/ompgo/omp/pkg/llm"
 )
 
-// allowedOptions is the options allow-list of wire-formats.md §8; every
+// allowedOptions is the allow-list of pi-native request options; every
 // other key is dropped silently.
 var allowedOptions = map[string]bool{
 	"temperature": true, "topP": true, "topK": true, "minP": true, "presencePenalty": true,

@@ -10,7 +10,7 @@ import (
 )
 
 // RequestError is a body the codec rejects. Message is the exact text for
-// the 400 invalid_request_error envelope (gateway.md §10).
+// the 400 invalid_request_error envelope.
 type RequestError struct {
 	Message string
 	Err     error
@@ -21,7 +21,7 @@ func (e *RequestError) Error() string { return e.Message }
 // Unwrap returns the underlying decode error, if any.
 func (e *RequestError) Unwrap() error { return e.Err }
 
-// Validation messages of gateway.md §10.
+// Validation messages of the pi-native endpoint, as the reference words them.
 const (
 	msgNotObject    = "Request body must be a JSON object"
 	msgNoModel      = "Missing `modelId` (or `model.id`) field"

@@ -9,7 +9,7 @@ import (
 	"github.com/ompgo/omp/pkg/llm/internal/jsonw"
 )
 
-// Response header values (wire-formats.md §2.5, §8).
+// Response header values.
 const (
 	// ContentTypeSSE is the Content-Type of a streaming answer.
 	ContentTypeSSE = "text/event-stream; charset=utf-8"
@@ -103,8 +103,7 @@ func AppendError(dst []byte, errType, msg string) []byte {
 	return append(dst, `}}`...)
 }
 
-// ErrorType returns the pi-native error type for an HTTP status
-// (wire-formats.md §10.2, P column).
+// ErrorType returns the pi-native error type for an HTTP status.
 func ErrorType(status int) string {
 	switch {
 	case status == 401 || status == 403:

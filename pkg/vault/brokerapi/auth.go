@@ -31,7 +31,7 @@ const DefaultTokenPollInterval = 250 * time.Millisecond
 // Every other authenticated route needs admin scope (the shared bearer or
 // an admin token); adding a route therefore denies it to clients until it
 // is listed here. GET /v1/usage/history is the accounts' utilisation over
-// time — what GET /v1/usage shows, kept — and `omp usage --history` (F7),
+// time — what GET /v1/usage shows, kept — and `omp usage --history`,
 // the gateway's history relay and the usage page read it with the member's
 // token; other clients' burn (GET /v1/usage/clients) stays admin.
 var clientRoutes = map[string]bool{

@@ -18,7 +18,7 @@ import (
 	"github.com/ompgo/omp/pkg/vault"
 )
 
-// Client timeouts (client.md §6, discrepancies.md B24).
+// Client timeouts.
 const (
 	DefaultTimeout      = 10 * time.Second // per attempt
 	DefaultUsageTimeout = 30 * time.Second // GET /v1/usage: a cold broker fan-out can be slow
@@ -64,8 +64,8 @@ func (c *Client) noteCapabilities(h http.Header) {
 func (c *Client) ObservedCredentialIDs() bool { return c.observedCreds.Load() }
 
 // ClientCapabilities is the value of the capabilities header the client
-// sends on snapshot and stream requests (as 18.1.21 clients do, fleet.md §2):
-// a broker then serves the 18.1.21 credential fields (Decision E10). The
+// sends on snapshot and stream requests (as 18.1.21 clients do):
+// a broker then serves the 18.1.21 credential fields. The
 // second token asks a Go broker to announce observed-usage attribution
 // (ObservedCredentialIDs); reference brokers look for the first only.
 const ClientCapabilities = CodexMeterBlockScopes + ", " + ObservedCredentialIDs
@@ -82,7 +82,7 @@ func NewClient(baseURL, token string, hc *http.Client) *Client {
 }
 
 // Error is every error the client returns. Message is the exact reference
-// text (client.md §6); Status and Body are set for HTTP errors. For an HTTP
+// text; Status and Body are set for HTTP errors. For an HTTP
 // error Err is a *vault.Error rebuilt from the response (code from the
 // status, message = the broker's "error" text), for a network error the
 // transport error.
@@ -268,7 +268,7 @@ type SnapshotResult struct {
 	Snapshot   *vault.Snapshot
 	Generation int64
 	// Raw is the 200 body exactly as received (what the snapshot cache
-	// stores: client.md §5.2, discrepancies.md E10); nil on a 304.
+	// stores); nil on a 304.
 	Raw []byte
 }
 
@@ -334,8 +334,8 @@ type History struct {
 	Truncated   bool // the broker dropped the oldest entries (Go brokers only)
 }
 
-// UsageHistory fetches GET /v1/usage/history?sinceMs=<sinceMs>[&provider=]
-// (fleet.md §7.1). A broker older than 17.1.2 answers 404: an *Error with
+// UsageHistory fetches GET /v1/usage/history?sinceMs=<sinceMs>[&provider=].
+// A broker older than 17.1.2 answers 404: an *Error with
 // Status 404.
 func (c *Client) UsageHistory(ctx context.Context, sinceMs int64, provider string) (History, error) {
 	q := url.Values{"sinceMs": {strconv.FormatInt(sinceMs, 10)}}
@@ -385,8 +385,7 @@ func (c *Client) Disable(ctx context.Context, id int64, cause string) error {
 // Upload upserts cred for provider and returns every active entry of that
 // provider afterwards. It sends the 18.1.21 shape (extension fields
 // included); when a broker answers 400 to a credential carrying extension
-// fields (a 15.x broker), it warns and retries once with the 15.x field set
-// (Decision E10).
+// fields (a 15.x broker), it warns and retries once with the 15.x field set.
 func (c *Client) Upload(ctx context.Context, provider string, cred vault.Credential) ([]vault.Entry, error) {
 	type body struct {
 		Provider   string           `json:"provider"`

@@ -206,7 +206,7 @@ func decodeEntry(raw json.RawMessage, path string, withRotation bool) (vault.Ent
 	return e, nil
 }
 
-// decodeBlocks decodes a snapshot entry's blocks (fleet.md §2): any broker
+// decodeBlocks decodes a snapshot entry's blocks: any broker
 // may send them. An item without a string providerKey and blockScope and a
 // numeric blockedUntilMs (updatedAtMs optional) is dropped, not fatal: a
 // malformed block must not cost the client every credential. A list that
@@ -369,7 +369,7 @@ type Event struct {
 	Entry       *vault.Entry
 	ID          int64
 	// Raw is a snapshot frame's JSON as received, "kind" included (the
-	// snapshot cache stores it without: client.md §5.2); nil for the
+	// snapshot cache stores it without); nil for the
 	// other kinds.
 	Raw []byte
 }

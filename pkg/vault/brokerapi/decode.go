@@ -8,7 +8,7 @@ import (
 	"github.com/ompgo/omp/pkg/vault"
 )
 
-// Strict request decoders (broker.md §2.2). Their messages are client-safe:
+// Strict request decoders. Their messages are client-safe:
 // they name keys, never echo values.
 
 // decodeObject decodes raw as a JSON object with only the allowed keys.

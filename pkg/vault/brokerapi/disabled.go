@@ -18,7 +18,7 @@ type DisabledSource interface {
 	ListDisabled(ctx context.Context, provider string) ([]vault.Record, error)
 }
 
-// DisabledCredential is one tombstone (fleet.md §8.4): identity fields
+// DisabledCredential is one tombstone: identity fields
 // only for OAuth rows that have them, never token material.
 type DisabledCredential struct {
 	ID           int64  `json:"id"`
@@ -52,7 +52,7 @@ type disabledBody struct {
 	Disabled    []DisabledCredential `json:"disabled"`
 }
 
-// disabled serves GET /v1/credentials/disabled[?provider=] (fleet.md §8.4):
+// disabled serves GET /v1/credentials/disabled[?provider=]:
 // every soft-deleted row, id ascending; an empty provider means all.
 func (s *Server) disabled(w http.ResponseWriter, r *http.Request) error {
 	out := []DisabledCredential{}

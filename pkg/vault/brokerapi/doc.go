@@ -1,14 +1,14 @@
-// Package brokerapi is the auth broker's HTTP API (broker.md §2): the server
+// Package brokerapi is the auth broker's HTTP API: the server
 // (chi router, long-poll, SSE stream, Prometheus metrics) and its Go client,
 // which share this package's wire encoders and decoders.
 //
 // # Server
 //
-// Server serves the routes of broker.md §2.1/§2.2 with the exact statuses,
+// Server serves the broker routes (docs/protocol.md) with the exact statuses,
 // headers, bodies and error texts of the reference broker. Its generation is
 // the vault's (vault.Store.Generation), monotonic across restarts and
 // processes. Run is the hub: on every Notify (in-process writers) and every
-// PollInterval (writes by other processes, discrepancies.md B22) it re-reads
+// PollInterval (writes by other processes) it re-reads
 // the generation and, when it moved, builds ONE shared snapshot: every
 // credential is redacted and encoded once, and the delta from the previous
 // shared snapshot is encoded once as SSE frames. GET /v1/snapshot then only
@@ -29,9 +29,9 @@
 //
 // # Stream fingerprints
 //
-// broker.md §2.9 compares each credential's [id, provider, identityKey,
-// rotatesInMs, credential] with the last one sent and says "a pure
-// rotatesInMs shift counts as a change". rotatesInMs is relative to
+// The reference stream compares each credential's [id, provider,
+// identityKey, rotatesInMs, credential] with the last one sent, and a pure
+// rotatesInMs shift counts as a change. rotatesInMs is relative to
 // serverNowMs, so read literally every OAuth entry would be re-sent on every
 // change merely because time passed. This package compares the rotation
 // TARGET instead — serverNowMs + rotatesInMs, an absolute time computed when
@@ -42,7 +42,7 @@
 //
 // # Client
 //
-// Client implements the reference AuthBrokerClient (client.md §6): headers,
+// Client implements the reference AuthBrokerClient: headers,
 // timeouts, one retry on network errors, and the exact error messages. It
 // reads leniently: unknown fields are ignored (e.g. a newer broker's
 // `blocks`), required fields and their types are checked. Errors are *Error;

@@ -14,7 +14,7 @@ import (
 	"github.com/ompgo/omp/pkg/vault"
 )
 
-// Fleet routes (fleet.md §3, §4, §6, §8): shared credential blocks, usage
+// Fleet routes: shared credential blocks, usage
 // cache invalidation and observed client usage.
 
 // UsageInvalidator expires the broker's cached usage reports
@@ -25,7 +25,7 @@ type UsageInvalidator interface {
 	InvalidateUsage(ctx context.Context, provider string) error
 }
 
-// CredentialBlock is the wire form of a block (fleet.md §2): the body of
+// CredentialBlock is the wire form of a block: the body of
 // POST /v1/credential/:id/block and an item of a snapshot entry's blocks.
 type CredentialBlock struct {
 	ProviderKey    string `json:"providerKey"`
@@ -44,7 +44,7 @@ func (w CredentialBlock) Block() vault.CredentialBlock {
 	return vault.CredentialBlock{ProviderKey: w.ProviderKey, Scope: w.BlockScope, UntilMs: w.BlockedUntilMs, UpdatedAtMs: w.UpdatedAtMs}
 }
 
-// ObservedUsageEntry is one entry of a ClientUsageReport (fleet.md §8.1).
+// ObservedUsageEntry is one entry of a ClientUsageReport.
 type ObservedUsageEntry struct {
 	At               int64   `json:"at"`
 	Provider         string  `json:"provider"`
@@ -61,9 +61,8 @@ type ObservedUsageEntry struct {
 	CredentialID int64 `json:"credentialId,omitempty"`
 }
 
-// ClientUsageReport is the body of POST /v1/usage/observed (fleet.md
-// §8.1). Empty Hostname and App are omitted (brokers 17.1.2–18.0.6 reject
-// the app key, Decision F10).
+// ClientUsageReport is the body of POST /v1/usage/observed. Empty Hostname
+// and App are omitted (brokers 17.1.2–18.0.6 reject the app key).
 type ClientUsageReport struct {
 	InstallID string               `json:"installId"`
 	Hostname  string               `json:"hostname,omitempty"`
@@ -71,7 +70,7 @@ type ClientUsageReport struct {
 	Entries   []ObservedUsageEntry `json:"entries"`
 }
 
-// UsageClients is the GET /v1/usage/clients answer (fleet.md §8.3).
+// UsageClients is the GET /v1/usage/clients answer.
 type UsageClients struct {
 	GeneratedAt int64                 `json:"generatedAt"`
 	Clients     []vault.ClientSummary `json:"clients"`
@@ -94,10 +93,11 @@ func (s *Server) blockMiss(r *http.Request, id int64, msg string, cause error) e
 	return &vault.Error{Code: vault.ENOTFOUND, Message: vault.NotFoundID(id).Message, Err: cause}
 }
 
-// postBlock serves POST /v1/credential/:id/block (fleet.md §3): body parse
-// → schema → credential lookup, then Decisions F2 (deadline truncated,
-// past → no-op, clamped to 31 days), F3 (providerKey must be the
-// credential's) and F4 (generation only on a visible change).
+// postBlock serves POST /v1/credential/:id/block: body parse
+// → schema → credential lookup (the reference's order), then our bounds:
+// the deadline is truncated, a past one is a no-op and a far one is
+// clamped to 31 days, providerKey must be the credential's, and the
+// generation advances only on a visible change.
 func (s *Server) postBlock(w http.ResponseWriter, r *http.Request) error {
 	id, peer := pathID(r), httpx.Peer(r)
 	raw, err := httpx.ReadJSON(w, r, httpx.BrokerBodyLimit, false)
@@ -144,7 +144,7 @@ func (s *Server) postBlock(w http.ResponseWriter, r *http.Request) error {
 		if rec.Credential.IsOAuth() {
 			// Only a block that changed something expires the provider's
 			// cached reports: a fleet re-posting one 429 must not re-probe
-			// rate-limited usage endpoints again and again (fleet.md §11).
+			// rate-limited usage endpoints again and again.
 			s.invalidateUsage(r, rec.Provider)
 		}
 	}
@@ -163,7 +163,7 @@ func (s *Server) invalidateUsage(r *http.Request, provider string) {
 	}
 }
 
-// deleteBlocks serves DELETE /v1/credential/:id/blocks (fleet.md §4): every
+// deleteBlocks serves DELETE /v1/credential/:id/blocks: every
 // block of the credential goes; a body is ignored.
 func (s *Server) deleteBlocks(w http.ResponseWriter, r *http.Request) error {
 	id, peer := pathID(r), httpx.Peer(r)
@@ -187,7 +187,7 @@ func (s *Server) deleteBlocks(w http.ResponseWriter, r *http.Request) error {
 	return httpx.WriteJSON(w, http.StatusOK, okBody{OK: true})
 }
 
-// usageStale serves POST /v1/usage/stale (fleet.md §6, Decision F5): an
+// usageStale serves POST /v1/usage/stale: an
 // optional strict body {"provider"} limits the invalidation to one
 // provider; no generation bump.
 func (s *Server) usageStale(w http.ResponseWriter, r *http.Request) error {
@@ -212,8 +212,8 @@ func (s *Server) usageStale(w http.ResponseWriter, r *http.Request) error {
 	return httpx.WriteJSON(w, http.StatusOK, okBody{OK: true})
 }
 
-// usageObserved serves POST /v1/usage/observed (fleet.md §8.1, Decision
-// F9): schema 400s as the reference, then the Go bounds (empty installId
+// usageObserved serves POST /v1/usage/observed: schema 400s as the
+// reference, then the Go bounds (empty installId
 // or more than 1000 entries → 400; everything else normalised).
 func (s *Server) usageObserved(w http.ResponseWriter, r *http.Request) error {
 	raw, err := httpx.ReadBody(w, r, httpx.BrokerBodyLimit, false)
@@ -275,7 +275,7 @@ func (s *Server) checkCredentialIDs(ctx context.Context, es []vault.ObservedUsag
 	}
 }
 
-// usageClients serves GET /v1/usage/clients[?sinceMs=] (fleet.md §8.3).
+// usageClients serves GET /v1/usage/clients[?sinceMs=].
 // A request listing ObservedCredentialIDs in the capabilities header gets
 // one row per (app, provider, credential) with credentialId and account;
 // any other gets the reference shape.
@@ -311,8 +311,7 @@ func (c *Client) ClearBlocks(ctx context.Context, id int64) error {
 
 // MarkUsageStale expires the broker's cached usage reports (POST
 // /v1/usage/stale): all of them for provider "", else, on a Go broker, that
-// provider's only (Decision F5; reference brokers ignore the body and
-// expire all).
+// provider's only (reference brokers ignore the body and expire all).
 func (c *Client) MarkUsageStale(ctx context.Context, provider string) error {
 	var body any
 	if provider != "" {
@@ -323,7 +322,7 @@ func (c *Client) MarkUsageStale(ctx context.Context, provider string) error {
 
 // PostObserved sends one client's batched token burn (POST
 // /v1/usage/observed). An *Error with Status 400, 404 or 501 says the
-// broker does not take it (see Decision F10 for what a client does then).
+// broker does not take it (remote.Reporter decides what to do then).
 func (c *Client) PostObserved(ctx context.Context, r ClientUsageReport) error {
 	if r.Entries == nil {
 		r.Entries = []ObservedUsageEntry{}

@@ -14,7 +14,7 @@ import (
 
 // Strict decoders of the fleet request bodies. Their 400 texts follow the
 // reference validator ("<key> must be a string (was missing)", one line
-// per problem, fleet.md §3 and §8.1); they name keys and JSON kinds, never
+// per problem); they name keys and JSON kinds, never
 // values.
 
 // jsonKind names the JSON kind of raw as the reference validator does.
@@ -121,8 +121,9 @@ func truncInt(f float64) int64 {
 	return int64(f)
 }
 
-// decodeBlock decodes a strict CredentialBlock (fleet.md §3) and applies
-// the Decision F2 length bounds; updatedAtMs is accepted and ignored.
+// decodeBlock decodes a strict CredentialBlock and applies the length
+// bounds vault.MaxBlockProviderKeyLen and vault.MaxBlockScopeLen;
+// updatedAtMs is accepted and ignored.
 func decodeBlock(raw json.RawMessage) (vault.CredentialBlock, error) {
 	m, err := schemaObject(raw)
 	if err != nil {
@@ -155,12 +156,12 @@ func decodeBlock(raw json.RawMessage) (vault.CredentialBlock, error) {
 }
 
 // observedEntryKeys are the required keys of an ObservedUsageEntry; other
-// keys are tolerated (fleet.md §8.1, obs).
+// keys are tolerated, as by the reference.
 var observedEntryKeys = []string{"at", "provider", "model", "requests", "inputTokens", "outputTokens",
 	"cacheReadTokens", "cacheWriteTokens", "costUsd"}
 
-// decodeClientUsage decodes a strict ClientUsageReport (fleet.md §8.1).
-// More than vault.MaxObservedEntries entries is a 400 (Decision F9);
+// decodeClientUsage decodes a strict ClientUsageReport.
+// More than vault.MaxObservedEntries entries is a 400;
 // normalisation is vault.NormalizeClientUsage's job.
 func decodeClientUsage(raw json.RawMessage) (vault.ClientUsageReport, error) {
 	m, err := schemaObject(raw)

@@ -29,7 +29,9 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) error {
 	return httpx.WriteJSON(w, http.StatusOK, body)
 }
 
-// snapshot serves GET /v1/snapshot with the long-poll of broker.md §2.8.
+// snapshot serves GET /v1/snapshot: at once when the client's If-None-Match
+// generation is missing or stale or wait is 0, else it waits (at most 30 s)
+// for a newer generation and answers 200, or 304 when the wait runs out.
 func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	announceCapabilities(w, r)
@@ -77,9 +79,9 @@ func setSnapshotHeaders(h http.Header, gen int64) {
 }
 
 // CapabilitiesHeader is the request header of 18.1.21 clients on snapshot
-// and stream requests (fleet.md §2). Its presence, whatever its value, is
-// the F1 gate: only then do snapshots carry the 18.1.21 extension fields
-// (Decision E1); without it they keep the strict 15.x shape.
+// and stream requests. Its presence, whatever its value, is
+// the gate: only then do snapshots carry the 18.1.21 extension fields;
+// without it they keep the strict 15.x shape.
 const CapabilitiesHeader = "OMP-Auth-Broker-Capabilities"
 
 // Pre-built header key and value: reading and setting them costs no
@@ -90,10 +92,10 @@ var (
 )
 
 // CodexMeterBlockScopes is the capability token of readers that take the
-// Codex meter block scopes ("chat", "spark") as they are (fleet.md §2).
+// Codex meter block scopes ("chat", "spark") as they are.
 const CodexMeterBlockScopes = "codex-meter-block-scopes"
 
-// shapeOf is the snapshot shape r asks for (Decision F1): no capabilities
+// shapeOf is the snapshot shape r asks for: no capabilities
 // header → shape15; a header whose comma-separated values include
 // codex-meter-block-scopes → shapeFull; any other header → shapeShared.
 func shapeOf(r *http.Request) shape {

@@ -10,10 +10,10 @@ import (
 	"github.com/ompgo/omp/pkg/vault"
 )
 
-// History bounds of GET /v1/usage/history (fleet.md §7.1, Decision F6).
+// History bounds of GET /v1/usage/history.
 const (
 	// MaxHistoryDays is the largest ?days= the broker accepts; it equals the
-	// retention of the usage_history table (Decision F11).
+	// retention of the usage_history table.
 	MaxHistoryDays = 400
 	// MaxHistoryEntries caps one answer; the oldest entries are dropped first
 	// and "truncated":true is added.
@@ -37,8 +37,8 @@ type historyBody struct {
 	Truncated   bool                      `json:"truncated,omitempty"`
 }
 
-// usageHistory serves GET /v1/usage/history?sinceMs=&provider=&days=
-// (fleet.md §7.1): sinceMs is read like JavaScript parseInt, days=N (1..400)
+// usageHistory serves GET /v1/usage/history?sinceMs=&provider=&days=:
+// sinceMs is read like JavaScript parseInt, days=N (1..400)
 // is shorthand for now − N days, sinceMs wins; an empty provider is absent.
 func (s *Server) usageHistory(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()

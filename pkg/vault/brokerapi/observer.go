@@ -25,7 +25,7 @@ type Observer interface {
 	// SnapshotPublished is called by the hub whenever it publishes a new
 	// snapshot; it must only keep the view (a scrape reads it later).
 	SnapshotPublished(gen int64, snap Published)
-	// Handler serves GET /metrics (behind the bearer, discrepancies.md B27).
+	// Handler serves GET /metrics (behind the bearer).
 	Handler() http.Handler
 }
 

@@ -19,7 +19,7 @@ import (
 // Defaults of the Server fields.
 const (
 	DefaultKeepAlive    = 20 * time.Second // DEFAULT_STREAM_KEEPALIVE_MS
-	DefaultPollInterval = time.Second      // external-write detection (discrepancies.md B22)
+	DefaultPollInterval = time.Second      // external-write detection
 	// MaxWait is the longest long-poll a client may ask for.
 	MaxWait = 30 * time.Second
 )
@@ -54,7 +54,7 @@ type UsageSource interface {
 	Reports(ctx context.Context) ([]vault.UsageReport, error)
 }
 
-// Server is the broker's HTTP API (broker.md §2). Set the fields, then call
+// Server is the broker's HTTP API. Set the fields, then call
 // Handler and Run; fields must not change afterwards.
 type Server struct {
 	Store     vault.Store    // required
@@ -62,17 +62,17 @@ type Server struct {
 	Usage     UsageSource    // nil: GET /v1/usage reports []
 	History   HistorySource  // nil: GET /v1/usage/history reports []
 	Disabled  DisabledSource // nil: GET /v1/credentials/disabled reports []
-	// Blocks keeps the fleet's credential blocks (fleet.md §3–§4); nil:
+	// Blocks keeps the fleet's credential blocks; nil:
 	// snapshots carry no blocks and the block routes answer 404 No route.
 	Blocks vault.BlockStore
-	// ClientUsage records observed client usage (fleet.md §8); nil: POST
+	// ClientUsage records observed client usage; nil: POST
 	// /v1/usage/observed answers 501 and GET /v1/usage/clients reports [].
 	ClientUsage vault.ClientUsageStore
 	// Invalidator expires cached usage reports for POST /v1/usage/stale and
 	// OAuth block posts; nil: they expire nothing.
 	Invalidator UsageInvalidator
 	// Tokens is the shared bearer allow-list (admin rights); the server
-	// refuses to run with none (discrepancies.md A7).
+	// refuses to run with none.
 	Tokens []string
 	// ClientTokens, if set, adds the vault's named client tokens to the
 	// allow-list with their scopes (re-read every TokenPollInterval and on

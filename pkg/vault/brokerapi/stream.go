@@ -8,7 +8,7 @@ import (
 	"github.com/ompgo/omp/internal/sse"
 )
 
-// stream serves GET /v1/snapshot/stream (broker.md §2.9): one `snapshot`
+// stream serves GET /v1/snapshot/stream: one `snapshot`
 // frame, then `entry`/`removed` frames per publication, and a keepalive
 // comment every KeepAlive.
 //

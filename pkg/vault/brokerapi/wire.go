@@ -36,7 +36,7 @@ type encodedEntry struct {
 	blk *entryBlocks
 }
 
-// shape is what a reader of a snapshot sees (Decisions E1 and F1): a
+// shape is what a reader of a snapshot sees: a
 // request without the capabilities header gets the strict 15.x shape (no
 // extension fields, no blocks); with the header it gets the extension
 // fields and blocks, the Codex meter blocks folded into one "shared" block
@@ -110,7 +110,7 @@ func appendJSONString(b []byte, s string) []byte {
 
 // appendBlocks appends e's blocks as a reader of shape sh sees them at
 // now: the pre-encoded list while none expired, else the live ones
-// re-encoded (expiry by clock changes no generation, fleet.md §2).
+// re-encoded (expiry by clock changes no generation).
 func (e *encodedEntry) appendBlocks(b []byte, sh shape, now int64) []byte {
 	if sh == shape15 || e.blk == nil {
 		return b
@@ -138,8 +138,8 @@ func (eb *entryBlocks) enc(sh shape) []byte {
 }
 
 // entrySrc is an entry's redacted source and, when its credential holds
-// 18.1.21 extension fields, its full encoding (prefix with those fields,
-// Decision E1; nil otherwise, then it equals prefix).
+// 18.1.21 extension fields, its full encoding (prefix with those fields;
+// nil otherwise, then it equals prefix).
 type entrySrc struct {
 	vault.Entry
 	full []byte
@@ -229,7 +229,8 @@ func appendNullableString(b []byte, s string) []byte {
 	return append(b, q...)
 }
 
-// rotatesInMs evaluates broker.md §2.6 for e at now.
+// rotatesInMs estimates when the refresher will rotate e, relative to now
+// (see vault.Schedule.RotatesInMs).
 func (e *encodedEntry) rotatesInMs(sched vault.Schedule, now int64) (int64, bool) {
 	if !e.oauth {
 		return 0, false
@@ -264,7 +265,7 @@ type hole struct {
 
 // renderFor returns sh's render for shape sp at now, building it when
 // there is none yet or the held one does not cover now (a block in it
-// expired, fleet.md §2: expiry by clock changes no generation, so the
+// expired; expiry by clock changes no generation, so the
 // render follows the clock). One request builds while the others of the
 // moment wait for it.
 func (sh *shared) renderFor(sp shape, now int64) *render {
@@ -311,8 +312,7 @@ func (sh *shared) renderFor(sp shape, now int64) *render {
 }
 
 // appendPlainEntry appends the CredentialSnapshotEntry JSON (no rotatesInMs)
-// of upload and refresh replies, which always carry the extension fields
-// (Decision E1).
+// of upload and refresh replies, which always carry the extension fields.
 func appendPlainEntry(b []byte, e *encodedEntry) []byte {
 	return append(append(b, e.pfx(true)...), '}')
 }

@@ -1,10 +1,10 @@
 // Package cliproxy decodes CLIProxyAPI auth files (one JSON object per file,
 // default directory ~/.cli-proxy-api) into vault credentials for
-// `omp auth-broker import` (broker.md §1.8).
+// `omp auth-broker import`.
 //
 // For every file the reference importer accepts or skips, Parse produces the
 // same provider, credential fields and skip reason. As a documented superset
-// (discrepancies.md A15, broker.md §1.8.3) it also reads the CLIProxyAPI
+// it also reads the CLIProxyAPI
 // expiry aliases and numeric epochs, tokens nested under "token"/"Token"
 // (legacy Gemini CLI files) and project_id.
 package cliproxy

@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// expiryKeys are CLIProxyAPI's expiry aliases in lookup order (broker.md
-// §1.8.2). oauth_expires_at (GitLab files) is a Go addition.
+// expiryKeys are CLIProxyAPI's expiry aliases in lookup order.
+// oauth_expires_at (GitLab files) is a Go addition.
 var expiryKeys = []string{"expired", "expire", "expires_at", "expiresAt", "expiry", "expires"}
 
 // expiryLayouts are the accepted string forms, tried in order. Layouts

@@ -14,13 +14,13 @@ import (
 	"sync"
 )
 
-// KeyLogin is an API-key login flow (discrepancies.md A13): show where to
+// KeyLogin is an API-key login flow: show where to
 // create a key, read the pasted key, check it against the provider's
 // authenticated model listing, and store it as an api_key credential with
 // replace-all semantics. Facts are the reference catalog's
 // (`login "api-key"` rules).
 type KeyLogin struct {
-	ID, Name     string // login list id and display name (broker.md §1.7)
+	ID, Name     string // login list id and display name
 	AuthURL      string // the provider page where a key is created
 	Instructions string
 	Prompt       string // prompt text; shown as "<Prompt> (<Placeholder>): "
@@ -47,7 +47,7 @@ type KeyLogin struct {
 // fallback returns a pointer to s (KeyLogin.EmptyFallback literals).
 func fallback(s string) *string { return &s }
 
-// keyLogins is the built-in API-key flows, in broker.md §1.7 order (the
+// keyLogins is the built-in API-key flows, in the reference's list order (the
 // reference catalog's `login "api-key"` rules). A flow validates with its
 // models listing, else with a one-token chat completion, else not at all;
 // providers.<id>.baseUrl (OMP_PROVIDER_<ID>_BASE_URL) moves the probe to

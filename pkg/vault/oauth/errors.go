@@ -274,8 +274,8 @@ var (
 	networkText    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)timeout|network|fetch failed|ECONNREFUSED`) })
 )
 
-// IsDefinitiveMessage is the reference's isDefinitiveOAuthFailure (broker.md
-// §3), kept for failures known only by their text (client reports):
+// IsDefinitiveMessage is the reference's isDefinitiveOAuthFailure, kept
+// for failures known only by their text (client reports):
 // invalid_grant/invalid_token/revoked/unauthorized/expired refresh → true;
 // else a 401 or 403 not accompanied by a network hint → true; else false.
 func IsDefinitiveMessage(msg string) bool {

@@ -15,7 +15,7 @@ import (
 	"github.com/ompgo/omp/pkg/vault"
 )
 
-// MCP OAuth credentials (broker.md §3.1, Decision E6): 18.1.21 clients store
+// MCP OAuth credentials: 18.1.21 clients store
 // MCP-server tokens under provider ids "mcp_oauth:profile:<profile>:<server
 // URL>", "mcp_oauth:<server URL>" or "mcp_oauth_<random>", with the refresh
 // material on the row itself.

@@ -5,7 +5,7 @@
 // definitive (disable the credential) and transient (retry on the next sweep).
 //
 // Facts (endpoints, public client ids, header values, expiry arithmetic) come
-// from the reference implementation; broker.md Appendix A summarises them.
+// from the reference implementation.
 // Every upstream URL can be overridden (NewRegistry) so tests and
 // self-hosted instances can point elsewhere.
 package oauth
@@ -39,9 +39,9 @@ const (
 // Registry.Get returns copies: changing one does not change the registry.
 type Provider struct {
 	ID   string // registry id, e.g. "anthropic"
-	Name string // display name (broker.md §1.7)
+	Name string // display name
 
-	// Login callback (broker.md §1.5): the local listener port and path and
+	// Login callback: the local listener port and path and
 	// the host name advertised in the redirect URI.
 	CallbackPort int
 	CallbackPath string
@@ -98,7 +98,8 @@ type Registry struct {
 }
 
 // NewRegistry returns the built-in providers (openai-codex, anthropic,
-// google-antigravity, google-gemini-cli, gitlab-duo, in broker.md §1.7 order).
+// google-antigravity, google-gemini-cli, gitlab-duo, in the reference's
+// list order).
 // overrides, when not nil, is asked once per provider and kind (KindTokenURL,
 // KindAuthorizeURL, KindClientID; KindBaseURL and KindUserinfoURL when a
 // login follow-up runs) and returns a replacement value or "" to

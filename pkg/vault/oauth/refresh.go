@@ -24,7 +24,7 @@ type identityFunc func(tok *oauth2.Token) (accountID, email string)
 // server returns none), the new expiry, identity fields from the reply with
 // the previous values as fallback, and every other field of cred unchanged.
 //
-// MCP rows (IsMCP) refresh at the token URL they carry (broker.md §3.1).
+// MCP rows (IsMCP) refresh at the token URL they carry.
 //
 // The request is bounded by ctx only; callers add their own timeout.
 // Failures are *RefreshError values (wrapping *oauth2.RetrieveError or the

@@ -9,7 +9,7 @@ import (
 	"github.com/ompgo/omp/pkg/vault"
 )
 
-// Block durations (usage.md §5.2, §5.4).
+// Block durations.
 const (
 	// DefaultBlock is a block with no better reset time: a usage limit
 	// without a retry hint or report, an exhausted report without a future
@@ -37,15 +37,14 @@ func blockKey(providerKey, scope string) string {
 // credential id → until (epoch ms). A block ends by itself once the clock
 // passes its until; expired blocks are dropped when read.
 //
-// Blocks are keyed by credential id where the reference (usage.md §5.2, at
-// 18.1.21) keys them by the candidate's index in the provider's list.
-// Indexes shift whenever the set changes — a row added with a lower id, a
-// row disabled in the middle — and a block would then land on a
-// neighbour. The reference clears every block of a provider on any change,
-// which hides the shift; we do the same (Picker clears on change) but the id
-// keeps a block on its account in the window between a change and the
-// clear, and is the key the broker's shared blocks use (fleet.md §2), so
-// they can be merged here later.
+// Blocks are keyed by credential id where the reference (at 18.1.21) keys
+// them by the candidate's index in the provider's list. Indexes shift
+// whenever the set changes — a row added with a lower id, a row disabled in
+// the middle — and a block would then land on a neighbour. The reference
+// clears every block of a provider on any change, which hides the shift; we
+// do the same (Picker clears on change) but the id keeps a block on its
+// account in the window between a change and the clear, and is the key the
+// broker's shared blocks use, so they can be merged here later.
 //
 // Blocks is safe for concurrent use.
 type Blocks struct {
@@ -153,7 +152,7 @@ func (b *Blocks) Counts() map[string]int {
 }
 
 // sharedUntil returns the latest end among e's snapshot blocks (the
-// broker's shared blocks, fleet.md §5) that apply to providerKey and scope
+// broker's shared blocks) that apply to providerKey and scope
 // "" or one of scopes and end after nowMs. A block of a foreign provider
 // key is never consulted.
 func sharedUntil(e *vault.Entry, providerKey string, scopes []string, nowMs int64) (untilMs int64, ok bool) {

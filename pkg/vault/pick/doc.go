@@ -1,4 +1,4 @@
-// Package pick chooses the credential a request uses (usage.md §5): the
+// Package pick chooses the credential a request uses: the
 // selection shared by the gateway, over the broker's snapshot
 // (pkg/vault/remote), and the agent or broker host, over its own vault
 // (vault.LocalSource). It reads credentials only through a vault.Source.
@@ -13,8 +13,8 @@
 //
 // Blocks are keyed by credential id, not by position (the reference keys
 // its in-memory map by candidate index); see Blocks. Shared, broker-side
-// blocks (fleet.md §2–5) are not implemented yet; they are keyed by
-// credential id and scope too, so they can be merged into Blocks.Until.
+// blocks are keyed by credential id and scope too; the Picker takes the
+// later of the two.
 //
 // Deviations from the reference, each for a reason given where it is coded:
 // only the candidate about to be returned is prepared (refreshed near
@@ -23,6 +23,5 @@
 // broker, and the set change follows); a provider's lone usage report is
 // not handed to an account it does not name.
 //
-// The Ladder helper implements the gateway's credential retry ladder
-// (gateway.md §5 step 10, §12.8, decision G7).
+// The Ladder helper implements the gateway's credential retry ladder.
 package pick

@@ -7,8 +7,8 @@ import (
 	"github.com/ompgo/omp/pkg/vault"
 )
 
-// Failure classifies a failed upstream attempt for the retry ladder
-// (gateway.md §12.8). The gateway classifies; the ladder only reacts.
+// Failure classifies a failed upstream attempt for the retry ladder.
+// The gateway classifies; the ladder only reacts.
 type Failure int
 
 const (
@@ -36,8 +36,8 @@ const (
 // MaxAttempts caps the attempts of one request whatever the pool size.
 const MaxAttempts = 64
 
-// Ladder is the credential retry ladder of one request (gateway.md §5 step
-// 10, §12.8, decision G7). Every attempt uses a bearer not yet sent for this
+// Ladder is the credential retry ladder of one request (docs/protocol.md,
+// Gateway outbound). Every attempt uses a bearer not yet sent for this
 // request; the number of attempts is bounded by the number of distinct
 // credentials of the provider plus the one forced re-mint, and by
 // MaxAttempts. A Ladder belongs to one request and is not safe for

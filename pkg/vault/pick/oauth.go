@@ -6,7 +6,7 @@ import (
 	"github.com/ompgo/omp/pkg/vault"
 )
 
-// pickOAuth is OAuth selection (usage.md §5.3) over the provider's OAuth
+// pickOAuth is OAuth selection over the provider's OAuth
 // credentials, in id order.
 func (p *Picker) pickOAuth(ctx context.Context, provider, session string, opts Options, creds []vault.Entry) (vault.Entry, error) {
 	pk := ProviderKey(provider, string(vault.TypeOAuth))
@@ -29,7 +29,7 @@ func (p *Picker) pickOAuth(ctx context.Context, provider, session string, opts O
 	// (or a spark model), unless the session already has an unblocked
 	// sticky credential. Its prefetch order (the final tie-break) is the
 	// natural row order with a session id, else the round-robin rotation;
-	// without ranking the order is the §5.2 rotation.
+	// without ranking the order is the plain rotation (see rotation).
 	rankNow := ranked && (len(creds) > 1 || spark) && (!stickyUnblocked || spark)
 	ord := p.order(pk, len(creds), session)
 	if rankNow && session != "" {
@@ -87,7 +87,7 @@ func (p *Picker) pickOAuth(ctx context.Context, provider, session string, opts O
 			if vault.ErrorCode(err) != vault.ENOTFOUND {
 				// A refresh failure through a Source is transient for the
 				// picker: a definitive one disables the row at the broker
-				// (discrepancies.md B20, B23) and the set change follows.
+				// and the set change follows.
 				p.block(pk, "", c.entry, p.now().Add(RefreshFailureBlock).UnixMilli(), "refresh failed")
 			}
 			p.log().Warn("pick: credential refresh failed", "provider", provider, "id", c.entry.ID, "err", err)

@@ -8,7 +8,7 @@ import (
 	"github.com/ompgo/omp/pkg/vault"
 )
 
-// rotation returns the candidate order of usage.md §5.2 for n candidates:
+// rotation returns the candidate order for n candidates:
 // with a session id it starts at xxHash32(sessionId) mod n, else at start
 // (the round-robin cursor), and wraps around.
 func rotation(n int, sessionID string, start int) []int {
@@ -29,7 +29,7 @@ func rotation(n int, sessionID string, start int) []int {
 // fingerprint summarises a provider's credential set as far as selection
 // cares: which rows exist, their type and identity. A change in it is the
 // "provider credential change (upsert, replace, disable, dedupe)" that
-// clears round-robin cursors, stickiness and blocks (usage.md §5.2). A
+// clears round-robin cursors, stickiness and blocks. A
 // token rotation (new access token, new expiry on the same row) is not a
 // change: clearing on it would lift the 60 s block invalidateMatching sets
 // right before it asks for that very refresh.

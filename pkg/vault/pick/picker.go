@@ -12,21 +12,21 @@ import (
 
 // Preparer is implemented by sources that can bring a credential up to date
 // right before use (remote.Store refreshes through the broker when the
-// access token is within a minute of expiry, client.md §7.4). Without it the
+// access token is within a minute of expiry). Without it the
 // Picker refreshes a credential within PrepareWindow of expiry itself.
 type Preparer interface {
 	Prepare(ctx context.Context, id int64) (vault.Entry, error)
 }
 
 // BlockSink is implemented by sources that share blocks with a fleet
-// (remote.Store posts them to the broker, fleet.md §5). The Picker hands it
+// (remote.Store posts them to the broker). The Picker hands it
 // every block it sets, with the merged deadline; PublishBlock must not
 // block the request (fire-and-forget).
 type BlockSink interface {
 	PublishBlock(e vault.Entry, providerKey, scope string, untilMs int64)
 }
 
-// Timings (usage.md §5.3).
+// Timings.
 const (
 	// UsageTimeout bounds the usage prefetch of a ranking: max(5 s, 1.5 ×
 	// the 10 s per-credential timeout). On timeout ranking goes on without
@@ -47,7 +47,7 @@ type Options struct {
 	ForceRefresh bool
 }
 
-// Picker chooses credentials for requests (usage.md §5). The zero value is
+// Picker chooses credentials for requests. The zero value is
 // not usable: Source is required. A Picker is safe for concurrent use.
 type Picker struct {
 	// Source is where credentials, refreshes and usage come from; required.
@@ -57,7 +57,8 @@ type Picker struct {
 	// Log receives one line per block and refresh failure; default discards.
 	Log *slog.Logger
 	// ResolveKey turns a stored API-key value into the bearer sent upstream
-	// (config-value resolution, client.md §3); InvalidateMatching compares
+	// (config-value resolution: a literal, an environment variable name, or
+	// !command); InvalidateMatching compares
 	// the failed key with both forms. nil: the value is the key.
 	ResolveKey func(string) string
 
@@ -143,7 +144,7 @@ func (p *Picker) getSticky(provider, session string) (int64, bool) {
 	return id, ok
 }
 
-// order returns the §5.2 order of n candidates of provider key pk and
+// order returns the rotation order of n candidates of provider key pk and
 // advances the key's round-robin cursor when there is no session id.
 func (p *Picker) order(pk string, n int, session string) []int {
 	start := 0
@@ -178,19 +179,18 @@ func (p *Picker) blocked(pk string, scopes []string, e *vault.Entry) bool {
 var ErrNoCredential = errors.New("no credential available")
 
 // NoCredential is the error of Pick when provider has no usable credential.
-// The gateway answers it 401 authentication_error with exactly this message
-// (gateway.md §5 step 7). Its code is ENOTFOUND — there is nothing to pick;
+// The gateway answers it 401 authentication_error with exactly this message.
+// Its code is ENOTFOUND — there is nothing to pick;
 // the 401 is the gateway's rendering for this route, not a property of the
 // error, so the gateway maps it (errors.Is ErrNoCredential) itself.
 func NoCredential(provider string) *vault.Error {
 	return &vault.Error{Code: vault.ENOTFOUND, Message: "No credential available for provider " + provider, Err: ErrNoCredential}
 }
 
-// Pick chooses the credential for one request of provider (usage.md §5.1
-// steps 3–4): a stored API key (§5.2) when the provider has any, else an
-// OAuth credential (§5.3), recorded as the session's sticky credential. It
-// returns NoCredential when the provider has none, and the Source's error
-// when the credentials cannot be listed.
+// Pick chooses the credential for one request of provider: a stored API key
+// when the provider has any, else an OAuth credential, recorded as the
+// session's sticky credential. It returns NoCredential when the provider has
+// none, and the Source's error when the credentials cannot be listed.
 func (p *Picker) Pick(ctx context.Context, provider, sessionID string, opts Options) (e vault.Entry, err error) {
 	es, err := p.entries(ctx, provider)
 	if err != nil {

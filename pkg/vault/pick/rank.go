@@ -10,7 +10,7 @@ import (
 	"github.com/ompgo/omp/pkg/vault"
 )
 
-// strategy is a provider's OAuth ranking strategy (usage.md §5.3).
+// strategy is a provider's OAuth ranking strategy.
 type strategy struct {
 	primary, secondary         func([]vault.UsageLimit) *vault.UsageLimit
 	primaryDefault, secDefault time.Duration
@@ -28,7 +28,7 @@ type limitScope struct {
 	// block is the block scope ("" = provider-wide).
 	block string
 	// lookup are the request scopes a block is checked under besides the
-	// provider-wide one (fleet.md §5): block, plus Codex's legacy "shared"
+	// provider-wide one: block, plus Codex's legacy "shared"
 	// and "model-policy:<model>". nil: block alone.
 	lookup []string
 	// exhaust returns the limits whose exhaustion blocks the credential
@@ -38,7 +38,7 @@ type limitScope struct {
 
 // scopeFor returns the limit scope of provider's requests for modelID:
 // every limit, provider-wide, unless the provider's strategy scopes them.
-// Cursor has no strategy but honours model-policy blocks (fleet.md §2).
+// Cursor has no strategy but honours model-policy blocks.
 func scopeFor(provider, modelID string) limitScope {
 	if s, ok := strategies[provider]; ok && s.scope != nil {
 		return s.scope(modelID)
@@ -73,13 +73,12 @@ func (s limitScope) scopes() []string {
 	return []string{s.block}
 }
 
-// codexScope scopes a Codex request to the meter it spends (fleet.md §2,
-// §5): a "-spark" model the Spark meter (limits "openai-codex:spark:…",
-// block scope "spark"), every other model the chat windows
-// ("openai-codex:primary"/"secondary", scope "chat"). Blocks are checked
-// under the meter, the legacy "shared" (both meters) and the model's
-// model-policy scope, so an exhausted Spark meter never stops chat
-// requests, nor the reverse.
+// codexScope scopes a Codex request to the meter it spends: a "-spark" model
+// the Spark meter (limits "openai-codex:spark:…", block scope "spark"), every
+// other model the chat windows ("openai-codex:primary"/"secondary", scope
+// "chat"). Blocks are checked under the meter, the legacy "shared" (both
+// meters) and the model's model-policy scope, so an exhausted Spark meter
+// never stops chat requests, nor the reverse.
 func codexScope(modelID string) limitScope {
 	spark := isSpark("openai-codex", modelID)
 	meter := "chat"
@@ -108,7 +107,8 @@ func codexScope(modelID string) limitScope {
 	return limitScope{block: meter, lookup: lookup, exhaust: limits, rank: limits}
 }
 
-// strategies are the ranking strategies of usage.md §5.3.
+// strategies are the per-provider OAuth ranking strategies (primary and
+// secondary window, their default durations, the limits in scope).
 var strategies = map[string]strategy{
 	"openai-codex": {
 		primary:        findLimit("openai-codex:primary", "primary", "1h"),
@@ -136,7 +136,7 @@ var strategies = map[string]strategy{
 }
 
 // antigravityCounter maps an Antigravity model id to its backend quota
-// counter (usage.md §5.3): claude- → anthropic, gemini-/gemma- → google,
+// counter: claude- → anthropic, gemini-/gemma- → google,
 // gpt-/openai/ → openai; "" when unknown.
 func antigravityCounter(modelID string) string {
 	id := strings.ToLower(modelID)

@@ -8,7 +8,7 @@ import (
 	"github.com/ompgo/omp/pkg/vault"
 )
 
-// LimitOptions describe a usage-limit error (usage.md §5.4).
+// LimitOptions describe a usage-limit error.
 type LimitOptions struct {
 	// RetryAfter is the provider's retry hint; 0 = DefaultBlock.
 	RetryAfter time.Duration
@@ -63,8 +63,8 @@ func (p *Picker) matches(e vault.Entry, key string) bool {
 // MarkUsageLimitReached blocks the session's sticky credential (or the one
 // whose bearer is opts.Key) until now + RetryAfter (default 60 s), extended
 // to the earliest reset of its exhausted limits when a usage report says
-// later, and reports whether a sibling of the same type is free
-// (usage.md §5.4). Errors are the Source's (listing credentials).
+// later, and reports whether a sibling of the same type is free.
+// Errors are the Source's (listing credentials).
 func (p *Picker) MarkUsageLimitReached(ctx context.Context, provider, sessionID string, opts LimitOptions) (Switch, error) {
 	es, err := p.entries(ctx, provider)
 	if err != nil {
@@ -93,7 +93,7 @@ func (p *Picker) MarkUsageLimitReached(ctx context.Context, provider, sessionID 
 	return p.siblingSwitch(pk, sc.scopes(), es, failed), nil
 }
 
-// PolicyOptions describe an account-policy denial (fleet.md §5).
+// PolicyOptions describe an account-policy denial.
 type PolicyOptions struct {
 	// ModelID is the model of the failed request.
 	ModelID string
@@ -108,7 +108,7 @@ type PolicyOptions struct {
 }
 
 // MarkPolicyDenied reacts to an account-policy denial (the reference's
-// rotateSessionCredential, fleet.md §5): it blocks the failed credential
+// rotateSessionCredential): it blocks the failed credential
 // until now + DefaultBlock — for ModelID only when opts.ModelOnly — and
 // posts the block like every other (BlockSink). Unlike an auth failure
 // the token is valid: nothing is refreshed and the session keeps its
@@ -167,7 +167,7 @@ func (p *Picker) siblingSwitch(pk string, scopes []string, es []vault.Entry, fai
 }
 
 // InvalidateMatching reacts to an auth failure of bearer key
-// (invalidateCredentialMatching, usage.md §5.4): it finds the credential
+// (the reference's invalidateCredentialMatching): it finds the credential
 // whose API key or access token is key — none → false — clears the
 // session's sticky credential, blocks it 60 s and asks the Source to
 // refresh it (the remote store's refresh goes to the broker, which may

@@ -15,7 +15,7 @@ func norm(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
 
 // credentialIdentity reads the credential's account id, email and project id,
 // falling back to the access token's claims (a Codex login may carry its
-// ChatGPT account id only in the JWT, usage.md §2.1).
+// ChatGPT account id only in the JWT).
 func credentialIdentity(c vault.Credential) identity {
 	id := identity{accountID: norm(c.AccountID), email: norm(c.Email), projectID: norm(c.ProjectID)}
 	if id.accountID != "" && id.email != "" {
@@ -54,7 +54,7 @@ func metaString(r vault.UsageReport, keys ...string) []string {
 }
 
 // reportIdentities lists a report's account ids, emails and project ids
-// (usage.md §4.2: metadata accountId/account_id and every limit's scope
+// (metadata accountId/account_id and every limit's scope
 // accountId; metadata email; metadata projectId/project_id and scope
 // projectId).
 func reportIdentities(r vault.UsageReport) (accounts, emails, projects []string) {
@@ -84,8 +84,8 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// matchReport finds the usage report of credential c among reports
-// (usage.md §4.2): the first report of provider whose identity matches.
+// matchReport finds the usage report of credential c among reports:
+// the first report of provider whose identity matches.
 //
 // Deviation: the reference also hands out the provider's only report to any
 // credential when exactly one report exists. With several accounts and one
@@ -116,7 +116,7 @@ func matchReport(provider string, c vault.Credential, reports []vault.UsageRepor
 
 // exhaustedUntil reports whether any of the report's scoped limits is
 // exhausted and, if so, until when to block: the earliest future resetsAt of
-// the exhausted limits, else now + DefaultBlock (usage.md §5.2). For
+// the exhausted limits, else now + DefaultBlock. For
 // openai-codex and anthropic the scope is every limit.
 func exhaustedUntil(r *vault.UsageReport, sc limitScope, nowMs int64) (untilMs int64, exhausted bool) {
 	if r == nil {
@@ -144,7 +144,7 @@ func exhaustedUntil(r *vault.UsageReport, sc limitScope, nowMs int64) (untilMs i
 }
 
 // MatchReport returns the usage report of credential c of provider among
-// reports (usage.md §4.2, the rule selection uses), or nil. `omp usage`
+// reports (the rule selection uses), or nil. `omp usage`
 // uses it to keep the reports of an account pool's accounts only.
 func MatchReport(provider string, c vault.Credential, reports []vault.UsageReport) *vault.UsageReport {
 	return matchReport(provider, c, reports)

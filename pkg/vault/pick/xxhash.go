@@ -16,8 +16,8 @@ const (
 
 // XXHash32 returns the 32-bit xxHash of the UTF-8 bytes of s with seed 0:
 // the reference hashes session ids with Bun.hash.xxHash32, so a session
-// lands on the same account behind a Go gateway as behind a reference one
-// (discrepancies.md B14). It is implemented here rather than imported: it is
+// lands on the same account behind a Go gateway as behind a reference one.
+// It is implemented here rather than imported: it is
 // forty lines and the vault packages take no third-party module.
 func XXHash32(s string) uint32 {
 	return xxHash32([]byte(s), 0)

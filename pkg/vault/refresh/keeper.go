@@ -20,9 +20,9 @@ const (
 )
 
 // Keeper is a vault.Store decorator that never drops a refreshed credential
-// (STYLE.md 19). The refresher persists through Put; when the durable write
-// fails for any reason other than ENOTFOUND, the fresh credential is kept in
-// memory as a pending write and:
+// (it is the only copy of a rotated refresh token). The refresher persists
+// through Put; when the durable write fails for any reason other than
+// ENOTFOUND, the fresh credential is kept in memory as a pending write and:
 //
 //   - List and Get return it in place of the stored one (so snapshots,
 //     streams, the usage service and the next refresh all use the NEW
@@ -262,7 +262,7 @@ func (k *Keeper) overlay(rec vault.Record) *pendingWrite {
 // Generation is the store's generation plus the number of changes of the
 // pending set: it grows whenever what List serves changes. (Across a restart
 // the store starts at least at the current Unix time in ms, far above any
-// value served before, so it stays monotonic, broker.md §2.7.)
+// value served before, so it stays monotonic.)
 func (k *Keeper) Generation(ctx context.Context) (int64, error) {
 	gen, err := k.Store.Generation(ctx)
 	if err != nil {

@@ -1,4 +1,4 @@
-// Package refresh is the broker's background OAuth refresher (broker.md §3):
+// Package refresh is the broker's background OAuth refresher:
 // a sweep that rotates every active OAuth credential close to expiry, and
 // RefreshNow for the POST /v1/credential/{id}/refresh endpoint (and the usage
 // probe). Both share one path, single-flighted per credential id: re-read the
@@ -9,7 +9,7 @@
 //
 // A rotated refresh token is the only copy: the one it replaced is spent, and
 // providers with reuse detection revoke the whole token family when it is
-// presented again (STYLE.md 19, RFC 9700 §4.14.2). So the write-back goes
+// presented again (RFC 9700 §4.14.2). So the write-back goes
 // through a Keeper, a vault.Store decorator, and follows four rules:
 //
 //  1. Never drop: if persisting the refreshed credential fails (any error
@@ -50,7 +50,7 @@ import (
 	"github.com/ompgo/omp/pkg/vault/oauth"
 )
 
-// Defaults (broker.md §3).
+// Defaults.
 const (
 	DefaultInterval    = 60 * time.Second // DEFAULT_REFRESH_INTERVAL_MS
 	DefaultSkew        = 5 * time.Minute  // DEFAULT_REFRESH_SKEW_MS
@@ -184,8 +184,8 @@ func (r *Refresher) httpClient() *http.Client {
 	return http.DefaultClient
 }
 
-// Schedule returns the refresher's schedule for rotation estimates
-// (broker.md §2.6). Safe for concurrent use.
+// Schedule returns the refresher's schedule for rotation estimates.
+// Safe for concurrent use.
 func (r *Refresher) Schedule() vault.Schedule {
 	r.mu.Lock()
 	next := r.nextSweepAt
@@ -241,7 +241,7 @@ func (r *Refresher) Run(ctx context.Context) error {
 	}
 }
 
-// Sweep runs one sweep (broker.md §3): nextSweepAt = now; list the active
+// Sweep runs one sweep: nextSweepAt = now; list the active
 // OAuth credentials; refresh, in parallel (at most Concurrency at once),
 // those with expires <= now + Skew; finally nextSweepAt = finish + Interval.
 // A Sweep called while another runs returns at once. Failures are logged,
@@ -308,7 +308,7 @@ func (r *Refresher) concurrency() int {
 // the provider's failure text or "OAuth token refresh timed out for provider:
 // <p>"; EUNAVAILABLE "OAuth token refresh aborted by caller" when ctx ends
 // first (the shared attempt continues and is still persisted). A definitive
-// failure also disables the row (discrepancies.md B20).
+// failure also disables the row.
 func (r *Refresher) RefreshNow(ctx context.Context, id int64) (vault.Record, error) {
 	return r.do(ctx, id, true)
 }

@@ -10,7 +10,7 @@ import (
 // blockPostTimeout bounds one fire-and-forget block post.
 const blockPostTimeout = 10 * time.Second
 
-// PublishBlock shares a block the picker set (fleet.md §5): it merges the
+// PublishBlock shares a block the picker set: it merges the
 // block into the held entry (max, so selection here sees it at once and a
 // snapshot without it cannot lift it early), drops the usage cache, and
 // posts {"providerKey","blockScope","blockedUntilMs"} to the broker in the

@@ -21,10 +21,10 @@ import (
 )
 
 // staleTempAge is how old a leftover `<cache>.*.tmp` must be before a
-// write removes it: older than any live write (client.md §5.2).
+// write removes it: older than any live write.
 const staleTempAge = time.Hour
 
-// Cache is the encrypted broker-snapshot cache of client.md §5, shared
+// Cache is the encrypted broker-snapshot cache (docs/protocol.md, Snapshot), shared
 // byte for byte with the reference implementation's clients on one host:
 // the snapshot JSON as received from the broker, sealed with
 // SHA-256(Token) as the AES-256-GCM key and URL as additional data
@@ -104,7 +104,7 @@ func (c *Cache) Read() (vault.Snapshot, error) {
 }
 
 // DecodeCache opens a cache file's bytes with token and url and decodes
-// the snapshot in it, leniently (client.md §5.2): the plaintext must have
+// the snapshot in it, leniently: the plaintext must have
 // numeric generation, generatedAt and serverNowMs, an object refresher and
 // an array of credentials; unknown keys are ignored. Errors are
 // ErrCacheUnreadable or ErrCacheInvalid, naming no value.
@@ -192,8 +192,8 @@ func (c *Cache) sweep(dir string) {
 }
 
 // cachePlaintext is snapshot as compact JSON without a stream frame's
-// "kind" key (client.md §5.2: the plaintext never carries it). Other keys
-// and values are kept as received (E10: OAuth extras, `source`, `blocks`).
+// "kind" key (the cached plaintext never carries it). Other keys and
+// values are kept as received (OAuth extras, `source`, `blocks`).
 func cachePlaintext(snapshot []byte) ([]byte, error) {
 	if bytes.Contains(snapshot, []byte(`"kind"`)) {
 		var m map[string]json.RawMessage

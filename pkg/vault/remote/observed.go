@@ -12,7 +12,7 @@ import (
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
 )
 
-// Observed-usage reporting defaults (fleet.md §8.2, Decision F10).
+// Observed-usage reporting defaults.
 const (
 	// DefaultObservedFlush is the delay between the first record after a
 	// flush and the flush (the reference's observedUsageFlushMs).
@@ -45,13 +45,13 @@ func (o Observation) Tokens() int64 {
 }
 
 // Reporter batches observed usage and sends it to the broker (POST
-// /v1/usage/observed, fleet.md §8.2): pending entries are keyed
+// /v1/usage/observed): pending entries are keyed
 // (installId, app, provider, model, credential) and merged (largest at, counters
 // summed, one request per record); the first record after a flush arms one
 // timer of Every, and the flush sends one report per (installId, app),
 // sequentially; the credential id goes out only to a broker that announced
 // it takes one (brokerapi.ObservedCredentialIDs, else two accounts' entries
-// of one model are two entries of the reference shape). Decision F10: a 404 or 501 turns reporting off for the
+// of one model are two entries of the reference shape). A 404 or 501 turns reporting off for the
 // life of the Reporter; a 400 resends the batch once without app and, if
 // that is accepted, omits app from then on (a second 400 drops the batch,
 // reporting stays on); any other failure merges the batch back for the
@@ -257,7 +257,7 @@ func (r *Reporter) send(ctx context.Context, rep brokerapi.ClientUsageReport) bo
 			r.log().Warn("auth-broker refused observed usage; batch dropped", "error", err.Error())
 			return true
 		}
-		// Brokers 17.1.2–18.0.6 reject the app key (Decision F10).
+		// Brokers 17.1.2–18.0.6 reject the app key.
 		rep.App = ""
 		pctx, cancel := context.WithTimeout(ctx, observedPostTimeout)
 		err = r.Client.PostObserved(pctx, rep)

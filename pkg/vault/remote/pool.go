@@ -11,17 +11,17 @@ import (
 	"github.com/ompgo/omp/pkg/vault"
 )
 
-// EnvAccountPoolFile names the account-pool file (fleet.md §10).
+// EnvAccountPoolFile names the account-pool file.
 const EnvAccountPoolFile = "OMP_AUTH_BROKER_ACCOUNT_POOL_FILE"
 
-// Pool restricts which OAuth accounts of a provider one client uses
-// (fleet.md §10): provider id → the identity keys allowed. A provider
+// Pool restricts which OAuth accounts of a provider one client uses:
+// provider id → the identity keys allowed. A provider
 // absent from the pool is unrestricted; API-key entries always pass. The
 // broker neither knows nor enforces it. The zero value (nil) allows all.
 type Pool map[string][]string
 
 // PoolError is a pool file that cannot be used; its message is the exact
-// text of fleet.md §10, which clients print before exiting 1.
+// text the reference prints before exiting 1.
 type PoolError struct{ Msg string }
 
 func (e *PoolError) Error() string { return e.Msg }
@@ -29,8 +29,8 @@ func (e *PoolError) Error() string { return e.Msg }
 // LoadPool reads the pool named by the value of EnvAccountPoolFile (env is
 // that value, untrimmed). An empty value (after trimming) is no pool: nil,
 // nil. The path is used as given (relative to the working directory, no
-// ~ expansion). Errors are *PoolError with the §10 texts, checked in the
-// §10 order.
+// ~ expansion). Errors are *PoolError with the reference's texts, checked
+// in the reference's order.
 func LoadPool(env string) (Pool, error) {
 	path := strings.TrimSpace(env)
 	if path == "" {
@@ -134,8 +134,8 @@ func (p Pool) Allows(e vault.Entry) bool {
 }
 
 // Unmatched returns, per pool provider with a non-empty list, the identity
-// keys that match no OAuth entry of that provider among entries (Decision
-// F12); providers whose keys all match are absent.
+// keys that match no OAuth entry of that provider among entries (so a
+// mistyped key is warned about); providers whose keys all match are absent.
 func (p Pool) Unmatched(entries []vault.Entry) map[string][]string {
 	have := map[string]bool{}
 	for _, e := range entries {

@@ -1,9 +1,9 @@
 // Package remote is the broker client any process embeds to read credentials
 // held by an auth broker on another host: the gateway, and the agent in
-// broker mode (client.md §7, RemoteAuthCredentialStore).
+// broker mode (the reference's RemoteAuthCredentialStore).
 //
 // A Store keeps the broker's redacted snapshot in memory. Boot gives it its
-// first snapshot as a client starts (client.md §5.3): from the encrypted
+// first snapshot as a client starts: from the encrypted
 // snapshot cache (Cache, shared byte for byte with the reference's
 // clients) when that is fresh, else from the broker; every full snapshot
 // the broker sends later is written back to the cache as received. Run
@@ -28,7 +28,7 @@
 // (TestR3labsClientGaps) and docs/architecture.md. In short, its client
 // caps an event at 64 KiB by default (a broker snapshot is larger with a few
 // hundred credentials), returns nil without reconnecting when a stream ends
-// cleanly, and bypasses the exact stream errors of broker.md §2.9 that
+// cleanly, and bypasses the exact stream errors that
 // Client.Stream already reports.
 package remote
 
@@ -56,7 +56,7 @@ const (
 	maxBackoff           = 30 * time.Second
 )
 
-// Read-only errors (client.md §7.1, exact texts).
+// Read-only errors (the reference's exact texts).
 const (
 	ReadOnlyUpsert = "RemoteAuthCredentialStore is read-only on the client. Use `omp auth-broker login <provider>` to mutate credentials."
 	ReadOnlyDelete = "RemoteAuthCredentialStore is read-only on the client. Use `omp auth-broker logout <provider>` to mutate credentials."
@@ -93,15 +93,14 @@ type Options struct {
 	// OnChange is called after every applied change (snapshot, entry,
 	// removal, refresh reply), outside the store's lock. Default: none.
 	OnChange func()
-	// Cache is the encrypted snapshot cache (client.md §5): Boot starts
+	// Cache is the encrypted snapshot cache: Boot starts
 	// from it when it is fresh, and every full snapshot the broker sends
 	// (GET /v1/snapshot 200s, stream snapshot frames) is written to it as
 	// received. nil: no cache.
 	Cache *Cache
-	// Pool restricts the OAuth accounts this client uses (fleet.md §10,
-	// LoadPool): every applied snapshot, entry frame and refresh reply is
-	// filtered through it; the snapshot cache keeps what the broker sent.
-	// nil: every credential.
+	// Pool restricts the OAuth accounts this client uses (LoadPool): every
+	// applied snapshot, entry frame and refresh reply is filtered through it;
+	// the snapshot cache keeps what the broker sent. nil: every credential.
 	Pool Pool
 }
 
@@ -138,7 +137,7 @@ type Store struct {
 	status     Status
 	usage      []vault.UsageReport
 	usageAt    time.Time
-	poolWarned bool // the F12 warnings were logged (first applied snapshot)
+	poolWarned bool // the unmatched-pool-key warnings were logged (first applied snapshot)
 }
 
 var _ vault.Source = (*Store)(nil)
@@ -349,7 +348,7 @@ func (s *Store) wait(ctx context.Context) error {
 }
 
 // put holds e (a refresh reply) in place of the entry with its id. Refresh
-// replies carry no blocks: the held entry's are kept (fleet.md §5).
+// replies carry no blocks: the held entry's are kept.
 func (s *Store) put(e vault.Entry) {
 	s.mu.Lock()
 	if held, ok := s.entries[e.ID]; ok && e.Blocks == nil {

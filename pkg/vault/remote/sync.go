@@ -21,7 +21,7 @@ const (
 )
 
 // Boot gives the store its first snapshot before Run, as a broker client
-// starts (client.md §5.3): from Options.Cache when it holds a fresh
+// starts: from Options.Cache when it holds a fresh
 // snapshot for this broker URL and token — no broker round trip; Run then
 // reconciles in the background — else from GET /v1/snapshot, written to
 // the cache. fromCache tells which. Its error is the live fetch's: no
@@ -61,7 +61,7 @@ func (s *Store) Boot(ctx context.Context) (fromCache bool, err error) {
 // returns nil. Unless Boot fetched it live, it fetches the initial snapshot
 // (retrying with backoff; after a boot from the cache this reconciles what
 // the cache held, readers meanwhile served from it), then follows the
-// stream or long-polls (client.md §7.2).
+// stream or long-polls.
 func (s *Store) Run(ctx context.Context) error {
 	b := backoff{}
 	for s.booted != bootLive && ctx.Err() == nil {
@@ -213,7 +213,7 @@ func (s *Store) applySnapshot(snap vault.Snapshot, force bool, raw []byte) {
 	}
 	if blocksChanged {
 		// A block came or went: the 15 s usage cache may rank on stale
-		// state (fleet.md §5, applying snapshots).
+		// state.
 		s.usage = nil
 	}
 	warnPool := s.opts.Pool != nil && !s.poolWarned
@@ -226,7 +226,7 @@ func (s *Store) applySnapshot(snap vault.Snapshot, force bool, raw []byte) {
 	}
 	s.mu.Unlock()
 	if warnPool {
-		// Decision F12: a mistyped key must not silently empty a provider.
+		// A mistyped key must not silently empty a provider.
 		for prov, keys := range s.opts.Pool.Unmatched(snap.Credentials) {
 			s.log.Warn(fmt.Sprintf("account pool for %s: no broker credential for %s", prov, strings.Join(keys, ", ")))
 		}
@@ -253,7 +253,7 @@ func (s *Store) applyEntry(ev brokerapi.Event) {
 		}
 		s.entries[ev.Entry.ID] = *ev.Entry
 	} else {
-		delete(s.entries, ev.Entry.ID) // left the pool (fleet.md §10)
+		delete(s.entries, ev.Entry.ID) // left the pool
 	}
 	s.mu.Unlock()
 	s.changed()

@@ -8,7 +8,7 @@ import (
 	"fmt"
 )
 
-// The broker-snapshot cache file format (client.md §5.2), shared with the
+// The broker-snapshot cache file format, shared with the
 // reference implementation on one host, so fixed by it rather than by this
 // package's envelope:
 //

@@ -24,7 +24,7 @@ var adoptHook func(stage string) error
 
 // AdoptLegacy moves an omp-go vault left at legacy — the reference's
 // agent.db path, where earlier omp-go versions kept the sealed vault — to
-// path (vault.db beside it), once (discrepancies.md C5). It reports whether
+// path (vault.db beside it), once. It reports whether
 // it moved one.
 //
 // Nothing happens when path already exists, when legacy does not, or when

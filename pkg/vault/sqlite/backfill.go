@@ -12,7 +12,7 @@ import (
 )
 
 // identityRule is the identity-key rule the vault's stored keys follow:
-// 2 = the 18.1.21 rule with org qualifiers (broker.md §2.5, Decision E3).
+// 2 = the 18.1.21 rule with org qualifiers.
 // Vaults written before it hold 15.x keys: anthropic/openai-codex rows
 // without an email have none, and rows carrying an orgId lack the qualifier.
 const identityRule = 2

@@ -45,7 +45,7 @@ type wtx struct {
 	*sql.Conn
 	v *view
 	// noBump, set by an op, keeps its change from advancing the generation
-	// (a block post that raised nothing: fleet.md Decision F4). Reset
+	// (a block post that raised nothing). Reset
 	// before each op.
 	noBump bool
 }

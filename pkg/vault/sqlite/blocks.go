@@ -12,7 +12,7 @@ import (
 
 var _ vault.BlockStore = (*Store)(nil)
 
-// Blocks returns the live blocks of every active credential (fleet.md §2),
+// Blocks returns the live blocks of every active credential,
 // keyed by id, each list in wire order. Expired rows are left to
 // PruneBlocks: deleting them changes nothing visible.
 func (s *Store) Blocks(ctx context.Context, nowMs int64) (map[int64][]vault.CredentialBlock, error) {
@@ -50,10 +50,10 @@ func activeTx(ctx context.Context, tx *wtx, id int64) error {
 	return err
 }
 
-// PutBlock upserts b for the active credential id with max semantics
-// (fleet.md §3): a Codex "shared" block becomes a "chat" and a "spark" row.
+// PutBlock upserts b for the active credential id with max semantics:
+// a Codex "shared" block becomes a "chat" and a "spark" row.
 // Every post refreshes updated_at; only an inserted row or a raised
-// deadline advances the generation (Decision F4). Expired rows of the
+// deadline advances the generation. Expired rows of the
 // credential are dropped first, so the MaxBlocksPerCredential cap counts
 // live rows only.
 func (s *Store) PutBlock(ctx context.Context, id int64, b vault.CredentialBlock) (bool, error) {
@@ -116,8 +116,8 @@ func blockError(what string, err error) error {
 	return fmt.Errorf("%s: %w", what, err)
 }
 
-// ClearBlocks deletes every block row of the active credential id
-// (fleet.md §4); the generation advances when a live one went.
+// ClearBlocks deletes every block row of the active credential id;
+// the generation advances when a live one went.
 func (s *Store) ClearBlocks(ctx context.Context, id int64) (bool, error) {
 	var live bool
 	_, err := s.update(ctx, true, func(ctx context.Context, tx *wtx) (bool, error) {
@@ -145,8 +145,8 @@ func (s *Store) ClearBlocks(ctx context.Context, id int64) (bool, error) {
 }
 
 // HealBlocks deletes the live blocks of credential id with providerKey and
-// a scope in scopes last updated at or before updatedBeforeMs (fleet.md §4
-// healing); the generation advances when any went.
+// a scope in scopes last updated at or before updatedBeforeMs (healing);
+// the generation advances when any went.
 func (s *Store) HealBlocks(ctx context.Context, id int64, providerKey string, scopes []string, updatedBeforeMs int64) (int, error) {
 	if len(scopes) == 0 {
 		return 0, nil

@@ -15,8 +15,8 @@ import (
 
 var _ vault.ClientUsageStore = (*Store)(nil)
 
-// RecordClientUsage stores one normalised observed-usage report (fleet.md
-// §8.1) in one transaction: the client row is upserted (hostname replaced
+// RecordClientUsage stores one normalised observed-usage report in one
+// transaction: the client row is upserted (hostname replaced
 // only when sent), each entry is added to the newest row of its (install,
 // app, provider, model, credential) series when that row is at most 5
 // minutes older than the entry, else inserted. The generation does not
@@ -325,8 +325,7 @@ func (s *Store) capDays(rc *rawConn, r vault.ClientUsageReport, rows []usageRow)
 
 // ClientUsage returns every client, last seen descending, with its usage
 // at or after sinceMs summed per (app, provider) — with byAccount per (app,
-// provider, credential), labelled — by total tokens descending (fleet.md
-// §8.3).
+// provider, credential), labelled — by total tokens descending.
 func (s *Store) ClientUsage(ctx context.Context, sinceMs int64, byAccount bool) ([]vault.ClientSummary, error) {
 	rows, err := s.db.QueryContext(ctx, "SELECT install_id, hostname, first_seen, last_seen FROM clients ORDER BY last_seen DESC, install_id")
 	if err != nil {
@@ -417,7 +416,7 @@ func (s *Store) labelAccounts(ctx context.Context, out []vault.ClientSummary) {
 }
 
 // PruneClientUsage deletes usage rows recorded before beforeMs, then the
-// clients last seen before beforeMs with no usage left (Decision F11).
+// clients last seen before beforeMs with no usage left.
 func (s *Store) PruneClientUsage(ctx context.Context, beforeMs int64) (int64, error) {
 	var n int64
 	_, err := s.update(ctx, false, func(ctx context.Context, tx *wtx) (bool, error) {

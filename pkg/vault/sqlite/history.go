@@ -11,7 +11,7 @@ import (
 
 const hourMs = 3_600_000
 
-// RecordUsage appends entries with hourly downsampling (usage.md §6): when
+// RecordUsage appends entries with hourly downsampling: when
 // the latest row of a (provider, account key, limit id) series falls in the
 // same hour bucket as the entry, that row is updated in place; otherwise a
 // row is inserted. A non-positive RecordedAt means now. All entries are
@@ -89,7 +89,7 @@ func (s *Store) UsageHistory(ctx context.Context, sinceMs int64, provider string
 }
 
 // PruneUsageHistory deletes history rows recorded before beforeMs and
-// returns how many went (fleet.md Decision F11: the broker keeps 400 days).
+// returns how many went (the broker keeps 400 days).
 // It does not advance the credential generation.
 func (s *Store) PruneUsageHistory(ctx context.Context, beforeMs int64) (int64, error) {
 	var n int64

@@ -17,14 +17,13 @@ import (
 )
 
 // ReadReference reads every credential row (active and disabled) of a plain
-// reference agent.db, auth schema versions 0–7 (broker.md §5.1; versions
-// 5–7 only add tables beside auth_credentials), opened read-only. A v0
-// boolean `disabled` column becomes cause "disabled"; a missing or NULL
-// identity_key is computed with vault.IdentityKey (18.1.21 rule); every
-// OAuth data key (orgId, MCP tokenUrl, …) and an API key's source "login"
-// are kept (Decision E1); an empty
-// stored cause becomes "disabled"; rows whose data does not parse are
-// skipped (reference behaviour). Timestamps are seconds in the reference.
+// reference agent.db, auth schema versions 0–7 (versions 5–7 only add tables
+// beside auth_credentials), opened read-only. A v0 boolean `disabled` column
+// becomes cause "disabled"; a missing or NULL identity_key is computed with
+// vault.IdentityKey (18.1.21 rule); every OAuth data key (orgId, MCP
+// tokenUrl, …) and an API key's source "login" are kept; an empty stored
+// cause becomes "disabled"; rows whose data does not parse are skipped
+// (reference behaviour). Timestamps are seconds in the reference.
 func ReadReference(ctx context.Context, path string) ([]vault.Record, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {

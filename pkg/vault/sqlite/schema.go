@@ -10,7 +10,7 @@ import (
 // migrations are applied in order; PRAGMA user_version records how many
 // have run. Never edit a released migration: append a new one.
 //
-// The logical model is the reference one (broker.md §5.1): AUTOINCREMENT ids
+// The logical model is the reference one: AUTOINCREMENT ids
 // that are never reused, soft deletes through disabled_cause, identity keys.
 // Physically, the secret fields are sealed blobs (pkg/vault/seal) with
 // additional data "auth_credentials/<id>/<column>", the non-secret fields
@@ -68,7 +68,7 @@ CREATE TABLE usage_history (
 CREATE INDEX idx_usage_history_series ON usage_history(provider, account_key, limit_id, recorded_at);
 CREATE INDEX idx_usage_history_recorded ON usage_history(recorded_at);
 `,
-	// 2: fleet blocks and observed client usage (fleet.md §3, §8.1), the
+	// 2: fleet blocks and observed client usage, the
 	// reference tables; updated_at of a block is in seconds, as there.
 	2: `
 CREATE TABLE auth_credential_blocks (

@@ -1,7 +1,7 @@
 // Package sqlite implements vault.Store, vault.CacheStore and
 // vault.HistoryStore on SQLite (modernc.org/sqlite, no cgo).
 //
-// The vault keeps the reference logical model (broker.md §5) but seals every
+// The vault keeps the reference logical model but seals every
 // secret (access and refresh tokens, API keys, provider extras, cache values)
 // with pkg/vault/seal, binding each blob to its row and column. A canary
 // sealed in the meta table lets Open fail fast with a clear message when the
@@ -92,8 +92,8 @@ type Options struct {
 	// this Store made (Disable, DisableIf: the disable endpoint, definitive
 	// refresh and usage failures) with the row's provider and stored cause
 	// (never a secret); upsert replacement and logout do not call it, as in
-	// the reference. brokerd logs `auth-broker credential disabled` from it
-	// (broker.md §1.3). Default: none.
+	// the reference. brokerd logs `auth-broker credential disabled` from it.
+	// Default: none.
 	OnDisable func(provider, cause string)
 }
 

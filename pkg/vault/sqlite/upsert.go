@@ -14,7 +14,7 @@ import (
 )
 
 // matches reports whether stored row r is the same credential as incoming c
-// for upserts (broker.md §5.4): API keys by vault.APIKeyMatchKey, OAuth by the
+// for upserts: API keys by vault.APIKeyMatchKey, OAuth by the
 // 18.1.21 matcher (equal non-empty identity keys or the one-way org
 // upgrade), never across types. ids are vault.Identifiers(c).
 func matches(r vault.Record, c vault.Credential, incomingIdentity string, ids []string) bool {
@@ -232,13 +232,13 @@ func (s *Store) UpdateCredential(ctx context.Context, id int64, cred vault.Crede
 }
 
 // purgeSupersededTx hard-deletes the disabled rows of provider that the
-// credential c just written (active, identity ident) supersedes (broker.md
-// §5.4): OAuth rows whose identity key is ident or that c would have
-// claimed by the one-way org upgrade; for an API key, every disabled API
-// key of the provider. Each write purges what it supersedes, so the vault
-// never needs a scan of all identities for it (rows an older program left
-// with a NULL identity key are not purged). It is best effort: it runs
-// under a savepoint and a failure only undoes the purge.
+// credential c just written (active, identity ident) supersedes: OAuth rows
+// whose identity key is ident or that c would have claimed by the one-way org
+// upgrade; for an API key, every disabled API key of the provider. Each write
+// purges what it supersedes, so the vault never needs a scan of all
+// identities for it (rows an older program left with a NULL identity key are
+// not purged). It is best effort: it runs under a savepoint and a failure
+// only undoes the purge.
 func (s *Store) purgeSupersededTx(ctx context.Context, tx *wtx, provider string, c vault.Credential, ident string) {
 	if c.Type == vault.TypeOAuth && ident == "" {
 		return

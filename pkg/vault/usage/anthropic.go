@@ -13,7 +13,7 @@ import (
 	"github.com/ompgo/omp/pkg/vault"
 )
 
-// Anthropic usage constants (usage.md §2.2).
+// Anthropic usage constants.
 const (
 	AnthropicDefaultBase = provider.AnthropicUsageBaseURL
 	anthropicBeta        = provider.AnthropicBetasUsage
@@ -225,7 +225,7 @@ func anthropicHasData(m map[string]any) bool {
 }
 
 // AnthropicReport converts a decoded /usage payload into a report without
-// identity metadata (usage.md §2.2). Buckets without utilization are skipped.
+// identity metadata. Buckets without utilization are skipped.
 func AnthropicReport(payload any, now int64) *vault.UsageReport {
 	m := object(payload)
 	rep := &vault.UsageReport{Provider: "anthropic", FetchedAt: now, Limits: []vault.UsageLimit{}, Raw: payload}

@@ -16,7 +16,7 @@ import (
 	"github.com/ompgo/omp/pkg/vault"
 )
 
-// Antigravity endpoints (usage.md §2.3).
+// Antigravity endpoints.
 const (
 	AntigravityDefaultBase = provider.AntigravityURL
 	antigravitySandbox     = provider.AntigravitySandboxURL

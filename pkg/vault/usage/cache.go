@@ -12,7 +12,7 @@ import (
 	"github.com/ompgo/omp/pkg/vault/oauth"
 )
 
-// Cache timings (usage.md §3).
+// Cache timings.
 const (
 	ReportTTL         = 5 * time.Minute  // USAGE_REPORT_TTL_MS
 	FailureBackoff    = 10 * time.Second // USAGE_FAILURE_BACKOFF_MS
@@ -66,7 +66,7 @@ func (s *Service) write(ctx context.Context, key string, value *vault.UsageRepor
 	}
 }
 
-// jittered returns now + d ± 25 % (usage.md §3 steps 5–6).
+// jittered returns now + d ± 25 %.
 func (s *Service) jittered(d time.Duration) int64 {
 	r := s.rand()
 	ms := float64(d.Milliseconds())
@@ -86,7 +86,7 @@ type request struct {
 
 func (q request) key() string { return CacheKey(q.provider, q.base, q.cred) }
 
-// get returns the credential's report through the cache (usage.md §3):
+// get returns the credential's report through the cache:
 // fresh entries are returned as is; otherwise one fetch per key runs.
 func (s *Service) get(q request) *vault.UsageReport {
 	key := q.key()
@@ -105,7 +105,7 @@ func (s *Service) get(q request) *vault.UsageReport {
 
 // staleMarkerTTL is how long an invalidation keeps cached "no report"
 // entries from being served (the reference force-refresh marker lives 5
-// minutes, fleet.md §6).
+// minutes).
 const staleMarkerTTL = 5 * time.Minute
 
 // fresh reports whether cache entry e of provider may be served: not
@@ -129,7 +129,7 @@ func (s *Service) fresh(provider string, e entry) bool {
 
 // InvalidateUsage expires the cached reports of provider ("" = every
 // provider): the next Report or Reports probes them upstream again
-// (POST /v1/usage/stale and OAuth block posts, fleet.md §3 and §6). The
+// (POST /v1/usage/stale and OAuth block posts). The
 // marker is in memory: it expires this process's view of the cache.
 func (s *Service) InvalidateUsage(_ context.Context, provider string) error {
 	s.init()
@@ -157,7 +157,9 @@ func (s *Service) definitive(err error) bool {
 	return oauth.Classify(err) == oauth.Definitive
 }
 
-// fetchAndStore runs usage.md §3 step 4–6 for one key.
+// fetchAndStore probes one key (refreshing an OAuth token that expires
+// within a minute first), stores a success for the jittered TTL, and on
+// failure re-serves the last good report for a short jittered backoff.
 func (s *Service) fetchAndStore(key string, q request) *vault.UsageReport {
 	ctx, cancel := context.WithTimeout(s.ctx, s.timeout())
 	defer cancel()

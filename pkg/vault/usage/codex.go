@@ -13,7 +13,7 @@ import (
 	"github.com/ompgo/omp/pkg/vault"
 )
 
-// Codex usage constants (usage.md §2.1).
+// Codex usage constants.
 const (
 	CodexDefaultBase = provider.CodexBaseURL
 	codexUserAgent   = provider.CodexUsageUserAgent
@@ -219,8 +219,8 @@ func codexDisplayName(slug, name string) string {
 	return strings.Join(words, " ")
 }
 
-// CodexReport converts a decoded /wham/usage payload into a report
-// (usage.md §2.1). It never fails: unknown shapes give a report without
+// CodexReport converts a decoded /wham/usage payload into a report.
+// It never fails: unknown shapes give a report without
 // limits.
 func CodexReport(payload any, now int64, accountID, email string) *vault.UsageReport {
 	m := object(payload)

@@ -30,7 +30,7 @@ func singleScope(r vault.UsageReport, field func(vault.UsageScope) string) strin
 	return seen
 }
 
-// identifiers lists a report's identity identifiers (usage.md §4.1 step 3).
+// identifiers lists a report's identity identifiers.
 func identifiers(r vault.UsageReport) []string {
 	var ids []string
 	email := metaString(r, "email")

@@ -8,7 +8,7 @@ import (
 )
 
 // HealthyScopes returns the block scopes a fresh report of provider shows
-// healthy, with the block key they belong to (fleet.md §4 healing):
+// healthy, with the block key they belong to (the broker heals those blocks):
 //   - openai-codex, per meter: "chat" (the main rate limit: allowed, not
 //     limit-reached, none of its limits exhausted) and "spark" (its
 //     additional limits present and none exhausted);

@@ -7,8 +7,8 @@ import (
 	"github.com/ompgo/omp/pkg/vault"
 )
 
-// HistoryEntries builds the usage-history rows of one successful report
-// (usage.md §6): one row per limit, keyed by the credential's cache
+// HistoryEntries builds the usage-history rows of one successful report:
+// one row per limit, keyed by the credential's cache
 // identity. recordedAt is the report's fetchedAt, or now if not positive.
 func HistoryEntries(provider string, c vault.Credential, rep *vault.UsageReport, now int64) []vault.UsageHistoryEntry {
 	if rep == nil || len(rep.Limits) == 0 {

@@ -10,21 +10,21 @@ import (
 	"github.com/ompgo/omp/pkg/vault"
 )
 
-// cachePrefix prefixes every durable usage cache key (broker.md §5.5).
+// cachePrefix prefixes every durable usage cache key.
 const cachePrefix = "usage_cache:"
 
 // providerKeyOverrides bump the cache-key version of providers whose report
-// shape changed (usage.md §3).
+// shape changed.
 var providerKeyOverrides = map[string]string{"google-antigravity": "2:google-antigravity"}
 
-// CacheIdentity is the credential identity of usage.md §3: the type, then
+// CacheIdentity is the credential identity of the usage cache: the type, then
 // |account:, |email:, |project:, |enterprise: for each present field and —
 // only without accountId and email — |secret:<hash> or |anonymous. It is
 // also the usage-history account_key.
 //
 // The secret hash is the first 64 bits of SHA-256 in lowercase hex without
-// padding (the reference uses Bun's Wyhash; discrepancies.md B13 allows our
-// own hash).
+// padding (the reference uses Bun's Wyhash; the key is only ever compared
+// within one cache, so our own hash is compatible).
 func CacheIdentity(c vault.Credential) string {
 	var b strings.Builder
 	b.WriteString(string(c.Type))
@@ -56,7 +56,7 @@ func secretHash(secret string) string {
 	return strconv.FormatUint(binary.BigEndian.Uint64(sum[:8]), 16)
 }
 
-// CacheKey is the per-credential cache key of usage.md §3:
+// CacheKey is the per-credential usage cache key:
 // report:<providerKey>:<base or "default">:<identity>.
 func CacheKey(provider, base string, c vault.Credential) string {
 	pk := provider

@@ -35,8 +35,8 @@ type Request struct {
 	Credential vault.Credential
 	// BaseURL overrides the prober's default usage base; "" uses the default.
 	BaseURL string
-	// ModelBase says BaseURL came from a models.yml provider baseUrl
-	// (usage.md §2, E8): a prober may fall back to its default when that
+	// ModelBase says BaseURL came from a models.yml provider baseUrl:
+	// a prober may fall back to its default when that
 	// host turns out to have no usage endpoint. An explicit usage URL never
 	// falls back.
 	ModelBase bool
@@ -227,7 +227,7 @@ func ptr[T any](v T) *T { return &v }
 
 func clamp(v, lo, hi float64) float64 { return math.Min(math.Max(v, lo), hi) }
 
-// percentAmount builds the amount of a 0–100 utilisation (usage.md §2.1).
+// percentAmount builds the amount of a 0–100 utilisation.
 func percentAmount(used *float64) vault.UsageAmount {
 	if used == nil {
 		return vault.UsageAmount{Unit: "percent"}

@@ -17,14 +17,13 @@ import (
 )
 
 // DefaultDeadline is how long Reports waits for slow probes before it
-// answers with their last-good values (discrepancies.md B24).
+// answers with their last-good values.
 const DefaultDeadline = 8 * time.Second
 
 // URL kinds passed to Service.URLs.
 const KindUsageURL = "usageUrl"
 
-// DefaultProbers returns the built-in probes in the spec's order
-// (usage.md §2).
+// DefaultProbers returns the built-in probes in the reference's order.
 func DefaultProbers() []Prober {
 	return []Prober{Codex{}, Kimi{}, Antigravity{}, Gemini{}, Anthropic{}, Zai{}, Copilot{}}
 }
@@ -49,7 +48,7 @@ type Service struct {
 	// HTTP is the upstream client; nil means http.DefaultClient.
 	HTTP *http.Client
 	// ModelBaseURL returns the models.yml baseUrl of provider ("" = none):
-	// local-mode `omp usage` only; the broker leaves it nil (usage.md §2).
+	// local-mode `omp usage` only; the broker leaves it nil.
 	ModelBaseURL func(provider string) string
 	// URLs resolves base-URL overrides: URLs(provider, "usageUrl") is the
 	// usage base of provider, "" for the default. nil means no overrides.
@@ -73,7 +72,7 @@ type Service struct {
 	Timeout time.Duration
 	// OnReport, if set, is called after each successful upstream fetch of a
 	// stored credential (id ≠ 0) with its fresh report; the broker heals
-	// fleet blocks from it (fleet.md §4). It must not block for long.
+	// fleet blocks from it. It must not block for long.
 	OnReport func(ctx context.Context, id int64, provider string, rep *vault.UsageReport)
 
 	once   sync.Once
@@ -167,7 +166,7 @@ func (s *Service) prober(provider string) Prober {
 }
 
 // base returns the usage base of provider and whether it came from a
-// models.yml baseUrl (E8): the explicit usage URL wins and is used as
+// models.yml baseUrl: the explicit usage URL wins and is used as
 // given; else ModelBaseURL by the 18.1.21 rules (Codex only on the two
 // ChatGPT origins, Anthropic with the default as fallback); else "".
 func (s *Service) base(provider string) (string, bool) {
@@ -256,7 +255,7 @@ func (s *Service) Report(ctx context.Context, rec vault.Record) (*vault.UsageRep
 	}
 }
 
-// Reports runs the aggregation of usage.md §4.1: every stored credential
+// Reports runs the usage aggregation: every stored credential
 // (and, for default providers without one, the APIKey key) is probed in
 // parallel through the per-credential cache, and the reports are deduped
 // by identity. Concurrent calls share one run; the caller's ctx only bounds
@@ -304,7 +303,7 @@ func (s *Service) LatestReports() ([]vault.UsageReport, time.Time) {
 	return slices.Clone(s.latest), s.latestAt
 }
 
-// requests lists the credentials to probe (usage.md §4.1 step 1).
+// requests lists the credentials to probe.
 func (s *Service) requests(ctx context.Context) ([]request, error) {
 	var recs []vault.Record
 	if s.Store != nil {

@@ -101,7 +101,7 @@ func RunSourceContract(t *testing.T, newHarness func(t *testing.T) SourceHarness
 		if got.Provider != h.OAuthProvider || got.Credential.Access != oa.Access || got.Credential.Email != oa.Email || got.Credential.Expires != oa.Expires {
 			t.Errorf("Get(%d) = %+v, want provider %s access %s email %s", idOAuth, got, h.OAuthProvider, oa.Access, oa.Email)
 		}
-		// Extension fields are kept (18.1.21, Decisions E1/E10).
+		// Extension fields are kept (18.1.21).
 		if got.Credential.OrgID() != "org-1" {
 			t.Errorf("Get(%d) lost the orgId extension field: %v", idOAuth, got.Credential.Extra)
 		}

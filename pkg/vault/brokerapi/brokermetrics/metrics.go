@@ -27,7 +27,7 @@ type Options struct {
 }
 
 // Metrics is the broker's Prometheus instrumentation on its own registry
-// (served at GET /metrics behind the bearer, discrepancies.md B27).
+// (served at GET /metrics behind the bearer, a Go addition).
 type Metrics struct {
 	reg         *prometheus.Registry
 	requests    *prometheus.CounterVec

@@ -13,9 +13,9 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
-// ReferenceSchemaV4 is the reference's auth schema version 4 (broker.md
-// §5.1), with the cache and usage tables and an unrelated settings table a
-// reference install also has.
+// ReferenceSchemaV4 is the reference's auth schema version 4, with the cache
+// and usage tables and an unrelated settings table a reference install also
+// has.
 const ReferenceSchemaV4 = `
 PRAGMA journal_mode=WAL;
 CREATE TABLE auth_schema_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL);
