@@ -30,12 +30,6 @@ func TestImportRules(t *testing.T) {
 		{Package: m + "internal/httpx", Bad: []string{m + "pkg/vault", m + "pkg/"}},
 		{Package: m + "pkg/vault/brokerapi", Bad: []string{m + "pkg/vault/sqlite", m + "pkg/vault/refresh", "modernc.org/sqlite", m + "cmd"}},
 		{Package: m + "pkg/vault/remote", Bad: []string{m + "pkg/vault/sqlite", m + "pkg/vault/refresh", "modernc.org/sqlite"}},
-		// The client omp starts fast (issues 10 and 11): no SQLite, no
-		// Prometheus or protobuf, no terminal UI stack, none of the
-		// host-only packages; it execs omp-host for the commands that need
-		// them (internal/ompcli/host.go), the interactive mode included.
-		{Package: m + "cmd/omp", Bad: clientForbidden},
-		{Package: m + "internal/ompcli", Bad: clientForbidden},
 		{Package: m + "pkg/vault/brokerapi", Bad: []string{"github.com/prometheus/", "google.golang.org/protobuf"}},
 	}
 	for _, r := range rules {
@@ -44,61 +38,6 @@ func TestImportRules(t *testing.T) {
 			continue
 		}
 		t.Run(strings.TrimPrefix(r.Package, m), func(t *testing.T) { r.Check(t) })
-	}
-}
-
-// clientForbidden is what the client omp must not link: the prefixes
-// first (clientForbiddenPrefixes of them), then exact packages.
-var clientForbidden = []string{
-	"modernc.org/", "github.com/prometheus/", "google.golang.org/protobuf", "github.com/charmbracelet/",
-	// The interactive mode's stack: bubbletea, lipgloss and their parsers
-	// and colour profiles, bubbles/textarea's clipboard (its init looks up
-	// four clipboard tools in every PATH entry), the width tables.
-	"github.com/atotto/clipboard", "github.com/mattn/go-runewidth", "github.com/rivo/uniseg", "github.com/muesli/termenv",
-	m + "pkg/vault/sqlite", m + "pkg/vault/brokerapi/brokermetrics", m + "pkg/proxy",
-	m + "internal/omphost", m + "internal/brokerd", m + "internal/gatewayd", m + "pkg/agent/tui",
-}
-
-// clientForbiddenPrefixes counts the module prefixes that open
-// clientForbidden; the host check names one real package under each.
-const clientForbiddenPrefixes = 4
-
-// TestClientRuleExercised: the client rule's forbidden names are real —
-// omp-host, built from the same command tree, links every one of them —
-// and the client does link the command tree and the broker client.
-func TestClientRuleExercised(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the go tool")
-	}
-	client := map[string]bool{}
-	for _, d := range Deps(t, m+"cmd/omp") {
-		client[d] = true
-	}
-	for _, want := range []string{m + "internal/ompcli", m + "pkg/vault/remote", m + "pkg/vault/brokerapi", m + "pkg/agent",
-		m + "pkg/agent/interactive", m + "pkg/agent/export"} {
-		if !client[want] {
-			t.Errorf("cmd/omp does not link %s: the rule checks a stub", want)
-		}
-	}
-	host := map[string]bool{}
-	for _, d := range Deps(t, m+"cmd/omp-host") {
-		host[d] = true
-	}
-	under := []string{"modernc.org/sqlite", "modernc.org/libc", "github.com/prometheus/client_golang/prometheus", "google.golang.org/protobuf/proto",
-		"github.com/charmbracelet/bubbletea", "github.com/charmbracelet/lipgloss", "github.com/charmbracelet/x/ansi/parser"}
-	for _, p := range clientForbidden[:clientForbiddenPrefixes] {
-		found := false
-		for _, u := range under {
-			found = found || strings.HasPrefix(u, p)
-		}
-		if !found {
-			t.Errorf("no package under the forbidden prefix %s is checked", p)
-		}
-	}
-	for _, want := range append(under, clientForbidden[clientForbiddenPrefixes:]...) {
-		if !host[want] {
-			t.Errorf("cmd/omp-host does not link %s: the client rule's forbidden name is stale", want)
-		}
 	}
 }
 

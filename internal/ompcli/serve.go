@@ -3,6 +3,7 @@ package ompcli
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/ompgo/omp/internal/brokerd"
 	"github.com/ompgo/omp/internal/config"
 )
 
@@ -16,11 +17,12 @@ func newServeCmd(a *app, f *brokerFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			h, err := a.host()
-			if err != nil {
-				return err
+			cfg := brokerd.FromEnv(env, dirs, a.logger())
+			cfg.Bind = f.bind
+			if f.vaultKeyFile != "" {
+				cfg.KeyPath, cfg.VaultKey = f.vaultKeyFile, ""
 			}
-			return h.ServeBroker(cmd.Context(), env, dirs, a.logger(), f.bind, f.vaultKeyFile)
+			return brokerd.Serve(cmd.Context(), cfg)
 		},
 	}
 	cmd.Flags().StringVarP(&f.bind, "bind", "b", config.DefaultBrokerBind, "listen address, host:port or port")
