@@ -9,7 +9,6 @@ import (
 
 	"github.com/ompgo/omp/internal/buildinfo"
 	"github.com/ompgo/omp/pkg/agent"
-	"github.com/ompgo/omp/pkg/agent/interactive"
 	"github.com/ompgo/omp/pkg/agent/session"
 	"github.com/ompgo/omp/pkg/agent/tools"
 	"github.com/ompgo/omp/pkg/agent/tui"
@@ -43,7 +42,7 @@ func (a *app) runInteractive(ctx context.Context, rt *agentRuntime, f *agentFlag
 		newDir = ""
 	}
 	blobs := filepath.Join(rt.dirs.AgentDir, "blobs")
-	sf, err := tui.Run(ctx, interactive.Options{
+	sf, err := tui.Run(ctx, tui.Options{
 		Agent: ag, In: a.stdin, Out: a.stdout, Cwd: rt.cwd,
 		SessionDir: newDir, SessionDirs: sdirs, Models: models, SetModel: setModel,
 		Bash: func(ctx context.Context, command string, exclude bool) (tools.CommandResult, session.Message, error) {
