@@ -23,10 +23,9 @@ help: ## list targets
 # Static binaries (CGO_ENABLED=0): no dynamic loader and libc start-up for
 # every omp command (measured 14 % less CPU for `omp auth-broker status`);
 # nothing here needs cgo.
-build: ## build bin/omp (client), bin/omp-host (what the client execs to serve or open the vault), bin/broker, bin/gateway (static)
+build: ## build bin/omp (the whole CLI), bin/broker, bin/gateway (static)
 	@mkdir -p $(BIN)
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/omp ./cmd/omp
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/omp-host ./cmd/omp-host
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/broker ./cmd/broker
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/gateway ./cmd/gateway
 
@@ -166,12 +165,11 @@ systemd-tools: ## install systemd-analyze (Debian package systemd) unless presen
 # The container image, built without a container engine (tools/ociimage).
 IMAGE_TAR ?= $(BIN)/omp-image.tar
 .PHONY: image image-test
-image: ## OCI image-layout tarball of static broker/gateway/omp/omp-host binaries, non-root (bin/omp-image.tar; podman load -i / skopeo oci-archive:)
+image: ## OCI image-layout tarball of static broker/gateway/omp binaries, non-root (bin/omp-image.tar; podman load -i / skopeo oci-archive:)
 	@mkdir -p $(BIN)/static
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/static/broker ./cmd/broker
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/static/gateway ./cmd/gateway
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/static/omp ./cmd/omp
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/static/omp-host ./cmd/omp-host
 	$(GO) run ./tools/ociimage -bin $(BIN)/static -out $(IMAGE_TAR) -version $(VERSION) -revision "$$(git rev-parse HEAD 2>/dev/null)"
 
 image-test: image ## build the image and verify it (user, entrypoint, labels, size, static binaries)

@@ -1,11 +1,8 @@
-// Command omp is the oh-my-pi CLI (internal/ompcli) as a client: the
-// coding agent's print, JSON and RPC modes, `auth-broker status`, `usage`
-// through a broker, `auth-gateway status|token`… It links neither SQLite,
-// Prometheus nor the terminal UI stack (a test in internal/deptest keeps it
-// so); for the interactive mode and the commands that serve or open the
-// local vault it execs omp-host with the same command line.
+// Command omp is the oh-my-pi CLI (internal/ompcli): the coding agent in
+// every mode, the auth broker and the auth gateway (`omp auth-broker …`,
+// `omp auth-gateway …`), and `omp usage`.
 package main
 
 import "github.com/ompgo/omp/internal/ompcli"
 
-func main() { ompcli.Main(nil) }
+func main() { ompcli.Main() }

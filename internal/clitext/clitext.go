@@ -1,5 +1,5 @@
-// Package clitext holds the small output helpers of the omp commands that
-// both the client (internal/ompcli) and the host (internal/omphost) use.
+// Package clitext holds the small output helpers of the omp commands
+// (internal/ompcli).
 package clitext
 
 import (

@@ -8,9 +8,9 @@ import (
 // DefaultBrokerBind is the broker's default listen address.
 const DefaultBrokerBind = "127.0.0.1:8765"
 
-// DefaultGatewayBind is the gateway's default listen address. Both live
-// here so that the client omp shows them in its help without linking the
-// servers (brokerd and gatewayd alias them).
+// DefaultGatewayBind is the gateway's default listen address. Both
+// defaults live here, shared by the omp help texts and the servers
+// (brokerd and gatewayd alias them).
 const DefaultGatewayBind = "127.0.0.1:4000"
 
 // AllowNonLoopbackNoAuthFlag is the gateway's opt-in flag that lets

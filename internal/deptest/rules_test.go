@@ -1,6 +1,7 @@
 package deptest
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -22,20 +23,20 @@ func TestImportRules(t *testing.T) {
 		// (without any driver) through brokerapi's Prometheus collectors
 		// (prometheus/collectors.DBStatsCollector), so the rule names the
 		// drivers, not database/sql.
-		{Package: m + "cmd/gateway", Bad: []string{m + "pkg/vault/sqlite", m + "pkg/vault/refresh", "modernc.org/sqlite", "github.com/mattn/go-sqlite3"}},
-		{Package: m + "internal/gatewayd", Bad: []string{m + "pkg/vault/sqlite", m + "pkg/vault/refresh", "modernc.org/sqlite", "github.com/mattn/go-sqlite3"}},
+		{Package: m + "cmd/gateway", Bad: []string{m + "pkg/vault/sqlite", m + "pkg/vault/refresh", "modernc.org/sqlite", "github.com/mattn/go-sqlite3", m + "internal/ompcli"}},
+		{Package: m + "internal/gatewayd", Bad: []string{m + "pkg/vault/sqlite", m + "pkg/vault/refresh", "modernc.org/sqlite", "github.com/mattn/go-sqlite3", m + "internal/ompcli"}},
+		// The standalone daemons are thin mains over the servers: neither
+		// they nor the servers reach the omp command tree.
+		{Package: m + "cmd/broker", Bad: []string{m + "internal/ompcli"}},
+		{Package: m + "internal/brokerd", Bad: []string{m + "internal/ompcli"}},
 		{Package: m + "pkg/proxy", Bad: []string{m + "pkg/vault/sqlite", m + "pkg/vault/refresh", "modernc.org/sqlite"}},
 		// Shared HTTP plumbing knows no domain: services classify and render
 		// their own errors through httpx.Adapter.
 		{Package: m + "internal/httpx", Bad: []string{m + "pkg/vault", m + "pkg/"}},
 		{Package: m + "pkg/vault/brokerapi", Bad: []string{m + "pkg/vault/sqlite", m + "pkg/vault/refresh", "modernc.org/sqlite", m + "cmd"}},
 		{Package: m + "pkg/vault/remote", Bad: []string{m + "pkg/vault/sqlite", m + "pkg/vault/refresh", "modernc.org/sqlite"}},
-		// The client omp starts fast (issues 10 and 11): no SQLite, no
-		// Prometheus or protobuf, no terminal UI stack, none of the
-		// host-only packages; it execs omp-host for the commands that need
-		// them (internal/ompcli/host.go), the interactive mode included.
-		{Package: m + "cmd/omp", Bad: clientForbidden},
-		{Package: m + "internal/ompcli", Bad: clientForbidden},
+		// The broker API's types and client carry no metrics: those live in
+		// brokerapi/brokermetrics, which only the broker server imports.
 		{Package: m + "pkg/vault/brokerapi", Bad: []string{"github.com/prometheus/", "google.golang.org/protobuf"}},
 	}
 	for _, r := range rules {
@@ -44,61 +45,6 @@ func TestImportRules(t *testing.T) {
 			continue
 		}
 		t.Run(strings.TrimPrefix(r.Package, m), func(t *testing.T) { r.Check(t) })
-	}
-}
-
-// clientForbidden is what the client omp must not link: the prefixes
-// first (clientForbiddenPrefixes of them), then exact packages.
-var clientForbidden = []string{
-	"modernc.org/", "github.com/prometheus/", "google.golang.org/protobuf", "github.com/charmbracelet/",
-	// The interactive mode's stack: bubbletea, lipgloss and their parsers
-	// and colour profiles, bubbles/textarea's clipboard (its init looks up
-	// four clipboard tools in every PATH entry), the width tables.
-	"github.com/atotto/clipboard", "github.com/mattn/go-runewidth", "github.com/rivo/uniseg", "github.com/muesli/termenv",
-	m + "pkg/vault/sqlite", m + "pkg/vault/brokerapi/brokermetrics", m + "pkg/proxy",
-	m + "internal/omphost", m + "internal/brokerd", m + "internal/gatewayd", m + "pkg/agent/tui",
-}
-
-// clientForbiddenPrefixes counts the module prefixes that open
-// clientForbidden; the host check names one real package under each.
-const clientForbiddenPrefixes = 4
-
-// TestClientRuleExercised: the client rule's forbidden names are real —
-// omp-host, built from the same command tree, links every one of them —
-// and the client does link the command tree and the broker client.
-func TestClientRuleExercised(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the go tool")
-	}
-	client := map[string]bool{}
-	for _, d := range Deps(t, m+"cmd/omp") {
-		client[d] = true
-	}
-	for _, want := range []string{m + "internal/ompcli", m + "pkg/vault/remote", m + "pkg/vault/brokerapi", m + "pkg/agent",
-		m + "pkg/agent/interactive", m + "pkg/agent/export"} {
-		if !client[want] {
-			t.Errorf("cmd/omp does not link %s: the rule checks a stub", want)
-		}
-	}
-	host := map[string]bool{}
-	for _, d := range Deps(t, m+"cmd/omp-host") {
-		host[d] = true
-	}
-	under := []string{"modernc.org/sqlite", "modernc.org/libc", "github.com/prometheus/client_golang/prometheus", "google.golang.org/protobuf/proto",
-		"github.com/charmbracelet/bubbletea", "github.com/charmbracelet/lipgloss", "github.com/charmbracelet/x/ansi/parser"}
-	for _, p := range clientForbidden[:clientForbiddenPrefixes] {
-		found := false
-		for _, u := range under {
-			found = found || strings.HasPrefix(u, p)
-		}
-		if !found {
-			t.Errorf("no package under the forbidden prefix %s is checked", p)
-		}
-	}
-	for _, want := range append(under, clientForbidden[clientForbiddenPrefixes:]...) {
-		if !host[want] {
-			t.Errorf("cmd/omp-host does not link %s: the client rule's forbidden name is stale", want)
-		}
 	}
 }
 
@@ -163,26 +109,40 @@ func TestTestHelpersNotImported(t *testing.T) {
 	}
 }
 
-// TestAdaptersInternalImports: an adapter under pkg/vault/* or pkg/llm/*
-// imports from the module's internal/ only the shared pieces: httpx, the
-// one SSE reader/writer, the one Retry-After parser, the one provider
-// identity table, buildinfo (version strings) and the embedded usage page.
-// The domains themselves
-// import nothing in-module (TestImportRules).
-func TestAdaptersInternalImports(t *testing.T) {
+// pkgHelpers are the packages of the module's internal/ that pkg/ may
+// import: httpx, the one SSE reader/writer, the one Retry-After parser, the
+// one provider identity table, buildinfo (version strings) and the embedded
+// usage page.
+var pkgHelpers = []string{
+	m + "internal/httpx", m + "internal/sse", m + "internal/retryafter",
+	m + "internal/provider", m + "internal/buildinfo", m + "internal/usagepage",
+}
+
+// TestPkgInternalImports: a package under pkg/ imports from the module's
+// internal/ only pkgHelpers, and each of those is a leaf that imports
+// nothing else of the module, so pkg/ never reaches the CLI, the servers or
+// the configuration. The domains pkg/vault and pkg/llm themselves import
+// nothing in-module (TestImportRules).
+func TestPkgInternalImports(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the go tool")
 	}
-	allowed := map[string]bool{
-		m + "internal/httpx": true, m + "internal/sse": true, m + "internal/retryafter": true,
-		m + "internal/provider": true, m + "internal/buildinfo": true, m + "internal/usagepage": true,
+	checked := 0
+	for _, p := range List(t, "./../../pkg/...") {
+		checked++
+		for _, imp := range p.Imports {
+			if strings.HasPrefix(imp, m+"internal/") && !slices.Contains(pkgHelpers, imp) {
+				t.Errorf("%s imports %s", p.ImportPath, imp)
+			}
+		}
 	}
-	for _, domain := range []string{"pkg/vault", "pkg/llm"} {
-		for _, p := range List(t, "./../../"+domain+"/...") {
-			for _, imp := range p.Imports {
-				if strings.HasPrefix(imp, m+"internal/") && !allowed[imp] {
-					t.Errorf("%s imports %s", p.ImportPath, imp)
-				}
+	if checked < 20 {
+		t.Fatalf("listed only %d packages under pkg/", checked)
+	}
+	for _, h := range pkgHelpers {
+		for _, dep := range Deps(t, h) {
+			if dep != h && strings.HasPrefix(dep, m) {
+				t.Errorf("%s, which pkg/ may import, imports %s: it must stay a leaf", h, dep)
 			}
 		}
 	}

@@ -107,14 +107,6 @@ func tuneAgentGC(gogc string) {
 func (a *app) runAgent(ctx context.Context, f *agentFlags, messages []string) error {
 	stdinTTY := isTerminal(a.stdin)
 	interactive := f.mode == "" && !f.print && stdinTTY
-	if interactive && f.listModels == "" {
-		// The interactive mode runs in omp-host (its terminal UI is not
-		// linked here): the client execs it now, before any output or
-		// read, and omp-host parses the same command line again.
-		if _, err := a.host(); err != nil {
-			return err
-		}
-	}
 	env, dirs, err := a.setup()
 	if err != nil {
 		return err

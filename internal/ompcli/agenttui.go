@@ -9,15 +9,14 @@ import (
 
 	"github.com/ompgo/omp/internal/buildinfo"
 	"github.com/ompgo/omp/pkg/agent"
-	"github.com/ompgo/omp/pkg/agent/interactive"
 	"github.com/ompgo/omp/pkg/agent/session"
 	"github.com/ompgo/omp/pkg/agent/tools"
+	"github.com/ompgo/omp/pkg/agent/tui"
 	"github.com/ompgo/omp/pkg/llm"
 )
 
 // runInteractive is `omp` on a terminal without -p: the TUI of
-// pkg/agent/tui over the runtime's agent, which runs in omp-host
-// (Host.RunInteractive). It persists the session in use
+// pkg/agent/tui over the runtime's agent. It persists the session in use
 // at exit and leaves the terminal's breadcrumb on it.
 func (a *app) runInteractive(ctx context.Context, rt *agentRuntime, f *agentFlags, prompts []string) error {
 	ag := rt.ag
@@ -43,11 +42,7 @@ func (a *app) runInteractive(ctx context.Context, rt *agentRuntime, f *agentFlag
 		newDir = ""
 	}
 	blobs := filepath.Join(rt.dirs.AgentDir, "blobs")
-	h, err := a.host() // runAgent has exec'd omp-host already if this is the client
-	if err != nil {
-		return err
-	}
-	sf, err := h.RunInteractive(ctx, interactive.Options{
+	sf, err := tui.Run(ctx, tui.Options{
 		Agent: ag, In: a.stdin, Out: a.stdout, Cwd: rt.cwd,
 		SessionDir: newDir, SessionDirs: sdirs, Models: models, SetModel: setModel,
 		Bash: func(ctx context.Context, command string, exclude bool) (tools.CommandResult, session.Message, error) {

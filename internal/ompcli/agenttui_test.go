@@ -305,16 +305,14 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// TestInteractiveModeNeedsHost: the interactive mode runs in omp-host.
-// A client alone on a terminal says what to install before it prints or
-// reads anything (exit 1), and with OMP_HOST_BIN the same client shows the
-// interactive mode (and quits on /exit).
-func TestInteractiveModeNeedsHost(t *testing.T) {
+// TestInteractiveModeAlone: the omp binary copied alone into an empty
+// directory, with nothing in PATH, shows the interactive mode on a
+// terminal and quits on /exit: it needs no other program.
+func TestInteractiveModeAlone(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds the binaries and drives them in tmux")
+		t.Skip("builds the binary and drives it in tmux")
 	}
 	built := binary(t)
-	host := filepath.Join(filepath.Dir(built), "omp-host")
 	alone := filepath.Join(t.TempDir(), "omp")
 	data, err := os.ReadFile(built)
 	if err != nil {
@@ -327,15 +325,7 @@ func TestInteractiveModeNeedsHost(t *testing.T) {
 	env := []string{"HOME=" + e.home, "PATH=" + t.TempDir(), "TERM=xterm-256color", "LANG=C.UTF-8", "FAKE_PROVIDER_KEY=sk-fake-123"}
 
 	p := newTmux(t, e.project, env, alone, "--model", "fake/fake-model")
-	want := "error: this command runs in omp-host, which is not installed: install the omp-host binary next to omp (" +
-		filepath.Join(filepath.Dir(alone), "omp-host") + ") or in PATH, or set OMP_HOST_BIN to its path"
-	s := p.waitFor("missing host", "omp-exited-")
-	if got := strings.TrimSpace(s); got != want+"\nomp-exited-1" {
-		t.Errorf("without omp-host the screen is\n%s\nwant\n%s\nomp-exited-1", got, want)
-	}
-
-	p = newTmux(t, e.project, append(env, "OMP_HOST_BIN="+host), alone, "--model", "fake/fake-model")
-	p.waitFor("startup through OMP_HOST_BIN", "fake/fake-model", "/help")
+	p.waitFor("startup", "fake/fake-model", "/help")
 	p.typeText("/exit")
 	p.keys("Enter")
 	p.waitFor("exit", "omp-exited-0")

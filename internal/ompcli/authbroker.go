@@ -220,7 +220,7 @@ func runList(w io.Writer, ps []providerName, asJSON bool) error {
 	return nil
 }
 
-// The output helpers shared with omp-host (internal/omphost).
+// Short names for the clitext output helpers.
 var (
 	writeJSONLine = clitext.JSONLine
 	plural        = clitext.Plural

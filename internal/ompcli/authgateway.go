@@ -11,7 +11,7 @@ import (
 
 	"github.com/ompgo/omp/internal/clitext"
 	"github.com/ompgo/omp/internal/config"
-	"github.com/ompgo/omp/internal/hostapi"
+	"github.com/ompgo/omp/internal/gatewayd"
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
 )
 
@@ -55,18 +55,18 @@ func newGatewayServeCmd(a *app, f *gatewayFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			h, err := a.host()
-			if err != nil {
-				return err
-			}
 			// stdout carries exactly the reference's startup lines; logs go
 			// to stderr, off the request path.
 			log, warn, logw := o.Buffered(a.stderr)
 			defer logw.Close()
-			return h.ServeGateway(cmd.Context(), env, dirs, log, warn, a.stdout, hostapi.GatewayFlags{
-				Bind: f.bind, NoAuth: f.noAuth, AllowNonLoopbackNoAuth: f.optIn,
-				AllowedHosts: f.allowedHosts, AllowedOrigins: f.allowedOrigins, MaxInFlightBytes: f.maxInFlight,
-			})
+			cfg, err := gatewayd.FromEnv(cmd.Context(), env, dirs, log, warn)
+			if err != nil {
+				return err
+			}
+			cfg.Bind, cfg.NoAuth, cfg.AllowNonLoopbackNoAuth = f.bind, f.noAuth, f.optIn
+			cfg.OverrideLimits(f.allowedHosts, f.allowedOrigins, f.maxInFlight)
+			cfg.Out = a.stdout
+			return gatewayd.Serve(cmd.Context(), cfg)
 		},
 	}
 	fl := cmd.Flags()
@@ -90,13 +90,8 @@ func newGatewayCheckCmd(a *app, f *gatewayFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			// The check runs the gateway's core, which only omp-host links.
-			h, err := a.host()
-			if err != nil {
-				return err
-			}
 			log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-			code, err := h.CheckGateway(cmd.Context(), env, dirs, log, a.warnLogger(), a.stdout, f.strict, f.json)
+			code, err := checkGateway(cmd.Context(), env, dirs, log, a.warnLogger(), a.stdout, f.strict, f.json)
 			switch {
 			case code != 0 && err != nil:
 				return &exitError{code: code, msg: err.Error()}

@@ -6,7 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ompgo/omp/internal/clitext"
 	"github.com/ompgo/omp/pkg/vault/seal"
+	"github.com/ompgo/omp/pkg/vault/sqlite"
 )
 
 func newBackupCmd(a *app, f *brokerFlags) *cobra.Command {
@@ -68,11 +70,7 @@ func (a *app) adoptLegacyVault(ctx context.Context, db string) error {
 	if err != nil {
 		return err
 	}
-	h, err := a.host()
-	if err != nil {
-		return err
-	}
-	_, err = h.AdoptLegacy(ctx, dirs.AgentDB(), db)
+	_, err = sqlite.AdoptLegacy(ctx, dirs.AgentDB(), db)
 	return err
 }
 
@@ -86,11 +84,16 @@ func (a *app) runBackup(ctx context.Context, file, keyPath string, asJSON bool) 
 	if err := a.adoptLegacyVault(ctx, db); err != nil {
 		return err
 	}
-	h, err := a.host()
+	info, err := sqlite.Backup(ctx, db, file, kr)
 	if err != nil {
 		return err
 	}
-	return h.Backup(ctx, a.stdout, db, file, kr, asJSON)
+	if asJSON {
+		return clitext.JSONLine(a.stdout, info)
+	}
+	fmt.Fprintf(a.stdout, "Backed up %s to %s: %d credential%s (%d active), %d bytes, verified with key %s (the copy is sealed: keep the key file too, apart from it)\n",
+		db, info.Path, info.Credentials, clitext.Plural(info.Credentials), info.Active, info.Bytes, info.KeyID)
+	return nil
 }
 
 // runRestore implements `restore <file>`: a backup restored over the broker
@@ -103,9 +106,16 @@ func (a *app) runRestore(ctx context.Context, file, keyPath string, asJSON bool)
 	if err := a.adoptLegacyVault(ctx, db); err != nil {
 		return err
 	}
-	h, err := a.host()
+	res, err := sqlite.Restore(ctx, file, db, kr)
 	if err != nil {
 		return err
 	}
-	return h.Restore(ctx, a.stdout, file, db, kr, asJSON)
+	if asJSON {
+		return clitext.JSONLine(a.stdout, res)
+	}
+	fmt.Fprintf(a.stdout, "Restored %s from %s: %d credential%s (%d active)\n", res.Path, file, res.Credentials, clitext.Plural(res.Credentials), res.Active)
+	if res.Previous != "" {
+		fmt.Fprintf(a.stdout, "The replaced vault is kept as %s\n", res.Previous)
+	}
+	return nil
 }

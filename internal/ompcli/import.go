@@ -17,6 +17,7 @@ import (
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
 	"github.com/ompgo/omp/pkg/vault/cliproxy"
+	"github.com/ompgo/omp/pkg/vault/sqlite"
 )
 
 const importUsage = "Usage: omp auth-broker import <file|dir> [--provider=<id>] [--include-disabled] [--dry-run]"
@@ -52,10 +53,6 @@ type importOptions struct {
 // runImport implements `import` (broker.md §1.8): CLIProxyAPI files (or a
 // reference agent.db) go to the configured broker, else to the local vault.
 func (a *app) runImport(ctx context.Context, path string, o importOptions) error {
-	h, err := a.host() // a reference agent.db is SQLite
-	if err != nil {
-		return err
-	}
 	if o.now == nil {
 		o.now = time.Now
 	}
@@ -74,7 +71,7 @@ func (a *app) runImport(ctx context.Context, path string, o importOptions) error
 	var skips []cliproxy.Skip
 	var refRecords []vault.Record // set when the source is a reference agent.db
 	if isSQLiteFile(abs) {
-		refRecords, err = h.ReadReference(ctx, abs)
+		refRecords, err = sqlite.ReadReference(ctx, abs)
 		if err != nil {
 			return err // names the file already
 		}

@@ -48,9 +48,6 @@ func newLoginCmd(a *app, f *brokerFlags) *cobra.Command {
 
 // runLogin implements `login` (broker.md §1.5).
 func (a *app) runLogin(ctx context.Context, provider, via string, dryRun bool) error {
-	if _, err := a.host(); err != nil { // runs on the broker host (omp-host)
-		return err
-	}
 	reg, err := a.oauthRegistry()
 	if err != nil {
 		return err

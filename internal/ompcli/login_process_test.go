@@ -18,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ompgo/omp/internal/omphost"
 	"github.com/ompgo/omp/pkg/vault/oauth/oauthtest"
 )
 
@@ -95,10 +94,8 @@ var (
 	ompBuildErr  error
 )
 
-// TestMain runs the host commands in process (omphost) and removes the
-// binaries ompBinary built.
+// TestMain removes the binary ompBinary built.
 func TestMain(m *testing.M) {
-	testHost = omphost.Host{}
 	code := m.Run()
 	if ompBuildPath != "" {
 		os.RemoveAll(filepath.Dir(ompBuildPath))
@@ -106,8 +103,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// ompBinary builds the client omp, and beside it omp-host (which the
-// client execs for the host commands), once per test run.
+// ompBinary builds the omp binary once per test run.
 func ompBinary(t testing.TB) string {
 	t.Helper()
 	ompBuild.Do(func() {
@@ -117,7 +113,7 @@ func ompBinary(t testing.TB) string {
 			return
 		}
 		ompBuildPath = filepath.Join(dir, "omp")
-		if out, err := exec.Command("go", "build", "-o", dir+"/", "../../cmd/omp", "../../cmd/omp-host").CombinedOutput(); err != nil {
+		if out, err := exec.Command("go", "build", "-o", ompBuildPath, "../../cmd/omp").CombinedOutput(); err != nil {
 			ompBuildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}
 	})

@@ -1,11 +1,10 @@
 // Package ompcli is the oh-my-pi CLI, `omp`: the coding agent, a thin
 // client of the auth broker (`omp auth-broker …`), on the broker host the
 // broker itself (`omp auth-broker serve`), and the auth gateway (`omp
-// auth-gateway serve|token|status|check`). Two binaries run it: the client
-// cmd/omp, which links no SQLite, no Prometheus and no terminal UI, and the
-// host cmd/omp-host (the whole tree with a Host), which the client execs
-// for the interactive mode and the commands that serve or open the local
-// vault (host.go).
+// auth-gateway serve|token|status|check`). cmd/omp runs it. Every command
+// lives in this one binary, so package initialisation must stay cheap: the
+// heavy parts (the SQLite vault, the servers, the terminal UI) do their
+// work when a command first uses them, never at init.
 package ompcli
 
 import (
@@ -20,22 +19,16 @@ import (
 	"github.com/ompgo/omp/pkg/vault/remote"
 )
 
-// Main runs the command line of the process and exits with its code. host
-// is nil in the client omp (host.go: the commands that need one exec
-// omp-host) and omphost.Host{} in omp-host.
-func Main(host Host) {
+// Main runs the command line of the process and exits with its code.
+func Main() {
 	// The cancellation cause names the signal (`omp auth-gateway serve`
 	// prints it).
 	ctx, stop := sigctx.NotifyContext(context.Background())
-	a := &app{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, environ: os.Environ(), hostImpl: host, execHost: execProcess}
+	a := &app{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, environ: os.Environ()}
 	code := a.execute(ctx, os.Args[1:])
 	stop()
 	os.Exit(code)
 }
-
-// testHost is the Host of the apps tests build (no execHost): the tests
-// set it (omphost.Host{}), so every command runs in process.
-var testHost Host
 
 // run executes the CLI and returns the process exit code. Errors print one
 // line on stderr.

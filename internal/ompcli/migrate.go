@@ -14,6 +14,7 @@ import (
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	"github.com/ompgo/omp/pkg/vault/sqlite"
 )
 
 const (
@@ -55,9 +56,6 @@ type migrateItem struct {
 
 // runMigrate implements `migrate --from-local` (broker.md §1.9).
 func (a *app) runMigrate(ctx context.Context, o migrateOptions) error {
-	if _, err := a.host(); err != nil { // the local side is SQLite
-		return err
-	}
 	bc, err := a.brokerConfig(ctx)
 	if err != nil {
 		return err
@@ -215,21 +213,17 @@ func (a *app) runMigrate(ctx context.Context, o migrateOptions) error {
 // key is loaded or created; discrepancies.md C5), else the Go vault
 // (vault.db beside it). A missing store has no rows and is not created.
 func (a *app) localRecords(ctx context.Context) (_ []vault.Record, err error) {
-	h, err := a.host()
-	if err != nil {
-		return nil, err
-	}
 	_, dirs, err := a.setup()
 	if err != nil {
 		return nil, err
 	}
 	if ref := dirs.AgentDB(); exists(ref) {
-		plain, err := h.IsReference(ctx, ref)
+		plain, err := sqlite.IsReference(ctx, ref)
 		if err != nil {
 			return nil, err
 		}
 		if plain {
-			all, err := h.ReadReference(ctx, ref)
+			all, err := sqlite.ReadReference(ctx, ref)
 			if err != nil {
 				return nil, err
 			}

@@ -3,8 +3,13 @@ package ompcli
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ompgo/omp/internal/clitext"
+	"github.com/ompgo/omp/pkg/vault/sqlite"
 )
 
 func newRekeyCmd(a *app, f *brokerFlags) *cobra.Command {
@@ -20,15 +25,11 @@ func newRekeyCmd(a *app, f *brokerFlags) *cobra.Command {
 	return cmd
 }
 
-// runRekey rotates the vault key online (Host.Rekey): a new key is added
+// runRekey rotates the vault key online (sqlite.Rekey): a new key is added
 // to the key file and made the vault's active key, every secret is re-sealed
 // under it while a running broker keeps serving (it re-reads the key file
 // when it meets the new key), and only then are the old keys retired.
 func (a *app) runRekey(ctx context.Context, keyPath string, asJSON bool) error {
-	h, err := a.host()
-	if err != nil {
-		return err
-	}
 	env, dirs, err := a.setup()
 	if err != nil {
 		return err
@@ -43,5 +44,25 @@ func (a *app) runRekey(ctx context.Context, keyPath string, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	return h.Rekey(ctx, a.stdout, path, keyPath, asJSON)
+	res, err := sqlite.Rekey(ctx, path, keyPath, sqlite.Options{})
+	if err != nil {
+		return fmt.Errorf("rekey vault %s with key file %s: %w", path, keyPath, err)
+	}
+	retired := make([]string, len(res.RetiredIDs))
+	for i, id := range res.RetiredIDs {
+		retired[i] = fmt.Sprintf("%08x", id)
+	}
+	if asJSON {
+		return clitext.JSONLine(a.stdout, map[string]any{
+			"resealed":      res.Resealed,
+			"activeKeyId":   fmt.Sprintf("%08x", res.ActiveKeyID),
+			"retiredKeyIds": retired,
+			"path":          keyPath,
+		})
+	}
+	fmt.Fprintf(a.stdout, "Re-sealed %d secret%s under key %08x (%s)\n", res.Resealed, clitext.Plural(res.Resealed), res.ActiveKeyID, keyPath)
+	if len(retired) > 0 {
+		fmt.Fprintf(a.stdout, "Retired key%s %s\n", clitext.Plural(len(retired)), strings.Join(retired, ", "))
+	}
+	return nil
 }

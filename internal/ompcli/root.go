@@ -38,11 +38,6 @@ type app struct {
 	linesOnce sync.Once
 	linesCh   <-chan string
 
-	// hostImpl is omp-host's Host; nil in the client omp, where host()
-	// calls execHost (execProcess) instead.
-	hostImpl Host
-	execHost func(path string) error
-
 	// Test hooks; nil in production.
 	httpClient *http.Client                // login's token, follow-up and upload requests
 	openURL    func(url string) error      // replaces the browser

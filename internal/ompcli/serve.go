@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ompgo/omp/internal/brokerd"
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/internal/logx"
 )
@@ -24,11 +25,12 @@ func newServeCmd(a *app, f *brokerFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			h, err := a.host()
-			if err != nil {
-				return err
+			cfg := brokerd.FromEnv(env, dirs, slog.New(o.Handler(a.stderr)))
+			cfg.Bind = f.bind
+			if f.vaultKeyFile != "" {
+				cfg.KeyPath, cfg.VaultKey = f.vaultKeyFile, ""
 			}
-			return h.ServeBroker(cmd.Context(), env, dirs, slog.New(o.Handler(a.stderr)), f.bind, f.vaultKeyFile)
+			return brokerd.Serve(cmd.Context(), cfg)
 		},
 	}
 	cmd.Flags().StringVarP(&f.bind, "bind", "b", config.DefaultBrokerBind, "listen address, host:port or port")

@@ -23,6 +23,7 @@ import (
 	vaultpick "github.com/ompgo/omp/pkg/vault/pick"
 	"github.com/ompgo/omp/pkg/vault/refresh"
 	"github.com/ompgo/omp/pkg/vault/remote"
+	"github.com/ompgo/omp/pkg/vault/sqlite"
 	"github.com/ompgo/omp/pkg/vault/usage"
 )
 
@@ -351,8 +352,8 @@ func (b *brokerUsage) history(ctx context.Context, since int64, provider string)
 // localUsage probes directly with the local vault (on the broker host, or
 // with environment API keys only when there is no vault).
 type localUsage struct {
-	store  LocalVault // nil without a vault
-	unhold func()     // drops the claim to refresh; nil without one
+	store  *sqlite.Store // nil without a vault
+	unhold func()        // drops the claim to refresh; nil without one
 	keeper *refresh.Keeper
 	stop   context.CancelFunc
 	svc    *usage.Service
@@ -390,21 +391,16 @@ func (a *app) localUsage(ctx context.Context) (*localUsage, error) {
 		// refresher would spend the same refresh token twice, and a
 		// provider that detects the reuse revokes the whole family. The
 		// probes then use the access tokens the broker keeps fresh.
-		h, err := a.host()
+		hold, err := sqlite.HoldVaultToRefresh(dirs.VaultDB())
 		if err != nil {
-			l.store.Close()
-			return nil, err
-		}
-		unhold, inUse, err := h.HoldVaultToRefresh(dirs.VaultDB())
-		if err != nil {
-			if !inUse {
+			if !errors.Is(err, sqlite.ErrVaultInUse) {
 				l.store.Close()
 				return nil, err
 			}
 			l.svc.Store = l.store
 			return l, nil
 		}
-		l.unhold = unhold
+		l.unhold = hold.Release
 		// An OAuth access token at or near expiry is refreshed before its
 		// probe, as the broker does; a rotated refresh token is written
 		// through a Keeper, which retries a failed write until close.

@@ -3,6 +3,7 @@ package ompcli
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -10,17 +11,14 @@ import (
 
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/pkg/vault/seal"
+	"github.com/ompgo/omp/pkg/vault/sqlite"
 )
 
 // openLocalVault opens the broker host's vault (the commands that run on
 // the broker host: logout, import without a broker, migrate's local side,
 // rekey). The key comes from OMP_VAULT_KEY or the key file, created on first
 // use like the broker does.
-func (a *app) openLocalVault(ctx context.Context) (LocalVault, string, error) {
-	h, err := a.host()
-	if err != nil {
-		return nil, "", err
-	}
+func (a *app) openLocalVault(ctx context.Context) (*sqlite.Store, string, error) {
 	env, dirs, err := a.setup()
 	if err != nil {
 		return nil, "", err
@@ -37,23 +35,22 @@ func (a *app) openLocalVault(ctx context.Context) (LocalVault, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	st, err := h.OpenVault(ctx, path, kr)
+	st, err := sqlite.Open(ctx, path, kr, sqlite.Options{})
+	if errors.Is(err, sqlite.ErrReferenceDB) {
+		return nil, "", fmt.Errorf("%w; move it aside and import it: mv %[2]s %[2]s.plain && omp auth-broker import %[2]s.plain", err, path)
+	}
 	if err != nil {
-		return nil, "", err // OpenVault names the vault path already
+		return nil, "", err // sqlite.Open names the vault path already
 	}
 	return st, path, nil
 }
 
 // adoptVault returns the vault path (vault.db), first moving an omp-go
 // vault left at the reference's agent.db path by an earlier version
-// (discrepancies.md C5; a reference agent.db is never touched).
+// (a reference agent.db is never touched).
 func (a *app) adoptVault(ctx context.Context, dirs config.Dirs) (string, error) {
-	h, err := a.host()
-	if err != nil {
-		return "", err
-	}
 	path := dirs.VaultDB()
-	if _, err := h.AdoptLegacy(ctx, dirs.AgentDB(), path); err != nil {
+	if _, err := sqlite.AdoptLegacy(ctx, dirs.AgentDB(), path); err != nil {
 		return "", err
 	}
 	return path, nil

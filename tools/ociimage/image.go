@@ -38,9 +38,8 @@ const (
 )
 
 // Binaries are the executables the image carries, by name in the image
-// root (/broker, /gateway, /omp, and /omp-host beside /omp: the client
-// execs it for the commands that serve or open the vault).
-var Binaries = []string{"broker", "gateway", "omp", "omp-host"}
+// root (/broker, /gateway, /omp).
+var Binaries = []string{"broker", "gateway", "omp"}
 
 // Spec is what one build needs.
 type Spec struct {
@@ -55,7 +54,7 @@ type Spec struct {
 func (s Spec) Labels() map[string]string {
 	l := map[string]string{
 		"org.opencontainers.image.title":       "omp",
-		"org.opencontainers.image.description": "omp-go auth broker (/broker), gateway (/gateway, default) and CLI (/omp, /omp-host)",
+		"org.opencontainers.image.description": "omp-go auth broker (/broker), gateway (/gateway, default) and CLI (/omp)",
 		"org.opencontainers.image.version":     s.Version,
 		"org.opencontainers.image.source":      "https://github.com/ompgo/omp",
 	}

@@ -1,6 +1,6 @@
-// Package export writes a session as the self-contained HTML page
-// (the interactive mode's /export, RPC's export_html). It has no terminal
-// dependency, so the client omp links it for RPC mode.
+// Package export writes a session as a self-contained HTML page (the
+// interactive mode's /export, RPC's export_html). It has no terminal
+// dependency: RPC mode uses it without the terminal UI.
 package export
 
 import (

@@ -11,8 +11,8 @@ import (
 
 // Observer receives the Server's instrumentation events and serves them at
 // GET /metrics. The Prometheus implementation is brokermetrics.Metrics; it
-// lives in its own package so that clients of this one (pkg/vault/remote,
-// the client omp) do not link Prometheus and protobuf.
+// lives in its own package so that the API's types and client (and
+// pkg/vault/remote over them) do not depend on Prometheus and protobuf.
 type Observer interface {
 	// ObserveRequest records one served request: route is the chi route
 	// pattern ("unmatched" when none matched), method one of the standard

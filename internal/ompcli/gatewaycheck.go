@@ -1,4 +1,4 @@
-package omphost
+package ompcli
 
 import (
 	"bytes"
@@ -17,13 +17,12 @@ import (
 	"github.com/ompgo/omp/pkg/proxy"
 )
 
-// CheckGateway runs `auth-gateway check`: it probes the broker's
+// checkGateway runs `auth-gateway check`: it probes the broker's
 // credentials through the gateway's own core (gatewayd.Check) and prints
 // the report on out. exit is the process exit code the report asks for: 1
-// when a credential failed (text only: the JSON path always exits 0,
-// gateway.md §1.4), or with err when no broker is configured (err's text
-// is the whole message).
-func (Host) CheckGateway(ctx context.Context, env *config.Env, dirs config.Dirs, log, warn *slog.Logger, out io.Writer, strict, asJSON bool) (exit int, err error) {
+// when a credential failed (text only: the JSON path always exits 0), or
+// with err when no broker is configured (err's text is the whole message).
+func checkGateway(ctx context.Context, env *config.Env, dirs config.Dirs, log, warn *slog.Logger, out io.Writer, strict, asJSON bool) (exit int, err error) {
 	cfg, err := gatewayd.FromEnv(ctx, env, dirs, log, warn)
 	if err != nil {
 		return 0, err
@@ -67,7 +66,7 @@ func writeCheckJSON(w io.Writer, broker string, strict bool, rows []proxy.Creden
 	return err
 }
 
-// checkText renders the `check` report (gateway.md §1.4) and reports
+// checkText renders the `check` report and reports
 // whether it fails: a credential rejected, or a chat probe failed.
 func checkText(broker string, strict bool, rows []proxy.CredentialHealth) (string, bool) {
 	var b strings.Builder
@@ -140,7 +139,7 @@ func checkText(broker string, strict bool, rows []proxy.CredentialHealth) (strin
 }
 
 // checkIdentity is email ?? accountId ?? a placeholder by type, then
-// " (<orgName ?? orgId>)" when that differs (18.1.21, gateway.md §12.9).
+// " (<orgName ?? orgId>)" when that differs.
 func checkIdentity(r proxy.CredentialHealth) string {
 	id := "(no identity on credential)"
 	switch {

@@ -1,4 +1,4 @@
-package omphost
+package ompcli
 
 import (
 	"testing"
