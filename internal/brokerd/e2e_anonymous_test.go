@@ -139,20 +139,20 @@ func TestBrokerLogsTheRealPeer(t *testing.T) {
 	m.Close()
 }
 
-// A request body that stalls fails with 408 within the body read timeout
-// and the connection is closed, token or not.
+// A request body that stalls fails with 408 at the body read timeout and
+// the connection is closed, token or not. The exchange's read deadline
+// (waitLong) is far below the 2 min total cap, so a 408 is the stall
+// timeout's; without a token the 401 comes before any body is read.
 func TestBrokerSlowBodyTimesOut(t *testing.T) {
 	h := newHarness(t)
 	b := h.startWith(t, func(c *brokerd.Config) { c.BodyReadTimeout = 300 * time.Millisecond })
 	for _, authz := range []string{b.bearer(), ""} {
-		start := time.Now()
 		hdr := ""
 		if authz != "" {
 			hdr = "Authorization: " + authz + "\r\n"
 		}
 		resp, body, closed := rawExchange(t, b.url, "POST /v1/credential HTTP/1.1\r\nHost: x\r\n"+hdr+
 			"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"provider\":")
-		took := time.Since(start)
 		want := http.StatusRequestTimeout
 		if authz == "" {
 			want = http.StatusUnauthorized
@@ -162,9 +162,6 @@ func TestBrokerSlowBodyTimesOut(t *testing.T) {
 		}
 		if !closed {
 			t.Errorf("authz %t: connection left open after the stalled body", authz != "")
-		}
-		if took > 3*time.Second {
-			t.Errorf("authz %t: answered after %v, want about the 300 ms timeout", authz != "", took)
 		}
 	}
 }

@@ -133,7 +133,9 @@ func TestE2EHTTPSurface(t *testing.T) {
 		if got := line(); got != ": keepalive\n" {
 			t.Fatalf("after the snapshot: %q, want the keepalive comment", got)
 		}
-		if d := time.Since(start); d > 3*testKeepAlive {
+		// The configured keepalive, not the 20 s default (a bound a loaded
+		// machine cannot reach otherwise).
+		if d := time.Since(start); d > 10*time.Second {
 			t.Errorf("keepalive after %v, configured %v", d, testKeepAlive)
 		}
 	})

@@ -45,7 +45,7 @@ func TestBlockReachesAnotherMember(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	eventually(t, time.Second, "the block on the other member's entry", func() bool {
+	eventually(t, waitLong, "the block on the other member's entry", func() bool {
 		e, err := c.Get(ctx, x.ID)
 		return err == nil && len(e.Blocks) == 1 && e.Blocks[0].ProviderKey == "anthropic:oauth" && e.Blocks[0].Scope == ""
 	})
@@ -73,7 +73,7 @@ func TestReporterFeedsBrokerClients(t *testing.T) {
 	}
 	r.Record(remote.Observation{InstallID: "inst-1", App: "gateway", Provider: "anthropic", Model: "x"}) // zero tokens: skipped
 	var got []vault.ClientSummary
-	eventually(t, 3*time.Second, "the batch at the broker", func() bool {
+	eventually(t, waitLong, "the batch at the broker", func() bool {
 		u, err := b.client.UsageClients(ctx, 0)
 		got = u.Clients
 		return err == nil && len(got) == 1 && len(got[0].Providers) == 1

@@ -59,7 +59,7 @@ func TestRemoteAppliesAccountPool(t *testing.T) {
 	if _, err := b.client.Upload(ctx, "openai", vault.Credential{Type: vault.TypeAPIKey, Key: "sk-pool"}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 2*time.Second, "API key visible", func() bool { return len(keys()) == 2 })
+	eventually(t, waitLong, "API key visible", func() bool { return len(keys()) == 2 })
 	if es, _ := rs.List(ctx, "openai-codex"); len(es) != 0 {
 		t.Errorf("codex rows held despite an empty pool list: %d", len(es))
 	}

@@ -22,7 +22,8 @@ import (
 // unreachable host would.
 type downable struct {
 	*httptest.Server
-	down atomic.Bool
+	down    atomic.Bool
+	dropped atomic.Int64 // requests dropped while down
 }
 
 func newDownable(t *testing.T, b *broker) *downable {
@@ -30,6 +31,7 @@ func newDownable(t *testing.T, b *broker) *downable {
 	api := b.m.API.Handler()
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.down.Load() {
+			s.dropped.Add(1)
 			if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
 				conn.Close()
 			}
@@ -100,6 +102,7 @@ func TestRemoteBootsFromCacheWhileBrokerDown(t *testing.T) {
 	if st := rs.Status(); st.Mode != remote.ModeCache {
 		t.Errorf("Status = %+v, want mode %q", st, remote.ModeCache)
 	}
+	dropped := front.dropped.Load() // the boot's
 	runStore(t, rs)
 
 	// Meanwhile the broker changed; it comes back and the store follows.
@@ -107,7 +110,9 @@ func TestRemoteBootsFromCacheWhileBrokerDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond) // let the store fail against the dead front at least once
+	eventually(t, 10*time.Second, "the running store to fail against the dead front", func() bool {
+		return front.dropped.Load() > dropped
+	})
 	front.down.Store(false)
 	eventually(t, 10*time.Second, "the store reconciled with the broker", func() bool {
 		_, err := rs.Get(ctx, second[0].ID)

@@ -97,21 +97,18 @@ func TestGatewayAnonymousFloodStaysBounded(t *testing.T) {
 	}
 }
 
-// A request body that stalls fails with 408 within the body read timeout
-// and the connection is closed.
+// A request body that stalls fails with 408 at the body read timeout and
+// the connection is closed. The exchange's read deadline (waitLong) is far
+// below the 2 min total cap, so a 408 is the stall timeout's.
 func TestGatewaySlowBodyTimesOut(t *testing.T) {
 	cfg := gatewayConfig(t, startBroker(t))
 	cfg.BodyReadTimeout = 300 * time.Millisecond
 	g := startGateway(t, cfg)
 	raw, _ := os.ReadFile(cfg.TokenPath)
-	start := time.Now()
 	resp, body, closed := rawExchange(t, g.m.URL(), "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"+
 		"Authorization: Bearer "+strings.TrimSpace(string(raw))+"\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"model\":")
 	if resp.StatusCode != http.StatusRequestTimeout || !closed {
 		t.Fatalf("status %d %s (closed %v), want 408 and the connection closed", resp.StatusCode, body, closed)
-	}
-	if took := time.Since(start); took > 3*time.Second {
-		t.Fatalf("answered after %v, want about the 300 ms timeout", took)
 	}
 }
 

@@ -297,7 +297,12 @@ func TestShutdownWithinGrace(t *testing.T) {
 	}
 	time.Sleep(50 * time.Millisecond) // let the server see the first bytes
 
-	if took := g.stop(); took > cfg.ShutdownGrace+2*time.Second {
+	// Not bounded by the grace, the shutdown would last until the 10 s
+	// header timeout closed the half-sent request; the bound leaves a
+	// loaded machine seconds of slack below that.
+	took := g.stop()
+	t.Logf("shutdown took %v with a %v grace", took, cfg.ShutdownGrace)
+	if took > cfg.ShutdownGrace+5*time.Second {
 		t.Fatalf("shutdown took %v with a %v grace", took, cfg.ShutdownGrace)
 	}
 }

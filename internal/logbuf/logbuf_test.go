@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -37,35 +38,38 @@ func (s *sink) count() int {
 }
 
 func TestLinesGoOutTogetherAfterTheDelay(t *testing.T) {
-	var out sink
-	w := &Writer{w: &out, delay: 300 * time.Millisecond} // the "not yet" check below has that long
-	log := slog.New(Handler(slog.NewTextHandler(w, nil), w))
-	log.Info("first")
-	log.Info("second")
-	if out.String() != "" {
-		t.Fatalf("written before the delay: %q", out.String())
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(out.String(), "msg=second") {
-		if time.Now().After(deadline) {
-			t.Fatal("buffered lines never written")
+	// Fake time: the lines are held exactly the delay, however slow the machine.
+	synctest.Test(t, func(t *testing.T) {
+		const delay = 300 * time.Millisecond
+		var out sink
+		w := &Writer{w: &out, delay: delay}
+		log := slog.New(Handler(slog.NewTextHandler(w, nil), w))
+		log.Info("first")
+		log.Info("second")
+		time.Sleep(delay - time.Nanosecond)
+		synctest.Wait()
+		if out.String() != "" {
+			t.Fatalf("written before the delay: %q", out.String())
 		}
-		time.Sleep(time.Millisecond)
-	}
-	if n := out.count(); n != 1 {
-		t.Fatalf("two lines in %d writes, want 1", n)
-	}
-	if i, j := strings.Index(out.String(), "msg=first"), strings.Index(out.String(), "msg=second"); i < 0 || j < i {
-		t.Fatalf("lines out of order: %q", out.String())
-	}
-	// The timer re-arms for the next line.
-	log.Info("third")
-	for !strings.Contains(out.String(), "msg=third") {
-		if time.Now().After(deadline) {
-			t.Fatal("a line after the first flush was never written")
+		time.Sleep(time.Nanosecond)
+		synctest.Wait()
+		if !strings.Contains(out.String(), "msg=second") {
+			t.Fatalf("buffered lines not written at the delay: %q", out.String())
 		}
-		time.Sleep(time.Millisecond)
-	}
+		if n := out.count(); n != 1 {
+			t.Fatalf("two lines in %d writes, want 1", n)
+		}
+		if i, j := strings.Index(out.String(), "msg=first"), strings.Index(out.String(), "msg=second"); i < 0 || j < i {
+			t.Fatalf("lines out of order: %q", out.String())
+		}
+		// The timer re-arms for the next line.
+		log.Info("third")
+		time.Sleep(delay)
+		synctest.Wait()
+		if !strings.Contains(out.String(), "msg=third") || out.count() != 2 {
+			t.Fatalf("a line after the first flush was not written at the delay: %d writes %q", out.count(), out.String())
+		}
+	})
 }
 
 func TestWarningFlushesAtOnce(t *testing.T) {

@@ -1,6 +1,7 @@
 package proxy_test
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"net/http"
@@ -103,18 +104,38 @@ func TestMidStreamErrorIsTheFormatsErrorEvent(t *testing.T) {
 
 func TestMessagesPingWhileUpstreamIsSilent(t *testing.T) {
 	frames := strings.SplitAfter(anthropicText, "\n\n")
+	// The upstream goes silent after its first frame until the client has
+	// read a ping (a 10 s hang guard: then the test fails for want of one).
+	pinged := make(chan struct{})
 	up := newUpstream(t, func(w http.ResponseWriter, _ *http.Request, _ int, _ string) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		_, _ = io.WriteString(w, frames[0])
 		w.(http.Flusher).Flush()
-		time.Sleep(300 * time.Millisecond)
+		select {
+		case <-pinged:
+		case <-time.After(10 * time.Second):
+		}
 		_, _ = io.WriteString(w, strings.Join(frames[1:], ""))
 	})
 	gw := anthropicGateway(t, up, func(s *proxy.Server) { proxy.SetPingInterval(s, 50*time.Millisecond) })
 	resp := post(t, gw+"/v1/messages", gatewayToken, `{"model":"claude-sonnet-4-5","max_tokens":5,"stream":true,"messages":[{"role":"user","content":"hi"}]}`)
-	got := readAll(t, resp)
-	start, ping, stop := strings.Index(got, "event: message_start"), strings.Index(got, "event: ping"), strings.Index(got, "event: message_stop")
+	defer resp.Body.Close()
+	var got strings.Builder
+	br := bufio.NewReader(resp.Body)
+	once := false
+	for {
+		line, err := br.ReadString('\n')
+		got.WriteString(line)
+		if line == "event: ping\n" && !once {
+			once = true
+			close(pinged)
+		}
+		if err != nil {
+			break
+		}
+	}
+	start, ping, stop := strings.Index(got.String(), "event: message_start"), strings.Index(got.String(), "event: ping"), strings.Index(got.String(), "event: message_stop")
 	if start < 0 || ping < start || stop < ping {
-		t.Errorf("want message_start, ping, …, message_stop:\n%s", got)
+		t.Errorf("want message_start, ping, …, message_stop:\n%s", got.String())
 	}
 }

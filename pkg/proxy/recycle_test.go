@@ -5,7 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/ompgo/omp/pkg/proxy"
 )
 
 // TestResponseOutlivesItsRecycledBody holds a response open after its
@@ -30,7 +31,8 @@ func TestResponseOutlivesItsRecycledBody(t *testing.T) {
 				w.(http.Flusher).Flush()
 			}
 		})
-		gw := anthropicGateway(t, up)
+		var srv *proxy.Server
+		gw := anthropicGateway(t, up, func(s *proxy.Server) { srv = s })
 		filler := strings.Repeat("lorem ipsum ", 2000) // ~24 KB: a pooled body buffer
 		mode := "false"
 		if stream {
@@ -55,7 +57,7 @@ func TestResponseOutlivesItsRecycledBody(t *testing.T) {
 			done <- result{string(b), err}
 		}()
 		<-held
-		time.Sleep(50 * time.Millisecond) // the gateway has the first events: the body is released
+		waitInFlight(t, srv, 0) // the gateway has the upstream's answer: the body is released
 		for range 4 {
 			resp := post(t, gw+"/v1/chat/completions", gatewayToken,
 				`{"stream":false,"messages":[{"role":"user","content":"`+filler+`x"}],"model":"anthropic/claude-sonnet-4-5"}`)

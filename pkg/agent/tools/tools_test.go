@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -232,28 +233,54 @@ func TestBash(t *testing.T) {
 
 func TestBashTimeoutKillsTheGroup(t *testing.T) {
 	set, env := fixture(t, nil)
-	start := time.Now()
+	pidFile := filepath.Join(env.Cwd, "bg.pid")
 	marker := filepath.Join(env.Cwd, "survived")
-	res, isErr, abort := set.Execute(context.Background(), "bash",
-		json.RawMessage(`{"command":"echo started; (sleep 3; touch `+marker+`) & sleep 30","timeout":1}`), nil)
+	// A background subshell of the group records its pid (the foreground
+	// waits for it) and would touch the marker once its sleep ended.
+	cmd := `(echo $BASHPID > ` + pidFile + `; sleep 60; touch ` + marker + `) & ` +
+		`until [ -s ` + pidFile + ` ]; do sleep 0.01; done; echo started; sleep 60`
+	args, _ := json.Marshal(map[string]any{"command": cmd, "timeout": 1})
+	start := time.Now()
+	res, isErr, abort := set.Execute(context.Background(), "bash", args, nil)
 	if !isErr || abort != nil || !strings.HasSuffix(res.Content[0].Text, "started\n\n\nCommand timed out after 1 seconds") {
 		t.Fatalf("result = %v %v %q", isErr, abort, res.Content[0].Text)
 	}
-	if d := time.Since(start); d > 5*time.Second {
+	// The call ends on the timeout, not when the group's sleeps do (a hang
+	// guard far above the 1 s timeout plus the kill grace).
+	if d := time.Since(start); d > 30*time.Second {
 		t.Fatalf("took %v", d)
 	}
-	time.Sleep(3500 * time.Millisecond)
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		t.Fatalf("pid file %q: %v", data, err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !processGone(pid); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("a process of the group survived the kill")
+		}
+	}
 	if _, err := os.Stat(marker); err == nil {
-		t.Fatal("a process of the group survived the kill")
+		t.Fatal("a process of the group ran on after the timeout")
 	}
 }
 
 func TestBashAbort(t *testing.T) {
 	set, _ := fixture(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(200*time.Millisecond, cancel)
+	defer cancel()
+	// Abort once a partial update has shown the command's first output.
 	var updates int
-	res, isErr, abort := set.Execute(ctx, "bash", json.RawMessage(`{"command":"echo x; sleep 30"}`), func(Result) { updates++ })
+	update := func(r Result) {
+		updates++
+		if len(r.Content) > 0 && strings.Contains(r.Content[0].Text, "x") {
+			cancel()
+		}
+	}
+	res, isErr, abort := set.Execute(ctx, "bash", json.RawMessage(`{"command":"echo x; sleep 30"}`), update)
 	var ab *AbortError
 	if !isErr || abort == nil || res.Content[0].Text != "Command aborted" {
 		t.Fatalf("abort = %v, %v, %+v", abort, isErr, res)

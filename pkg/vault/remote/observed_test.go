@@ -156,7 +156,7 @@ func TestReporterRetryRule(t *testing.T) {
 		x := obs("a")
 		x.App = "other"
 		r.Record(x)
-		deadline := time.Now().Add(3 * time.Second)
+		deadline := time.Now().Add(10 * time.Second) // a hang guard
 		for len(o.posts()) < 2 && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
 		}
