@@ -141,11 +141,11 @@ func (a *auth) lookup(r *http.Request) *principal {
 	}
 	// Unknown: maybe a token created a moment ago by another process. The
 	// version check is one primary-key read, cheaper than the 401's log
-	// line, so a flood of wrong bearers costs little more than before.
-	if a.reload(context.WithoutCancel(r.Context())) {
-		return a.match(tok)
-	}
-	return nil
+	// line, so a flood of wrong bearers costs little more than before. The
+	// match runs again whatever reload reports: the periodic reload may
+	// have installed the new table between the first match and this one.
+	a.reload(context.WithoutCancel(r.Context()))
+	return a.match(tok)
 }
 
 func (a *auth) match(tok string) *principal {
