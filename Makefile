@@ -125,7 +125,7 @@ e2e-clis: build e2e-clis-install ## claude -p and codex exec complete a prompt t
 
 # Flags for the bench-gateway tool, e.g. BENCH_GATEWAY_FLAGS='-json' or '-rounds 5 -strict'.
 BENCH_GATEWAY_FLAGS ?=
-bench-gateway: build ## the gateway's cost vs a bare reverse proxy, against a local fake Anthropic API, interleaved rounds
+bench-gateway: build ## the gateway vs a bare reverse proxy (CPU/request, memory/stream, throughput ratios; 300 KB ≤ 2 ms), local fake Anthropic API
 	$(GO) build -o $(BIN)/benchgateway ./tools/benchgateway
 	$(BIN)/benchgateway -gateway $(BIN)/gateway $(BENCH_GATEWAY_FLAGS)
 
