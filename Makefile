@@ -124,9 +124,17 @@ e2e-clis: build e2e-clis-install ## claude -p and codex exec complete a prompt t
 	$(GO) build -o $(BIN)/fakeupstream ./tools/fakeupstream
 	scripts/e2e-clis.sh $(E2E_CLIS_DIR) $(BIN)
 
+# The reference pi-catalog's models.json; when set, make generate first
+# merges it into pkg/llm/catalog.json (scripts/gencatalog.go).
+CATALOG_MODELS ?=
+.PHONY: generate
+generate: ## regenerate pkg/llm/catalog_gen.go from catalog.json (CATALOG_MODELS=<models.json> refreshes catalog.json first)
+	$(if $(CATALOG_MODELS),$(GO) run scripts/gencatalog.go $(CATALOG_MODELS))
+	$(GO) generate ./pkg/llm
+
 # Flags for the bench-gateway tool, e.g. BENCH_GATEWAY_FLAGS='-json' or '-rounds 5 -strict'.
 BENCH_GATEWAY_FLAGS ?=
-bench-gateway: build ## the gateway's cost vs a bare reverse proxy, against a local fake Anthropic API, interleaved rounds
+bench-gateway: build ## the gateway vs a bare reverse proxy (CPU/request, memory/stream, throughput ratios; 300 KB ≤ 2 ms), local fake Anthropic API
 	$(GO) build -o $(BIN)/benchgateway ./tools/benchgateway
 	$(BIN)/benchgateway -gateway $(BIN)/gateway $(BENCH_GATEWAY_FLAGS)
 

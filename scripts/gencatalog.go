@@ -10,10 +10,11 @@
 // in the reference's order, after every other entry; the other entries are
 // kept as they are, so bare-id resolution (first write wins, gateway.md §4)
 // keeps preferring the original providers. Only the fields llm.Model reads
-// are kept. The binary carries the catalog as Go (pkg/llm/catalog_gen.go);
-// regenerate it after a refresh:
+// are kept. The binaries carry the catalog as Go (pkg/llm/catalog_gen.go);
+// regenerate it after a refresh (make generate runs both steps when
+// CATALOG_MODELS names the models.json):
 //
-//	go test ./pkg/llm -run TestBuiltinCatalogGoMatchesJSON -update-catalog
+//	go generate ./pkg/llm
 package main
 
 import (

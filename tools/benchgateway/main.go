@@ -24,13 +24,24 @@
 // -compare adds a second gateway binary to the turns (an A/B of two builds
 // in one run).
 //
+// Targets, as ratios to the bare proxy in the same run: the gateway's
+// process CPU per request at concurrency 16 is at most 1.5× the proxy's,
+// its memory per held stream at most 1.5× the proxy's, its throughput at
+// concurrency 16 at least 0.7× the proxy's, and a 300 KB translated
+// request adds at most 2 ms. The other rows (small added latency, first
+// token, idle RSS, start → first completion) are information, with no
+// target. -strict exits 1 when a target is missed.
+//
 // Rows: "added" figures are p50(through a proxy) − p50(direct) of the same
 // round; throughput is completions per second with 16 concurrent clients
-// for -duration; memory per open stream is the growth of the process's
-// VmRSS with -streams streams open at once (each has delivered its first
-// token and is held open by the fake), divided by -streams; idle RSS is
-// VmRSS 500 ms after the process answered its first completion; start →
-// first completion is from exec to the first 200 (the broker is up).
+// for -duration; CPU per request is the process's utime+stime from
+// /proc/<pid>/stat, read before and after that throughput run, divided by
+// the completions in it; memory per held stream is the growth of the
+// process's VmRSS with -streams streams open at once (each has delivered
+// its first token and is held open by the fake), divided by -streams; idle
+// RSS is VmRSS 500 ms after the process answered its first completion;
+// start → first completion is from exec to the first 200 (the broker is
+// up).
 package main
 
 import (
@@ -164,7 +175,7 @@ func absGateway(path string) (string, error) {
 type rounds struct {
 	direct, directStream, directBig []float64    // µs p50
 	addSmall, addTTFT, addBig       [4][]float64 // by endpoint index (direct unused)
-	rps, perStr                     [2][]float64
+	rps, cpu, perStr                [2][]float64 // cpu: µs of process CPU per completion at c=16
 	idleRSS, start                  [2][]float64
 }
 
@@ -243,11 +254,20 @@ func oneRound(o options, f *fake, b *broker, gwBin string, i int, r *rounds) (er
 	}
 	order := []int{(0 + i) % 2, (1 + i) % 2}
 	for _, k := range order {
-		rps, err := throughput(eps[k:k+1], eps[k].small, 16, o.duration)
+		before, err := cpuTime(eps[k : k+1])
+		if err != nil {
+			return err
+		}
+		rps, n, err := throughput(eps[k:k+1], eps[k].small, 16, o.duration)
+		if err != nil {
+			return err
+		}
+		after, err := cpuTime(eps[k : k+1])
 		if err != nil {
 			return err
 		}
 		r.rps[k] = append(r.rps[k], rps)
+		r.cpu[k] = append(r.cpu[k], float64((after-before).Microseconds())/float64(n))
 	}
 	for _, k := range order {
 		per, err := openStreams(eps[k], f, o.streams)

@@ -185,9 +185,10 @@ func untilFirstToken(body io.Reader) (time.Duration, error) {
 }
 
 // throughput runs conc workers sending r for d, worker i through
-// eps[i mod len(eps)]; completions per second. r.body is sent as is, so
-// every endpoint must take the same request shape.
-func throughput(eps []*endpoint, r request, conc int, d time.Duration) (float64, error) {
+// eps[i mod len(eps)]; it returns completions per second and the number of
+// completions. r.body is sent as is, so every endpoint must take the same
+// request shape.
+func throughput(eps []*endpoint, r request, conc int, d time.Duration) (float64, int64, error) {
 	var n atomic.Int64
 	var firstErr atomic.Value
 	stop := time.Now().Add(d)
@@ -216,9 +217,9 @@ func throughput(eps []*endpoint, r request, conc int, d time.Duration) (float64,
 	}
 	wg.Wait()
 	if err, _ := firstErr.Load().(error); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return float64(n.Load()) / time.Since(t0).Seconds(), nil
+	return float64(n.Load()) / time.Since(t0).Seconds(), n.Load(), nil
 }
 
 // openStreams opens n held streams through e at once, waits until every

@@ -89,8 +89,7 @@ func runScale(o options, w io.Writer) error {
 		if err != nil {
 			return 0, 0, err
 		}
-		t0 := time.Now()
-		rps, err = throughput(use, chatSmall, 16, o.duration)
+		rps, n, err := throughput(use, chatSmall, 16, o.duration)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -98,8 +97,7 @@ func runScale(o options, w io.Writer) error {
 		if err != nil {
 			return 0, 0, err
 		}
-		n := rps * time.Since(t0).Seconds()
-		return rps, float64((after - before).Microseconds()) / n, nil
+		return rps, float64((after - before).Microseconds()) / float64(n), nil
 	}
 	for i := range o.rounds {
 		for k := range 2 {
