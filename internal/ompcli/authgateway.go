@@ -11,7 +11,7 @@ import (
 
 	"github.com/ompgo/omp/internal/clitext"
 	"github.com/ompgo/omp/internal/config"
-	"github.com/ompgo/omp/internal/gatewayd"
+	"github.com/ompgo/omp/internal/gateway"
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
 )
 
@@ -59,14 +59,14 @@ func newGatewayServeCmd(a *app, f *gatewayFlags) *cobra.Command {
 			// to stderr, off the request path.
 			log, warn, logw := o.Buffered(a.stderr)
 			defer logw.Close()
-			cfg, err := gatewayd.FromEnv(cmd.Context(), env, dirs, log, warn)
+			cfg, err := gateway.FromEnv(cmd.Context(), env, dirs, log, warn)
 			if err != nil {
 				return err
 			}
 			cfg.Bind, cfg.NoAuth, cfg.AllowNonLoopbackNoAuth = f.bind, f.noAuth, f.optIn
 			cfg.OverrideLimits(f.allowedHosts, f.allowedOrigins, f.maxInFlight)
 			cfg.Out = a.stdout
-			return gatewayd.Serve(cmd.Context(), cfg)
+			return gateway.Serve(cmd.Context(), cfg)
 		},
 	}
 	fl := cmd.Flags()

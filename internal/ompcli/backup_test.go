@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ompgo/omp/internal/brokerd"
+	"github.com/ompgo/omp/internal/broker"
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
 )
@@ -23,7 +23,7 @@ import (
 // it and releases the vault.
 func serveHome(t *testing.T, h *rekeyHome) (b *testBroker, stop func()) {
 	t.Helper()
-	m := &brokerd.Main{Config: brokerd.Config{
+	m := &broker.Main{Config: broker.Config{
 		Bind:            "127.0.0.1:0",
 		DBPath:          h.dbPath,
 		TokenPath:       filepath.Join(filepath.Dir(h.dbPath), "auth-broker.token"),

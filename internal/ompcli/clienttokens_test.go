@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ompgo/omp/internal/brokerd"
+	"github.com/ompgo/omp/internal/broker"
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
 )
@@ -99,7 +99,7 @@ func TestTokenCreateListRevoke(t *testing.T) {
 func TestTokenCLIAgainstRunningBroker(t *testing.T) {
 	c := newCLI(t)
 	c.ok("", "auth-broker", "token") // the shared bearer file
-	m := &brokerd.Main{Config: brokerd.Config{
+	m := &broker.Main{Config: broker.Config{
 		Bind: "127.0.0.1:0", DBPath: c.vaultDB(), TokenPath: c.tokenPath(), KeyPath: c.vaultKey(),
 		Logger: slog.New(slog.DiscardHandler), RefreshInterval: time.Hour, PollInterval: 50 * time.Millisecond,
 	}}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/ompgo/omp/internal/syncbuf"
 
-	"github.com/ompgo/omp/internal/gatewayd"
+	"github.com/ompgo/omp/internal/gateway"
 	"github.com/ompgo/omp/internal/sigctx"
 )
 
@@ -190,7 +190,7 @@ func TestGatewayServeAgainstBroker(t *testing.T) {
 func TestGatewayServeRefusals(t *testing.T) {
 	c := newCLI(t)
 	r := c.run("", "auth-gateway", "serve", "--bind", "127.0.0.1:0")
-	if r.code != 1 || r.stderr != "error: "+gatewayd.MsgNoBroker+"\n" {
+	if r.code != 1 || r.stderr != "error: "+gateway.MsgNoBroker+"\n" {
 		t.Fatalf("no broker: exit %d %q", r.code, r.stderr)
 	}
 	b := startBroker(t, "")

@@ -13,22 +13,22 @@ import (
 
 	"github.com/ompgo/omp/internal/clitext"
 	"github.com/ompgo/omp/internal/config"
-	"github.com/ompgo/omp/internal/gatewayd"
+	"github.com/ompgo/omp/internal/gateway"
 	"github.com/ompgo/omp/pkg/proxy"
 )
 
 // checkGateway runs `auth-gateway check`: it probes the broker's
-// credentials through the gateway's own core (gatewayd.Check) and prints
+// credentials through the gateway's own core (gateway.Check) and prints
 // the report on out. exit is the process exit code the report asks for: 1
 // when a credential failed (text only: the JSON path always exits 0), or
 // with err when no broker is configured (err's text is the whole message).
 func checkGateway(ctx context.Context, env *config.Env, dirs config.Dirs, log, warn *slog.Logger, out io.Writer, strict, asJSON bool) (exit int, err error) {
-	cfg, err := gatewayd.FromEnv(ctx, env, dirs, log, warn)
+	cfg, err := gateway.FromEnv(ctx, env, dirs, log, warn)
 	if err != nil {
 		return 0, err
 	}
-	rows, err := gatewayd.Check(ctx, cfg, strict)
-	if errors.Is(err, gatewayd.ErrCheckNoBroker) {
+	rows, err := gateway.Check(ctx, cfg, strict)
+	if errors.Is(err, gateway.ErrCheckNoBroker) {
 		return 1, err
 	}
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ompgo/omp/internal/gatewayd"
+	"github.com/ompgo/omp/internal/gateway"
 )
 
 // anthropicPong is an Anthropic Messages stream answering "pong".
@@ -22,12 +22,12 @@ const anthropicPong = "event: message_start\ndata: {\"type\":\"message_start\",\
 func TestGatewayCheckNoBroker(t *testing.T) {
 	c := newCLI(t)
 	r := c.run("", "auth-gateway", "check")
-	if r.code != 1 || r.stderr != gatewayd.MsgCheckNoBroker+"\n" || r.stdout != "" {
+	if r.code != 1 || r.stderr != gateway.MsgCheckNoBroker+"\n" || r.stdout != "" {
 		t.Fatalf("exit %d %q %q", r.code, r.stdout, r.stderr)
 	}
 	c.env["OMP_AUTH_BROKER_URL"], c.env["OMP_AUTH_BROKER_TOKEN"] = "http://"+closedAddr(t), "tok-never-shown-456"
 	r = c.run("", "auth-gateway", "check", "--json")
-	if r.code != 1 || r.stderr != "error: "+gatewayd.MsgNoSnapshot+"\n" || r.stdout != "" {
+	if r.code != 1 || r.stderr != "error: "+gateway.MsgNoSnapshot+"\n" || r.stdout != "" {
 		t.Fatalf("broker down: exit %d %q %q", r.code, r.stdout, r.stderr)
 	}
 	assertNoSecrets(t, r, "tok-never-shown-456")

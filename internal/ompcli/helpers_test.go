@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ompgo/omp/internal/brokerd"
+	"github.com/ompgo/omp/internal/broker"
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
 	"github.com/ompgo/omp/pkg/vault/seal"
@@ -177,7 +177,7 @@ func describeCred(c vault.Credential) string {
 
 var farFuture = time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// testBroker is a real brokerd.Main on 127.0.0.1:0 in its own directory.
+// testBroker is a real broker.Main on 127.0.0.1:0 in its own directory.
 type testBroker struct {
 	url, token string
 	tokenPath  string
@@ -201,7 +201,7 @@ func startBrokerURLs(t *testing.T, tokenPath string, urls func(provider, kind st
 	if tokenPath == "" {
 		tokenPath = filepath.Join(dir, "auth-broker.token")
 	}
-	m := &brokerd.Main{Config: brokerd.Config{
+	m := &broker.Main{Config: broker.Config{
 		Bind:            "127.0.0.1:0",
 		DBPath:          filepath.Join(dir, "agent.db"),
 		TokenPath:       tokenPath,

@@ -16,7 +16,7 @@ import (
 
 	"github.com/ompgo/omp/internal/syncbuf"
 
-	"github.com/ompgo/omp/internal/brokerd"
+	"github.com/ompgo/omp/internal/broker"
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
@@ -186,7 +186,7 @@ func TestLoginUploadsToTheConfiguredBroker(t *testing.T) {
 // reaches a broker serving that same vault without a restart.
 func TestLoginOnTheBrokerHostIsSeenByTheRunningBroker(t *testing.T) {
 	c := newCLI(t)
-	m := &brokerd.Main{Config: brokerd.Config{
+	m := &broker.Main{Config: broker.Config{
 		Bind: "127.0.0.1:0", DBPath: c.vaultDB(), TokenPath: c.tokenPath(), KeyPath: c.vaultKey(),
 		Logger: slog.New(slog.DiscardHandler), URLs: func(string, string) string { return "http://" + closedAddr(t) },
 		RefreshInterval: time.Hour, PollInterval: 50 * time.Millisecond,
@@ -243,7 +243,7 @@ func TestLoggedInCredentialsRefreshOnTheBroker(t *testing.T) {
 		if r := c.login(context.Background(), "", nil, id); r.code != 0 {
 			t.Fatalf("%s login: %s%s", id, r.stdout, r.stderr)
 		}
-		m := &brokerd.Main{Config: brokerd.Config{
+		m := &broker.Main{Config: broker.Config{
 			Bind: "127.0.0.1:0", DBPath: c.vaultDB(), TokenPath: c.tokenPath(), KeyPath: c.vaultKey(),
 			Logger: slog.New(slog.DiscardHandler), RefreshInterval: time.Hour,
 			URLs: func(p, kind string) string {

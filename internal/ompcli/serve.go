@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ompgo/omp/internal/brokerd"
+	"github.com/ompgo/omp/internal/broker"
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/internal/logx"
 )
@@ -25,12 +25,12 @@ func newServeCmd(a *app, f *brokerFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cfg := brokerd.FromEnv(env, dirs, slog.New(o.Handler(a.stderr)))
+			cfg := broker.FromEnv(env, dirs, slog.New(o.Handler(a.stderr)))
 			cfg.Bind = f.bind
 			if f.vaultKeyFile != "" {
 				cfg.KeyPath, cfg.VaultKey = f.vaultKeyFile, ""
 			}
-			return brokerd.Serve(cmd.Context(), cfg)
+			return broker.Serve(cmd.Context(), cfg)
 		},
 	}
 	cmd.Flags().StringVarP(&f.bind, "bind", "b", config.DefaultBrokerBind, "listen address, host:port or port")

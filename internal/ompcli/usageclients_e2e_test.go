@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ompgo/omp/internal/gatewayd"
+	"github.com/ompgo/omp/internal/gateway"
 	"github.com/ompgo/omp/pkg/vault"
 )
 
@@ -56,7 +56,7 @@ func TestUsageClientsShowsAccounts(t *testing.T) {
 	b.upload(t, oauthCred("anthropic", "alice@example.com", "refresh-alice"))
 
 	dir := t.TempDir()
-	gm := &gatewayd.Main{Config: gatewayd.Config{
+	gm := &gateway.Main{Config: gateway.Config{
 		Bind: "127.0.0.1:0", TokenPath: filepath.Join(dir, "auth-gateway.token"),
 		BrokerURL: b.url, BrokerToken: b.token, URLs: urls,
 		Logger: slog.New(slog.DiscardHandler), Out: io.Discard, Version: "cli-test", ShutdownGrace: time.Second,

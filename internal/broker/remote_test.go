@@ -1,4 +1,4 @@
-package brokerd_test
+package broker_test
 
 import (
 	"context"
@@ -77,7 +77,7 @@ func TestRemoteFallsBackToLongPollOn404(t *testing.T) {
 		api.ServeHTTP(w, r)
 	}))
 	t.Cleanup(front.Close)
-	rs := startRemote(t, &broker{m: b.m, url: front.URL, token: b.token}, remote.Options{PollWait: 2 * time.Second})
+	rs := startRemote(t, &runningBroker{m: b.m, url: front.URL, token: b.token}, remote.Options{PollWait: 2 * time.Second})
 
 	entries, err := b.client.Upload(context.Background(), "openai", vault.Credential{Type: vault.TypeAPIKey, Key: "sk-poll"})
 	if err != nil {
@@ -103,7 +103,7 @@ func TestRemoteSurvivesBrokerRestart(t *testing.T) {
 	front.set(b.m.API.Handler())
 	srv := httptest.NewServer(front)
 	t.Cleanup(srv.Close)
-	rs := startRemote(t, &broker{m: b.m, url: srv.URL, token: b.token}, remote.Options{})
+	rs := startRemote(t, &runningBroker{m: b.m, url: srv.URL, token: b.token}, remote.Options{})
 
 	b.stop()
 	srv.CloseClientConnections() // the stream breaks as when the process dies
@@ -213,7 +213,7 @@ func TestRemoteUsageCache(t *testing.T) {
 	var now atomic.Int64
 	now.Store(time.Now().UnixNano())
 	clock := func() time.Time { return time.Unix(0, now.Load()) }
-	rs := startRemote(t, &broker{m: b.m, url: front.URL, token: b.token}, remote.Options{Now: clock})
+	rs := startRemote(t, &runningBroker{m: b.m, url: front.URL, token: b.token}, remote.Options{Now: clock})
 
 	var wg sync.WaitGroup
 	for range 10 {

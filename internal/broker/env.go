@@ -1,4 +1,4 @@
-package brokerd
+package broker
 
 import (
 	"log/slog"

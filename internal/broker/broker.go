@@ -1,8 +1,8 @@
-// Package brokerd wires the auth broker: the encrypted vault, the OAuth
+// Package broker wires the auth broker: the encrypted vault, the OAuth
 // refresher, the usage service and the HTTP API. cmd/broker and
 // `omp auth-broker serve` are thin mains over Main; end-to-end tests run the
 // same wiring on 127.0.0.1:0 with a temporary directory.
-package brokerd
+package broker
 
 import (
 	"context"
@@ -135,7 +135,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		c.URLs = func(string, string) string { return "" }
 	}
 	if c.DBPath == "" || c.TokenPath == "" {
-		return errors.New("brokerd: DBPath and TokenPath are required")
+		return errors.New("broker: DBPath and TokenPath are required")
 	}
 	bind := c.Bind
 	if bind == "" {
@@ -280,7 +280,7 @@ func (m *Main) keyring() (*seal.Keyring, error) {
 		return kr, nil
 	}
 	if c.KeyPath == "" {
-		return nil, errors.New("brokerd: no vault key: set KeyPath or VaultKey")
+		return nil, errors.New("broker: no vault key: set KeyPath or VaultKey")
 	}
 	kr, created, err := seal.LoadOrCreateKeyFile(c.KeyPath)
 	if err != nil {

@@ -1,4 +1,4 @@
-package gatewayd
+package gateway
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package gatewayd_test
+package gateway_test
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ompgo/omp/internal/brokerd"
-	"github.com/ompgo/omp/internal/gatewayd"
+	"github.com/ompgo/omp/internal/broker"
+	"github.com/ompgo/omp/internal/gateway"
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
 )
@@ -21,7 +21,7 @@ import (
 // check: a gateway needs no admin right.
 func TestGatewayOnClientToken(t *testing.T) {
 	dir := t.TempDir()
-	m := &brokerd.Main{Config: brokerd.Config{
+	m := &broker.Main{Config: broker.Config{
 		Bind: "127.0.0.1:0", DBPath: filepath.Join(dir, "vault.db"), TokenPath: filepath.Join(dir, "auth-broker.token"),
 		KeyPath: filepath.Join(dir, "vault.key"), Logger: slog.New(slog.DiscardHandler), PollInterval: 50 * time.Millisecond,
 	}}
@@ -44,7 +44,7 @@ func TestGatewayOnClientToken(t *testing.T) {
 	if err := m.Store.CreateToken(ctx, vault.ClientToken{Name: "gw-eu", Scope: vault.ScopeClient, Digest: digest}); err != nil {
 		t.Fatal(err)
 	}
-	b := &broker{url: m.URL(), token: tok, client: brokerapi.NewClient(m.URL(), tok, nil)}
+	b := &runningBroker{url: m.URL(), token: tok, client: brokerapi.NewClient(m.URL(), tok, nil)}
 	cfg := gatewayConfig(t, b)
 	g := startGateway(t, cfg)
 	rawGW, _ := os.ReadFile(cfg.TokenPath)
@@ -68,7 +68,7 @@ func TestGatewayOnClientToken(t *testing.T) {
 			t.Errorf("%s through a client token: %d %s", path, code, body)
 		}
 	}
-	if rows, err := gatewayd.Check(ctx, cfg, false); err != nil || len(rows) != 1 {
+	if rows, err := gateway.Check(ctx, cfg, false); err != nil || len(rows) != 1 {
 		t.Errorf("Check on a client token: %+v %v", rows, err)
 	}
 	// The same token cannot change the vault.

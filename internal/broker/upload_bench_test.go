@@ -1,4 +1,4 @@
-package brokerd_test
+package broker_test
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ompgo/omp/internal/brokerd"
+	"github.com/ompgo/omp/internal/broker"
 	"github.com/ompgo/omp/internal/config"
 )
 
@@ -25,7 +25,7 @@ func BenchmarkUpload(b *testing.B) {
 	for _, stored := range []int{0, 1000} {
 		b.Run(fmt.Sprintf("stored=%d", stored), func(b *testing.B) {
 			dir := b.TempDir()
-			m := &brokerd.Main{Config: brokerd.Config{
+			m := &broker.Main{Config: broker.Config{
 				Bind: "127.0.0.1:0", DBPath: filepath.Join(dir, "vault.db"), TokenPath: filepath.Join(dir, "auth-broker.token"),
 				KeyPath: filepath.Join(dir, "vault.key"), Logger: slog.New(slog.DiscardHandler),
 			}}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package brokerd_test
+package broker_test
 
 import (
 	"bufio"
@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ompgo/omp/internal/brokerd"
+	"github.com/ompgo/omp/internal/broker"
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/seal"
 	"github.com/ompgo/omp/pkg/vault/sqlite"
@@ -37,7 +37,7 @@ func TestSecondBrokerOnOneVaultRefused(t *testing.T) {
 	h := newHarness(t)
 	first := h.start(t)
 
-	second := &brokerd.Main{Config: h.config()}
+	second := &broker.Main{Config: h.config()}
 	err := second.Open(context.Background())
 	if err == nil {
 		second.Close()
@@ -125,7 +125,7 @@ func TestBrokerProcessHelper(t *testing.T) {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
-	m := &brokerd.Main{Config: brokerd.Config{
+	m := &broker.Main{Config: broker.Config{
 		Bind:            "127.0.0.1:0",
 		DBPath:          filepath.Join(dir, "vault.db"),
 		TokenPath:       filepath.Join(dir, "auth-broker.token"),
@@ -185,7 +185,7 @@ func TestSecondBrokerProcessRefused(t *testing.T) {
 		t.Fatal("the helper broker was not ready in time")
 	}
 
-	m := &brokerd.Main{Config: h.config()}
+	m := &broker.Main{Config: h.config()}
 	if err := m.Open(context.Background()); err == nil || err.Error() != secondBrokerMessage(h.dbPath(), cmd.Process.Pid, url) {
 		if err == nil {
 			m.Close()

@@ -1,4 +1,4 @@
-package gatewayd_test
+package gateway_test
 
 import (
 	"bufio"
@@ -21,8 +21,8 @@ import (
 
 	"github.com/ompgo/omp/internal/syncbuf"
 
-	"github.com/ompgo/omp/internal/brokerd"
-	"github.com/ompgo/omp/internal/gatewayd"
+	"github.com/ompgo/omp/internal/broker"
+	"github.com/ompgo/omp/internal/gateway"
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
 	"github.com/ompgo/omp/pkg/vault/remote"
@@ -30,16 +30,16 @@ import (
 
 const waitLong = 5 * time.Second
 
-// broker is the real broker wiring on 127.0.0.1:0 in a temp dir.
-type broker struct {
+// runningBroker is the real broker wiring on 127.0.0.1:0 in a temp dir.
+type runningBroker struct {
 	url, token string
 	client     *brokerapi.Client
 }
 
-func startBroker(t *testing.T) *broker {
+func startBroker(t *testing.T) *runningBroker {
 	t.Helper()
 	dir := t.TempDir()
-	m := &brokerd.Main{Config: brokerd.Config{
+	m := &broker.Main{Config: broker.Config{
 		Bind:         "127.0.0.1:0",
 		DBPath:       filepath.Join(dir, "vault.db"),
 		TokenPath:    filepath.Join(dir, "auth-broker.token"),
@@ -67,18 +67,18 @@ func startBroker(t *testing.T) *broker {
 		m.Close()
 	})
 	tok := strings.TrimSpace(string(raw))
-	return &broker{url: m.URL(), token: tok, client: brokerapi.NewClient(m.URL(), tok, nil)}
+	return &runningBroker{url: m.URL(), token: tok, client: brokerapi.NewClient(m.URL(), tok, nil)}
 }
 
-// gateway is one running gatewayd.Main.
-type gateway struct {
-	m    *gatewayd.Main
+// runningGateway is one running gateway.Main.
+type runningGateway struct {
+	m    *gateway.Main
 	out  *syncbuf.Buffer
 	stop func() time.Duration // cancel Run and wait; returns how long Run took to return
 }
 
-func gatewayConfig(t *testing.T, b *broker) gatewayd.Config {
-	return gatewayd.Config{
+func gatewayConfig(t *testing.T, b *runningBroker) gateway.Config {
+	return gateway.Config{
 		Bind:        "127.0.0.1:0",
 		TokenPath:   filepath.Join(t.TempDir(), "omp", "auth-gateway.token"),
 		BrokerURL:   b.url,
@@ -88,11 +88,11 @@ func gatewayConfig(t *testing.T, b *broker) gatewayd.Config {
 	}
 }
 
-func startGateway(t *testing.T, cfg gatewayd.Config) *gateway {
+func startGateway(t *testing.T, cfg gateway.Config) *runningGateway {
 	t.Helper()
 	out := &syncbuf.Buffer{}
 	cfg.Out = out
-	m := &gatewayd.Main{Config: cfg}
+	m := &gateway.Main{Config: cfg}
 	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
 	defer cancel()
 	if err := m.Open(ctx); err != nil {
@@ -101,7 +101,7 @@ func startGateway(t *testing.T, cfg gatewayd.Config) *gateway {
 	runCtx, stopRun := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- m.Run(runCtx) }()
-	g := &gateway{m: m, out: out}
+	g := &runningGateway{m: m, out: out}
 	var took time.Duration
 	g.stop = sync.OnceValue(func() time.Duration {
 		start := time.Now()
@@ -201,11 +201,11 @@ func TestNoAuthNeedsOptInOffLoopback(t *testing.T) {
 	b := startBroker(t)
 	cfg := gatewayConfig(t, b)
 	cfg.Bind, cfg.NoAuth = "0.0.0.0:0", true
-	m := &gatewayd.Main{Config: cfg}
+	m := &gateway.Main{Config: cfg}
 	err := m.Open(context.Background())
-	if err == nil || !strings.Contains(err.Error(), gatewayd.AllowNonLoopbackNoAuthFlag) {
+	if err == nil || !strings.Contains(err.Error(), gateway.AllowNonLoopbackNoAuthFlag) {
 		m.Close()
-		t.Fatalf("Open(--no-auth on 0.0.0.0) = %v, want a refusal naming %s", err, gatewayd.AllowNonLoopbackNoAuthFlag)
+		t.Fatalf("Open(--no-auth on 0.0.0.0) = %v, want a refusal naming %s", err, gateway.AllowNonLoopbackNoAuthFlag)
 	}
 	if _, err := os.Stat(cfg.TokenPath); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("token file touched by a refused --no-auth: %v", err)
@@ -235,16 +235,16 @@ func TestIsLoopback(t *testing.T) {
 		"127.0.0.1": true, "127.3.4.5": true, "localhost": true, "LOCALHOST": true, "::1": true, "[::1]": true,
 		"0.0.0.0": false, "::": false, "[::]": false, "10.0.0.1": false, "example.com": false,
 	} {
-		if got := gatewayd.IsLoopback(host); got != want {
+		if got := gateway.IsLoopback(host); got != want {
 			t.Errorf("IsLoopback(%q) = %v, want %v", host, got, want)
 		}
 	}
 }
 
 func TestOpenNeedsBroker(t *testing.T) {
-	cfg := gatewayd.Config{Bind: "127.0.0.1:0", TokenPath: filepath.Join(t.TempDir(), "t"), Out: io.Discard}
-	err := (&gatewayd.Main{Config: cfg}).Open(context.Background())
-	if err == nil || err.Error() != gatewayd.MsgNoBroker {
+	cfg := gateway.Config{Bind: "127.0.0.1:0", TokenPath: filepath.Join(t.TempDir(), "t"), Out: io.Discard}
+	err := (&gateway.Main{Config: cfg}).Open(context.Background())
+	if err == nil || err.Error() != gateway.MsgNoBroker {
 		t.Fatalf("no broker: %v", err)
 	}
 
@@ -253,8 +253,8 @@ func TestOpenNeedsBroker(t *testing.T) {
 	ln.Close()
 	cfg.BrokerURL, cfg.BrokerToken = down, "tok"
 	cfg.Logger = slog.New(slog.DiscardHandler)
-	err = (&gatewayd.Main{Config: cfg}).Open(context.Background())
-	var se *gatewayd.SnapshotError
+	err = (&gateway.Main{Config: cfg}).Open(context.Background())
+	var se *gateway.SnapshotError
 	if !errors.As(err, &se) || err.Error() != "Auth broker returned no initial snapshot" {
 		t.Fatalf("broker down: %v", err)
 	}
@@ -264,7 +264,7 @@ func TestOpenNeedsBroker(t *testing.T) {
 
 	b := startBroker(t)
 	cfg.BrokerURL, cfg.BrokerToken = b.url, "not-the-token"
-	if err := (&gatewayd.Main{Config: cfg}).Open(context.Background()); !errors.As(err, &se) {
+	if err := (&gateway.Main{Config: cfg}).Open(context.Background()); !errors.As(err, &se) {
 		t.Fatalf("wrong broker token: %v", err)
 	}
 }
@@ -367,8 +367,8 @@ func TestGatewayRestartsFromCacheWhileBrokerDown(t *testing.T) {
 	down.Store(true)
 	noCache := cfg
 	noCache.SnapshotCache = nil
-	var se *gatewayd.SnapshotError
-	if err := (&gatewayd.Main{Config: noCache}).Open(ctx); !errors.As(err, &se) {
+	var se *gateway.SnapshotError
+	if err := (&gateway.Main{Config: noCache}).Open(ctx); !errors.As(err, &se) {
 		t.Fatalf("restart without a cache while the broker is down: %v, want SnapshotError", err)
 	}
 	g = startGateway(t, cfg)

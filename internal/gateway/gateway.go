@@ -1,4 +1,4 @@
-// Package gatewayd wires the auth gateway: a broker client (the remote
+// Package gateway wires the auth gateway: a broker client (the remote
 // credential store of pkg/vault/remote over a brokerapi.Client) and the
 // gateway's HTTP core (pkg/proxy). cmd/gateway and `omp auth-gateway serve`
 // are thin mains over Main; end-to-end tests run the same wiring on
@@ -14,7 +14,7 @@
 // this broker URL and token replaces that first fetch: a gateway restarted
 // while its broker is down still serves, and Run reconciles with the
 // broker in the background. Run logs `auth-gateway snapshot loaded`.
-package gatewayd
+package gateway
 
 import (
 	"context"
@@ -164,7 +164,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		return ErrNoBroker
 	}
 	if c.TokenPath == "" && !c.NoAuth {
-		return errors.New("gatewayd: TokenPath is required unless NoAuth")
+		return errors.New("gateway: TokenPath is required unless NoAuth")
 	}
 	bind := c.Bind
 	if bind == "" {

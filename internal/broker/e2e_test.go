@@ -1,4 +1,4 @@
-package brokerd_test
+package broker_test
 
 import (
 	"bufio"
@@ -12,7 +12,7 @@ import (
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
 )
 
-// The end-to-end tests run the real broker wiring (brokerd.Main: encrypted
+// The end-to-end tests run the real broker wiring (broker.Main: encrypted
 // SQLite vault, refresher, usage service, HTTP API) on 127.0.0.1:0 with a
 // temporary vault, against httptest fakes of the providers' token and usage
 // endpoints. They drive the broker only through brokerapi.Client and plain

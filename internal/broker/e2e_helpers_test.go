@@ -1,4 +1,4 @@
-package brokerd_test
+package broker_test
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 
 	"github.com/ompgo/omp/internal/syncbuf"
 
-	"github.com/ompgo/omp/internal/brokerd"
+	"github.com/ompgo/omp/internal/broker"
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
 )
 
@@ -51,9 +51,9 @@ func (h *harness) dbPath() string { return filepath.Join(h.dir, "vault.db") }
 // configures it): an omp-go vault there is adopted, anything else left.
 func (h *harness) legacyPath() string { return filepath.Join(h.dir, "agent.db") }
 
-// broker is one running brokerd.Main.
-type broker struct {
-	m      *brokerd.Main
+// runningBroker is one running broker.Main.
+type runningBroker struct {
+	m      *broker.Main
 	url    string
 	token  string
 	client *brokerapi.Client
@@ -62,8 +62,8 @@ type broker struct {
 
 // config is the configuration of a broker on 127.0.0.1:0 over the harness
 // paths.
-func (h *harness) config() brokerd.Config {
-	return brokerd.Config{
+func (h *harness) config() broker.Config {
+	return broker.Config{
 		Bind:             "127.0.0.1:0",
 		DBPath:           h.dbPath(),
 		LegacyDBPath:     h.legacyPath(),
@@ -81,16 +81,16 @@ func (h *harness) config() brokerd.Config {
 }
 
 // start opens and runs a broker on 127.0.0.1:0 over the harness paths.
-func (h *harness) start(t *testing.T) *broker {
+func (h *harness) start(t *testing.T) *runningBroker {
 	t.Helper()
 	return h.startWith(t, nil)
 }
 
 // startWith is start with the configuration changed by tune (when set)
 // before Open.
-func (h *harness) startWith(t *testing.T, tune func(*brokerd.Config)) *broker {
+func (h *harness) startWith(t *testing.T, tune func(*broker.Config)) *runningBroker {
 	t.Helper()
-	m := &brokerd.Main{Config: h.config()}
+	m := &broker.Main{Config: h.config()}
 	if tune != nil {
 		tune(&m.Config)
 	}
@@ -115,7 +115,7 @@ func (h *harness) startWith(t *testing.T, tune func(*brokerd.Config)) *broker {
 	runCtx, stopRun := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- m.Run(runCtx) }()
-	b := &broker{m: m, url: m.URL(), token: token, client: brokerapi.NewClient(m.URL(), token, nil)}
+	b := &runningBroker{m: m, url: m.URL(), token: token, client: brokerapi.NewClient(m.URL(), token, nil)}
 	b.stop = sync.OnceFunc(func() {
 		stopRun()
 		select {
@@ -143,7 +143,7 @@ type rawResponse struct {
 
 // do sends a plain HTTP request; authz is the Authorization header ("" for
 // none).
-func (b *broker) do(t *testing.T, method, path, authz string, body io.Reader) rawResponse {
+func (b *runningBroker) do(t *testing.T, method, path, authz string, body io.Reader) rawResponse {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
 	defer cancel()
@@ -169,7 +169,7 @@ func (b *broker) do(t *testing.T, method, path, authz string, body io.Reader) ra
 	return rawResponse{status: resp.StatusCode, header: resp.Header, body: string(b2)}
 }
 
-func (b *broker) bearer() string { return "Bearer " + b.token }
+func (b *runningBroker) bearer() string { return "Bearer " + b.token }
 
 // pumped is one result of Stream.Next.
 type pumped struct {
@@ -185,7 +185,7 @@ type eventPump struct {
 }
 
 // openStream opens GET /v1/snapshot/stream through brokerapi.Client.
-func (b *broker) openStream(t *testing.T) *eventPump {
+func (b *runningBroker) openStream(t *testing.T) *eventPump {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	s, err := b.client.Stream(ctx)
@@ -287,7 +287,7 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() bo
 // future) during one: the first future value seen schedules a sweep that
 // starts after the call, and the next distinct future value is published
 // when that sweep has finished.
-func awaitFullSweep(t *testing.T, b *broker, timeout time.Duration) {
+func awaitFullSweep(t *testing.T, b *runningBroker, timeout time.Duration) {
 	t.Helper()
 	var seen []int64
 	eventually(t, timeout, "a full refresher sweep", func() bool {
@@ -394,7 +394,7 @@ next:
 }
 
 // scrape fetches /metrics with the bearer.
-func (b *broker) scrape(t *testing.T) (string, []sample) {
+func (b *runningBroker) scrape(t *testing.T) (string, []sample) {
 	t.Helper()
 	r := b.do(t, http.MethodGet, "/metrics", b.bearer(), nil)
 	if r.status != http.StatusOK {

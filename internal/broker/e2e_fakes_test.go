@@ -1,4 +1,4 @@
-package brokerd_test
+package broker_test
 
 import (
 	"encoding/base64"

@@ -1,4 +1,4 @@
-package gatewayd_test
+package gateway_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/ompgo/omp/internal/config"
-	"github.com/ompgo/omp/internal/gatewayd"
+	"github.com/ompgo/omp/internal/gateway"
 )
 
 func TestFromEnvResolvesBrokerLikeEveryClient(t *testing.T) {
@@ -25,13 +25,13 @@ func TestFromEnvResolvesBrokerLikeEveryClient(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
 	ctx := context.Background()
 
-	cfg, err := gatewayd.FromEnv(ctx, env, dirs, log, log)
+	cfg, err := gateway.FromEnv(ctx, env, dirs, log, log)
 	if err != nil || cfg.BrokerURL != "" || cfg.TokenPath != filepath.Join(home, ".omp", "auth-gateway.token") {
 		t.Fatalf("no broker: %+v %v", cfg, err)
 	}
 
 	env = config.NewEnv(map[string]string{"HOME": home, "OMP_AUTH_BROKER_URL": "http://broker:8765"})
-	_, err = gatewayd.FromEnv(ctx, env, dirs, log, log)
+	_, err = gateway.FromEnv(ctx, env, dirs, log, log)
 	var missing *config.MissingTokenError
 	if !errors.As(err, &missing) {
 		t.Fatalf("URL without token: %v", err)
@@ -44,12 +44,12 @@ func TestFromEnvResolvesBrokerLikeEveryClient(t *testing.T) {
 	if err := os.WriteFile(dirs.BrokerTokenPath(), []byte("broker-tok\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err = gatewayd.FromEnv(ctx, env, dirs, log, log)
+	cfg, err = gateway.FromEnv(ctx, env, dirs, log, log)
 	if err != nil || cfg.BrokerURL != "http://broker:8765" || cfg.BrokerToken != "broker-tok" {
 		t.Fatalf("token file: %+v %v", cfg.BrokerURL, err)
 	}
 	env = config.NewEnv(map[string]string{"HOME": home, "OMP_AUTH_BROKER_URL": "http://broker:8765", "OMP_AUTH_BROKER_TOKEN": "env-tok"})
-	if cfg, err = gatewayd.FromEnv(ctx, env, dirs, log, log); err != nil || cfg.BrokerToken != "env-tok" {
+	if cfg, err = gateway.FromEnv(ctx, env, dirs, log, log); err != nil || cfg.BrokerToken != "env-tok" {
 		t.Fatalf("env token wins: %v", err)
 	}
 	if cfg.SnapshotCache != nil {
@@ -60,7 +60,7 @@ func TestFromEnvResolvesBrokerLikeEveryClient(t *testing.T) {
 	// to the broker URL and token as resolved.
 	env = config.NewEnv(map[string]string{"HOME": home, "OMP_AUTH_BROKER_URL": "http://broker:8765/", "OMP_AUTH_BROKER_TOKEN": "env-tok",
 		"OMP_AUTH_BROKER_SNAPSHOT_CACHE": "/var/cache/gw.enc", "OMP_AUTH_BROKER_SNAPSHOT_TTL_MS": "60000"})
-	cfg, err = gatewayd.FromEnv(ctx, env, dirs, log, log)
+	cfg, err = gateway.FromEnv(ctx, env, dirs, log, log)
 	if c := cfg.SnapshotCache; err != nil || c == nil || c.Path != "/var/cache/gw.enc" || c.URL != "http://broker:8765/" ||
 		c.Token != "env-tok" || c.TTL != time.Minute {
 		t.Fatalf("snapshot cache config: %+v %v", cfg.SnapshotCache, err)
@@ -71,20 +71,20 @@ func TestFromEnvReadsTheGatewayLimits(t *testing.T) {
 	home := t.TempDir()
 	log := slog.New(slog.DiscardHandler)
 	env := config.NewEnv(map[string]string{"HOME": home,
-		gatewayd.EnvAllowedHosts:     " gw.internal, ,omp.example ",
-		gatewayd.EnvAllowedOrigins:   "http://app.internal:3000",
-		gatewayd.EnvMaxInFlightBytes: "1048576"})
+		gateway.EnvAllowedHosts:     " gw.internal, ,omp.example ",
+		gateway.EnvAllowedOrigins:   "http://app.internal:3000",
+		gateway.EnvMaxInFlightBytes: "1048576"})
 	dirs, err := config.ResolveDirs(*env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := gatewayd.FromEnv(context.Background(), env, dirs, log, log)
+	cfg, err := gateway.FromEnv(context.Background(), env, dirs, log, log)
 	if err != nil || !slices.Equal(cfg.AllowedHosts, []string{"gw.internal", "omp.example"}) ||
 		!slices.Equal(cfg.AllowedOrigins, []string{"http://app.internal:3000"}) || cfg.MaxInFlightBytes != 1<<20 {
 		t.Fatalf("%v %v %d %v", cfg.AllowedHosts, cfg.AllowedOrigins, cfg.MaxInFlightBytes, err)
 	}
-	env = config.NewEnv(map[string]string{"HOME": home, gatewayd.EnvMaxInFlightBytes: "256MiB"})
-	if _, err := gatewayd.FromEnv(context.Background(), env, dirs, log, log); err == nil || !strings.Contains(err.Error(), gatewayd.EnvMaxInFlightBytes) {
-		t.Fatalf("a size that is not a number: %v, want an error naming %s", err, gatewayd.EnvMaxInFlightBytes)
+	env = config.NewEnv(map[string]string{"HOME": home, gateway.EnvMaxInFlightBytes: "256MiB"})
+	if _, err := gateway.FromEnv(context.Background(), env, dirs, log, log); err == nil || !strings.Contains(err.Error(), gateway.EnvMaxInFlightBytes) {
+		t.Fatalf("a size that is not a number: %v, want an error naming %s", err, gateway.EnvMaxInFlightBytes)
 	}
 }

@@ -1,4 +1,4 @@
-package brokerd_test
+package broker_test
 
 import (
 	"context"
@@ -414,7 +414,7 @@ func TestE2ECredentialLifecycle(t *testing.T) {
 // token request. A call that arrives while a sweep attempt for id is still
 // being wound up joins it (single flight) and returns its result without a
 // request of its own; it is retried.
-func forceRefresh(t *testing.T, ctx context.Context, h *harness, b *broker, id int64, refreshed *int) vault.Entry {
+func forceRefresh(t *testing.T, ctx context.Context, h *harness, b *runningBroker, id int64, refreshed *int) vault.Entry {
 	t.Helper()
 	before := len(h.up.tokenCalls())
 	// A retry needs the sweep attempt to be wound up; re-check every 10 ms

@@ -1,4 +1,4 @@
-package brokerd_test
+package broker_test
 
 import (
 	"context"
@@ -26,7 +26,7 @@ type downable struct {
 	dropped atomic.Int64 // requests dropped while down
 }
 
-func newDownable(t *testing.T, b *broker) *downable {
+func newDownable(t *testing.T, b *runningBroker) *downable {
 	s := &downable{}
 	api := b.m.API.Handler()
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -1,4 +1,4 @@
-package brokerd_test
+package broker_test
 
 import (
 	"context"
@@ -79,7 +79,7 @@ func TestRemoteSourceContract(t *testing.T) {
 
 // startRemote runs a remote store against b until the test ends and waits
 // for its first snapshot.
-func startRemote(t *testing.T, b *broker, opts remote.Options) *remote.Store {
+func startRemote(t *testing.T, b *runningBroker, opts remote.Options) *remote.Store {
 	t.Helper()
 	opts.Client = brokerapi.NewClient(b.url, b.token, nil)
 	rs := remote.New(opts)
@@ -104,7 +104,7 @@ func startRemote(t *testing.T, b *broker, opts remote.Options) *remote.Store {
 // (ids and access tokens). It does not compare generations: a credential
 // added and removed between two hub builds moves the broker's generation
 // without any frame on the stream.
-func waitSynced(t *testing.T, b *broker, rs *remote.Store) {
+func waitSynced(t *testing.T, b *runningBroker, rs *remote.Store) {
 	t.Helper()
 	view := func(ids []int64, access []string) string { return fmt.Sprint(ids, access) }
 	recs, err := b.m.Store.List(context.Background(), "")

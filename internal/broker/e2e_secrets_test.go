@@ -1,4 +1,4 @@
-package brokerd_test
+package broker_test
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 
 // clientBearer creates a client-scope token on b's vault and returns its
 // Authorization header.
-func clientBearer(t *testing.T, b *broker) string {
+func clientBearer(t *testing.T, b *runningBroker) string {
 	t.Helper()
 	tok, digest := vault.NewClientToken()
 	err := b.m.Store.CreateToken(context.Background(), vault.ClientToken{Name: "gw-e2e", Scope: vault.ScopeClient, Digest: digest, CreatedAt: time.Now()})
@@ -29,7 +29,7 @@ func clientBearer(t *testing.T, b *broker) string {
 }
 
 // uploadMCP stores an MCP OAuth row refreshing at tokenURL and returns its id.
-func uploadMCP(t *testing.T, b *broker, refresh, secret, tokenURL string) int64 {
+func uploadMCP(t *testing.T, b *runningBroker, refresh, secret, tokenURL string) int64 {
 	t.Helper()
 	cred := map[string]any{"type": "oauth", "refresh": refresh, "access": "mcp-at-0", "expires": time.Now().Add(time.Hour).UnixMilli(),
 		"tokenUrl": tokenURL, "clientId": "cid", "clientSecret": secret}

@@ -1,4 +1,4 @@
-package gatewayd_test
+package gateway_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ompgo/omp/internal/gatewayd"
+	"github.com/ompgo/omp/internal/gateway"
 	"github.com/ompgo/omp/pkg/vault"
 )
 
@@ -44,12 +44,12 @@ func TestOperationalRoutesAgainstBroker(t *testing.T) {
 		t.Errorf("/metrics: %d %s", code, body)
 	}
 
-	rows, err := gatewayd.Check(ctx, cfg, false)
+	rows, err := gateway.Check(ctx, cfg, false)
 	if err != nil || len(rows) != 1 || rows[0].Provider != "openai" || rows[0].OK != nil {
 		t.Errorf("Check: %+v %v", rows, err)
 	}
 	cfg.BrokerURL = ""
-	if _, err := gatewayd.Check(ctx, cfg, false); !errors.Is(err, gatewayd.ErrCheckNoBroker) {
+	if _, err := gateway.Check(ctx, cfg, false); !errors.Is(err, gateway.ErrCheckNoBroker) {
 		t.Errorf("Check without a broker: %v", err)
 	}
 }

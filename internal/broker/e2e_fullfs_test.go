@@ -1,4 +1,4 @@
-package brokerd_test
+package broker_test
 
 import (
 	"context"
@@ -67,7 +67,7 @@ func fill(t *testing.T, dir string) string {
 }
 
 // healthz reads GET /v1/healthz as a map.
-func (b *broker) healthz(t *testing.T) map[string]any {
+func (b *runningBroker) healthz(t *testing.T) map[string]any {
 	t.Helper()
 	r := b.do(t, http.MethodGet, "/v1/healthz", "", nil)
 	var m map[string]any

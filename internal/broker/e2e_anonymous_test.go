@@ -1,4 +1,4 @@
-package brokerd_test
+package broker_test
 
 import (
 	"bufio"
@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ompgo/omp/internal/brokerd"
+	"github.com/ompgo/omp/internal/broker"
 	"github.com/ompgo/omp/internal/config"
 )
 
@@ -111,7 +111,7 @@ func TestBrokerLogsTheRealPeer(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
-			b := h.startWith(t, func(c *brokerd.Config) { c.TrustedProxies = tc.trusted })
+			b := h.startWith(t, func(c *broker.Config) { c.TrustedProxies = tc.trusted })
 			req, _ := http.NewRequest(http.MethodGet, b.url+"/v1/snapshot", nil)
 			req.Header.Set("Authorization", b.bearer())
 			req.Header.Set("X-Forwarded-For", "203.0.113.9")
@@ -131,7 +131,7 @@ func TestBrokerLogsTheRealPeer(t *testing.T) {
 		})
 	}
 	h := newHarness(t)
-	m := &brokerd.Main{Config: brokerd.Config{Bind: "127.0.0.1:0", DBPath: h.dbPath(), TokenPath: filepath.Join(h.dir, "t"),
+	m := &broker.Main{Config: broker.Config{Bind: "127.0.0.1:0", DBPath: h.dbPath(), TokenPath: filepath.Join(h.dir, "t"),
 		KeyPath: filepath.Join(h.dir, "k"), TrustedProxies: "10.0.0.0/33"}}
 	if err := m.Open(t.Context()); err == nil || !strings.Contains(err.Error(), "OMP_TRUSTED_PROXIES") {
 		t.Fatalf("Open with a bad trusted proxy = %v, want an error naming OMP_TRUSTED_PROXIES", err)
@@ -145,7 +145,7 @@ func TestBrokerLogsTheRealPeer(t *testing.T) {
 // timeout's; without a token the 401 comes before any body is read.
 func TestBrokerSlowBodyTimesOut(t *testing.T) {
 	h := newHarness(t)
-	b := h.startWith(t, func(c *brokerd.Config) { c.BodyReadTimeout = 300 * time.Millisecond })
+	b := h.startWith(t, func(c *broker.Config) { c.BodyReadTimeout = 300 * time.Millisecond })
 	for _, authz := range []string{b.bearer(), ""} {
 		hdr := ""
 		if authz != "" {
