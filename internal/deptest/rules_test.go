@@ -23,12 +23,12 @@ func TestImportRules(t *testing.T) {
 		// (without any driver) through brokerapi's Prometheus collectors
 		// (prometheus/collectors.DBStatsCollector), so the rule names the
 		// drivers, not database/sql.
-		{Package: m + "cmd/gateway", Bad: []string{m + "pkg/vault/sqlite", m + "pkg/vault/refresh", "modernc.org/sqlite", "github.com/mattn/go-sqlite3", m + "internal/ompcli"}},
-		{Package: m + "internal/gateway", Bad: []string{m + "pkg/vault/sqlite", m + "pkg/vault/refresh", "modernc.org/sqlite", "github.com/mattn/go-sqlite3", m + "internal/ompcli"}},
+		{Package: m + "cmd/gateway", Bad: []string{m + "pkg/vault/sqlite", m + "pkg/vault/refresh", "modernc.org/sqlite", "github.com/mattn/go-sqlite3", m + "internal/cli"}},
+		{Package: m + "internal/gateway", Bad: []string{m + "pkg/vault/sqlite", m + "pkg/vault/refresh", "modernc.org/sqlite", "github.com/mattn/go-sqlite3", m + "internal/cli"}},
 		// The standalone daemons are thin mains over the servers: neither
 		// they nor the servers reach the omp command tree.
-		{Package: m + "cmd/broker", Bad: []string{m + "internal/ompcli"}},
-		{Package: m + "internal/broker", Bad: []string{m + "internal/ompcli"}},
+		{Package: m + "cmd/broker", Bad: []string{m + "internal/cli"}},
+		{Package: m + "internal/broker", Bad: []string{m + "internal/cli"}},
 		{Package: m + "pkg/proxy", Bad: []string{m + "pkg/vault/sqlite", m + "pkg/vault/refresh", "modernc.org/sqlite"}},
 		// Shared HTTP plumbing knows no domain: services classify and render
 		// their own errors through httpx.Adapter.
