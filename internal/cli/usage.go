@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/ompgo/omp/internal/cli/usageview"
 	"github.com/ompgo/omp/internal/clitext"
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/pkg/llm/catalog"
@@ -26,6 +27,9 @@ import (
 	"github.com/ompgo/omp/pkg/vault/sqlite"
 	"github.com/ompgo/omp/pkg/vault/usage"
 )
+
+// dayMs is one day in milliseconds.
+const dayMs = 86_400_000
 
 // usageFlags are the flags of `omp usage` (usage.md §7).
 type usageFlags struct {
@@ -72,10 +76,10 @@ func newUsageCmd(a *app) *cobra.Command {
 // usageSource is where `omp usage` reads from: the broker when one is
 // configured (client.md §1), else the local vault, probed directly.
 type usageSource interface {
-	live(ctx context.Context) ([]vault.UsageReport, []usageAccount, error)
+	live(ctx context.Context) ([]vault.UsageReport, []usageview.Account, error)
 	// disabled lists the tombstones of soft-deleted credentials (best
 	// effort: usage output never fails because of it).
-	disabled(ctx context.Context) []tombstone
+	disabled(ctx context.Context) []usageview.Tombstone
 	// history returns the recorded entries since sinceMs (none from a
 	// broker older than 17.1.2, which has no history route).
 	history(ctx context.Context, sinceMs int64, provider string) ([]vault.UsageHistoryEntry, error)
@@ -124,7 +128,7 @@ func (a *app) runUsage(ctx context.Context, f usageFlags) error {
 		}
 		var red map[string]string
 		if f.redact {
-			red = redactionMap(historyIdentityStrings(entries))
+			red = usageview.RedactionMap(usageview.HistoryIdentityStrings(entries))
 		}
 		if f.json {
 			if entries == nil {
@@ -134,13 +138,13 @@ func (a *app) runUsage(ctx context.Context, f usageFlags) error {
 				GeneratedAt int64                     `json:"generatedAt"`
 				SinceMs     int64                     `json:"sinceMs"`
 				Entries     []vault.UsageHistoryEntry `json:"entries"`
-			}{now, since, redactHistory(entries, red)})
+			}{now, since, usageview.RedactHistory(entries, red)})
 		}
 		if len(entries) == 0 {
 			return &exitError{code: 1, msg: "No usage history recorded" + scopeOf(f.provider) +
 				" yet. Snapshots accumulate whenever usage is fetched (TUI footer, /usage, omp usage)."}
 		}
-		_, err = fmt.Fprint(a.stdout, render(history(entries, since, now, red), a.colour()))
+		_, err = fmt.Fprint(a.stdout, usageview.Render(usageview.History(entries, since, now, red), a.colour()))
 		return err
 	}
 
@@ -153,38 +157,38 @@ func (a *app) runUsage(ctx context.Context, f usageFlags) error {
 		accounts = reportable(stored)
 	} else {
 		reports = filter(reports, func(r vault.UsageReport) bool { return strings.ToLower(r.Provider) == provider })
-		accounts = filter(accounts, func(u usageAccount) bool { return strings.ToLower(u.Provider) == provider })
+		accounts = filter(accounts, func(u usageview.Account) bool { return strings.ToLower(u.Provider) == provider })
 	}
-	var gone []tombstone
+	var gone []usageview.Tombstone
 	for _, d := range src.disabled(ctx) {
-		if (provider == "" || strings.ToLower(d.Provider) == provider) && actionable(d, accounts) {
+		if (provider == "" || strings.ToLower(d.Provider) == provider) && usageview.Actionable(d, accounts) {
 			gone = append(gone, d)
 		}
 	}
 	var red map[string]string
 	if f.redact {
-		red = redactionMap(append(identityStrings(reports, accounts), tombstoneIdentities(gone)...))
+		red = usageview.RedactionMap(append(usageview.IdentityStrings(reports, accounts), usageview.TombstoneIdentities(gone)...))
 	}
 	if f.json {
-		unreported := unreportedAccounts(reports, accounts)
-		caps := map[string][]capacityStat{}
+		unreported := usageview.UnreportedAccounts(reports, accounts)
+		caps := map[string][]usageview.CapacityStat{}
 		for _, r := range reports {
 			if _, ok := caps[r.Provider]; !ok {
-				if st := capacity(filter(reports, func(o vault.UsageReport) bool { return o.Provider == r.Provider })); len(st) > 0 {
+				if st := usageview.Capacity(filter(reports, func(o vault.UsageReport) bool { return o.Provider == r.Provider })); len(st) > 0 {
 					caps[r.Provider] = st
 				}
 			}
 		}
 		out := reports
 		if red != nil {
-			out, unreported, gone = redactReports(reports, red), redactAccounts(unreported, red), redactTombstones(gone, red)
+			out, unreported, gone = usageview.RedactReports(reports, red), usageview.RedactAccounts(unreported, red), usageview.RedactTombstones(gone, red)
 		}
 		return writeJSONIndent(a, struct {
-			GeneratedAt          int64                     `json:"generatedAt"`
-			Reports              []vault.UsageReport       `json:"reports"`
-			AccountsWithoutUsage []usageAccount            `json:"accountsWithoutUsage"`
-			DisabledCredentials  []tombstone               `json:"disabledCredentials"`
-			Capacity             map[string][]capacityStat `json:"capacity"`
+			GeneratedAt          int64                               `json:"generatedAt"`
+			Reports              []vault.UsageReport                 `json:"reports"`
+			AccountsWithoutUsage []usageview.Account                 `json:"accountsWithoutUsage"`
+			DisabledCredentials  []usageview.Tombstone               `json:"disabledCredentials"`
+			Capacity             map[string][]usageview.CapacityStat `json:"capacity"`
 		}{now, orEmpty(out), orEmpty(unreported), orEmpty(gone), caps})
 	}
 	if len(reports) == 0 && len(accounts) == 0 && len(gone) == 0 {
@@ -193,7 +197,7 @@ func (a *app) runUsage(ctx context.Context, f usageFlags) error {
 		}
 		return &exitError{code: 1, msg: "No credentials found" + scopeOf(f.provider) + ". Run `omp` and use /login to add accounts."}
 	}
-	_, err = fmt.Fprint(a.stdout, render(breakdown(reports, accounts, gone, now, red), a.colour()))
+	_, err = fmt.Fprint(a.stdout, usageview.Render(usageview.Breakdown(reports, accounts, gone, now, red), a.colour()))
 	return err
 }
 
@@ -222,12 +226,12 @@ func orEmpty[T any](xs []T) []T {
 }
 
 // reportable keeps the accounts whose provider has a usage probe.
-func reportable(accounts []usageAccount) []usageAccount {
+func reportable(accounts []usageview.Account) []usageview.Account {
 	probed := map[string]bool{}
 	for _, p := range usage.DefaultProbers() {
 		probed[p.ID()] = true
 	}
-	return filter(accounts, func(u usageAccount) bool { return probed[u.Provider] })
+	return filter(accounts, func(u usageview.Account) bool { return probed[u.Provider] })
 }
 
 // writeJSONIndent writes v with a 2-space indent and a newline.
@@ -241,8 +245,8 @@ func writeJSONIndent(a *app, v any) error {
 }
 
 // accountOf is the identity slice of a stored credential.
-func accountOf(provider string, c vault.Credential) usageAccount {
-	u := usageAccount{Provider: provider, Type: string(c.Type)}
+func accountOf(provider string, c vault.Credential) usageview.Account {
+	u := usageview.Account{Provider: provider, Type: string(c.Type)}
 	if c.Type != vault.TypeOAuth {
 		return u
 	}
@@ -283,13 +287,13 @@ func (a *app) usageSource(ctx context.Context) (usageSource, error) {
 // account list, GET /v1/usage/history (fleet.md Decision F7).
 type brokerUsage struct {
 	client *brokerapi.Client
-	pool   remote.Pool // the account pool (fleet.md §10); nil: every account
-	gone   []tombstone // fetched by live, alongside the reports
+	pool   remote.Pool           // the account pool (fleet.md §10); nil: every account
+	gone   []usageview.Tombstone // fetched by live, alongside the reports
 }
 
 func (b *brokerUsage) close() {}
 
-func (b *brokerUsage) live(ctx context.Context) ([]vault.UsageReport, []usageAccount, error) {
+func (b *brokerUsage) live(ctx context.Context) ([]vault.UsageReport, []usageview.Account, error) {
 	var u brokerapi.Usage
 	var snap brokerapi.SnapshotResult
 	g, gctx := errgroup.WithContext(ctx)
@@ -299,7 +303,7 @@ func (b *brokerUsage) live(ctx context.Context) ([]vault.UsageReport, []usageAcc
 	if err := g.Wait(); err != nil {
 		return nil, nil, err
 	}
-	var accounts []usageAccount
+	var accounts []usageview.Account
 	var pooled []vault.Entry // OAuth entries of pooled providers inside the pool
 	if snap.Snapshot != nil {
 		for _, e := range snap.Snapshot.Credentials {
@@ -338,7 +342,7 @@ func (b *brokerUsage) poolReports(reports []vault.UsageReport, pooled []vault.En
 	return out
 }
 
-func (b *brokerUsage) disabled(context.Context) []tombstone { return b.gone }
+func (b *brokerUsage) disabled(context.Context) []usageview.Tombstone { return b.gone }
 
 func (b *brokerUsage) history(ctx context.Context, since int64, provider string) ([]vault.UsageHistoryEntry, error) {
 	h, err := b.client.UsageHistory(ctx, since, provider)
@@ -430,12 +434,12 @@ func (l *localUsage) close() {
 	}
 }
 
-func (l *localUsage) live(ctx context.Context) ([]vault.UsageReport, []usageAccount, error) {
+func (l *localUsage) live(ctx context.Context) ([]vault.UsageReport, []usageview.Account, error) {
 	reports, err := l.svc.Reports(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	var accounts []usageAccount
+	var accounts []usageview.Account
 	if l.store != nil {
 		recs, err := l.store.List(ctx, "")
 		if err != nil {
@@ -448,12 +452,12 @@ func (l *localUsage) live(ctx context.Context) ([]vault.UsageReport, []usageAcco
 	return reports, accounts, nil
 }
 
-func (l *localUsage) disabled(ctx context.Context) []tombstone {
+func (l *localUsage) disabled(ctx context.Context) []usageview.Tombstone {
 	if l.store == nil {
 		return nil
 	}
 	recs, _ := l.store.ListDisabled(ctx, "")
-	out := make([]tombstone, 0, len(recs))
+	out := make([]usageview.Tombstone, 0, len(recs))
 	for _, r := range recs {
 		out = append(out, brokerapi.NewDisabledCredential(r))
 	}

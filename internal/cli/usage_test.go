@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ompgo/omp/internal/cli/usageview"
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/pkg/vault/sqlite"
 )
@@ -44,9 +45,9 @@ type usageJSON struct {
 			ID string `json:"id"`
 		} `json:"limits"`
 	} `json:"reports"`
-	AccountsWithoutUsage []usageAccount            `json:"accountsWithoutUsage"`
-	DisabledCredentials  []any                     `json:"disabledCredentials"`
-	Capacity             map[string][]capacityStat `json:"capacity"`
+	AccountsWithoutUsage []usageview.Account                 `json:"accountsWithoutUsage"`
+	DisabledCredentials  []any                               `json:"disabledCredentials"`
+	Capacity             map[string][]usageview.CapacityStat `json:"capacity"`
 }
 
 func TestUsageBrokerMode(t *testing.T) {
@@ -280,5 +281,19 @@ func TestUsageLocalModeLeavesRefreshToTheServingBroker(t *testing.T) {
 	}
 	if recs := c.localRecords(); len(recs) != 1 || recs[0].Credential.Refresh != "refresh-stale" {
 		t.Fatalf("omp usage changed the broker's row: %+v", recs)
+	}
+}
+
+// checkWidth fails on any line wider than the usage text's width or
+// carrying a control character.
+func checkWidth(t *testing.T, out string) {
+	t.Helper()
+	for i, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		if w := usageview.Width(l); w > usageview.TermWidth {
+			t.Errorf("line %d is %d columns: %q", i+1, w, l)
+		}
+		if strings.ContainsAny(l, "\x1b\t\r") {
+			t.Errorf("line %d has a control character: %q", i+1, l)
+		}
 	}
 }

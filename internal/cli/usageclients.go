@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ompgo/omp/internal/cli/usageview"
 	"github.com/ompgo/omp/internal/clitext"
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
@@ -142,7 +143,7 @@ func formatClientUsage(clients []vault.ClientSummary, since, now int64) string {
 			label = c.Hostname
 			idNote = " · " + truncRunes(c.InstallID, 8)
 		}
-		fmt.Fprintf(&b, "\n\n%s%s · last seen %s ago", clitext.SafeLine(label), clitext.SafeLine(idNote), formatDuration(max(0, now-c.LastSeen)))
+		fmt.Fprintf(&b, "\n\n%s%s · last seen %s ago", clitext.SafeLine(label), clitext.SafeLine(idNote), usageview.FormatDuration(max(0, now-c.LastSeen)))
 		if len(c.Providers) == 0 {
 			b.WriteString("\n  no usage in this window")
 			continue
@@ -160,7 +161,7 @@ func formatClientUsage(clients []vault.ClientSummary, since, now int64) string {
 			if app == "" {
 				app = "—"
 			}
-			row := []string{app, u.Provider, formatNumber(float64(u.Requests)),
+			row := []string{app, u.Provider, usageview.FormatNumber(float64(u.Requests)),
 				formatTokenCount(u.InputTokens), formatTokenCount(u.OutputTokens),
 				formatTokenCount(u.CacheReadTokens), formatTokenCount(u.CacheWriteTokens),
 				formatTokenCount(u.TotalTokens()), cost(u.CostUsd)}
@@ -172,7 +173,7 @@ func formatClientUsage(clients []vault.ClientSummary, since, now int64) string {
 			tokens += u.TotalTokens()
 			total += u.CostUsd
 		}
-		totalRow := []string{"", "total", formatNumber(float64(reqs)), "", "", "", "", formatTokenCount(tokens), cost(total)}
+		totalRow := []string{"", "total", usageview.FormatNumber(float64(reqs)), "", "", "", "", formatTokenCount(tokens), cost(total)}
 		if accounts {
 			totalRow = slices.Insert(totalRow, 2, "")
 		}

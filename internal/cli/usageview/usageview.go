@@ -1,4 +1,4 @@
-package cli
+package usageview
 
 import (
 	"cmp"
@@ -9,18 +9,19 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ompgo/omp/internal/clitext"
 	"github.com/ompgo/omp/pkg/vault"
 )
 
 // layout is the column plan of a block of limit (or history) lines: the
 // title column and the bar width, shrunk so that the widest line fits
-// termWidth (E9: the bar shrinks first, to minBarWidth, then titles are
+// TermWidth (E9: the bar shrinks first, to minBarWidth, then titles are
 // cut with "…"; a line still too wide is cut at the end).
 type layout struct{ title, bar int }
 
 // planLayout fits "      ● <title>  <bar>  <details>" (12 fixed columns).
 func planLayout(titleW, barW, detailsW int) layout {
-	over := 12 + titleW + barW + detailsW - termWidth
+	over := 12 + titleW + barW + detailsW - TermWidth
 	if over > 0 {
 		shrink := min(over, barW-minBarWidth)
 		barW -= shrink
@@ -37,38 +38,38 @@ func (lay layout) row(icon seg, title string, graph []seg, details seg) line {
 	l := line{s(plain, "      "), icon, s(plain, " "), s(plain, padRight(ellipsize(title, lay.title), lay.title)), s(plain, "  ")}
 	l = append(l, graph...)
 	l = append(l, s(plain, "  "), details)
-	return l.cut(termWidth)
+	return l.cut(TermWidth)
 }
 
 // fitLabel shrinks the label segment at index i of l (not below
 // minLabelWidth) so the line fits, then cuts what is still too wide.
 func fitLabel(l line, i int) line {
-	if over := l.width() - termWidth; over > 0 {
-		w := dispWidth(l[i].text)
+	if over := l.width() - TermWidth; over > 0 {
+		w := Width(l[i].text)
 		l[i].text = ellipsize(l[i].text, max(minLabelWidth, w-over))
 	}
-	return l.cut(termWidth)
+	return l.cut(TermWidth)
 }
 
 // providerHeading is "<Provider Name> — <n> account(s)"; a long name is cut
 // so the count stays.
 func providerHeading(provider string, n int) line {
 	count := fmt.Sprintf("— %d %s", n, accountsWord(n))
-	name := ellipsize(clean(providerTitle(provider)), termWidth-1-dispWidth(count))
-	return line{s(boldCyan, name), s(plain, " "), s(dim, count)}.cut(termWidth)
+	name := ellipsize(clean(providerTitle(provider)), TermWidth-1-Width(count))
+	return line{s(boldCyan, name), s(plain, " "), s(dim, count)}.cut(TermWidth)
 }
 
 // breakdown renders the live usage text (formatUsageBreakdown).
-func breakdown(reports []vault.UsageReport, accounts []usageAccount, gone []tombstone, now int64, redact map[string]string) []line {
+func Breakdown(reports []vault.UsageReport, accounts []Account, gone []Tombstone, now int64, redact map[string]string) []line {
 	byProvider := map[string][]vault.UsageReport{}
 	for _, r := range reports {
 		byProvider[r.Provider] = append(byProvider[r.Provider], r)
 	}
-	unreported := map[string][]usageAccount{}
-	for _, a := range unreportedAccounts(reports, accounts) {
+	unreported := map[string][]Account{}
+	for _, a := range UnreportedAccounts(reports, accounts) {
 		unreported[a.Provider] = append(unreported[a.Provider], a)
 	}
-	tombs := map[string][]tombstone{}
+	tombs := map[string][]Tombstone{}
 	for _, t := range gone {
 		tombs[t.Provider] = append(tombs[t.Provider], t)
 	}
@@ -86,7 +87,7 @@ func breakdown(reports []vault.UsageReport, accounts []usageAccount, gone []tomb
 	}
 	head := line{s(bold, "Usage")}
 	if latest > 0 {
-		head = append(head, s(dim, " · fetched "+formatDuration(now-latest)+" ago"))
+		head = append(head, s(dim, " · fetched "+FormatDuration(now-latest)+" ago"))
 	}
 	out := []line{head}
 	for _, p := range providers {
@@ -105,7 +106,7 @@ func breakdown(reports []vault.UsageReport, accounts []usageAccount, gone []tomb
 				out = append(out, reloginLines(a, now, redact)...)
 			}
 		}
-		out = append(out, capacityLines(capacity(prs))...)
+		out = append(out, capacityLines(Capacity(prs))...)
 	}
 	return out
 }
@@ -120,7 +121,7 @@ func keysOf[V any](m map[string]V) map[string]int {
 
 // tombstoneLine is "  ✗ <label>[ · org] — disabled[ <d> ago]: <cause> (re-login to restore)";
 // the cause is cut first, then the label, to fit.
-func tombstoneLine(t tombstone, now int64, redact map[string]string) line {
+func tombstoneLine(t Tombstone, now int64, redact map[string]string) line {
 	base := cmp.Or(t.Email, t.AccountID, "OAuth account")
 	label := clean(mask(redact, base))
 	if org := cmp.Or(t.OrgName, t.OrgID); org != "" && org != base {
@@ -128,11 +129,11 @@ func tombstoneLine(t tombstone, now int64, redact map[string]string) line {
 	}
 	ago := ""
 	if t.DisabledAtMs != 0 {
-		ago = " " + formatDuration(now-t.DisabledAtMs) + " ago"
+		ago = " " + FormatDuration(now-t.DisabledAtMs) + " ago"
 	}
 	l := line{s(plain, "  "), s(red, "✗ "), s(red, label), s(red, " — disabled"+ago+": "), s(red, clean(shortCause(t.Cause))), s(plain, " "), s(dim, "(re-login to restore)")}
-	if over := l.width() - termWidth; over > 0 {
-		w := dispWidth(l[4].text)
+	if over := l.width() - TermWidth; over > 0 {
+		w := Width(l[4].text)
 		l[4].text = ellipsize(l[4].text, max(minLabelWidth, w-over))
 	}
 	return fitLabel(l, 2)
@@ -146,12 +147,12 @@ func providerLimits(prs []vault.UsageReport, now int64, redact map[string]string
 	titleW, detailsW := 0, 0
 	for _, r := range prs {
 		for _, l := range r.Limits {
-			detailsW = max(detailsW, dispWidth(limitDetails(l, now)))
+			detailsW = max(detailsW, Width(limitDetails(l, now)))
 			if !seen[l.ID] {
 				seen[l.ID] = true
 				t := limitTitle(l)
 				templates = append(templates, tmpl{l.ID, t})
-				titleW = max(titleW, dispWidth(t))
+				titleW = max(titleW, Width(t))
 			}
 		}
 	}
@@ -176,7 +177,7 @@ func providerLimits(prs []vault.UsageReport, now int64, redact map[string]string
 			st := statusOf(l)
 			out = append(out, lay.row(s(statusStyle(st), "●"), t.title, bar(l, lay.bar), s(dim, limitDetails(l, now))))
 			if len(l.Notes) > 0 {
-				out = append(out, line{s(plain, "        "), s(dim, clean(strings.Join(l.Notes, " · ")))}.cut(termWidth))
+				out = append(out, line{s(plain, "        "), s(dim, clean(strings.Join(l.Notes, " · ")))}.cut(TermWidth))
 			}
 		}
 	}
@@ -186,7 +187,7 @@ func providerLimits(prs []vault.UsageReport, now int64, redact map[string]string
 func limitDetails(l vault.UsageLimit, now int64) string {
 	d := describeAmount(l)
 	if l.Window != nil && l.Window.ResetsAt != nil && *l.Window.ResetsAt > now {
-		d += " · resets in " + formatDuration(*l.Window.ResetsAt-now)
+		d += " · resets in " + FormatDuration(*l.Window.ResetsAt-now)
 	}
 	return d
 }
@@ -203,10 +204,10 @@ func accountHeader(r vault.UsageReport, i int, now int64, redact map[string]stri
 	}
 	if r.ResetCredits != nil && r.ResetCredits.AvailableCount > 0 {
 		n := r.ResetCredits.AvailableCount
-		l = append(l, s(cyan, fmt.Sprintf(" · ✦ %d saved reset%s", n, plural(int(n)))))
+		l = append(l, s(cyan, fmt.Sprintf(" · ✦ %d saved reset%s", n, clitext.Plural(int(n)))))
 	}
 	if r.FetchedAt > 0 && now-r.FetchedAt > 90_000 {
-		l = append(l, s(dim, " · fetched "+formatDuration(now-r.FetchedAt)+" ago"))
+		l = append(l, s(dim, " · fetched "+FormatDuration(now-r.FetchedAt)+" ago"))
 	}
 	return fitLabel(l, 3)
 }
@@ -214,7 +215,7 @@ func accountHeader(r vault.UsageReport, i int, now int64, redact map[string]stri
 // reloginLines warn about an Anthropic OAuth grant near its ~30-day end.
 // The reason in parentheses moves to a second line when the whole warning
 // does not fit.
-func reloginLines(a usageAccount, now int64, redact map[string]string) []line {
+func reloginLines(a Account, now int64, redact map[string]string) []line {
 	if a.Provider != "anthropic" || a.Type != string(vault.TypeOAuth) || a.AuthorizedAt == 0 {
 		return nil
 	}
@@ -227,16 +228,16 @@ func reloginLines(a usageAccount, now int64, redact map[string]string) []line {
 		return []line{fitLabel(line{s(plain, "  "), s(red, "⚠ "), s(red, label), s(red, " — grant is past Anthropic's ~30d lifetime; re-login now")}, 2)}
 	}
 	const why = " (Anthropic expires OAuth grants ~30d after login)"
-	l := line{s(plain, "  "), s(yellow, "⚠ "), s(yellow, label), s(yellow, " — re-login within "+formatDuration(left))}
-	if l.width()+dispWidth(why) <= termWidth {
+	l := line{s(plain, "  "), s(yellow, "⚠ "), s(yellow, label), s(yellow, " — re-login within "+FormatDuration(left))}
+	if l.width()+Width(why) <= TermWidth {
 		return []line{append(l, s(yellow, why))}
 	}
 	return []line{fitLabel(l, 2), {s(plain, "    "), s(yellow, why[1:])}}
 }
 
 // capacityLines is "  capacity: <part> · <part>…", wrapped (never cut) at
-// termWidth with continuation lines aligned under the first part.
-func capacityLines(stats []capacityStat) []line {
+// TermWidth with continuation lines aligned under the first part.
+func capacityLines(stats []CapacityStat) []line {
 	if len(stats) == 0 {
 		return nil
 	}
@@ -254,21 +255,21 @@ func capacityLines(stats []capacityStat) []line {
 		switch {
 		case i == 0:
 			cur += part
-		case dispWidth(cur)+3+dispWidth(part) <= termWidth:
+		case Width(cur)+3+Width(part) <= TermWidth:
 			cur += " · " + part
 		default:
-			out = append(out, line{s(dim, cur+" ·")}.cut(termWidth))
+			out = append(out, line{s(dim, cur+" ·")}.cut(TermWidth))
 			cur = indent + part
 		}
 	}
-	return append(out, line{s(dim, cur)}.cut(termWidth))
+	return append(out, line{s(dim, cur)}.cut(TermWidth))
 }
 
 var sparkLevels = []string{"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"}
 
 // history renders recorded usage (formatUsageHistory): per provider and
 // account, one peak-per-bucket sparkline per limit.
-func history(entries []vault.UsageHistoryEntry, since, now int64, redact map[string]string) []line {
+func History(entries []vault.UsageHistoryEntry, since, now int64, redact map[string]string) []line {
 	type series struct {
 		title   string
 		entries []vault.UsageHistoryEntry
@@ -297,20 +298,20 @@ func history(entries []vault.UsageHistoryEntry, since, now int64, redact map[str
 		sr.title = withWindow(clean(e.Label), clean(e.WindowLabel)) // latest wins
 		sr.entries = append(sr.entries, e)
 	}
-	out := []line{{s(bold, "Usage history"), s(dim, " · last "+formatDuration(now-since)+" · peak per bucket")}}
+	out := []line{{s(bold, "Usage history"), s(dim, " · last "+FormatDuration(now-since)+" · peak per bucket")}}
 	for _, p := range slices.Sorted(maps.Keys(providers)) {
 		accs := slices.SortedFunc(maps.Values(providers[p]), func(a, b *account) int { return strings.Compare(a.label, b.label) })
 		out = append(out, nil, providerHeading(p, len(accs)))
 		for _, a := range accs {
-			out = append(out, line{s(plain, "  "), s(bold, clean(mask(redact, a.label)))}.cut(termWidth))
+			out = append(out, line{s(plain, "  "), s(bold, clean(mask(redact, a.label)))}.cut(TermWidth))
 			all := slices.SortedFunc(maps.Values(a.series), func(x, y *series) int { return strings.Compare(x.title, y.title) })
 			titleW, detailsW := 0, 0
 			details := make([]string, len(all))
 			statuses := make([]string, len(all))
 			for i, sr := range all {
-				titleW = max(titleW, dispWidth(sr.title))
+				titleW = max(titleW, Width(sr.title))
 				details[i], statuses[i] = historyDetails(sr.entries)
-				detailsW = max(detailsW, dispWidth(details[i]))
+				detailsW = max(detailsW, Width(details[i]))
 			}
 			lay := planLayout(titleW, sparkWidth, detailsW)
 			for i, sr := range all {
@@ -334,7 +335,7 @@ func historyDetails(es []vault.UsageHistoryEntry) (string, string) {
 	if any {
 		parts = append(parts, "latest "+pct(latest), "peak "+pct(peak))
 	}
-	parts = append(parts, fmt.Sprintf("%d snapshot%s", len(es), plural(len(es))))
+	parts = append(parts, fmt.Sprintf("%d snapshot%s", len(es), clitext.Plural(len(es))))
 	st := es[len(es)-1].Status
 	if st == "" || st == vault.StatusUnknown {
 		st = statusByFraction(latest, any)

@@ -1,4 +1,4 @@
-package cli
+package usageview
 
 import (
 	"regexp"
@@ -10,13 +10,13 @@ import (
 )
 
 // tombstone is a disabled credential as the broker lists it (fleet.md §8.4).
-type tombstone = brokerapi.DisabledCredential
+type Tombstone = brokerapi.DisabledCredential
 
 // actionable keeps the tombstones worth a line (fleet.md §9): OAuth rows
 // torn down automatically, not replaced or deleted by the user, and with
 // no active account of the same provider sharing their email, account id
 // or org id.
-func actionable(t tombstone, active []usageAccount) bool {
+func Actionable(t Tombstone, active []Account) bool {
 	if t.Type != string(vault.TypeOAuth) {
 		return false
 	}

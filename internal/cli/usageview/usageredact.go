@@ -1,4 +1,4 @@
-package cli
+package usageview
 
 import (
 	"maps"
@@ -8,13 +8,13 @@ import (
 	"github.com/ompgo/omp/pkg/vault"
 )
 
-// redactionMap builds the --redact masks (usage.md §7): a two-character
+// RedactionMap builds the --redact masks (usage.md §7): a two-character
 // anchor plus, when other values share the anchor, the shortest
 // middle-out infix no peer contains ("ca*", "ca*9*"); residual collisions
 // fall back to the shortest unique prefix. Equal values share a mask.
 // Strings are sliced by rune (the reference slices UTF-16 units; the same
 // for ASCII identities), so a mask never splits a character.
-func redactionMap(values []string) map[string]string {
+func RedactionMap(values []string) map[string]string {
 	var unique []string
 	seen := map[string]bool{}
 	for _, v := range values {
@@ -100,8 +100,8 @@ func distinguishingInfix(v string, peers []string) (string, bool) {
 	return "", false
 }
 
-// identityStrings lists every identity the live output could show.
-func identityStrings(reports []vault.UsageReport, accounts []usageAccount) []string {
+// IdentityStrings lists every identity the live output could show.
+func IdentityStrings(reports []vault.UsageReport, accounts []Account) []string {
 	var out []string
 	for _, r := range reports {
 		for _, k := range identityMetaKeys {
@@ -119,9 +119,9 @@ func identityStrings(reports []vault.UsageReport, accounts []usageAccount) []str
 
 var identityMetaKeys = []string{"email", "accountId", "projectId", "orgId", "orgName"}
 
-// redactReports masks the identity fields of reports for --redact --json;
+// RedactReports masks the identity fields of reports for --redact --json;
 // the inputs are not modified.
-func redactReports(reports []vault.UsageReport, m map[string]string) []vault.UsageReport {
+func RedactReports(reports []vault.UsageReport, m map[string]string) []vault.UsageReport {
 	out := make([]vault.UsageReport, len(reports))
 	for i, r := range reports {
 		if r.Metadata != nil {
@@ -143,8 +143,8 @@ func redactReports(reports []vault.UsageReport, m map[string]string) []vault.Usa
 	return out
 }
 
-func redactAccounts(accounts []usageAccount, m map[string]string) []usageAccount {
-	out := make([]usageAccount, len(accounts))
+func RedactAccounts(accounts []Account, m map[string]string) []Account {
+	out := make([]Account, len(accounts))
 	for i, a := range accounts {
 		a.Email, a.AccountID, a.ProjectID = mask(m, a.Email), mask(m, a.AccountID), mask(m, a.ProjectID)
 		a.EnterpriseURL, a.OrgID, a.OrgName = mask(m, a.EnterpriseURL), mask(m, a.OrgID), mask(m, a.OrgName)
@@ -153,7 +153,7 @@ func redactAccounts(accounts []usageAccount, m map[string]string) []usageAccount
 	return out
 }
 
-func redactHistory(entries []vault.UsageHistoryEntry, m map[string]string) []vault.UsageHistoryEntry {
+func RedactHistory(entries []vault.UsageHistoryEntry, m map[string]string) []vault.UsageHistoryEntry {
 	out := make([]vault.UsageHistoryEntry, len(entries))
 	for i, e := range entries {
 		e.AccountKey, e.Email, e.AccountID = mask(m, e.AccountKey), mask(m, e.Email), mask(m, e.AccountID)
@@ -162,7 +162,7 @@ func redactHistory(entries []vault.UsageHistoryEntry, m map[string]string) []vau
 	return out
 }
 
-func historyIdentityStrings(entries []vault.UsageHistoryEntry) []string {
+func HistoryIdentityStrings(entries []vault.UsageHistoryEntry) []string {
 	var out []string
 	for _, e := range entries {
 		out = append(out, e.Email, e.AccountID, e.AccountKey)
@@ -170,7 +170,7 @@ func historyIdentityStrings(entries []vault.UsageHistoryEntry) []string {
 	return out
 }
 
-func tombstoneIdentities(ts []tombstone) []string {
+func TombstoneIdentities(ts []Tombstone) []string {
 	var out []string
 	for _, t := range ts {
 		out = append(out, t.Email, t.AccountID, t.OrgID, t.OrgName)
@@ -178,8 +178,8 @@ func tombstoneIdentities(ts []tombstone) []string {
 	return out
 }
 
-func redactTombstones(ts []tombstone, m map[string]string) []tombstone {
-	out := make([]tombstone, len(ts))
+func RedactTombstones(ts []Tombstone, m map[string]string) []Tombstone {
+	out := make([]Tombstone, len(ts))
 	for i, t := range ts {
 		t.Email, t.AccountID, t.OrgID, t.OrgName = mask(m, t.Email), mask(m, t.AccountID), mask(m, t.OrgID), mask(m, t.OrgName)
 		out[i] = t

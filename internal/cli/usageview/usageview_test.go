@@ -1,4 +1,4 @@
-package cli
+package usageview
 
 import (
 	"encoding/json"
@@ -35,7 +35,7 @@ func pctLimit(id, label, windowID, windowLabel string, dur int64, used float64, 
 // account with a plan, saved resets, an exhausted window and a long
 // additional-limit label, an account without a report, absolute units, a
 // report fetched long ago, and control characters from upstream.
-func goldenReports() ([]vault.UsageReport, []usageAccount) {
+func goldenReports() ([]vault.UsageReport, []Account) {
 	const h = 3_600_000
 	exhausted := pctLimit("openai-codex:primary", "Codex 5 Hour", "5h", "5 hours", 5*h, 100, 2*h+17*60_000)
 	exhausted.Status = vault.StatusExhausted
@@ -66,7 +66,7 @@ func goldenReports() ([]vault.UsageReport, []usageAccount) {
 				{ID: "zai:spend", Label: "Spend", Scope: vault.UsageScope{Provider: "zai"}, Amount: vault.UsageAmount{Unit: "usd"}},
 			}},
 	}
-	accounts := []usageAccount{
+	accounts := []Account{
 		{Provider: "anthropic", Type: "oauth", Email: "alice@example.com", AuthorizedAt: fixedNow - 26*24*h},
 		{Provider: "anthropic", Type: "oauth", Email: "a.very.long.address.for.testing.widths@subdomain.example-company.com", OrgID: "org-team-one"},
 		{Provider: "anthropic", Type: "oauth", Email: "carol@example.net", AuthorizedAt: fixedNow - 31*24*h},
@@ -79,9 +79,9 @@ func goldenReports() ([]vault.UsageReport, []usageAccount) {
 
 // goldenTombstones are disabled credentials as a broker lists them; only
 // the actionable ones reach the output.
-func goldenTombstones() []tombstone {
+func goldenTombstones() []Tombstone {
 	_, accounts := goldenReports()
-	all := []tombstone{
+	all := []Tombstone{
 		{ID: 7, Provider: "anthropic", Type: "oauth", Email: "gone@example.com", OrgName: "Team One", DisabledAtMs: fixedNow - 3*dayMs,
 			Cause: `oauth refresh failed: Error: anthropic token refresh failed: 400 {"error":"invalid_grant","error_description":"Refresh token not found or invalid"}`},
 		{ID: 8, Provider: "mcp_oauth:profile:default:https://mcp.example.com/a/very/long/server/path/for/testing", Type: "oauth",
@@ -90,9 +90,9 @@ func goldenTombstones() []tombstone {
 		{ID: 10, Provider: "anthropic", Type: "oauth", Email: "old@example.com", Cause: "replaced by newer credential"},
 		{ID: 11, Provider: "zai", Type: "api_key", Cause: "disabled via auth-broker"},
 	}
-	var out []tombstone
+	var out []Tombstone
 	for _, t := range all {
-		if actionable(t, accounts) {
+		if Actionable(t, accounts) {
 			out = append(out, t)
 		}
 	}
@@ -144,7 +144,7 @@ func checkGolden(t *testing.T, name, got string) {
 func checkWidth(t *testing.T, out string) {
 	t.Helper()
 	for i, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
-		if w := dispWidth(l); w > termWidth {
+		if w := Width(l); w > TermWidth {
 			t.Errorf("line %d is %d columns: %q", i+1, w, l)
 		}
 		if strings.ContainsAny(l, "\x1b\t\r") {
@@ -155,12 +155,12 @@ func checkWidth(t *testing.T, out string) {
 
 func TestUsageTextGolden(t *testing.T) {
 	reports, accounts := goldenReports()
-	out := render(breakdown(reports, accounts, goldenTombstones(), fixedNow, nil), false)
+	out := Render(Breakdown(reports, accounts, goldenTombstones(), fixedNow, nil), false)
 	checkWidth(t, out)
 	checkGolden(t, "live.txt", out)
 
-	red := redactionMap(append(identityStrings(reports, accounts), tombstoneIdentities(goldenTombstones())...))
-	out = render(breakdown(reports, accounts, goldenTombstones(), fixedNow, red), false)
+	red := RedactionMap(append(IdentityStrings(reports, accounts), TombstoneIdentities(goldenTombstones())...))
+	out = Render(Breakdown(reports, accounts, goldenTombstones(), fixedNow, red), false)
 	checkWidth(t, out)
 	for _, secret := range []string{"alice@", "bob@example", "carol@", "acct-bob", "org-team-one", "gone@", "Team One"} {
 		if strings.Contains(out, secret) {
@@ -170,14 +170,14 @@ func TestUsageTextGolden(t *testing.T) {
 	checkGolden(t, "live-redacted.txt", out)
 
 	hist := goldenHistory()
-	out = render(history(hist, fixedNow-7*dayMs, fixedNow, nil), false)
+	out = Render(History(hist, fixedNow-7*dayMs, fixedNow, nil), false)
 	checkWidth(t, out)
 	checkGolden(t, "history.txt", out)
 }
 
 func TestUsageTextColour(t *testing.T) {
 	reports, accounts := goldenReports()
-	out := render(breakdown(reports, accounts, nil, fixedNow, nil), true)
+	out := Render(Breakdown(reports, accounts, nil, fixedNow, nil), true)
 	for _, want := range []string{"\x1b[1mUsage\x1b[22m", "\x1b[31m●\x1b[39m", "\x1b[33m", "\x1b[32m", "\x1b[1m\x1b[36mAnthropic\x1b[39m\x1b[22m"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("colour output lacks %q", want)
@@ -191,7 +191,7 @@ func TestUsageTextColour(t *testing.T) {
 
 func TestUsageJSONShape(t *testing.T) {
 	reports, accounts := goldenReports()
-	caps := capacity(reports[:2])
+	caps := Capacity(reports[:2])
 	b, _ := json.Marshal(caps)
 	// The sums are IEEE doubles added in report order, as the reference adds them.
 	want := `[{"window":"5h","durationMs":18000000,"accounts":2,"usedAccounts":0.44999999999999996,"remainingAccounts":1.55},` +
@@ -199,7 +199,7 @@ func TestUsageJSONShape(t *testing.T) {
 	if string(b) != want {
 		t.Errorf("capacity = %s\nwant       %s", b, want)
 	}
-	un := unreportedAccounts(reports, accounts)
+	un := UnreportedAccounts(reports, accounts)
 	var got []string
 	for _, a := range un {
 		got = append(got, a.Provider+" "+a.Email)
@@ -210,7 +210,7 @@ func TestUsageJSONShape(t *testing.T) {
 }
 
 func TestRedactionMap(t *testing.T) {
-	m := redactionMap([]string{"can.boluk@x.io", "can.bolut@x.io", "zed@y", "zed@y", "ab", "abc"})
+	m := RedactionMap([]string{"can.boluk@x.io", "can.bolut@x.io", "zed@y", "zed@y", "ab", "abc"})
 	for v, want := range map[string]string{"zed@y": "ze*", "can.boluk@x.io": "ca*k*", "can.bolut@x.io": "ca*t*", "abc": "ab*c*", "ab": "ab*"} {
 		if m[v] != want {
 			t.Errorf("mask(%q) = %q, want %q", v, m[v], want)
@@ -220,13 +220,13 @@ func TestRedactionMap(t *testing.T) {
 
 func TestFormatDuration(t *testing.T) {
 	for ms, want := range map[int64]string{0: "0ms", 999: "999ms", 1500: "1.5s", 61_000: "1m1s", 3_600_000: "1h", 3_660_000: "1h1m", 90_000_000: "1d1h", 172_800_000: "2d"} {
-		if got := formatDuration(ms); got != want {
-			t.Errorf("formatDuration(%d) = %q, want %q", ms, got, want)
+		if got := FormatDuration(ms); got != want {
+			t.Errorf("FormatDuration(%d) = %q, want %q", ms, got, want)
 		}
 	}
 	for n, want := range map[float64]string{999: "999", 1500: "1.5K", 25_000: "25K", 1_234_567: "1.2M", 5_000_000: "5M"} {
-		if got := formatNumber(n); got != want {
-			t.Errorf("formatNumber(%v) = %q, want %q", n, got, want)
+		if got := FormatNumber(n); got != want {
+			t.Errorf("FormatNumber(%v) = %q, want %q", n, got, want)
 		}
 	}
 }
@@ -243,9 +243,9 @@ func FuzzUsageTextWidth(f *testing.F) {
 		l.Notes = []string{label + plan}
 		r := vault.UsageReport{Provider: "anthropic" + plan, FetchedAt: fixedNow - 100_000, ResetCredits: &vault.ResetCredits{AvailableCount: 3},
 			Metadata: map[string]any{"email": email, "planType": plan, "orgName": window}, Limits: []vault.UsageLimit{l}}
-		accounts := []usageAccount{{Provider: "anthropic", Type: "oauth", Email: email + label, OrgName: plan, AuthorizedAt: fixedNow - 25*dayMs}}
-		checkWidth(t, render(breakdown([]vault.UsageReport{r}, accounts, []tombstone{{Provider: plan, Type: "oauth", Cause: label, Email: email, DisabledAtMs: fixedNow - 1}}, fixedNow, nil), false))
+		accounts := []Account{{Provider: "anthropic", Type: "oauth", Email: email + label, OrgName: plan, AuthorizedAt: fixedNow - 25*dayMs}}
+		checkWidth(t, Render(Breakdown([]vault.UsageReport{r}, accounts, []Tombstone{{Provider: plan, Type: "oauth", Cause: label, Email: email, DisabledAtMs: fixedNow - 1}}, fixedNow, nil), false))
 		h := []vault.UsageHistoryEntry{{RecordedAt: fixedNow - 1000, Provider: plan, AccountKey: label, Email: email, LimitID: "x", Label: label, WindowLabel: window, UsedFraction: &used}}
-		checkWidth(t, render(history(h, fixedNow-7*dayMs, fixedNow, nil), false))
+		checkWidth(t, Render(History(h, fixedNow-7*dayMs, fixedNow, nil), false))
 	})
 }

@@ -1,4 +1,4 @@
-package cli
+package usageview
 
 import (
 	"cmp"
@@ -27,9 +27,9 @@ const (
 	dayMs             = 86_400_000
 )
 
-// usageAccount is a stored credential's identity ("every account"
+// Account is a stored credential's identity ("every account"
 // coverage); its JSON is an accountsWithoutUsage item.
-type usageAccount struct {
+type Account struct {
 	Provider      string `json:"provider"`
 	Type          string `json:"type"`
 	Email         string `json:"email,omitempty"`
@@ -41,8 +41,8 @@ type usageAccount struct {
 	AuthorizedAt  int64  `json:"authorizedAt,omitempty"`
 }
 
-// formatDuration is the reference's formatDuration (pi-utils).
-func formatDuration(ms int64) string {
+// FormatDuration is the reference's formatDuration (pi-utils).
+func FormatDuration(ms int64) string {
 	const sec, minute, hour, day = 1000, 60_000, 3_600_000, 86_400_000
 	switch {
 	case ms <= 0:
@@ -66,8 +66,8 @@ func unitPair(a int64, ua string, b int64, ub string) string {
 	return fmt.Sprintf("%d%s", a, ua)
 }
 
-// formatNumber is the reference's compact number (999, 1.5K, 25K, 1.5M…).
-func formatNumber(n float64) string {
+// FormatNumber is the reference's compact number (999, 1.5K, 25K, 1.5M…).
+func FormatNumber(n float64) string {
 	trim1 := func(v float64) string {
 		return strings.TrimSuffix(strconv.FormatFloat(v, 'f', 1, 64), ".0")
 	}
@@ -158,7 +158,7 @@ func unitValue(v float64, unit string) string {
 	if unit == "usd" {
 		return "$" + strconv.FormatFloat(v, 'f', 2, 64)
 	}
-	return formatNumber(v)
+	return FormatNumber(v)
 }
 
 // describeAmount is the amount text of a limit line.
@@ -261,12 +261,12 @@ func reportIdentifiers(r vault.UsageReport) map[string]bool {
 // unreportedAccounts lists the stored credentials no report can be
 // attributed to (the reference's collectUnreportedAccounts, org rules
 // included).
-func unreportedAccounts(reports []vault.UsageReport, accounts []usageAccount) []usageAccount {
+func UnreportedAccounts(reports []vault.UsageReport, accounts []Account) []Account {
 	byProvider := map[string][]vault.UsageReport{}
 	for _, r := range reports {
 		byProvider[r.Provider] = append(byProvider[r.Provider], r)
 	}
-	var out []usageAccount
+	var out []Account
 	for _, a := range accounts {
 		if accountUnreported(a, byProvider[a.Provider]) {
 			out = append(out, a)
@@ -275,7 +275,7 @@ func unreportedAccounts(reports []vault.UsageReport, accounts []usageAccount) []
 	return out
 }
 
-func accountUnreported(a usageAccount, reports []vault.UsageReport) bool {
+func accountUnreported(a Account, reports []vault.UsageReport) bool {
 	if len(reports) == 0 {
 		return true
 	}
@@ -343,7 +343,7 @@ func mask(redact map[string]string, v string) string {
 }
 
 // accountLabel names a stored account, masking each part on its own.
-func accountLabel(a usageAccount, redact map[string]string) string {
+func accountLabel(a Account, redact map[string]string) string {
 	if a.Type == string(vault.TypeAPIKey) {
 		return "API key"
 	}
@@ -355,8 +355,8 @@ func accountLabel(a usageAccount, redact map[string]string) string {
 	return clean(mask(redact, base)) + " · " + clean(mask(redact, org))
 }
 
-// capacityStat is one window of a provider's quota capacity.
-type capacityStat struct {
+// CapacityStat is one window of a provider's quota capacity.
+type CapacityStat struct {
 	Window            string  `json:"window"`
 	DurationMs        *int64  `json:"durationMs,omitempty"`
 	Meter             string  `json:"meter,omitempty"`
@@ -381,9 +381,9 @@ func meterFor(r vault.UsageReport, l vault.UsageLimit) string {
 
 // capacity buckets one provider's limits by window (and Codex meter); each
 // account adds its highest used fraction in the bucket.
-func capacity(reports []vault.UsageReport) []capacityStat {
+func Capacity(reports []vault.UsageReport) []CapacityStat {
 	type bucket struct {
-		stat      capacityStat
+		stat      CapacityStat
 		fractions []float64
 	}
 	buckets := map[string]*bucket{}
@@ -424,13 +424,13 @@ func capacity(reports []vault.UsageReport) []capacityStat {
 				window := ""
 				switch {
 				case dur != nil:
-					window = formatDuration(*dur)
+					window = FormatDuration(*dur)
 				case l.Window != nil && l.Window.Label != "":
 					window = l.Window.Label
 				default:
 					window = cmp.Or(l.Scope.WindowID, l.Label)
 				}
-				buckets[key] = &bucket{stat: capacityStat{Window: window, DurationMs: dur, Meter: meter}}
+				buckets[key] = &bucket{stat: CapacityStat{Window: window, DurationMs: dur, Meter: meter}}
 				order = append(order, key)
 			}
 		}
@@ -438,7 +438,7 @@ func capacity(reports []vault.UsageReport) []capacityStat {
 			buckets[k].fractions = append(buckets[k].fractions, accountMax[k])
 		}
 	}
-	out := make([]capacityStat, 0, len(order))
+	out := make([]CapacityStat, 0, len(order))
 	for _, k := range order {
 		b := buckets[k]
 		used := 0.0
@@ -450,7 +450,7 @@ func capacity(reports []vault.UsageReport) []capacityStat {
 		st.RemainingAccounts = max(0, float64(st.Accounts)-used)
 		out = append(out, st)
 	}
-	slices.SortStableFunc(out, func(a, b capacityStat) int {
+	slices.SortStableFunc(out, func(a, b CapacityStat) int {
 		da, db := int64(math.MaxInt64), int64(math.MaxInt64)
 		if a.DurationMs != nil {
 			da = *a.DurationMs

@@ -1,4 +1,4 @@
-package cli
+package usageview
 
 import (
 	"strings"
@@ -11,8 +11,8 @@ import (
 // with one style, so a line can be measured and cut by display width before
 // colour escapes are added (discrepancies.md E9: every line ≤ 80 columns).
 
-// termWidth is the width every text line of `omp usage` fits in.
-const termWidth = 80
+// TermWidth is the width every text line of `omp usage` fits in.
+const TermWidth = 80
 
 type style uint8
 
@@ -56,7 +56,7 @@ func s(st style, text string) seg { return seg{clitext.SafeLine(text), st} }
 func (l line) width() int {
 	n := 0
 	for _, sg := range l {
-		n += dispWidth(sg.text)
+		n += Width(sg.text)
 	}
 	return n
 }
@@ -70,7 +70,7 @@ func (l line) cut(w int) line {
 	var out line
 	left := w - 1
 	for _, sg := range l {
-		sw := dispWidth(sg.text)
+		sw := Width(sg.text)
 		if sw <= left {
 			out = append(out, sg)
 			left -= sw
@@ -83,7 +83,7 @@ func (l line) cut(w int) line {
 }
 
 // render joins lines; colour adds the SGR escapes.
-func render(lines []line, colour bool) string {
+func Render(lines []line, colour bool) string {
 	var b strings.Builder
 	for _, l := range lines {
 		for _, sg := range l {
@@ -100,9 +100,9 @@ func render(lines []line, colour bool) string {
 	return b.String()
 }
 
-// dispWidth is the terminal width of s: one column per rune, two for East
+// Width is the terminal width of s: one column per rune, two for East
 // Asian wide and emoji runes, none for combining marks.
-func dispWidth(s string) int {
+func Width(s string) int {
 	n := 0
 	for _, r := range s {
 		n += runeWidth(r)
@@ -138,7 +138,7 @@ func truncCols(s string, w int) string {
 
 // ellipsize cuts s to w columns with a trailing "…" when it is wider.
 func ellipsize(s string, w int) string {
-	if dispWidth(s) <= w {
+	if Width(s) <= w {
 		return s
 	}
 	if w <= 0 {
@@ -149,7 +149,7 @@ func ellipsize(s string, w int) string {
 
 // padRight pads s with spaces to w columns.
 func padRight(s string, w int) string {
-	if d := w - dispWidth(s); d > 0 {
+	if d := w - Width(s); d > 0 {
 		return s + strings.Repeat(" ", d)
 	}
 	return s
