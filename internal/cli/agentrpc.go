@@ -13,39 +13,11 @@ import (
 
 	"github.com/ompgo/omp/pkg/agent"
 	"github.com/ompgo/omp/pkg/agent/export"
+	"github.com/ompgo/omp/pkg/agent/rpc"
 	"github.com/ompgo/omp/pkg/agent/session"
 	"github.com/ompgo/omp/pkg/agent/tools"
 	"github.com/ompgo/omp/pkg/llm"
 )
-
-// RPC transport limits (§14.2, D64).
-const (
-	rpcMaxFrame      = 1 << 20
-	rpcMaxReassembly = 64 << 20
-)
-
-// rpcCommand is one stdin command (§8.3.3): the union of every command's
-// fields.
-type rpcCommand struct {
-	ID                 *string         `json:"id"`
-	Type               string          `json:"type"`
-	Message            string          `json:"message"`
-	Images             []llm.Content   `json:"images"`
-	StreamingBehavior  string          `json:"streamingBehavior"`
-	Provider           string          `json:"provider"`
-	ModelID            string          `json:"modelId"`
-	Level              string          `json:"level"`
-	Mode               string          `json:"mode"`
-	CustomInstructions string          `json:"customInstructions"`
-	Enabled            *bool           `json:"enabled"`
-	Command            string          `json:"command"`
-	ParentSession      string          `json:"parentSession"`
-	SessionPath        string          `json:"sessionPath"`
-	EntryID            string          `json:"entryId"`
-	Name               *string         `json:"name"`
-	OutputPath         string          `json:"outputPath"`
-	ProtocolVersion    json.RawMessage `json:"protocolVersion"`
-}
 
 // rpcServer is `omp --mode rpc` (§8.3): commands are read and handled in
 // order on one goroutine; runs, bash commands and compactions go on in the
@@ -54,7 +26,7 @@ type rpcServer struct {
 	a   *app
 	rt  *agentRuntime
 	ag  *agent.Agent
-	out *rpcWriter
+	out *rpc.Writer
 
 	mu          sync.Mutex
 	bashCancel  context.CancelFunc
@@ -65,20 +37,20 @@ type rpcServer struct {
 // runRPC serves the protocol until stdin closes (or SIGINT): then it
 // aborts the run, flushes the session and exits 0 (D47).
 func (a *app) runRPC(ctx context.Context, rt *agentRuntime) error {
-	s := &rpcServer{a: a, rt: rt, ag: rt.ag, out: newRPCWriter(a.stdout)}
-	defer s.out.close()
+	s := &rpcServer{a: a, rt: rt, ag: rt.ag, out: rpc.NewWriter(a.stdout)}
+	defer s.out.Close()
 	var buf []byte
 	s.ag.Subscribe(func(e *agent.Event) {
 		buf = e.AppendJSON(buf[:0], false)
 		if e.Type == agent.EventAgentEnd {
-			s.out.agentEnd(buf, len(e.Messages))
+			s.out.AgentEnd(buf, len(e.Messages))
 			return
 		}
-		s.out.raw(buf)
+		s.out.Raw(buf)
 	})
-	s.out.value(map[string]any{"type": "ready", "protocolVersion": 1, "supportedProtocolVersions": []int{1},
-		"maxFrameBytes": rpcMaxFrame, "maxReassembledFrameBytes": rpcMaxReassembly})
-	s.out.value(map[string]any{"type": "available_commands_update", "commands": []any{}})
+	s.out.Value(map[string]any{"type": "ready", "protocolVersion": 1, "supportedProtocolVersions": []int{1},
+		"maxFrameBytes": rpc.MaxFrame, "maxReassembledFrameBytes": rpc.MaxReassembly})
+	s.out.Value(map[string]any{"type": "available_commands_update", "commands": []any{}})
 
 	lines := make(chan []byte)
 	go func() {
@@ -130,56 +102,22 @@ func (s *rpcServer) handleLine(ctx context.Context, line []byte) {
 	if text == "" {
 		return // D47
 	}
-	var c rpcCommand
+	var c rpc.Command
 	if err := json.Unmarshal([]byte(text), &c); err != nil {
-		s.out.value(rpcError(nil, "parse", "Failed to parse command: "+err.Error()))
+		s.out.Value(rpc.Error(nil, "parse", "Failed to parse command: "+err.Error()))
 		return
 	}
 	if c.Type == "" {
-		s.out.value(rpcError(nil, "parse", "Failed to parse command: missing type"))
+		s.out.Value(rpc.Error(nil, "parse", "Failed to parse command: missing type"))
 		return
 	}
 	if resp := s.handle(ctx, &c); resp != nil {
-		s.out.value(resp)
+		s.out.Value(resp)
 	}
-}
-
-// rpcResponse is a response frame; Data is omitted when nil unless
-// hasData (a `data:null` answer).
-type rpcResponse struct {
-	ID      *string `json:"id,omitempty"`
-	Type    string  `json:"type"`
-	Command string  `json:"command"`
-	Success bool    `json:"success"`
-	Data    any     `json:"data,omitempty"`
-	Error   string  `json:"error,omitempty"`
-}
-
-type rpcNullData struct {
-	ID      *string `json:"id,omitempty"`
-	Type    string  `json:"type"`
-	Command string  `json:"command"`
-	Success bool    `json:"success"`
-	Data    any     `json:"data"`
-}
-
-func rpcOK(id *string, command string, data any) any {
-	if data == nil {
-		return &rpcResponse{ID: id, Type: "response", Command: command, Success: true}
-	}
-	return &rpcResponse{ID: id, Type: "response", Command: command, Success: true, Data: data}
-}
-
-func rpcNull(id *string, command string) any {
-	return &rpcNullData{ID: id, Type: "response", Command: command, Success: true}
-}
-
-func rpcError(id *string, command, msg string) any {
-	return &rpcResponse{ID: id, Type: "response", Command: command, Success: false, Error: msg}
 }
 
 // userContent is a prompt's message with its images.
-func userContent(c *rpcCommand) []llm.Content {
+func userContent(c *rpc.Command) []llm.Content {
 	out := []llm.Content{llm.Text(c.Message)}
 	for _, img := range c.Images {
 		if img.Type == llm.ContentImage {
@@ -191,16 +129,16 @@ func userContent(c *rpcCommand) []llm.Content {
 
 // start schedules a run; a failure to schedule is reported later with the
 // command's id (§8.3.2).
-func (s *rpcServer) start(ctx context.Context, c *rpcCommand, command string) error {
+func (s *rpcServer) start(ctx context.Context, c *rpc.Command, command string) error {
 	return s.ag.Start(ctx, userContent(c), func(_ *llm.Message, err error) {
 		if err != nil {
-			s.out.value(rpcError(c.ID, command, err.Error()))
+			s.out.Value(rpc.Error(c.ID, command, err.Error()))
 		}
 		s.flushBash()
 	})
 }
 
-func (s *rpcServer) handle(ctx context.Context, c *rpcCommand) any {
+func (s *rpcServer) handle(ctx context.Context, c *rpc.Command) any {
 	id := c.ID
 	switch c.Type {
 	case "prompt":
@@ -211,20 +149,20 @@ func (s *rpcServer) handle(ctx context.Context, c *rpcCommand) any {
 			case "followUp":
 				s.ag.FollowUp(userContent(c))
 			default:
-				return rpcError(id, "prompt", agent.ErrBusy.Error())
+				return rpc.Error(id, "prompt", agent.ErrBusy.Error())
 			}
-			return rpcOK(id, "prompt", nil)
+			return rpc.OK(id, "prompt", nil)
 		}
-		s.out.value(rpcOK(id, "prompt", nil)) // the ack precedes agent_start
+		s.out.Value(rpc.OK(id, "prompt", nil)) // the ack precedes agent_start
 		if err := s.start(ctx, c, "prompt"); err != nil {
-			return rpcError(id, "prompt", err.Error())
+			return rpc.Error(id, "prompt", err.Error())
 		}
 		return nil
 	case "steer", "follow_up":
 		if !s.ag.IsStreaming() { // D19: like prompt
-			s.out.value(rpcOK(id, c.Type, nil))
+			s.out.Value(rpc.OK(id, c.Type, nil))
 			if err := s.start(ctx, c, c.Type); err != nil {
-				return rpcError(id, c.Type, err.Error())
+				return rpc.Error(id, c.Type, err.Error())
 			}
 			return nil
 		}
@@ -233,95 +171,95 @@ func (s *rpcServer) handle(ctx context.Context, c *rpcCommand) any {
 		} else {
 			s.ag.FollowUp(userContent(c))
 		}
-		return rpcOK(id, c.Type, nil)
+		return rpc.OK(id, c.Type, nil)
 	case "abort":
 		<-s.ag.Abort()
-		return rpcOK(id, "abort", nil)
+		return rpc.OK(id, "abort", nil)
 	case "abort_and_prompt":
 		<-s.ag.Abort()
-		s.out.value(rpcOK(id, "abort_and_prompt", nil))
+		s.out.Value(rpc.OK(id, "abort_and_prompt", nil))
 		if err := s.start(ctx, c, "abort_and_prompt"); err != nil {
-			return rpcError(id, "abort_and_prompt", err.Error())
+			return rpc.Error(id, "abort_and_prompt", err.Error())
 		}
 		return nil
 	case "get_state":
-		return rpcOK(id, "get_state", s.state())
+		return rpc.OK(id, "get_state", s.state())
 	case "negotiate_protocol":
-		return rpcError(id, "negotiate_protocol", "Unsupported RPC protocol version: "+string(c.ProtocolVersion))
+		return rpc.Error(id, "negotiate_protocol", "Unsupported RPC protocol version: "+string(c.ProtocolVersion))
 	case "get_available_commands":
-		return rpcOK(id, c.Type, map[string]any{"commands": []any{}})
+		return rpc.OK(id, c.Type, map[string]any{"commands": []any{}})
 	case "set_model":
 		m, ok := s.rt.cat.Lookup(c.Provider, c.ModelID)
 		if !ok {
-			return rpcError(id, c.Type, "Model not found: "+c.Provider+"/"+c.ModelID)
+			return rpc.Error(id, c.Type, "Model not found: "+c.Provider+"/"+c.ModelID)
 		}
 		if err := s.switchModel(ctx, m, ""); err != nil {
-			return rpcError(id, c.Type, err.Error())
+			return rpc.Error(id, c.Type, err.Error())
 		}
-		return rpcOK(id, c.Type, rpcModelOf(m))
+		return rpc.OK(id, c.Type, rpc.ModelOf(m))
 	case "cycle_model":
 		return s.cycleModel(ctx, id)
 	case "get_available_models":
-		var out []rpcModel
+		var out []rpc.Model
 		for _, m := range s.rt.cat.Models() {
 			if s.rt.keys.flag != "" && m.Provider == s.ag.CurrentModel().Provider || s.rt.keys.available(ctx, m.Provider) {
-				out = append(out, rpcModelOf(m))
+				out = append(out, rpc.ModelOf(m))
 			}
 		}
 		if out == nil {
-			out = []rpcModel{}
+			out = []rpc.Model{}
 		}
-		return rpcOK(id, c.Type, map[string]any{"models": out})
+		return rpc.OK(id, c.Type, map[string]any{"models": out})
 	case "set_thinking_level":
 		if !isThinkingLevel(c.Level) {
-			return rpcError(id, c.Type, "Invalid thinking level: "+c.Level)
+			return rpc.Error(id, c.Type, "Invalid thinking level: "+c.Level)
 		}
 		if err := s.ag.SetThinkingLevel(clampLevel(s.ag.CurrentModel(), c.Level)); err != nil {
-			return rpcError(id, c.Type, err.Error())
+			return rpc.Error(id, c.Type, err.Error())
 		}
-		return rpcOK(id, c.Type, nil)
+		return rpc.OK(id, c.Type, nil)
 	case "cycle_thinking_level":
 		m := s.ag.CurrentModel()
 		if !m.Reasoning {
-			return rpcNull(id, c.Type)
+			return rpc.Null(id, c.Type)
 		}
 		next := nextLevel(m, s.ag.CurrentThinkingLevel())
 		if err := s.ag.SetThinkingLevel(next); err != nil {
-			return rpcError(id, c.Type, err.Error())
+			return rpc.Error(id, c.Type, err.Error())
 		}
-		return rpcOK(id, c.Type, map[string]string{"level": next})
+		return rpc.OK(id, c.Type, map[string]string{"level": next})
 	case "set_steering_mode", "set_follow_up_mode", "set_interrupt_mode":
 		set := map[string]func(string) error{"set_steering_mode": s.ag.SetSteeringMode,
 			"set_follow_up_mode": s.ag.SetFollowUpMode, "set_interrupt_mode": s.ag.SetInterruptMode}[c.Type]
 		if err := set(c.Mode); err != nil {
-			return rpcError(id, c.Type, err.Error())
+			return rpc.Error(id, c.Type, err.Error())
 		}
-		return rpcOK(id, c.Type, nil)
+		return rpc.OK(id, c.Type, nil)
 	case "compact":
 		s.background.Add(1)
 		go func() {
 			defer s.background.Done()
 			res, err := s.ag.CompactNow(ctx, c.CustomInstructions)
 			if err != nil {
-				s.out.value(rpcError(id, "compact", err.Error()))
+				s.out.Value(rpc.Error(id, "compact", err.Error()))
 				return
 			}
-			s.out.value(rpcOK(id, "compact", res))
+			s.out.Value(rpc.OK(id, "compact", res))
 		}()
 		return nil
 	case "set_auto_compaction", "set_auto_retry":
 		if c.Enabled == nil {
-			return rpcError(id, c.Type, "enabled must be a boolean")
+			return rpc.Error(id, c.Type, "enabled must be a boolean")
 		}
 		if c.Type == "set_auto_compaction" {
 			s.ag.SetAutoCompaction(*c.Enabled)
 		} else {
 			s.ag.SetAutoRetry(*c.Enabled)
 		}
-		return rpcOK(id, c.Type, nil)
+		return rpc.OK(id, c.Type, nil)
 	case "abort_retry":
 		s.ag.AbortRetry()
-		return rpcOK(id, c.Type, nil)
+		return rpc.OK(id, c.Type, nil)
 	case "bash":
 		s.bash(ctx, id, c.Command)
 		return nil
@@ -331,15 +269,15 @@ func (s *rpcServer) handle(ctx context.Context, c *rpcCommand) any {
 			s.bashCancel()
 		}
 		s.mu.Unlock()
-		return rpcOK(id, c.Type, nil)
+		return rpc.OK(id, c.Type, nil)
 	case "get_session_stats":
-		return rpcOK(id, c.Type, s.stats())
+		return rpc.OK(id, c.Type, s.stats())
 	case "export_html":
 		// D12: the interactive mode's minimal HTML, default path
 		// <cwd>/omp-session-<id>.html.
 		sf := s.ag.Session
 		if sf.Path() == "" {
-			return rpcError(id, c.Type, "Cannot export in-memory session to HTML")
+			return rpc.Error(id, c.Type, "Cannot export in-memory session to HTML")
 		}
 		path := c.OutputPath
 		if path == "" {
@@ -349,39 +287,39 @@ func (s *rpcServer) handle(ctx context.Context, c *rpcCommand) any {
 			path = filepath.Join(s.rt.cwd, path)
 		}
 		if err := export.HTML(sf, s.ag.SystemPrompt, path); err != nil {
-			return rpcError(id, c.Type, err.Error())
+			return rpc.Error(id, c.Type, err.Error())
 		}
-		return rpcOK(id, c.Type, map[string]any{"path": path})
+		return rpc.OK(id, c.Type, map[string]any{"path": path})
 	case "get_last_assistant_text":
 		msgs := s.ag.Messages()
 		for i := len(msgs) - 1; i >= 0; i-- {
 			if m := msgs[i].LLM; m != nil && m.Role == llm.RoleAssistant {
-				return rpcOK(id, c.Type, map[string]any{"text": assistantText(m)})
+				return rpc.OK(id, c.Type, map[string]any{"text": assistantText(m)})
 			}
 		}
-		return rpcOK(id, c.Type, map[string]any{"text": nil})
+		return rpc.OK(id, c.Type, map[string]any{"text": nil})
 	case "get_messages":
 		msgs := s.ag.Messages()
 		raw := make([]json.RawMessage, len(msgs))
 		for i, m := range msgs {
 			raw[i] = m.Raw
 		}
-		return rpcOK(id, c.Type, map[string]any{"messages": raw})
+		return rpc.OK(id, c.Type, map[string]any{"messages": raw})
 	case "get_branch_messages":
-		return rpcOK(id, c.Type, map[string]any{"messages": s.branchMessages()})
+		return rpc.OK(id, c.Type, map[string]any{"messages": s.branchMessages()})
 	case "set_session_name":
 		name := ""
 		if c.Name != nil {
 			name = strings.TrimSpace(*c.Name)
 		}
 		if err := s.ag.Session.SetTitle(name); err != nil {
-			return rpcError(id, c.Type, err.Error())
+			return rpc.Error(id, c.Type, err.Error())
 		}
-		return rpcOK(id, c.Type, nil)
+		return rpc.OK(id, c.Type, nil)
 	case "new_session", "switch_session", "branch":
 		return s.sessionChange(id, c)
 	}
-	return rpcError(nil, c.Type, "Unknown command: "+c.Type)
+	return rpc.Error(nil, c.Type, "Unknown command: "+c.Type)
 }
 
 // switchModel makes m the session model: credential, provider, the
@@ -401,7 +339,7 @@ func (s *rpcServer) cycleModel(ctx context.Context, id *string) any {
 		}
 	}
 	if len(avail) < 2 {
-		return rpcNull(id, "cycle_model")
+		return rpc.Null(id, "cycle_model")
 	}
 	next := avail[0]
 	for i, m := range avail {
@@ -410,9 +348,9 @@ func (s *rpcServer) cycleModel(ctx context.Context, id *string) any {
 		}
 	}
 	if err := s.switchModel(ctx, next, "temporary"); err != nil {
-		return rpcError(id, "cycle_model", err.Error())
+		return rpc.Error(id, "cycle_model", err.Error())
 	}
-	return rpcOK(id, "cycle_model", map[string]any{"model": rpcModelOf(next),
+	return rpc.OK(id, "cycle_model", map[string]any{"model": rpc.ModelOf(next),
 		"thinkingLevel": s.ag.CurrentThinkingLevel(), "isScoped": false})
 }
 
@@ -432,7 +370,7 @@ func (s *rpcServer) bash(ctx context.Context, id *string, command string) {
 		defer cancel()
 		res, err := tools.RunCommand(bctx, s.rt.tenv, s.rt.bashOpt, command)
 		if err != nil {
-			s.out.value(rpcError(id, "bash", err.Error()))
+			s.out.Value(rpc.Error(id, "bash", err.Error()))
 			return
 		}
 		if m, err := bashExecution(command, res, false, s.a.now()); err == nil {
@@ -443,7 +381,7 @@ func (s *rpcServer) bash(ctx context.Context, id *string, command string) {
 		if !s.ag.IsStreaming() {
 			s.flushBash()
 		}
-		s.out.value(rpcOK(id, "bash", res))
+		s.out.Value(rpc.OK(id, "bash", res))
 	}()
 }
 
@@ -468,19 +406,4 @@ func assistantText(m *llm.Message) string {
 		}
 	}
 	return strings.Join(texts, "\n")
-}
-
-// rpcModel is the Model object of §8.3.3 (never its headers, D48).
-type rpcModel struct {
-	ID            string          `json:"id"`
-	Name          string          `json:"name"`
-	API           string          `json:"api"`
-	Provider      string          `json:"provider"`
-	BaseURL       string          `json:"baseUrl"`
-	Reasoning     bool            `json:"reasoning"`
-	Input         []llm.Modality  `json:"input"`
-	Cost          llm.Price       `json:"cost"`
-	ContextWindow int             `json:"contextWindow"`
-	MaxTokens     int             `json:"maxTokens"`
-	Compat        json.RawMessage `json:"compat,omitempty"`
 }

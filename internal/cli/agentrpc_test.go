@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -156,26 +155,6 @@ func TestRPCInProcessSteerAndFollowUp(t *testing.T) {
 		t.Errorf("user messages = %v", users)
 	}
 	p.finish()
-}
-
-func TestRPCWriterLimits(t *testing.T) {
-	var buf bytes.Buffer
-	w := newRPCWriter(&buf)
-	big := strings.Repeat("x", rpcMaxFrame)
-	id := "r1"
-	w.value(rpcOK(&id, "get_messages", map[string]string{"text": big}))
-	w.agentEnd([]byte(`{"type":"agent_end","messages":["`+big+`"]}`), 7)
-	w.raw([]byte(`{"type":"message_end","message":"` + big + `"}`))
-	w.value(map[string]any{"type": "small"})
-	w.close()
-	want := `{"id":"r1","type":"response","command":"get_messages","success":false,"error":"RPC response exceeded the transport limit"}
-{"messageCount":7,"messages":[],"type":"agent_end"}
-{"error":"RPC frame exceeded the transport limit","originalType":"message_end","type":"rpc_frame_error"}
-{"type":"small"}
-`
-	if buf.String() != want {
-		t.Fatalf("frames:\n%s", buf.String())
-	}
 }
 
 func TestRPCInProcessSessionCommands(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/ompgo/omp/pkg/agent"
+	"github.com/ompgo/omp/pkg/agent/rpc"
 	"github.com/ompgo/omp/pkg/agent/session"
 	"github.com/ompgo/omp/pkg/agent/tools"
 	"github.com/ompgo/omp/pkg/llm"
@@ -15,7 +16,7 @@ import (
 
 // sessionChange is new_session, switch_session and branch (§3.11): the
 // run is aborted and the queues cleared first.
-func (s *rpcServer) sessionChange(id *string, c *rpcCommand) any {
+func (s *rpcServer) sessionChange(id *string, c *rpc.Command) any {
 	cur := s.ag.Session
 	var sf *session.File
 	var err error
@@ -33,7 +34,7 @@ func (s *rpcServer) sessionChange(id *string, c *rpcCommand) any {
 		e, ok := cur.Entry(c.EntryID)
 		text, ok = userEntryText(e, ok)
 		if !ok || !onPath(cur, c.EntryID) {
-			return rpcError(id, c.Type, "Invalid entry for branching: "+c.EntryID)
+			return rpc.Error(id, c.Type, "Invalid entry for branching: "+c.EntryID)
 		}
 		<-s.ag.Abort()
 		s.ag.ClearQueues()
@@ -46,13 +47,13 @@ func (s *rpcServer) sessionChange(id *string, c *rpcCommand) any {
 		if e.ParentID == "" {
 			cur.ResetLeaf()
 		} else if err := cur.Branch(e.ParentID); err != nil {
-			return rpcError(id, c.Type, err.Error())
+			return rpc.Error(id, c.Type, err.Error())
 		}
 		s.ag.ReloadContext()
-		return rpcOK(id, c.Type, map[string]any{"text": text, "cancelled": false})
+		return rpc.OK(id, c.Type, map[string]any{"text": text, "cancelled": false})
 	}
 	if err != nil {
-		return rpcError(id, c.Type, err.Error())
+		return rpc.Error(id, c.Type, err.Error())
 	}
 	if sf.Path() != "" {
 		sf.SetBlobsDir(filepath.Join(s.rt.dirs.AgentDir, "blobs"))
@@ -64,9 +65,9 @@ func (s *rpcServer) sessionChange(id *string, c *rpcCommand) any {
 		s.adoptSessionModel(sf)
 	}
 	if c.Type == "branch" {
-		return rpcOK(id, c.Type, map[string]any{"text": text, "cancelled": false})
+		return rpc.OK(id, c.Type, map[string]any{"text": text, "cancelled": false})
 	}
-	return rpcOK(id, c.Type, map[string]any{"cancelled": false})
+	return rpc.OK(id, c.Type, map[string]any{"cancelled": false})
 }
 
 // adoptSessionModel switches to the model and thinking level a resumed
@@ -94,7 +95,7 @@ func (s *rpcServer) adoptSessionModel(sf *session.File) {
 func (s *rpcServer) state() map[string]any {
 	steer, follow, interrupt := s.ag.Modes()
 	ns, nf := s.ag.QueuedCounts()
-	m := rpcModelOf(s.ag.CurrentModel())
+	m := rpc.ModelOf(s.ag.CurrentModel())
 	var todos any = agent.RestoreTodos(s.ag.Session)
 	if len(todos.([]tools.TodoPhase)) == 0 {
 		todos = []any{}
