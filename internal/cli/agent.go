@@ -28,7 +28,7 @@ import (
 	"github.com/ompgo/omp/pkg/llm/catalog"
 )
 
-// agentFlags are the agent's command-line flags (agent.md §8.1).
+// agentFlags are the agent's command-line flags.
 type agentFlags struct {
 	print         bool
 	mode          string
@@ -79,7 +79,7 @@ func addAgentFlags(c *cobra.Command, f *agentFlags) {
 
 var thinkingLevels = []string{"off", "minimal", "low", "medium", "high", "xhigh"}
 
-// errNoPrompt is the empty-prompt error of print mode (§8.2, D70).
+// errNoPrompt is the empty-prompt error of print mode.
 var errNoPrompt = errors.New("No prompt provided")
 
 // agentGCPercent is the agent process's GC target. Its heap is mostly the
@@ -133,7 +133,7 @@ func (a *app) runAgent(ctx context.Context, f *agentFlags, messages []string) er
 		return fmt.Errorf("invalid --thinking %q (want one of %s)", f.thinking, strings.Join(thinkingLevels, ", "))
 	}
 	if rpc {
-		// D45: RPC mode reads commands from stdin, not files or prompts.
+		// RPC mode reads commands from stdin, not files or prompts.
 		for _, m := range messages {
 			if strings.HasPrefix(m, "@") {
 				return &exitError{code: 2, msg: "@file arguments are not supported in RPC mode"}
@@ -265,9 +265,9 @@ func (rt *agentRuntime) close() {
 }
 
 // newAgentRuntime resolves the models, the credential, the session, the
-// model and the tools (agent.md §9, §3.11, §7) into an Agent.
+// model and the tools into an Agent.
 func (a *app) newAgentRuntime(ctx context.Context, f *agentFlags, env *config.Env, dirs config.Dirs, cwd string) (*agentRuntime, error) {
-	// Models: the bundled catalogue plus models.yml (§9.4); an invalid file
+	// Models: the bundled catalogue plus models.yml; an invalid file
 	// leaves the catalogue working and says why.
 	cat := llm.Builtin()
 	models, err := catalog.Load(filepath.Join(dirs.AgentDir, "models.yml"))
@@ -303,7 +303,7 @@ func (a *app) newAgentRuntime(ctx context.Context, f *agentFlags, env *config.En
 		sf.SetBlobsDir(filepath.Join(dirs.AgentDir, "blobs"))
 	}
 	// A resumed session from another directory works where it was started,
-	// when that directory still exists (§14.1).
+	// when that directory still exists.
 	if h := sf.Header().Cwd; h != "" && h != cwd {
 		if st, err := os.Stat(h); err == nil && st.IsDir() {
 			cwd = h
@@ -330,7 +330,7 @@ func (a *app) newAgentRuntime(ctx context.Context, f *agentFlags, env *config.En
 		level = replay.ThinkingLevel
 	}
 	if level == "" {
-		level = "medium" // D51 defaultThinkingLevel
+		level = "medium" // the reference's defaultThinkingLevel
 	}
 	cred, err := keys.credential(ctx, model)
 	if err != nil {
@@ -391,7 +391,7 @@ func (a *app) newAgentRuntime(ctx context.Context, f *agentFlags, env *config.En
 		// during long runs (the snapshot's current one, refreshed through the
 		// broker near expiry), and after a usage limit the picker moves the
 		// session to a free account, blocking the limited one for the whole
-		// fleet (usage.md §5.4, fleet.md §5); an account-policy denial does
+		// fleet; an account-policy denial does
 		// the same for 60 s (for the denied model only when it names it).
 		ag.Credentials = func(ctx context.Context) (llm.Credential, error) { return keys.credential(ctx, ag.CurrentModel()) }
 		ag.OnUsageLimit = keys.usageLimit
@@ -402,8 +402,8 @@ func (a *app) newAgentRuntime(ctx context.Context, f *agentFlags, env *config.En
 		}
 	}
 	if broker != nil {
-		// In broker mode every settled turn's burn is reported (fleet.md
-		// §8.2), whatever the mode.
+		// In broker mode every settled turn's burn is reported, whatever the
+		// mode.
 		ag.Subscribe(func(e *agent.Event) {
 			if e.Type == agent.EventTurnEnd {
 				broker.observeTurn(e.Message)
@@ -435,14 +435,14 @@ func (a *app) listModels(dirs config.Dirs, filter string) error {
 	return nil
 }
 
-// attachment is an @path argument (D45): a text file's content or an image.
+// attachment is an @path argument: a text file's content or an image.
 type attachment struct {
 	path  string
 	text  string
 	image *llm.Content
 }
 
-// fileArgs splits the @path arguments off messages (D45); a missing file
+// fileArgs splits the @path arguments off messages; a missing file
 // is a startup error.
 func fileArgs(args []string, cwd string) (rest []string, files []attachment, err error) {
 	for _, a := range args {
@@ -487,7 +487,7 @@ func attach(prompt string, files []attachment) []llm.Content {
 }
 
 // prompts returns the successive prompts: the positional messages, with
-// piped stdin prepended to the first (§8.2).
+// piped stdin prepended to the first.
 func (a *app) prompts(messages []string, stdinTTY bool) ([]string, error) {
 	prompts := slices.Clone(messages)
 	if !stdinTTY && a.stdin != nil {

@@ -378,7 +378,7 @@ func TestAgentE2EJSONModeAndNoSession(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "No prompt provided") {
 		t.Fatalf("empty prompt: exit %d, %q", code, stderr)
 	}
-	// @path arguments are attached to the first message (D45).
+	// @path arguments are attached to the first message.
 	_ = os.WriteFile(filepath.Join(e.project, "notes.txt"), []byte("remember the milk\n"), 0o644)
 	e.fake.push(asst(llm.StopEnd, llm.Text("noted")))
 	if out, stderr, code := e.run(t, "", "-p", "--no-session", "--model", "fake/fake-model", "@notes.txt", "summarise"); code != 0 || out != "noted\n" {
@@ -393,7 +393,7 @@ func TestAgentE2EJSONModeAndNoSession(t *testing.T) {
 		t.Fatalf("@missing: exit %d %q", code, stderr)
 	}
 
-	// --resume of a missing path starts a new session there (D63).
+	// --resume of a missing path starts a new session there.
 	target := filepath.Join(t.TempDir(), "mine.jsonl")
 	e.fake.push(asst(llm.StopEnd, llm.Text("new")))
 	if _, stderr, code := e.run(t, "", "-r", target, "-p", "--model", "fake/fake-model", "hi"); code != 0 {
@@ -451,7 +451,7 @@ func TestAgentE2ESIGINTExits130WithTheSessionFlushed(t *testing.T) {
 }
 
 // BenchmarkStartToFirstRequest is process start → first upstream request
-// of `omp -p` with a models.yml provider (issue 11 target: ≤ 30 ms).
+// of `omp -p` with a models.yml provider; the target is ≤ 30 ms.
 func BenchmarkStartToFirstRequest(b *testing.B) {
 	bin := binary(b)
 	home, project := b.TempDir(), b.TempDir()
@@ -529,7 +529,7 @@ func TestAgentE2EOpenAIWires(t *testing.T) {
 }
 
 // TestAgentE2EBrokerMode: with OMP_AUTH_BROKER_URL set, the key of a
-// built-in provider comes from the broker's snapshot (§9.6), and the
+// built-in provider comes from the broker's snapshot, and the
 // provider's base URL from models.yml.
 func TestAgentE2EBrokerMode(t *testing.T) {
 	if testing.Short() {
@@ -555,7 +555,7 @@ func TestAgentE2EBrokerMode(t *testing.T) {
 	if string(out) != "from the broker's key\n" || len(e.fake.keys) != 1 || e.fake.keys[0] != "sk-ant-api03-broker-held" {
 		t.Fatalf("stdout %q, upstream keys %v", out, e.fake.keys)
 	}
-	// The turn's burn reached the broker before exit (fleet.md §8.2), under
+	// The turn's burn reached the broker before exit, under
 	// the install id the run created and OMP_APP_NAME trimmed.
 	id, err := os.ReadFile(filepath.Join(e.home, ".omp", "install-id"))
 	if err != nil {
@@ -670,7 +670,7 @@ func TestAgentE2EBrokerRefreshAfter401(t *testing.T) {
 // TestAgentE2EUsageLimitMovesToAnotherAccount: in broker mode a 429 that
 // reads as a usage limit blocks the session's account — the block reaches
 // the broker for the whole fleet — and the turn is retried at once on the
-// other account (usage.md §5.4, fleet.md §5).
+// other account.
 func TestAgentE2EUsageLimitMovesToAnotherAccount(t *testing.T) {
 	e, stderr, creds := failoverToSibling(t, fakeError{429, `{"type":"error","error":{"type":"rate_limit_error","message":"usage_limit_reached: your usage limit has been reached"}}`})
 	if strings.Contains(stderr, "auto_retry") {

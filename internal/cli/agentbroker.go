@@ -18,13 +18,13 @@ import (
 // brokerReadyTimeout bounds the wait for the broker's first snapshot.
 const brokerReadyTimeout = 15 * time.Second
 
-// agentBroker is the agent's broker mode (agent.md §2.4, §9.6): the remote
+// agentBroker is the agent's broker mode: the remote
 // credential store fed by the broker, and the picker that chooses a
 // provider's credential for the session.
 type agentBroker struct {
 	store    *remote.Store
 	picker   *vaultpick.Picker
-	reporter *remote.Reporter // observed usage (fleet.md §8.2); nil without an install id
+	reporter *remote.Reporter // observed usage; nil without an install id
 	// who the agent's burn is attributed to: <config dir>/install-id, the
 	// host name, OMP_APP_NAME or "omp".
 	installID, hostname, app string
@@ -37,7 +37,7 @@ type agentBroker struct {
 
 // connectBroker starts the remote store when a broker is configured and
 // waits for its first snapshot. It returns nil when none is configured; a
-// URL without a token is a hard error (client.md §1).
+// URL without a token is a hard error.
 func connectBroker(ctx context.Context, env *config.Env, dirs config.Dirs, settings *config.Settings, resolver *config.Resolver) (*agentBroker, error) {
 	b, err := config.ResolveBroker(ctx, env, dirs, settings, resolver)
 	if err != nil || b == nil {
@@ -45,7 +45,7 @@ func connectBroker(ctx context.Context, env *config.Env, dirs config.Dirs, setti
 	}
 	pool, err := remote.LoadPool(env.Get(remote.EnvAccountPoolFile))
 	if err != nil {
-		return nil, err // before the first snapshot request (fleet.md §10)
+		return nil, err // an unusable pool file fails before the first snapshot request
 	}
 	store := remote.New(remote.Options{Client: brokerapi.NewClient(b.URL, b.Token, nil), Pool: pool})
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -124,7 +124,7 @@ func (b *agentBroker) refresh(ctx context.Context, provider, sessionID, modelID 
 }
 
 // observeTurn records the token burn of one settled assistant turn (the
-// turn_end event's message, fleet.md §8.2): provider, model and usage as
+// turn_end event's message): provider, model and usage as
 // the session file stores them. Zero-token turns are skipped.
 func (b *agentBroker) observeTurn(raw json.RawMessage) {
 	if b == nil || b.reporter == nil || len(raw) == 0 {

@@ -6,9 +6,9 @@ import (
 )
 
 // compactionSettings reads the compaction.* and branchSummary.* keys of
-// config.yml over the §6.1 defaults. compaction.methodOrder (18.1.21)
+// config.yml over the built-in defaults. compaction.methodOrder (18.1.21)
 // wins over compaction.strategy: an empty list is "off", any other list
-// "context-full" (D69).
+// "context-full".
 func compactionSettings(s *config.Settings) compaction.Settings {
 	c := compaction.Defaults()
 	if v, ok := s.Bool("compaction.enabled"); ok {

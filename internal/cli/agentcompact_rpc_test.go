@@ -10,10 +10,10 @@ import (
 	"github.com/ompgo/omp/pkg/llm/llmtest"
 )
 
-// TestRPCCompactUsesTheBuiltinCompactor: RPC compact (§8.3.3) runs our
+// TestRPCCompactUsesTheBuiltinCompactor: RPC compact runs our
 // compaction with the custom instructions and answers the
 // CompactionResult; the context then starts with the summary. On a
-// session with nothing to summarise the error is D25's text.
+// session with nothing to summarise the error is "Nothing to compact".
 func TestRPCCompactUsesTheBuiltinCompactor(t *testing.T) {
 	long := strings.Repeat("abcd", 3000)
 	prov := &llmtest.Provider{Chunk: 512, Messages: []llm.Message{

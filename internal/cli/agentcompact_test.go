@@ -37,7 +37,7 @@ branchSummary:
 	if got != want {
 		t.Fatalf("got  %+v\nwant %+v", got, want)
 	}
-	// D69: methodOrder wins over strategy; [] is off, any list context-full.
+	// methodOrder wins over strategy; [] is off, any list context-full.
 	if s := parse("compaction: {strategy: context-full, methodOrder: []}"); !s.Off() {
 		t.Fatalf("[] = %q", s.Strategy)
 	}

@@ -21,7 +21,7 @@ import (
 	vaultpick "github.com/ompgo/omp/pkg/vault/pick"
 )
 
-// keyLadder resolves a provider's credential (§9.6): --api-key, the
+// keyLadder resolves a provider's credential, first found wins: --api-key, the
 // models.yml apiKey, the broker's credentials (broker mode), then the
 // provider's environment variables.
 type keyLadder struct {
@@ -51,7 +51,7 @@ func (k *keyLadder) usageLimit(ctx context.Context, ul agent.UsageLimit) bool {
 // policyDenied reports an account-policy denial of a turn's broker
 // credential to the picker — which blocks the account 60 s, for the model
 // only when the denial names it, and posts the block to the broker
-// (fleet.md §5) — and returns the credential the picker chooses next when
+// — and returns the credential the picker chooses next when
 // a sibling is free; false outside broker mode or for a credential that
 // did not come from the broker.
 func (k *keyLadder) policyDenied(ctx context.Context, d agent.PolicyDenied) (llm.Credential, bool) {

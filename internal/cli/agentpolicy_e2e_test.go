@@ -8,8 +8,7 @@ import (
 // TestAgentE2EPolicyDenialMovesToAnotherAccount: in broker mode an
 // account-policy 403 (cyber_policy) blocks the session's account for 60 s
 // — the block reaches the broker for the fleet — without refreshing its
-// token, and the turn is retried at once on the other account (fleet.md
-// §5).
+// token, and the turn is retried at once on the other account.
 func TestAgentE2EPolicyDenialMovesToAnotherAccount(t *testing.T) {
 	e, _, creds := failoverToSibling(t, fakeError{403, `{"type":"error","error":{"type":"permission_error","message":"This request was refused under cyber_policy."}}`})
 	blocked := 0

@@ -10,7 +10,7 @@ import (
 	"github.com/ompgo/omp/pkg/agent/tools"
 )
 
-// systemPrompt builds the session's system prompt (agent.md §10) and
+// systemPrompt builds the session's system prompt and
 // makes the rulebook readable through rule://<name>. NULL_PROMPT=true
 // gives none. Skipped inputs are reported as warnings on stderr.
 func (a *app) systemPrompt(ctx context.Context, f *agentFlags, env *config.Env, dirs config.Dirs, cwd string,
@@ -33,7 +33,7 @@ func (a *app) systemPrompt(ctx context.Context, f *agentFlags, env *config.Env, 
 	return res.Text, nil
 }
 
-// loadSecrets collects the session's secrets (agent.md §11). With
+// loadSecrets collects the session's secrets. With
 // secrets.enabled the provider is wrapped to obfuscate every request;
 // either way the obfuscator restores placeholders in tool arguments and on
 // display, so sessions written with obfuscation on keep working with it

@@ -19,7 +19,7 @@ import (
 	"github.com/ompgo/omp/pkg/llm"
 )
 
-// rpcServer is `omp --mode rpc` (§8.3): commands are read and handled in
+// rpcServer is `omp --mode rpc`: commands are read and handled in
 // order on one goroutine; runs, bash commands and compactions go on in the
 // background and report through the shared frame writer.
 type rpcServer struct {
@@ -30,12 +30,12 @@ type rpcServer struct {
 
 	mu          sync.Mutex
 	bashCancel  context.CancelFunc
-	pendingBash []session.Message // D48: appended once the run has ended
+	pendingBash []session.Message // user bash results during a run, appended once it has ended
 	background  sync.WaitGroup
 }
 
 // runRPC serves the protocol until stdin closes (or SIGINT): then it
-// aborts the run, flushes the session and exits 0 (D47).
+// aborts the run, flushes the session and exits 0.
 func (a *app) runRPC(ctx context.Context, rt *agentRuntime) error {
 	s := &rpcServer{a: a, rt: rt, ag: rt.ag, out: rpc.NewWriter(a.stdout)}
 	defer s.out.Close()
@@ -100,7 +100,7 @@ loop:
 func (s *rpcServer) handleLine(ctx context.Context, line []byte) {
 	text := strings.TrimSpace(string(line))
 	if text == "" {
-		return // D47
+		return // a blank line is ignored
 	}
 	var c rpc.Command
 	if err := json.Unmarshal([]byte(text), &c); err != nil {
@@ -128,7 +128,7 @@ func userContent(c *rpc.Command) []llm.Content {
 }
 
 // start schedules a run; a failure to schedule is reported later with the
-// command's id (§8.3.2).
+// command's id.
 func (s *rpcServer) start(ctx context.Context, c *rpc.Command, command string) error {
 	return s.ag.Start(ctx, userContent(c), func(_ *llm.Message, err error) {
 		if err != nil {
@@ -159,7 +159,7 @@ func (s *rpcServer) handle(ctx context.Context, c *rpc.Command) any {
 		}
 		return nil
 	case "steer", "follow_up":
-		if !s.ag.IsStreaming() { // D19: like prompt
+		if !s.ag.IsStreaming() { // when idle, steer and follow_up start a run like prompt
 			s.out.Value(rpc.OK(id, c.Type, nil))
 			if err := s.start(ctx, c, c.Type); err != nil {
 				return rpc.Error(id, c.Type, err.Error())
@@ -273,7 +273,7 @@ func (s *rpcServer) handle(ctx context.Context, c *rpc.Command) any {
 	case "get_session_stats":
 		return rpc.OK(id, c.Type, s.stats())
 	case "export_html":
-		// D12: the interactive mode's minimal HTML, default path
+		// The interactive mode's minimal HTML, default path
 		// <cwd>/omp-session-<id>.html.
 		sf := s.ag.Session
 		if sf.Path() == "" {
@@ -328,8 +328,8 @@ func (s *rpcServer) switchModel(ctx context.Context, m llm.Model, role string) e
 	return s.rt.switchModel(ctx, m, role)
 }
 
-// cycleModel moves to the next model with credentials (D48: a temporary
-// model_change); null when there is no other.
+// cycleModel moves to the next model with credentials, as a temporary
+// model change; null when there is no other.
 func (s *rpcServer) cycleModel(ctx context.Context, id *string) any {
 	cur := s.ag.CurrentModel()
 	var avail []llm.Model
@@ -354,7 +354,7 @@ func (s *rpcServer) cycleModel(ctx context.Context, id *string) any {
 		"thinkingLevel": s.ag.CurrentThinkingLevel(), "isScoped": false})
 }
 
-// bash runs a user command (§8.3.3): the response carries the result;
+// bash runs a user command: the response carries the result;
 // its bashExecution message joins the session now, or after the run.
 func (s *rpcServer) bash(ctx context.Context, id *string, command string) {
 	bctx, cancel := context.WithCancel(ctx)

@@ -15,7 +15,7 @@ import (
 )
 
 // BenchmarkRPCGetState is one get_state round trip through the RPC mode's
-// reader, handler and writer over pipes (issue 12 target: ≤ 1 ms).
+// reader, handler and writer over pipes; the target is ≤ 1 ms.
 func BenchmarkRPCGetState(b *testing.B) {
 	sf, err := session.Create("", b.TempDir(), session.Options{})
 	if err != nil {

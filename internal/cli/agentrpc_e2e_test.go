@@ -240,7 +240,7 @@ func TestAgentE2ERPCDriver(t *testing.T) {
 	if strings.Contains(d.stderr.String(), "sk-fake-123") {
 		t.Error("the key reached stderr")
 	}
-	// D45: @file arguments are refused in RPC mode.
+	// @file arguments are refused in RPC mode.
 	if out, errOut, code := e.run(t, "", "--mode", "rpc", "@notes.md"); code != 2 || out != "" ||
 		errOut != "@file arguments are not supported in RPC mode\n" {
 		t.Errorf("@file: exit %d, stdout %q, stderr %q", code, out, errOut)
@@ -260,7 +260,7 @@ func frameTypes(frames []rpcFrame) []string {
 	return out
 }
 
-// Reference-only frames and fields, per D64 and the documented
+// Reference-only frames and fields, by the frame limits and the documented
 // differences: we emit no setWidget, advisor_cost_changed; the
 // reference adds fields we do not have. tool_execution_update frames are
 // left out because their number is the tool's business (the reference's

@@ -206,7 +206,7 @@ func TestRPCInProcessSessionCommands(t *testing.T) {
 		t.Fatalf("branch = %v", r)
 	}
 	p.send(`{"id":"10","type":"get_state"}`)
-	// A branch is a new session file whose header names the source (§3.11).
+	// A branch is a new session file whose header names the source.
 	if st := p.next("10")["data"].(map[string]any); st["messageCount"] != 0.0 || st["sessionId"] == first["sessionId"] ||
 		st["sessionFile"] == first["sessionFile"] {
 		t.Fatalf("after branch: %v", st)

@@ -12,9 +12,10 @@ import (
 	"github.com/ompgo/omp/pkg/llm"
 )
 
-// The RPC mode's session commands (agent.md §3.11, §8.3): new, switch, branch, and the state and statistics answers.
+// The RPC mode's session commands (new, switch, branch) and the state and
+// statistics answers.
 
-// sessionChange is new_session, switch_session and branch (§3.11): the
+// sessionChange is new_session, switch_session and branch: the
 // run is aborted and the queues cleared first.
 func (s *rpcServer) sessionChange(id *string, c *rpc.Command) any {
 	cur := s.ag.Session
@@ -39,7 +40,7 @@ func (s *rpcServer) sessionChange(id *string, c *rpc.Command) any {
 		<-s.ag.Abort()
 		s.ag.ClearQueues()
 		if cur.Path() != "" {
-			// A new file holding the path before the message (§3.11).
+			// A new file holding the path before the message.
 			sf, err = cur.BranchInto(filepath.Dir(cur.Path()), e.ParentID)
 			break
 		}
@@ -91,7 +92,7 @@ func (s *rpcServer) adoptSessionModel(sf *session.File) {
 	}
 }
 
-// state is the get_state payload (§8.3.4, D64).
+// state is the get_state payload.
 func (s *rpcServer) state() map[string]any {
 	steer, follow, interrupt := s.ag.Modes()
 	ns, nf := s.ag.QueuedCounts()

@@ -16,7 +16,7 @@ import (
 // and a regex. The model sees placeholders only — in the prompt, in the
 // tool result that printed the real values, in its own replayed tool call —
 // while the bash tool gets the real values and print mode shows them
-// restored (agent.md §11, D57, D58).
+// restored.
 func TestAgentE2ESecretsNeverReachTheUpstream(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")

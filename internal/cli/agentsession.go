@@ -11,7 +11,7 @@ import (
 	"github.com/ompgo/omp/pkg/agent/session"
 )
 
-// openSession creates, continues or keeps in memory the session (§3.11).
+// openSession creates, continues or keeps in memory the session.
 func (a *app) openSession(f *agentFlags, dirs config.Dirs, cwd, terminal string) (*session.File, error) {
 	if f.noSession {
 		return session.Create("", cwd, session.Options{})
@@ -34,7 +34,7 @@ func (a *app) openSession(f *agentFlags, dirs config.Dirs, cwd, terminal string)
 		return session.Fork(src.Path(), sdirs[0], cwd, nil)
 	}
 	if f.cont {
-		// The terminal's breadcrumb first (D4), then the newest file.
+		// The terminal's breadcrumb first, then the newest file.
 		if p := session.ReadBreadcrumb(dirs.AgentDir, terminal, cwd); p != "" && f.sessionDir == "" {
 			if sf, err := session.Open(p); err == nil {
 				return sf, nil
@@ -47,7 +47,7 @@ func (a *app) openSession(f *agentFlags, dirs config.Dirs, cwd, terminal string)
 	return session.Create(sdirs[0], cwd, session.Options{})
 }
 
-// resumeSession opens --resume <v> (§3.11, D63): a value with a path
+// resumeSession opens --resume <v>: a value with a path
 // separator or a .jsonl suffix is a file (a missing one starts a new
 // session there); anything else is a case-insensitive prefix of a session
 // id, a file name or the id part of it, searched in the cwd's directories

@@ -11,7 +11,7 @@ import (
 func isThinkingLevel(l string) bool { return slices.Contains(thinkingLevels, l) }
 
 // clampLevel keeps a level the model supports: "off" without reasoning,
-// xhigh becomes high where the model lacks it (D14).
+// xhigh becomes high where the model lacks it.
 func clampLevel(m llm.Model, level string) string {
 	if !m.Reasoning {
 		return "off"

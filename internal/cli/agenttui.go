@@ -94,7 +94,7 @@ func (rt *agentRuntime) switchModel(ctx context.Context, m llm.Model, role strin
 	return nil
 }
 
-// bashExecution is the bashExecution message (§4.1) of a user command
+// bashExecution is the bashExecution session message of a user command
 // (`!cmd`, `!!cmd` with exclude, RPC bash).
 func bashExecution(command string, res tools.CommandResult, exclude bool, now time.Time) (session.Message, error) {
 	msg := map[string]any{"role": session.RoleBashExecution, "command": command, "output": res.Output,

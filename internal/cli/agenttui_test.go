@@ -269,7 +269,7 @@ func TestInteractiveModeInTmux(t *testing.T) {
 	// aborted turn and the rename.
 	p.keys("C-d")
 	p.waitFor("exit on ctrl+d", "omp-exited-0")
-	// D71: the terminal is restored (no alternate screen, cursor visible,
+	// On exit the terminal is restored (no alternate screen, cursor visible,
 	// application-cursor and mouse modes off).
 	if got := p.tmux("display-message", "-p", "-t", "omp", "#{alternate_on}#{cursor_flag}#{keypad_cursor_flag}#{mouse_any_flag}"); strings.TrimSpace(got) != "0100" {
 		t.Fatalf("terminal after exit: alternate_on,cursor_flag,keypad_cursor_flag,mouse_any_flag = %s, want 0100", got)

@@ -47,7 +47,7 @@ func newAuthBrokerCmd(a *app) *cobra.Command {
 
 // newActionGroup is the parent of a set of actions (auth-broker,
 // auth-gateway): no action prints the help (exit 0); an unknown one is a
-// usage error with the reference's text (broker.md §1.1, gateway.md §1).
+// usage error with the reference's text.
 // --json is shared by every action.
 func newActionGroup(use, short string, asJSON *bool, actions []*cobra.Command) *cobra.Command {
 	cmd := &cobra.Command{
@@ -97,7 +97,7 @@ func newTokenFileCmd(a *app, short string, path func(config.Dirs) string, regene
 	return cmd
 }
 
-// runToken prints the token at path, creating it if absent (broker.md §1.4).
+// runToken prints the token at path, creating it if absent.
 func runToken(w io.Writer, path string, regenerate, asJSON bool) error {
 	var tok string
 	var err error
@@ -130,7 +130,7 @@ func newStatusCmd(a *app, f *brokerFlags) *cobra.Command {
 	}
 }
 
-// runStatus implements `status` (broker.md §1.10).
+// runStatus implements `auth-broker status`.
 func (a *app) runStatus(ctx context.Context, asJSON bool) error {
 	bc, err := a.brokerConfig(ctx)
 	if err != nil {
@@ -171,7 +171,7 @@ func (a *app) runStatus(ctx context.Context, asJSON bool) error {
 	return nil
 }
 
-// brokerConfig resolves the client's broker URL and token (client.md §1);
+// brokerConfig resolves the client's broker URL and token;
 // nil when no broker is configured.
 func (a *app) brokerConfig(ctx context.Context) (*config.Broker, error) {
 	env, dirs, err := a.setup()
@@ -204,7 +204,7 @@ type providerName struct {
 	Name string `json:"name"`
 }
 
-// runList implements `list` (broker.md §1.7).
+// runList implements `list`.
 func runList(w io.Writer, ps []providerName, asJSON bool) error {
 	if asJSON {
 		if ps == nil {

@@ -120,7 +120,7 @@ func newGatewayStatusCmd(a *app, f *gatewayFlags) *cobra.Command {
 	}
 }
 
-// gatewayStatus is the `status --json` line (gateway.md §1.3); the field
+// gatewayStatus is the `status --json` line; the field
 // order is the reference's.
 type gatewayStatus struct {
 	Ready               bool    `json:"ready"`
@@ -134,7 +134,7 @@ type gatewayStatus struct {
 	Error               *string `json:"error,omitempty"`
 }
 
-// runGatewayStatus implements `status` (gateway.md §1.3): it reads the
+// runGatewayStatus implements `status`: it reads the
 // gateway token file (never creates it), resolves the broker and fetches a
 // full snapshot. Exit 1 unless ready.
 func (a *app) runGatewayStatus(ctx context.Context, asJSON bool) error {

@@ -50,7 +50,7 @@ type importOptions struct {
 	now             func() time.Time
 }
 
-// runImport implements `import` (broker.md §1.8): CLIProxyAPI files (or a
+// runImport implements `import`: CLIProxyAPI files (or a
 // reference agent.db) go to the configured broker, else to the local vault.
 func (a *app) runImport(ctx context.Context, path string, o importOptions) error {
 	if o.now == nil {

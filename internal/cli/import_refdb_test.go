@@ -127,7 +127,6 @@ func TestImportReferenceDBLocallyKeepsIDs(t *testing.T) {
 // TestReferenceDBBesideVault: a reference install's plain agent.db and the
 // Go vault (vault.db) live side by side: logout works on the vault, import
 // reads agent.db where it is, and agent.db stays byte-identical
-// (discrepancies.md C5).
 func TestReferenceDBBesideVault(t *testing.T) {
 	c := newCLI(t)
 	db := c.agentDB()

@@ -10,7 +10,7 @@ import (
 )
 
 // fixtureDir is the CLIProxyAPI auth directory written from the documented
-// shapes (broker.md §1.8.2): five importable files of four types, six
+// shapes: five importable files of four types, six
 // skipped files, a non-JSON file and a subdirectory (both ignored).
 func fixtureDir(t *testing.T) string {
 	t.Helper()
@@ -187,7 +187,7 @@ func TestImportFlags(t *testing.T) {
 	}
 }
 
-// importJSON is the --json summary line of broker.md §1.8.1.
+// importJSON is the --json summary line of `import`.
 type importJSON struct {
 	DryRun   bool `json:"dryRun"`
 	Imported []struct {

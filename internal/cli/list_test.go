@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// specProviders is the built-in login list of broker.md §1.7, in order.
+// specProviders is the built-in login provider list, in order.
 var specProviders = [][2]string{
 	{"openai-codex", "ChatGPT Plus/Pro (Codex Subscription)"},
 	{"anthropic", "Anthropic (Claude Pro/Max)"},
@@ -74,8 +74,8 @@ func TestListJSONIsASpecSubsequence(t *testing.T) {
 	if len(got) < 4 {
 		t.Fatalf("only %d providers listed: %s", len(got), out)
 	}
-	// Every listed provider has exactly the keys id and name, the spec's
-	// name, and appears in the spec's order.
+	// Every listed provider has exactly the keys id and name, the name
+	// specProviders gives, and appears in specProviders' order.
 	next := 0
 	for _, p := range got {
 		if len(p) != 2 || p["id"] == "" {

@@ -46,7 +46,7 @@ func newLoginCmd(a *app, f *brokerFlags) *cobra.Command {
 	return cmd
 }
 
-// runLogin implements `login` (broker.md §1.5).
+// runLogin implements `login`.
 func (a *app) runLogin(ctx context.Context, provider, via string, dryRun bool) error {
 	reg, err := a.oauthRegistry()
 	if err != nil {
@@ -154,7 +154,7 @@ func (a *app) oauthLogin(ctx context.Context, reg *oauth.Registry, provider stri
 	return reg.Login(ctx, provider, o)
 }
 
-// keyLogin runs an API-key login flow (discrepancies.md A13).
+// keyLogin runs an API-key login flow.
 func (a *app) keyLogin(ctx context.Context, kl oauth.KeyLogin) (string, error) {
 	if kl.AuthURL != "" {
 		fmt.Fprintf(a.stdout, "\nOpen this URL in your browser:\n%s\n%s\n\n", kl.AuthURL, kl.Instructions)
@@ -233,7 +233,7 @@ func (a *app) loginSink(ctx context.Context) (*loginSink, error) {
 		store: func(ctx context.Context, provider string, cred vault.Credential) error {
 			var err error
 			if cred.IsOAuth() {
-				_, err = st.Upsert(ctx, provider, cred) // upsert by identity (broker.md §5.4)
+				_, err = st.Upsert(ctx, provider, cred) // OAuth login: upsert by identity
 			} else {
 				_, err = st.ReplaceAll(ctx, provider, []vault.Credential{cred}) // API-key login: replace-all
 			}
@@ -248,13 +248,13 @@ func (a *app) loginSink(ctx context.Context) (*loginSink, error) {
 }
 
 // runRemoteLogin runs the login on the broker host over ssh, forwarding the
-// provider's callback port so the local browser reaches it (broker.md §1.5).
+// provider's callback port so the local browser reaches it.
 func (a *app) runRemoteLogin(ctx context.Context, reg *oauth.Registry, provider, via string, dryRun bool) error {
 	port := 0
 	if p, ok := reg.Get(provider); ok {
 		port = p.CallbackPort
 	}
-	if port == 0 { // API-key flows and manual-only flows (Decision E7)
+	if port == 0 { // API-key and manual-only flows have no callback port to forward
 		return fmt.Errorf("No known OAuth callback port for '%s'. Use device-code flow on the broker host directly.", provider)
 	}
 	fwd := strconv.Itoa(port) + ":127.0.0.1:" + strconv.Itoa(port)

@@ -426,7 +426,7 @@ func TestLoginAPIKey(t *testing.T) {
 		"Create or copy your API key from the DeepSeek dashboard", "", "Paste your DeepSeek API key (sk-...): ",
 		"Validating API key...", "", "Credentials saved to "+c.vaultDB())
 	// Replace-all: the new key is the only one left (an active API key
-	// purges the provider's replaced keys, 18.1.21 / broker.md §5.4).
+	// purges the provider's replaced keys, as 18.1.21 does).
 	if got := c.localState(); !slices.Equal(got, []string{"deepseek key=sk-deepseek-good []"}) {
 		t.Fatalf("vault = %v", got)
 	}

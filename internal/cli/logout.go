@@ -26,7 +26,7 @@ func newLogoutCmd(a *app, f *brokerFlags) *cobra.Command {
 	return cmd
 }
 
-// runLogout soft-deletes every active row of a provider (broker.md §1.6).
+// runLogout soft-deletes every active row of a provider.
 func (a *app) runLogout(ctx context.Context, provider string) error {
 	st, _, err := a.openLocalVault(ctx)
 	if err != nil {

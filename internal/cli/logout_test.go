@@ -45,7 +45,7 @@ func TestLogoutProviderFlagAndUnknownProvider(t *testing.T) {
 	if out := c.ok("", "auth-broker", "logout", "--provider", "groq"); out != "Logged out of groq\n" {
 		t.Fatalf("--provider: %q", out)
 	}
-	// A provider without rows still reports success (broker.md §1.6).
+	// A provider without rows still reports success.
 	if out := c.ok("", "auth-broker", "logout", "nobody"); out != "Logged out of nobody\n" {
 		t.Fatalf("unknown provider: %q", out)
 	}
@@ -113,7 +113,7 @@ func TestLogoutPickerEmptyStore(t *testing.T) {
 }
 
 // TestLogoutLeavesReferenceDB: logout works on the Go vault and never
-// writes the reference's plain agent.db beside it (discrepancies.md C5).
+// writes the reference's plain agent.db beside it.
 func TestLogoutLeavesReferenceDB(t *testing.T) {
 	c := newCLI(t)
 	writeRefDB(t, c.agentDB(), `INSERT INTO auth_credentials (provider, credential_type, data) VALUES ('openai', 'api_key', '{"key":"sk-plain-ref"}')`)

@@ -54,7 +54,7 @@ func (a *app) execute(ctx context.Context, args []string) int {
 	case err == nil:
 		return 0
 	case errors.As(err, &pe):
-		// An unusable account pool file: the exact fleet.md §10 text.
+		// An unusable account pool file: the reference's text, word for word.
 		fmt.Fprintln(stderr, clitext.Safe(pe.Msg))
 		return 1
 	case errors.As(err, &ue):

@@ -54,7 +54,7 @@ type migrateItem struct {
 	credential vault.Credential
 }
 
-// runMigrate implements `migrate --from-local` (broker.md §1.9).
+// runMigrate implements `migrate --from-local`.
 func (a *app) runMigrate(ctx context.Context, o migrateOptions) error {
 	bc, err := a.brokerConfig(ctx)
 	if err != nil {
@@ -74,7 +74,7 @@ func (a *app) runMigrate(ctx context.Context, o migrateOptions) error {
 	case err == nil && res.Status == 200 && snap != nil:
 	case err == nil || errors.As(err, &be) && be.Status != 0 && be.Status != 200:
 		// The broker answered without a snapshot (a wrong token, …): the
-		// line of broker.md §1.9.
+		// reference's line.
 		return errors.New("Auth broker returned no snapshot")
 	default:
 		// No answer (unreachable, timed out) or an unreadable one: the
@@ -88,7 +88,7 @@ func (a *app) runMigrate(ctx context.Context, o migrateOptions) error {
 		}
 		onBroker[p][k] = true
 	}
-	// 18.1.21 index (broker.md §2.5): base identifiers qualified by
+	// 18.1.21 index: base identifiers qualified by
 	// "|org:<orgId>", or "org:<orgId>" alone; the snapshot carries orgId
 	// because the client sends the capabilities header.
 	for _, e := range snap.Credentials {
@@ -210,7 +210,7 @@ func (a *app) runMigrate(ctx context.Context, o migrateOptions) error {
 
 // localRecords returns the active rows of the local store in id order: the
 // reference's plain agent.db when one is there (read only, before any vault
-// key is loaded or created; discrepancies.md C5), else the Go vault
+// key is loaded or created), else the Go vault
 // (vault.db beside it). A missing store has no rows and is not created.
 func (a *app) localRecords(ctx context.Context) (_ []vault.Record, err error) {
 	_, dirs, err := a.setup()
@@ -276,7 +276,7 @@ func migrateKeys(c vault.Credential) []string {
 	return keys
 }
 
-// migrateIdentity is the identity shown by migrate (broker.md §1.9).
+// migrateIdentity is the identity migrate shows for a credential.
 func migrateIdentity(provider string, c vault.Credential) string {
 	if c.Type == vault.TypeAPIKey {
 		return "(api key)"

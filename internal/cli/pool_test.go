@@ -9,7 +9,7 @@ import (
 )
 
 // Every broker client fails on an unusable OMP_AUTH_BROKER_ACCOUNT_POOL_FILE
-// with the exact fleet.md §10 text and exit 1, before any broker request.
+// with the exact reference text and exit 1, before any broker request.
 func TestAccountPoolFileErrors(t *testing.T) {
 	var hits atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {

@@ -6,8 +6,8 @@ import (
 	"github.com/ompgo/omp/pkg/vault/oauth"
 )
 
-// listOrder is broker.md §1.7's provider order (OAuth and API-key login
-// flows interleaved as the reference lists them).
+// listOrder is the order of the login provider list: OAuth and API-key
+// login flows interleaved as the reference lists them.
 var listOrder = []string{"openai-codex", "anthropic", "zai", "kimi-code", "openrouter", "github-copilot", "cursor",
 	"google-antigravity", "google-gemini-cli", "openai-codex-device", "xai-oauth", "gitlab-duo", "alibaba-coding-plan",
 	"zhipu-coding-plan", "qwen-portal", "minimax-code", "minimax-code-cn", "xiaomi", "xiaomi-token-plan-sgp",
@@ -17,9 +17,8 @@ var listOrder = []string{"openai-codex", "anthropic", "zai", "kimi-code", "openr
 	"opencode-go", "tavily", "kagi", "parallel", "ollama", "ollama-cloud", "lm-studio", "vllm"}
 
 // loginProviders lists the providers whose login flows omp-go implements,
-// with the reference ids and names, in broker.md §1.7 order (OAuth and
-// API-key flows together, discrepancies.md A12); a provider §1.7 does not
-// know comes last.
+// with the reference ids and names, in listOrder (OAuth and API-key flows
+// in one list); a provider listOrder does not name comes last.
 func loginProviders(reg *oauth.Registry) []providerName {
 	var out []providerName
 	for _, id := range reg.IDs() {

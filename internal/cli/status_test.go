@@ -64,7 +64,7 @@ func TestStatusURLWithoutTokenIsAnError(t *testing.T) {
 }
 
 // TestBrokerConfigSources resolves the broker URL and token from every
-// documented source (client.md §1–3). `status` proves the URL (healthz is
+// documented source: flag, environment, config.yml and the token file. `status` proves the URL (healthz is
 // unauthenticated); `migrate --from-local --dry-run` proves the token,
 // because it fetches the authenticated snapshot and fails with
 // `Auth broker returned no snapshot` on a wrong token.
@@ -139,7 +139,7 @@ func TestUnresolvedCommandURLLeavesBrokerOff(t *testing.T) {
 }
 
 // TestConfigWarningsGoToStderr: an invalid config.yml is treated as empty
-// with a warning on the command's own stderr (client.md §1).
+// with a warning on the command's own stderr.
 func TestConfigWarningsGoToStderr(t *testing.T) {
 	c := newCLI(t)
 	c.writeConfig("auth: [unclosed\n")
@@ -151,7 +151,7 @@ func TestConfigWarningsGoToStderr(t *testing.T) {
 }
 
 // TestAgentDirOverride: PI_CODING_AGENT_DIR moves config.yml and agent.db
-// but never the token file (client.md §4.2).
+// but never the token file.
 func TestAgentDirOverride(t *testing.T) {
 	c := newCLI(t)
 	b := startBroker(t, c.tokenPath())

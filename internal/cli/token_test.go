@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// tokenRE is 32 random bytes as base64url without padding (broker.md §1.4).
+// tokenRE is 32 random bytes as base64url without padding.
 var tokenRE = regexp.MustCompile(`^[A-Za-z0-9_-]{43}$`)
 
 func TestTokenCreatesPrivateFileAndPrintsIt(t *testing.T) {
@@ -89,7 +89,7 @@ func TestTokenJSONShape(t *testing.T) {
 }
 
 // TestRegenerateDoesNotAffectRunningBroker: the broker reads its token once
-// at startup (broker.md §1.3); a client reading the rotated file is refused
+// at startup; a client reading the rotated file is refused
 // until the broker restarts.
 func TestRegenerateDoesNotAffectRunningBroker(t *testing.T) {
 	c := newCLI(t)

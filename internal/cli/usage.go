@@ -31,7 +31,7 @@ import (
 // dayMs is one day in milliseconds.
 const dayMs = 86_400_000
 
-// usageFlags are the flags of `omp usage` (usage.md §7).
+// usageFlags are the flags of `omp usage`.
 type usageFlags struct {
 	json     bool
 	provider string
@@ -74,7 +74,8 @@ func newUsageCmd(a *app) *cobra.Command {
 }
 
 // usageSource is where `omp usage` reads from: the broker when one is
-// configured (client.md §1), else the local vault, probed directly.
+// configured (OMP_AUTH_BROKER_URL or auth.broker.url), else the local
+// vault, probed directly.
 type usageSource interface {
 	live(ctx context.Context) ([]vault.UsageReport, []usageview.Account, error)
 	// disabled lists the tombstones of soft-deleted credentials (best
@@ -107,7 +108,7 @@ func (a *app) colour() bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// runUsage implements `omp usage` (usage.md §7).
+// runUsage implements `omp usage`.
 func (a *app) runUsage(ctx context.Context, f usageFlags) error {
 	src, err := a.usageSource(ctx)
 	if err != nil {
@@ -276,7 +277,7 @@ func (a *app) usageSource(ctx context.Context) (usageSource, error) {
 		}
 		pool, err := remote.LoadPool(env.Get(remote.EnvAccountPoolFile))
 		if err != nil {
-			return nil, err // before the first broker request (fleet.md §10)
+			return nil, err // an unusable pool file fails before the first broker request
 		}
 		return &brokerUsage{client: brokerapi.NewClient(bc.URL, bc.Token, nil), pool: pool}, nil
 	}
@@ -284,10 +285,10 @@ func (a *app) usageSource(ctx context.Context) (usageSource, error) {
 }
 
 // brokerUsage reads the broker: GET /v1/usage with the snapshot for the
-// account list, GET /v1/usage/history (fleet.md Decision F7).
+// account list, and GET /v1/usage/history for --history.
 type brokerUsage struct {
 	client *brokerapi.Client
-	pool   remote.Pool           // the account pool (fleet.md §10); nil: every account
+	pool   remote.Pool           // the account pool; nil: every account
 	gone   []usageview.Tombstone // fetched by live, alongside the reports
 }
 
@@ -320,7 +321,7 @@ func (b *brokerUsage) live(ctx context.Context) ([]vault.UsageReport, []usagevie
 }
 
 // poolReports keeps the reports of pooled providers only when they belong
-// to an in-pool OAuth credential (fleet.md §10); other providers' reports
+// to an in-pool OAuth credential; other providers' reports
 // pass.
 func (b *brokerUsage) poolReports(reports []vault.UsageReport, pooled []vault.Entry) []vault.UsageReport {
 	if b.pool == nil {
@@ -378,7 +379,7 @@ func (a *app) localUsage(ctx context.Context) (*localUsage, error) {
 		Logger: log,
 	}
 	// A models.yml provider baseUrl moves the Codex and Anthropic probes by
-	// the 18.1.21 rules (usage.md §2, E8); an unreadable file is ignored
+	// the 18.1.21 rules; an unreadable file is ignored
 	// here (the agent reports it).
 	if models, err := catalog.Load(filepath.Join(dirs.AgentDir, "models.yml")); err == nil {
 		l.svc.ModelBaseURL = func(p string) string { return models.Providers[p].BaseURL }

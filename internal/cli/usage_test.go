@@ -145,7 +145,7 @@ func TestUsageBrokerMode(t *testing.T) {
 	}
 	assertNoSecrets(t, c.run("", "usage", "--json"), "refresh-alice", "acc-refresh-alice")
 
-	// A credential the broker disabled shows as a tombstone (fleet.md §9).
+	// A credential the broker disabled shows as a tombstone.
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
 	entries, err := b.client.Upload(ctx, "anthropic", oauthCred("anthropic", "dave@example.com", "refresh-dave").cred)

@@ -17,12 +17,12 @@ import (
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
 )
 
-// msgNoClients is `omp usage clients`' stderr text when nothing is recorded
-// (fleet.md §9, exact).
+// msgNoClients is `omp usage clients`' stderr text, word for word, when
+// nothing is recorded.
 const msgNoClients = "No per-client usage recorded yet. Broker-connected clients and the auth-gateway report token burn automatically; set OMP_AUTH_BROKER_URL (or run this on the broker host)."
 
-// runUsageInvalidate implements `omp usage invalidate [--provider p]`
-// (fleet.md §9, Decision F5): the local usage cache, then in broker mode
+// runUsageInvalidate implements `omp usage invalidate [--provider p]`:
+// it expires the local usage cache, then in broker mode sends
 // POST /v1/usage/stale with the provider (a reference broker ignores the
 // body and expires all). Exit 0 even when the broker call fails.
 func (a *app) runUsageInvalidate(ctx context.Context, f usageFlags) error {
@@ -55,8 +55,8 @@ func (a *app) runUsageInvalidate(ctx context.Context, f usageFlags) error {
 	return nil
 }
 
-// runUsageClients implements `omp usage clients [--days n] [--json]`
-// (fleet.md §9): the broker's GET /v1/usage/clients when one is
+// runUsageClients implements `omp usage clients [--days n] [--json]`:
+// the broker's GET /v1/usage/clients when one is
 // configured, else the local vault (meaningful on the broker host).
 func (a *app) runUsageClients(ctx context.Context, f usageFlags) error {
 	days := f.days
@@ -128,7 +128,7 @@ func formatTokenCount(v int64) string {
 	return strconv.FormatInt(v, 10)
 }
 
-// formatClientUsage renders the per-client burn (fleet.md §9): one section
+// formatClientUsage renders the per-client burn: one section
 // per install, one row per (app, provider) and a total row; with an
 // "account" column (label, never a token) when the broker attributed usage
 // to credentials (a row without one shows —).

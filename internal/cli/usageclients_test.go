@@ -16,7 +16,7 @@ import (
 )
 
 // `omp usage clients` against a real broker: text, --json, and the empty
-// case (fleet.md §9).
+// case.
 func TestUsageClients(t *testing.T) {
 	b := startBroker(t, "")
 	c := newCLI(t)
@@ -74,7 +74,7 @@ func TestUsageClients(t *testing.T) {
 }
 
 // `omp usage invalidate` prints the reference's lines and sends the
-// provider to the broker (Decision F5); a failing broker still exits 0.
+// provider to the broker; a failing broker still exits 0.
 func TestUsageInvalidate(t *testing.T) {
 	var mu sync.Mutex
 	var bodies []string

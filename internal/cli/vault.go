@@ -56,7 +56,7 @@ func (a *app) adoptVault(ctx context.Context, dirs config.Dirs) (string, error) 
 	return path, nil
 }
 
-// pick shows a numbered picker and returns the chosen item (broker.md §1.5).
+// pick shows a numbered picker and returns the chosen item.
 func pick(r io.Reader, w io.Writer, title string, items []string) (string, error) {
 	fmt.Fprintf(w, "%s\n\n", title)
 	for i, it := range items {

@@ -8,7 +8,7 @@ import (
 
 const m = Module + "/"
 
-// TestImportRules enforces the table of ARCHITECTURE.md "Import rules".
+// TestImportRules enforces the table of docs/architecture.md, "Import rules".
 func TestImportRules(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the go tool")

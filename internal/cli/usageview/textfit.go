@@ -9,7 +9,7 @@ import (
 
 // Styled terminal text for `omp usage`: a line is a list of segments, each
 // with one style, so a line can be measured and cut by display width before
-// colour escapes are added (discrepancies.md E9: every line ≤ 80 columns).
+// colour escapes are added: every line fits in 80 columns.
 
 // TermWidth is the width every text line of `omp usage` fits in.
 const TermWidth = 80
@@ -82,7 +82,7 @@ func (l line) cut(w int) line {
 	return out
 }
 
-// render joins lines; colour adds the SGR escapes.
+// Render joins lines; colour adds the SGR escapes.
 func Render(lines []line, colour bool) string {
 	var b strings.Builder
 	for _, l := range lines {

@@ -8,7 +8,7 @@ import (
 	"github.com/ompgo/omp/pkg/vault"
 )
 
-// RedactionMap builds the --redact masks (usage.md §7): a two-character
+// RedactionMap builds the --redact masks: a two-character
 // anchor plus, when other values share the anchor, the shortest
 // middle-out infix no peer contains ("ca*", "ca*9*"); residual collisions
 // fall back to the shortest unique prefix. Equal values share a mask.
@@ -143,6 +143,7 @@ func RedactReports(reports []vault.UsageReport, m map[string]string) []vault.Usa
 	return out
 }
 
+// RedactAccounts masks the identity fields of accounts with m.
 func RedactAccounts(accounts []Account, m map[string]string) []Account {
 	out := make([]Account, len(accounts))
 	for i, a := range accounts {
@@ -153,6 +154,7 @@ func RedactAccounts(accounts []Account, m map[string]string) []Account {
 	return out
 }
 
+// RedactHistory masks the identity fields of history entries with m.
 func RedactHistory(entries []vault.UsageHistoryEntry, m map[string]string) []vault.UsageHistoryEntry {
 	out := make([]vault.UsageHistoryEntry, len(entries))
 	for i, e := range entries {
@@ -162,6 +164,7 @@ func RedactHistory(entries []vault.UsageHistoryEntry, m map[string]string) []vau
 	return out
 }
 
+// HistoryIdentityStrings lists every identity the history output could show.
 func HistoryIdentityStrings(entries []vault.UsageHistoryEntry) []string {
 	var out []string
 	for _, e := range entries {
@@ -170,6 +173,7 @@ func HistoryIdentityStrings(entries []vault.UsageHistoryEntry) []string {
 	return out
 }
 
+// TombstoneIdentities lists every identity the tombstone lines could show.
 func TombstoneIdentities(ts []Tombstone) []string {
 	var out []string
 	for _, t := range ts {
@@ -178,6 +182,7 @@ func TombstoneIdentities(ts []Tombstone) []string {
 	return out
 }
 
+// RedactTombstones masks the identity fields of tombstones with m.
 func RedactTombstones(ts []Tombstone, m map[string]string) []Tombstone {
 	out := make([]Tombstone, len(ts))
 	for i, t := range ts {

@@ -11,12 +11,12 @@ import (
 	"github.com/ompgo/omp/pkg/vault"
 )
 
-// Text rendering of `omp usage` (usage.md §7): the reference's content,
-// order and wording, every line fitted to 80 columns (discrepancies.md E9).
+// Text rendering of `omp usage`: the reference's content, order and
+// wording, every line fitted to 80 columns.
 
 const (
 	barWidth      = 28 // BAR_WIDTH
-	minBarWidth   = 10 // E9: the bar shrinks to this before text is cut
+	minBarWidth   = 10 // the bar shrinks to this before text is cut
 	sparkWidth    = 48 // HISTORY_SPARK_WIDTH
 	minTitleWidth = 12 // a limit title is not cut below this
 	minLabelWidth = 10 // nor an account label
@@ -258,7 +258,7 @@ func reportIdentifiers(r vault.UsageReport) map[string]bool {
 	return ids
 }
 
-// unreportedAccounts lists the stored credentials no report can be
+// UnreportedAccounts lists the stored credentials no report can be
 // attributed to (the reference's collectUnreportedAccounts, org rules
 // included).
 func UnreportedAccounts(reports []vault.UsageReport, accounts []Account) []Account {
@@ -379,7 +379,7 @@ func meterFor(r vault.UsageReport, l vault.UsageLimit) string {
 	return "chat"
 }
 
-// capacity buckets one provider's limits by window (and Codex meter); each
+// Capacity buckets one provider's limits by window (and Codex meter); each
 // account adds its highest used fraction in the bucket.
 func Capacity(reports []vault.UsageReport) []CapacityStat {
 	type bucket struct {

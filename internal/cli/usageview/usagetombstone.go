@@ -9,10 +9,10 @@ import (
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
 )
 
-// tombstone is a disabled credential as the broker lists it (fleet.md §8.4).
+// Tombstone is a disabled credential as the broker lists it.
 type Tombstone = brokerapi.DisabledCredential
 
-// actionable keeps the tombstones worth a line (fleet.md §9): OAuth rows
+// Actionable keeps the tombstones worth a line: OAuth rows
 // torn down automatically, not replaced or deleted by the user, and with
 // no active account of the same provider sharing their email, account id
 // or org id.

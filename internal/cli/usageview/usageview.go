@@ -15,7 +15,7 @@ import (
 
 // layout is the column plan of a block of limit (or history) lines: the
 // title column and the bar width, shrunk so that the widest line fits
-// TermWidth (E9: the bar shrinks first, to minBarWidth, then titles are
+// TermWidth (the bar shrinks first, to minBarWidth, then titles are
 // cut with "…"; a line still too wide is cut at the end).
 type layout struct{ title, bar int }
 
@@ -59,7 +59,7 @@ func providerHeading(provider string, n int) line {
 	return line{s(boldCyan, name), s(plain, " "), s(dim, count)}.cut(TermWidth)
 }
 
-// breakdown renders the live usage text (formatUsageBreakdown).
+// Breakdown renders the live usage text (formatUsageBreakdown).
 func Breakdown(reports []vault.UsageReport, accounts []Account, gone []Tombstone, now int64, redact map[string]string) []line {
 	byProvider := map[string][]vault.UsageReport{}
 	for _, r := range reports {
@@ -267,7 +267,7 @@ func capacityLines(stats []CapacityStat) []line {
 
 var sparkLevels = []string{"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"}
 
-// history renders recorded usage (formatUsageHistory): per provider and
+// History renders recorded usage (formatUsageHistory): per provider and
 // account, one peak-per-bucket sparkline per limit.
 func History(entries []vault.UsageHistoryEntry, since, now int64, redact map[string]string) []line {
 	type series struct {

@@ -139,7 +139,7 @@ func checkGolden(t *testing.T, name, got string) {
 	}
 }
 
-// checkWidth fails on any line wider than 80 columns (E9) or carrying a
+// checkWidth fails on any line wider than 80 columns or carrying a
 // control character.
 func checkWidth(t *testing.T, out string) {
 	t.Helper()
@@ -233,7 +233,7 @@ func TestFormatDuration(t *testing.T) {
 
 // FuzzUsageTextWidth: whatever a provider or the vault puts in labels,
 // emails, plans and notes, every text line stays within 80 columns and
-// carries no control character (E9).
+// carries no control character.
 func FuzzUsageTextWidth(f *testing.F) {
 	f.Add("Claude 5 Hour", "alice@example.com", "pro", "5 Hour", 42.0)
 	f.Add("日本語のとても長いラベル名前テスト", "名前@例え.jp", "🚀🚀🚀", "\x1b[31mred", 150.0)
