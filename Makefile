@@ -159,7 +159,7 @@ tmux: ## install tmux (apt-get) if missing
 	  echo "could not install tmux: the interactive-mode test will be skipped"; }
 
 e2e-tui: tmux ## omp's interactive mode in a real terminal (tmux) against a fake upstream
-	$(GO) test -count=1 -v -run TestInteractiveModeInTmux ./internal/ompcli
+	$(GO) test -count=1 -v -run TestInteractiveModeInTmux ./internal/cli
 
 .PHONY: e2e-browser
 e2e-browser: ## the usage page (GET /usage) in headless chromium against a real broker; installs Debian's chromium if missing

@@ -13,22 +13,22 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ompgo/omp/internal/brokerd"
+	"github.com/ompgo/omp/internal/broker"
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
 	"github.com/ompgo/omp/pkg/vault/seal"
 	"github.com/ompgo/omp/pkg/vault/sqlite"
 )
 
-// broker is a real brokerd.Main on 127.0.0.1:0 over a given vault.
-type broker struct {
+// runningBroker is a real broker.Main on 127.0.0.1:0 over a given vault.
+type runningBroker struct {
 	client *brokerapi.Client
 	stop   func()
 }
 
-func startBroker(t *testing.T, dbPath, keyPath, tokenPath string) *broker {
+func startBroker(t *testing.T, dbPath, keyPath, tokenPath string) *runningBroker {
 	t.Helper()
-	m := &brokerd.Main{Config: brokerd.Config{
+	m := &broker.Main{Config: broker.Config{
 		Bind: "127.0.0.1:0", DBPath: dbPath, KeyPath: keyPath, TokenPath: tokenPath,
 		Logger:          slog.New(slog.DiscardHandler),
 		URLs:            func(string, string) string { return "http://127.0.0.1:1" },
@@ -47,7 +47,7 @@ func startBroker(t *testing.T, dbPath, keyPath, tokenPath string) *broker {
 	done := make(chan error, 1)
 	go func() { done <- m.Run(runCtx) }()
 	stopped := false
-	b := &broker{client: brokerapi.NewClient(m.URL(), strings.TrimSpace(string(tok)), nil)}
+	b := &runningBroker{client: brokerapi.NewClient(m.URL(), strings.TrimSpace(string(tok)), nil)}
 	b.stop = func() {
 		if stopped {
 			return
@@ -65,7 +65,7 @@ func startBroker(t *testing.T, dbPath, keyPath, tokenPath string) *broker {
 
 // served is what the broker serves, without the time-dependent rotation
 // estimates.
-func (b *broker) served(t *testing.T) []vault.Entry {
+func (b *runningBroker) served(t *testing.T) []vault.Entry {
 	t.Helper()
 	res, err := b.client.Snapshot(context.Background(), nil, 0)
 	if err != nil {

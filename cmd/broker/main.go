@@ -9,7 +9,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/ompgo/omp/internal/brokerd"
+	"github.com/ompgo/omp/internal/broker"
 	"github.com/ompgo/omp/internal/buildinfo"
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/internal/logx"
@@ -25,7 +25,7 @@ type flags struct {
 func main() {
 	fs := flag.NewFlagSet("broker", flag.ExitOnError)
 	var f flags
-	fs.StringVar(&f.bind, "bind", brokerd.DefaultBind, "listen address, host:port or port")
+	fs.StringVar(&f.bind, "bind", broker.DefaultBind, "listen address, host:port or port")
 	fs.StringVar(&f.keyFile, "vault-key-file", "", "vault key file (default <config-dir>/vault.key)")
 	fs.StringVar(&f.logLevel, "log-level", "", logx.LevelUsage)
 	fs.StringVar(&f.logFormat, "log-format", "", logx.FormatUsage)
@@ -61,10 +61,10 @@ func run(ctx context.Context, f flags, environ []string, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	cfg := brokerd.FromEnv(env, dirs, log)
+	cfg := broker.FromEnv(env, dirs, log)
 	cfg.Bind = f.bind
 	if f.keyFile != "" {
 		cfg.KeyPath, cfg.VaultKey = f.keyFile, ""
 	}
-	return brokerd.Serve(ctx, cfg)
+	return broker.Serve(ctx, cfg)
 }

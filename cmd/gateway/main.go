@@ -12,7 +12,7 @@ import (
 
 	"github.com/ompgo/omp/internal/buildinfo"
 	"github.com/ompgo/omp/internal/config"
-	"github.com/ompgo/omp/internal/gatewayd"
+	"github.com/ompgo/omp/internal/gateway"
 	"github.com/ompgo/omp/internal/logx"
 	"github.com/ompgo/omp/internal/sigctx"
 )
@@ -20,20 +20,20 @@ import (
 func main() {
 	fs := flag.NewFlagSet("gateway", flag.ExitOnError)
 	var bind string
-	fs.StringVar(&bind, "bind", gatewayd.DefaultBind, "listen address, host:port or port")
-	fs.StringVar(&bind, "b", gatewayd.DefaultBind, "shorthand for --bind")
+	fs.StringVar(&bind, "bind", gateway.DefaultBind, "listen address, host:port or port")
+	fs.StringVar(&bind, "b", gateway.DefaultBind, "shorthand for --bind")
 	noAuth := fs.Bool("no-auth", false, "disable the bearer check (loopback-only use)")
-	optIn := fs.Bool(gatewayd.AllowNonLoopbackNoAuthFlag[2:], false, "allow --no-auth on a non-loopback bind")
-	var limits gatewayd.Config
-	fs.Func("allowed-host", "with --no-auth, also answer this Host name besides localhost and IP addresses (repeatable; default $"+gatewayd.EnvAllowedHosts+")", func(v string) error {
+	optIn := fs.Bool(gateway.AllowNonLoopbackNoAuthFlag[2:], false, "allow --no-auth on a non-loopback bind")
+	var limits gateway.Config
+	fs.Func("allowed-host", "with --no-auth, also answer this Host name besides localhost and IP addresses (repeatable; default $"+gateway.EnvAllowedHosts+")", func(v string) error {
 		limits.AllowedHosts = append(limits.AllowedHosts, v)
 		return nil
 	})
-	fs.Func("allowed-origin", "with --no-auth, also answer browser requests from this origin (repeatable; default $"+gatewayd.EnvAllowedOrigins+")", func(v string) error {
+	fs.Func("allowed-origin", "with --no-auth, also answer browser requests from this origin (repeatable; default $"+gateway.EnvAllowedOrigins+")", func(v string) error {
 		limits.AllowedOrigins = append(limits.AllowedOrigins, v)
 		return nil
 	})
-	fs.Int64Var(&limits.MaxInFlightBytes, "max-inflight-bytes", 0, "cap on request body bytes held at once (0: $"+gatewayd.EnvMaxInFlightBytes+" or 256 MiB; negative: no cap)")
+	fs.Int64Var(&limits.MaxInFlightBytes, "max-inflight-bytes", 0, "cap on request body bytes held at once (0: $"+gateway.EnvMaxInFlightBytes+" or 256 MiB; negative: no cap)")
 	logLevel := fs.String("log-level", "", logx.LevelUsage)
 	logFormat := fs.String("log-format", "", logx.FormatUsage)
 	version := fs.Bool("version", false, "print the version and exit")
@@ -51,7 +51,7 @@ func main() {
 // run serves with the flags until SIGINT or SIGTERM; limits holds the
 // flags' allow-lists and cap, which replace the environment's when given.
 // The startup and shutdown lines go to stdout, the logs to stderr.
-func run(bind string, noAuth, optIn bool, limits gatewayd.Config, logLevel, logFormat string) error {
+func run(bind string, noAuth, optIn bool, limits gateway.Config, logLevel, logFormat string) error {
 	ctx, stop := sigctx.NotifyContext(context.Background())
 	defer stop()
 	proc := config.ProcessEnv(os.Environ())
@@ -70,11 +70,11 @@ func run(bind string, noAuth, optIn bool, limits gatewayd.Config, logLevel, logF
 	}
 	log, warn, logw := logs.Buffered(os.Stderr)
 	defer logw.Close()
-	cfg, err := gatewayd.FromEnv(ctx, env, dirs, log, warn)
+	cfg, err := gateway.FromEnv(ctx, env, dirs, log, warn)
 	if err != nil {
 		return err
 	}
 	cfg.Bind, cfg.NoAuth, cfg.AllowNonLoopbackNoAuth = bind, noAuth, optIn
 	cfg.OverrideLimits(limits.AllowedHosts, limits.AllowedOrigins, limits.MaxInFlightBytes)
-	return gatewayd.Serve(ctx, cfg)
+	return gateway.Serve(ctx, cfg)
 }

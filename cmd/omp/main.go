@@ -1,8 +1,8 @@
-// Command omp is the oh-my-pi CLI (internal/ompcli): the coding agent in
+// Command omp is the oh-my-pi CLI (internal/cli): the coding agent in
 // every mode, the auth broker and the auth gateway (`omp auth-broker …`,
 // `omp auth-gateway …`), and `omp usage`.
 package main
 
-import "github.com/ompgo/omp/internal/ompcli"
+import "github.com/ompgo/omp/internal/cli"
 
-func main() { ompcli.Main() }
+func main() { cli.Main() }

@@ -1,5 +1,5 @@
 // Package clitext holds the small output helpers of the omp commands
-// (internal/ompcli).
+// (internal/cli).
 package clitext
 
 import (

@@ -10,7 +10,7 @@ const DefaultBrokerBind = "127.0.0.1:8765"
 
 // DefaultGatewayBind is the gateway's default listen address. Both
 // defaults live here, shared by the omp help texts and the servers
-// (brokerd and gatewayd alias them).
+// (the broker and gateway packages alias them).
 const DefaultGatewayBind = "127.0.0.1:4000"
 
 // AllowNonLoopbackNoAuthFlag is the gateway's opt-in flag that lets

@@ -1,4 +1,4 @@
-// Package deptest checks import rules (ARCHITECTURE.md "Import rules") by
+// Package deptest checks import rules (docs/architecture.md, "Import rules") by
 // asking the go tool for a package's transitive dependencies.
 package deptest
 

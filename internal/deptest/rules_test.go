@@ -8,7 +8,7 @@ import (
 
 const m = Module + "/"
 
-// TestImportRules enforces the table of ARCHITECTURE.md "Import rules".
+// TestImportRules enforces the table of docs/architecture.md, "Import rules".
 func TestImportRules(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the go tool")
@@ -23,12 +23,12 @@ func TestImportRules(t *testing.T) {
 		// (without any driver) through brokerapi's Prometheus collectors
 		// (prometheus/collectors.DBStatsCollector), so the rule names the
 		// drivers, not database/sql.
-		{Package: m + "cmd/gateway", Bad: []string{m + "pkg/vault/sqlite", m + "pkg/vault/refresh", "modernc.org/sqlite", "github.com/mattn/go-sqlite3", m + "internal/ompcli"}},
-		{Package: m + "internal/gatewayd", Bad: []string{m + "pkg/vault/sqlite", m + "pkg/vault/refresh", "modernc.org/sqlite", "github.com/mattn/go-sqlite3", m + "internal/ompcli"}},
+		{Package: m + "cmd/gateway", Bad: []string{m + "pkg/vault/sqlite", m + "pkg/vault/refresh", "modernc.org/sqlite", "github.com/mattn/go-sqlite3", m + "internal/cli"}},
+		{Package: m + "internal/gateway", Bad: []string{m + "pkg/vault/sqlite", m + "pkg/vault/refresh", "modernc.org/sqlite", "github.com/mattn/go-sqlite3", m + "internal/cli"}},
 		// The standalone daemons are thin mains over the servers: neither
 		// they nor the servers reach the omp command tree.
-		{Package: m + "cmd/broker", Bad: []string{m + "internal/ompcli"}},
-		{Package: m + "internal/brokerd", Bad: []string{m + "internal/ompcli"}},
+		{Package: m + "cmd/broker", Bad: []string{m + "internal/cli"}},
+		{Package: m + "internal/broker", Bad: []string{m + "internal/cli"}},
 		{Package: m + "pkg/proxy", Bad: []string{m + "pkg/vault/sqlite", m + "pkg/vault/refresh", "modernc.org/sqlite"}},
 		// Shared HTTP plumbing knows no domain: services classify and render
 		// their own errors through httpx.Adapter.
@@ -166,13 +166,13 @@ func TestLLMDoesNotImportUnsafe(t *testing.T) {
 
 // TestGatewayRuleExercised: the gateway's no-SQLite rule is not skipped for
 // want of a package, checks the real wiring (cmd/gateway links
-// internal/gatewayd, pkg/proxy and the remote store) and would catch the
+// internal/gateway, pkg/proxy and the remote store) and would catch the
 // edge it forbids (the broker, which does link SQLite, fails it).
 func TestGatewayRuleExercised(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the go tool")
 	}
-	for _, p := range []string{m + "cmd/gateway", m + "internal/gatewayd", m + "pkg/proxy"} {
+	for _, p := range []string{m + "cmd/gateway", m + "internal/gateway", m + "pkg/proxy"} {
 		if !Exists(p) {
 			t.Fatalf("%s does not exist: the gateway import rule would be skipped", p)
 		}
@@ -181,7 +181,7 @@ func TestGatewayRuleExercised(t *testing.T) {
 	for _, d := range Deps(t, m+"cmd/gateway") {
 		deps[d] = true
 	}
-	for _, want := range []string{m + "internal/gatewayd", m + "pkg/proxy", m + "pkg/vault/remote", m + "pkg/vault/brokerapi"} {
+	for _, want := range []string{m + "internal/gateway", m + "pkg/proxy", m + "pkg/vault/remote", m + "pkg/vault/brokerapi"} {
 		if !deps[want] {
 			t.Errorf("cmd/gateway does not link %s: the rule checks a stub", want)
 		}

@@ -1,6 +1,6 @@
 // Package e2e holds the end-to-end tests of the whole credential path: the
-// real broker wiring (internal/brokerd.Main) with a fake OAuth token
-// endpoint, the real gateway wiring (internal/gatewayd.Main) following it,
+// real broker wiring (internal/broker.Main) with a fake OAuth token
+// endpoint, the real gateway wiring (internal/gateway.Main) following it,
 // and fake upstream APIs (one httptest type parametrised by wire: Anthropic
 // Messages, OpenAI Responses, ChatGPT-Codex, Gemini, Gemini CLI Code
 // Assist) replaying the recorded streams of pkg/llm/*/testdata, driven by

@@ -14,13 +14,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ompgo/omp/internal/gatewayd"
+	"github.com/ompgo/omp/internal/gateway"
 	"github.com/ompgo/omp/pkg/vault"
 )
 
 // fleetGateway is one gateway of a fleet and its bearer token.
 type fleetGateway struct {
-	m     *gatewayd.Main
+	m     *gateway.Main
 	token string
 }
 

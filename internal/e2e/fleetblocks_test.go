@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ompgo/omp/internal/gatewayd"
+	"github.com/ompgo/omp/internal/gateway"
 	"github.com/ompgo/omp/pkg/vault"
 )
 
@@ -33,7 +33,7 @@ func TestFleetSharesAUsageLimit(t *testing.T) {
 	b := startBroker(t, f, dir, "127.0.0.1:0")
 	var gws []fleetGateway
 	for i := range 3 {
-		m, tok := startGateway(t, f, b, filepath.Join(dir, fmt.Sprintf("gw%d", i)), func(c *gatewayd.Config) {
+		m, tok := startGateway(t, f, b, filepath.Join(dir, fmt.Sprintf("gw%d", i)), func(c *gateway.Config) {
 			c.InstallID, c.Hostname = fmt.Sprintf("gateway-%d", i), fmt.Sprintf("host-%d", i)
 			c.ObservedFlush = 100 * time.Millisecond
 		})

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ompgo/omp/internal/brokerd"
-	"github.com/ompgo/omp/internal/gatewayd"
+	"github.com/ompgo/omp/internal/broker"
+	"github.com/ompgo/omp/internal/gateway"
 	"github.com/ompgo/omp/internal/httpx"
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
@@ -189,7 +189,7 @@ func (f *fakeUpstream) urls(provider, kind string) string {
 type stack struct {
 	fake         *fakeUpstream
 	broker       *brokerapi.Client
-	gw           *gatewayd.Main
+	gw           *gateway.Main
 	gwURL, token string // the gateway's URL and bearer token
 }
 
@@ -205,7 +205,7 @@ func startStack(t *testing.T, f *fakeUpstream) *stack {
 // the test does (a restart is a second startBroker on the same dir and
 // address).
 type runningBroker struct {
-	m     *brokerd.Main
+	m     *broker.Main
 	token string
 	stop  func()
 }
@@ -217,7 +217,7 @@ func (b *runningBroker) client() *brokerapi.Client {
 // startBroker runs a broker on the vault in dir, listening on bind.
 func startBroker(t *testing.T, f *fakeUpstream, dir, bind string) *runningBroker {
 	t.Helper()
-	bm := &brokerd.Main{Config: brokerd.Config{
+	bm := &broker.Main{Config: broker.Config{
 		Bind:         bind,
 		DBPath:       filepath.Join(dir, "vault.db"),
 		TokenPath:    filepath.Join(dir, "auth-broker.token"),
@@ -257,11 +257,11 @@ func startBroker(t *testing.T, f *fakeUpstream, dir, bind string) *runningBroker
 
 // startGateway runs a gateway following broker b, with its state in dir;
 // it returns the gateway and its bearer token. tune adjusts the config.
-func startGateway(t *testing.T, f *fakeUpstream, b *runningBroker, dir string, tune ...func(*gatewayd.Config)) (*gatewayd.Main, string) {
+func startGateway(t *testing.T, f *fakeUpstream, b *runningBroker, dir string, tune ...func(*gateway.Config)) (*gateway.Main, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*waitLong)
 	defer cancel()
-	gm := &gatewayd.Main{Config: gatewayd.Config{
+	gm := &gateway.Main{Config: gateway.Config{
 		Bind:          "127.0.0.1:0",
 		TokenPath:     filepath.Join(dir, "auth-gateway.token"),
 		BrokerURL:     b.m.URL(),

@@ -18,7 +18,7 @@ import (
 // gateway, session stickiness across gateways, and (with namespaces) one
 // gateway cut off from the broker serving from its snapshot and resyncing
 // when the link returns. A failed check is an error.
-func fleetChecks(w io.Writer, eps []*endpoint, b *broker, f *fake, links []netLink) error {
+func fleetChecks(w io.Writer, eps []*endpoint, b *runningBroker, f *fake, links []netLink) error {
 	ctx := context.Background()
 	bc := brokerapi.NewClient(b.url, b.token, nil)
 	upload := func(key string) error {

@@ -4,7 +4,7 @@
 // Everything talks plain HTTP on loopback. This process runs a fake
 // Anthropic Messages API (a JSON reply for a non-streaming request, an SSE
 // stream with one flush per event otherwise: 2 deltas for the small reply,
-// 50 for the streamed one), and the real broker wiring (internal/brokerd,
+// 50 for the streamed one), and the real broker wiring (internal/broker,
 // in process, temp dir) holding one anthropic API-key credential. Every
 // round starts two fresh processes:
 //
@@ -183,7 +183,7 @@ type rounds struct {
 // -compare gateway.
 const ours, bare, direct, compared = 0, 1, 2, 3
 
-func oneRound(o options, f *fake, b *broker, gwBin string, i int, r *rounds) (err error) {
+func oneRound(o options, f *fake, b *runningBroker, gwBin string, i int, r *rounds) (err error) {
 	procs := make([]*proc, 2, 3)
 	defer func() {
 		for _, p := range procs {

@@ -20,15 +20,15 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ompgo/omp/internal/brokerd"
+	"github.com/ompgo/omp/internal/broker"
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
 	"github.com/ompgo/omp/tools/benchproc"
 )
 
-// broker is the real broker wiring, in this process, with one anthropic
+// runningBroker is the real broker wiring, in this process, with one anthropic
 // API-key credential.
-type broker struct {
+type runningBroker struct {
 	url, token string
 	port       string // the listening port, for URLs on other addresses
 	stop       func()
@@ -36,15 +36,15 @@ type broker struct {
 
 // startBroker runs a broker in this process on 127.0.0.1 with one
 // anthropic API key.
-func startBroker() (*broker, error) { return startBrokerOn("127.0.0.1:0") }
+func startBroker() (*runningBroker, error) { return startBrokerOn("127.0.0.1:0") }
 
 // startBrokerOn is startBroker listening on bind.
-func startBrokerOn(bind string) (*broker, error) {
+func startBrokerOn(bind string) (*runningBroker, error) {
 	dir, err := os.MkdirTemp("", "benchgateway-broker-")
 	if err != nil {
 		return nil, err
 	}
-	m := &brokerd.Main{Config: brokerd.Config{
+	m := &broker.Main{Config: broker.Config{
 		Bind:      bind,
 		DBPath:    filepath.Join(dir, "vault.db"),
 		TokenPath: filepath.Join(dir, "auth-broker.token"),
@@ -65,7 +65,7 @@ func startBrokerOn(bind string) (*broker, error) {
 	runCtx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- m.Run(runCtx) }()
-	b := &broker{url: m.URL(), port: m.URL()[strings.LastIndexByte(m.URL(), ':')+1:], token: strings.TrimSpace(string(raw)), stop: func() {
+	b := &runningBroker{url: m.URL(), port: m.URL()[strings.LastIndexByte(m.URL(), ':')+1:], token: strings.TrimSpace(string(raw)), stop: func() {
 		stop()
 		<-done
 		m.Close()
@@ -91,7 +91,7 @@ type proc struct {
 
 // startGateway runs a real bin/gateway process with a throwaway HOME,
 // following the broker, with the anthropic base URL pointed at the fake.
-func startGateway(bin string, b *broker, upstream string) (*proc, error) {
+func startGateway(bin string, b *runningBroker, upstream string) (*proc, error) {
 	return startGatewayAt(bin, b.url, b.token, upstream, "", nil)
 }
 

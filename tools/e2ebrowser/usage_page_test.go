@@ -19,7 +19,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
-	"github.com/ompgo/omp/internal/brokerd"
+	"github.com/ompgo/omp/internal/broker"
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/brokerapi"
@@ -56,7 +56,7 @@ func fakeUsage(t *testing.T) *httptest.Server {
 func startBroker(t *testing.T, fake string) (url, token string) {
 	t.Helper()
 	dir := t.TempDir()
-	m := &brokerd.Main{Config: brokerd.Config{
+	m := &broker.Main{Config: broker.Config{
 		Bind: "127.0.0.1:0", DBPath: filepath.Join(dir, "vault.db"), TokenPath: filepath.Join(dir, "auth-broker.token"),
 		KeyPath: filepath.Join(dir, "vault.key"), Logger: slog.New(slog.DiscardHandler), RefreshInterval: time.Hour,
 		URLs: func(provider, kind string) string {

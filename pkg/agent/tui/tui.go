@@ -33,7 +33,7 @@ import (
 )
 
 // Options configure Run. Agent is required; the callbacks are how the
-// caller (internal/ompcli) provides what depends on its configuration.
+// caller (internal/cli) provides what depends on its configuration.
 type Options struct {
 	// Agent drives the session; Run subscribes to its events and moves it
 	// to another session file on a session switch (Agent.SetSession).

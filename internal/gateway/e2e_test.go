@@ -1,0 +1,472 @@
+package gateway_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ompgo/omp/internal/syncbuf"
+
+	"github.com/ompgo/omp/internal/broker"
+	"github.com/ompgo/omp/internal/gateway"
+	"github.com/ompgo/omp/pkg/vault"
+	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	"github.com/ompgo/omp/pkg/vault/remote"
+)
+
+const waitLong = 5 * time.Second
+
+// runningBroker is the real broker wiring on 127.0.0.1:0 in a temp dir.
+type runningBroker struct {
+	url, token string
+	client     *brokerapi.Client
+}
+
+func startBroker(t *testing.T) *runningBroker {
+	t.Helper()
+	dir := t.TempDir()
+	m := &broker.Main{Config: broker.Config{
+		Bind:         "127.0.0.1:0",
+		DBPath:       filepath.Join(dir, "vault.db"),
+		TokenPath:    filepath.Join(dir, "auth-broker.token"),
+		KeyPath:      filepath.Join(dir, "vault.key"),
+		Version:      "gateway-e2e",
+		Logger:       slog.New(slog.DiscardHandler),
+		PollInterval: 50 * time.Millisecond,
+		KeepAlive:    200 * time.Millisecond,
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*waitLong)
+	defer cancel()
+	if err := m.Open(ctx); err != nil {
+		t.Fatalf("broker Open: %v", err)
+	}
+	raw, err := os.ReadFile(m.Config.TokenPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(runCtx) }()
+	t.Cleanup(func() {
+		stop()
+		<-done
+		m.Close()
+	})
+	tok := strings.TrimSpace(string(raw))
+	return &runningBroker{url: m.URL(), token: tok, client: brokerapi.NewClient(m.URL(), tok, nil)}
+}
+
+// runningGateway is one running gateway.Main.
+type runningGateway struct {
+	m    *gateway.Main
+	out  *syncbuf.Buffer
+	stop func() time.Duration // cancel Run and wait; returns how long Run took to return
+}
+
+func gatewayConfig(t *testing.T, b *runningBroker) gateway.Config {
+	return gateway.Config{
+		Bind:        "127.0.0.1:0",
+		TokenPath:   filepath.Join(t.TempDir(), "omp", "auth-gateway.token"),
+		BrokerURL:   b.url,
+		BrokerToken: b.token,
+		Logger:      slog.New(slog.DiscardHandler),
+		Version:     "gateway-e2e",
+	}
+}
+
+func startGateway(t *testing.T, cfg gateway.Config) *runningGateway {
+	t.Helper()
+	out := &syncbuf.Buffer{}
+	cfg.Out = out
+	m := &gateway.Main{Config: cfg}
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	if err := m.Open(ctx); err != nil {
+		t.Fatalf("gateway Open: %v", err)
+	}
+	runCtx, stopRun := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(runCtx) }()
+	g := &runningGateway{m: m, out: out}
+	var took time.Duration
+	g.stop = sync.OnceValue(func() time.Duration {
+		start := time.Now()
+		stopRun()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("gateway Run: %v", err)
+			}
+		case <-time.After(m.Config.ShutdownGrace + 5*time.Second):
+			t.Errorf("gateway Run did not return within its grace period + 5s")
+		}
+		took = time.Since(start)
+		m.Close()
+		return took
+	})
+	t.Cleanup(func() { g.stop() })
+	return g
+}
+
+func get(t *testing.T, url, token string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+func TestGatewayServesAndFollowsBroker(t *testing.T) {
+	b := startBroker(t)
+	cfg := gatewayConfig(t, b)
+	g := startGateway(t, cfg)
+
+	want := "auth-gateway listening on " + g.m.URL() + "\n" +
+		"bearer token: " + cfg.TokenPath + " (chmod 0600)\n" +
+		"upstream broker: " + b.url + "\n"
+	if got := g.out.String(); got != want {
+		t.Fatalf("stdout:\n%q\nwant\n%q", got, want)
+	}
+	if code, body := get(t, g.m.URL()+"/healthz", ""); code != 200 || !strings.HasPrefix(body, `{"ok":true,`) || !strings.Contains(body, `"broker":{"mode":`) {
+		t.Fatalf("/healthz: %d %s", code, body)
+	}
+	for path, mode := range map[string]os.FileMode{cfg.TokenPath: 0o600, filepath.Dir(cfg.TokenPath): 0o700} {
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm() != mode {
+			t.Errorf("%s mode %o, want %o", path, st.Mode().Perm(), mode)
+		}
+	}
+	raw, _ := os.ReadFile(cfg.TokenPath)
+	token := strings.TrimSpace(string(raw))
+	if code, _ := get(t, g.m.URL()+"/v1/models", ""); code != http.StatusUnauthorized {
+		t.Fatalf("no bearer: %d, want 401", code)
+	}
+	if code, _ := get(t, g.m.URL()+"/v1/models", "wrong"); code != http.StatusUnauthorized {
+		t.Fatalf("wrong bearer: %d, want 401", code)
+	}
+	if code, _ := get(t, g.m.URL()+"/v1/models", token); code == http.StatusUnauthorized {
+		t.Fatalf("gateway token refused")
+	}
+
+	// The store follows a credential uploaded to the broker.
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	if _, err := b.client.Upload(ctx, "openai", vault.Credential{Type: vault.TypeAPIKey, Key: "sk-gateway-e2e"}); err != nil {
+		t.Fatalf("upload: %v", err)
+	}
+	for {
+		es, err := g.m.Store.List(ctx, "openai")
+		if err != nil {
+			t.Fatalf("List: %v", err)
+		}
+		if len(es) == 1 && es[0].Credential.Key == "sk-gateway-e2e" {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the gateway's store did not see the upload: %+v", es)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	if st := g.m.Store.Status(); st.Entries != 1 || st.Mode == "connecting" {
+		t.Fatalf("store status %+v", st)
+	}
+}
+
+func TestNoAuthNeedsOptInOffLoopback(t *testing.T) {
+	b := startBroker(t)
+	cfg := gatewayConfig(t, b)
+	cfg.Bind, cfg.NoAuth = "0.0.0.0:0", true
+	m := &gateway.Main{Config: cfg}
+	err := m.Open(context.Background())
+	if err == nil || !strings.Contains(err.Error(), gateway.AllowNonLoopbackNoAuthFlag) {
+		m.Close()
+		t.Fatalf("Open(--no-auth on 0.0.0.0) = %v, want a refusal naming %s", err, gateway.AllowNonLoopbackNoAuthFlag)
+	}
+	if _, err := os.Stat(cfg.TokenPath); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("token file touched by a refused --no-auth: %v", err)
+	}
+
+	cfg.AllowNonLoopbackNoAuth = true
+	g := startGateway(t, cfg)
+	if !strings.Contains(g.out.String(), "auth: disabled (--no-auth) — any client can call this gateway\n") {
+		t.Fatalf("stdout lacks the no-auth warning: %q", g.out.String())
+	}
+	url := "http://127.0.0.1:" + g.m.URL()[strings.LastIndexByte(g.m.URL(), ':')+1:]
+	if code, _ := get(t, url+"/v1/models", ""); code == http.StatusUnauthorized {
+		t.Fatalf("--no-auth still asks for a bearer")
+	}
+	if _, err := os.Stat(cfg.TokenPath); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("--no-auth created a token file: %v", err)
+	}
+
+	// Loopback --no-auth needs no opt-in.
+	cfg = gatewayConfig(t, b)
+	cfg.NoAuth = true
+	startGateway(t, cfg)
+}
+
+func TestIsLoopback(t *testing.T) {
+	for host, want := range map[string]bool{
+		"127.0.0.1": true, "127.3.4.5": true, "localhost": true, "LOCALHOST": true, "::1": true, "[::1]": true,
+		"0.0.0.0": false, "::": false, "[::]": false, "10.0.0.1": false, "example.com": false,
+	} {
+		if got := gateway.IsLoopback(host); got != want {
+			t.Errorf("IsLoopback(%q) = %v, want %v", host, got, want)
+		}
+	}
+}
+
+func TestOpenNeedsBroker(t *testing.T) {
+	cfg := gateway.Config{Bind: "127.0.0.1:0", TokenPath: filepath.Join(t.TempDir(), "t"), Out: io.Discard}
+	err := (&gateway.Main{Config: cfg}).Open(context.Background())
+	if err == nil || err.Error() != gateway.MsgNoBroker {
+		t.Fatalf("no broker: %v", err)
+	}
+
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	down := "http://" + ln.Addr().String()
+	ln.Close()
+	cfg.BrokerURL, cfg.BrokerToken = down, "tok"
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	err = (&gateway.Main{Config: cfg}).Open(context.Background())
+	var se *gateway.SnapshotError
+	if !errors.As(err, &se) || err.Error() != "Auth broker returned no initial snapshot" {
+		t.Fatalf("broker down: %v", err)
+	}
+	if _, err := os.Stat(cfg.TokenPath); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a gateway that did not start created its token file: %v", err)
+	}
+
+	b := startBroker(t)
+	cfg.BrokerURL, cfg.BrokerToken = b.url, "not-the-token"
+	if err := (&gateway.Main{Config: cfg}).Open(context.Background()); !errors.As(err, &se) {
+		t.Fatalf("wrong broker token: %v", err)
+	}
+}
+
+func TestShutdownWithinGrace(t *testing.T) {
+	b := startBroker(t)
+	cfg := gatewayConfig(t, b)
+	cfg.ShutdownGrace = 300 * time.Millisecond
+	g := startGateway(t, cfg)
+
+	// A request whose headers never finish keeps its connection active, so
+	// the shutdown can only end by the grace bound.
+	conn, err := net.Dial("tcp", strings.TrimPrefix(g.m.URL(), "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte("GET /healthz HTTP/1.1\r\nHost: x\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	// An idle keep-alive connection must not hold it up either.
+	idle, err := net.Dial("tcp", strings.TrimPrefix(g.m.URL(), "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	idle.Write([]byte("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"))
+	if line, err := bufio.NewReader(idle).ReadString('\n'); err != nil || !strings.HasPrefix(line, "HTTP/1.1 200") {
+		t.Fatalf("keep-alive request: %q %v", line, err)
+	}
+	time.Sleep(50 * time.Millisecond) // let the server see the first bytes
+
+	// Not bounded by the grace, the shutdown would last until the 10 s
+	// header timeout closed the half-sent request; the bound leaves a
+	// loaded machine seconds of slack below that.
+	took := g.stop()
+	t.Logf("shutdown took %v with a %v grace", took, cfg.ShutdownGrace)
+	if took > cfg.ShutdownGrace+5*time.Second {
+		t.Fatalf("shutdown took %v with a %v grace", took, cfg.ShutdownGrace)
+	}
+}
+
+// The gateway relays the broker's usage history (for the usage page it
+// serves), keeping the broker's 400, and serves the page itself unauthenticated.
+func TestGatewayRelaysUsageHistory(t *testing.T) {
+	b := startBroker(t)
+	cfg := gatewayConfig(t, b)
+	g := startGateway(t, cfg)
+	raw, _ := os.ReadFile(cfg.TokenPath)
+	token := strings.TrimSpace(string(raw))
+	if code, body := get(t, g.m.URL()+"/v1/usage/history?days=2", token); code != 200 || !strings.HasPrefix(body, `{"generatedAt":`) || !strings.HasSuffix(body, `"entries":[]}`) {
+		t.Fatalf("history: %d %s", code, body)
+	}
+	if code, body := get(t, g.m.URL()+"/v1/usage/history?days=0", token); code != 400 || !strings.Contains(body, "days must be an integer from 1 to 400") {
+		t.Fatalf("bad days: %d %s", code, body)
+	}
+	if code, _ := get(t, g.m.URL()+"/v1/usage/history", ""); code != http.StatusUnauthorized {
+		t.Fatalf("history without a token: %d", code)
+	}
+	if code, body := get(t, g.m.URL()+"/usage", ""); code != 200 || !strings.Contains(body, "/v1/usage/history") {
+		t.Fatalf("page: %d", code)
+	}
+}
+
+// TestGatewayRestartsFromCacheWhileBrokerDown: with a snapshot cache
+// configured, a gateway restarted while its broker is unreachable starts
+// from the cache and serves the cached credentials; without one it
+// refuses to start (gateway.md §1.1).
+func TestGatewayRestartsFromCacheWhileBrokerDown(t *testing.T) {
+	b := startBroker(t)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	if _, err := b.client.Upload(ctx, "openai", vault.Credential{Type: vault.TypeAPIKey, Key: "sk-cached-gateway"}); err != nil {
+		t.Fatal(err)
+	}
+	target, _ := url.Parse(b.url)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var down atomic.Bool
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if down.Load() {
+			if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+				conn.Close() // unreachable: no answer at all
+			}
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+
+	cfg := gatewayConfig(t, b)
+	cfg.BrokerURL = front.URL
+	cfg.SnapshotCache = &remote.Cache{Path: filepath.Join(t.TempDir(), "cache", "auth-broker-snapshot.enc"),
+		Token: b.token, URL: front.URL, TTL: time.Hour}
+	g := startGateway(t, cfg)
+	if _, err := os.Stat(cfg.SnapshotCache.Path); err != nil {
+		t.Fatalf("the gateway's live boot wrote no cache: %v", err)
+	}
+	g.stop()
+
+	down.Store(true)
+	noCache := cfg
+	noCache.SnapshotCache = nil
+	var se *gateway.SnapshotError
+	if err := (&gateway.Main{Config: noCache}).Open(ctx); !errors.As(err, &se) {
+		t.Fatalf("restart without a cache while the broker is down: %v, want SnapshotError", err)
+	}
+	g = startGateway(t, cfg)
+	raw, _ := os.ReadFile(cfg.TokenPath)
+	code, body := get(t, g.m.URL()+"/v1/models", strings.TrimSpace(string(raw)))
+	if code != http.StatusOK || !strings.Contains(body, `"owned_by":"openai"`) {
+		t.Fatalf("/v1/models from the cache: %d %.300s", code, body)
+	}
+	if e, err := g.m.Store.List(ctx, "openai"); err != nil || len(e) != 1 || e[0].Credential.Key != "sk-cached-gateway" {
+		t.Fatalf("cached credentials: %+v %v", e, err)
+	}
+	if st := g.m.Store.Status(); st.Mode != remote.ModeCache && st.Mode != remote.ModeBackoff {
+		t.Fatalf("store status %+v, want serving the cache", st)
+	}
+}
+
+// anthropicHello is an Anthropic Messages stream answering "Hello".
+const anthropicHello = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-sonnet-4-5\",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n" +
+	"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" +
+	"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hello\"}}\n\n" +
+	"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
+	"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":1}}\n\n" +
+	"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+
+// A --no-auth gateway on loopback, as `omp auth-gateway serve --no-auth`
+// runs it: a web page's cross-origin POST (text/plain, no preflight) and a
+// rebound DNS name are refused before the upstream sees anything; local
+// JSON clients and the allow-listed host and origin are served.
+func TestNoAuthGatewayRefusesWebPages(t *testing.T) {
+	var upstreamCalls atomic.Int32
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		upstreamCalls.Add(1)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, anthropicHello)
+	}))
+	t.Cleanup(up.Close)
+	b := startBroker(t)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	if _, err := b.client.Upload(ctx, "anthropic", vault.Credential{Type: vault.TypeAPIKey, Key: "sk-ant-e2e"}); err != nil {
+		t.Fatalf("upload: %v", err)
+	}
+	cfg := gatewayConfig(t, b)
+	cfg.NoAuth = true
+	cfg.AllowedHosts, cfg.AllowedOrigins = []string{"gw.internal"}, []string{"http://app.internal"}
+	cfg.URLs = func(provider, kind string) string {
+		if kind == "baseUrl" {
+			return up.URL
+		}
+		return ""
+	}
+	g := startGateway(t, cfg)
+	port := g.m.URL()[strings.LastIndexByte(g.m.URL(), ':'):]
+
+	post := func(host string, header map[string]string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, g.m.URL()+"/v1/chat/completions",
+			strings.NewReader(`{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"hi"}]}`))
+		if host != "" {
+			req.Host = host
+		}
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	if code, body := post("", map[string]string{"Origin": "http://evil.example", "Content-Type": "text/plain"}); code != 403 || !strings.Contains(body, "Origin http://evil.example is not allowed") {
+		t.Errorf("cross-origin text/plain POST: %d %s", code, body)
+	}
+	if code, body := post("evil.example"+port, map[string]string{"Content-Type": "application/json"}); code != 403 || !strings.Contains(body, "Host evil.example"+port+" is not allowed") {
+		t.Errorf("rebound DNS name: %d %s", code, body)
+	}
+	if code, body := post("", map[string]string{"Content-Type": "text/plain"}); code != 415 {
+		t.Errorf("text/plain without Origin: %d %s", code, body)
+	}
+	if n := upstreamCalls.Load(); n != 0 {
+		t.Fatalf("the upstream got %d requests from refused callers", n)
+	}
+	for name, tc := range map[string]struct {
+		host   string
+		header map[string]string
+	}{
+		"SDK-style JSON":    {"", map[string]string{"Content-Type": "application/json", "Authorization": "Bearer ignored"}},
+		"allowed host":      {"gw.internal" + port, map[string]string{"Content-Type": "application/json"}},
+		"allowed origin":    {"", map[string]string{"Content-Type": "application/json", "Origin": "http://app.internal"}},
+		"localhost by name": {"localhost" + port, map[string]string{"Content-Type": "application/json"}},
+	} {
+		if code, body := post(tc.host, tc.header); code != 200 || !strings.Contains(body, "Hello") {
+			t.Errorf("%s: %d %s", name, code, body)
+		}
+	}
+	if n := upstreamCalls.Load(); n != 4 {
+		t.Errorf("the upstream got %d requests, want 4", n)
+	}
+}
