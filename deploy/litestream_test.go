@@ -15,14 +15,14 @@ import (
 
 	"github.com/ompgo/omp/internal/brokerd"
 	"github.com/ompgo/omp/pkg/vault"
-	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	brokerclient "github.com/ompgo/omp/pkg/vault/client"
 	"github.com/ompgo/omp/pkg/vault/seal"
 	"github.com/ompgo/omp/pkg/vault/sqlite"
 )
 
 // broker is a real brokerd.Main on 127.0.0.1:0 over a given vault.
 type broker struct {
-	client *brokerapi.Client
+	client *brokerclient.Client
 	stop   func()
 }
 
@@ -47,7 +47,7 @@ func startBroker(t *testing.T, dbPath, keyPath, tokenPath string) *broker {
 	done := make(chan error, 1)
 	go func() { done <- m.Run(runCtx) }()
 	stopped := false
-	b := &broker{client: brokerapi.NewClient(m.URL(), strings.TrimSpace(string(tok)), nil)}
+	b := &broker{client: brokerclient.New(m.URL(), strings.TrimSpace(string(tok)), nil)}
 	b.stop = func() {
 		if stopped {
 			return

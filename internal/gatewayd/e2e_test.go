@@ -24,7 +24,7 @@ import (
 	"github.com/ompgo/omp/internal/brokerd"
 	"github.com/ompgo/omp/internal/gatewayd"
 	"github.com/ompgo/omp/pkg/vault"
-	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	brokerclient "github.com/ompgo/omp/pkg/vault/client"
 	"github.com/ompgo/omp/pkg/vault/remote"
 )
 
@@ -33,7 +33,7 @@ const waitLong = 5 * time.Second
 // broker is the real broker wiring on 127.0.0.1:0 in a temp dir.
 type broker struct {
 	url, token string
-	client     *brokerapi.Client
+	client     *brokerclient.Client
 }
 
 func startBroker(t *testing.T) *broker {
@@ -67,7 +67,7 @@ func startBroker(t *testing.T) *broker {
 		m.Close()
 	})
 	tok := strings.TrimSpace(string(raw))
-	return &broker{url: m.URL(), token: tok, client: brokerapi.NewClient(m.URL(), tok, nil)}
+	return &broker{url: m.URL(), token: tok, client: brokerclient.New(m.URL(), tok, nil)}
 }
 
 // gateway is one running gatewayd.Main.

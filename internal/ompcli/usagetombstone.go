@@ -6,11 +6,11 @@ import (
 	"sync"
 
 	"github.com/ompgo/omp/pkg/vault"
-	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	"github.com/ompgo/omp/pkg/vault/api"
 )
 
 // tombstone is a disabled credential as the broker lists it (fleet.md §8.4).
-type tombstone = brokerapi.DisabledCredential
+type tombstone = api.DisabledCredential
 
 // actionable keeps the tombstones worth a line (fleet.md §9): OAuth rows
 // torn down automatically, not replaced or deleted by the user, and with

@@ -38,7 +38,7 @@
 // pkg/vault/remote/r3labs_test.go shows its client failing on a real-size
 // broker snapshot, not reconnecting after a clean end of stream and
 // retrying for 15 minutes after its context is cancelled; the remote store
-// reads the stream through brokerapi.Client.Stream (this Reader) with its
+// reads the stream through brokerclient.Client.Stream (this Reader) with its
 // own reconnect loop (docs/architecture.md). For provider streams and the
 // broker stream (read from its v2.10.0 source, event.go and client.go):
 //
