@@ -1,9 +1,9 @@
 // Package sse is the one Server-Sent Events reader and writer of the
 // module; every caller uses it rather than framing events itself. The
 // provider adapters under pkg/llm read upstream streams with it, the
-// broker serves GET /v1/snapshot/stream with it (pkg/vault/brokerapi
+// broker serves GET /v1/snapshot/stream with it (pkg/vault/server
 // Server) and the broker client reads that stream with it
-// (pkg/vault/brokerapi Client.Stream).
+// (pkg/vault/client Client.Stream).
 //
 // # Reader
 //

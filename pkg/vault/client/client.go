@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/ompgo/omp/pkg/vault/api"
 	"io"
 	"log/slog"
 	"net/http"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ompgo/omp/pkg/vault"
+	"github.com/ompgo/omp/pkg/vault/api"
 )
 
 // Client timeouts.
@@ -248,7 +248,7 @@ func decodeBody[T any](r *response, fn func(json.RawMessage) (T, error)) (T, err
 
 // Healthz calls GET /v1/healthz (no bearer).
 func (c *Client) Healthz(ctx context.Context) (api.Health, error) {
-	r, err := c.do(ctx, http.MethodGet, "/v1/healthz", reqOpts{})
+	r, err := c.do(ctx, http.MethodGet, api.PathHealthz, reqOpts{})
 	if err != nil {
 		return api.Health{}, err
 	}
@@ -271,7 +271,7 @@ type SnapshotResult struct {
 // If-None-Match: "<gen>"; with wait > 0 it long-polls (?wait=<ms>) with an
 // attempt timeout of max(Timeout, wait+1s).
 func (c *Client) Snapshot(ctx context.Context, ifGenerationGt *int64, wait time.Duration) (SnapshotResult, error) {
-	path := "/v1/snapshot"
+	path := api.PathSnapshot
 	o := reqOpts{auth: true, header: map[string]string{api.CapabilitiesHeader: Capabilities}}
 	if wait > 0 {
 		path += "?wait=" + strconv.FormatInt(wait.Milliseconds(), 10)
@@ -309,7 +309,7 @@ func (c *Client) Snapshot(ctx context.Context, ifGenerationGt *int64, wait time.
 
 // Usage fetches GET /v1/usage with UsageTimeout per attempt.
 func (c *Client) Usage(ctx context.Context) (api.Usage, error) {
-	r, err := c.do(ctx, http.MethodGet, "/v1/usage", reqOpts{auth: true, timeout: c.UsageTimeout})
+	r, err := c.do(ctx, http.MethodGet, api.PathUsage, reqOpts{auth: true, timeout: c.UsageTimeout})
 	if err != nil {
 		return api.Usage{}, err
 	}
@@ -332,7 +332,7 @@ func (c *Client) UsageHistory(ctx context.Context, sinceMs int64, provider strin
 // A 400 (bad days) is an *Error whose Err is a vault EINVALID error with
 // the broker's message.
 func (c *Client) UsageHistoryQuery(ctx context.Context, q url.Values) (api.History, error) {
-	path := "/v1/usage/history"
+	path := api.PathUsageHistory
 	if len(q) > 0 {
 		path += "?" + q.Encode()
 	}
@@ -346,7 +346,7 @@ func (c *Client) UsageHistoryQuery(ctx context.Context, q url.Values) (api.Histo
 // Refresh asks the broker to refresh credential id now and returns the
 // refreshed entry (RotatesInMs nil).
 func (c *Client) Refresh(ctx context.Context, id int64) (vault.Entry, error) {
-	r, err := c.do(ctx, http.MethodPost, "/v1/credential/"+strconv.FormatInt(id, 10)+"/refresh", reqOpts{auth: true})
+	r, err := c.do(ctx, http.MethodPost, api.CredentialPath(id, api.ActionRefresh), reqOpts{auth: true})
 	if err != nil {
 		return vault.Entry{}, err
 	}
@@ -355,7 +355,7 @@ func (c *Client) Refresh(ctx context.Context, id int64) (vault.Entry, error) {
 
 // Disable soft-deletes credential id with cause ("" → the broker's default).
 func (c *Client) Disable(ctx context.Context, id int64, cause string) error {
-	r, err := c.do(ctx, http.MethodPost, "/v1/credential/"+strconv.FormatInt(id, 10)+"/disable",
+	r, err := c.do(ctx, http.MethodPost, api.CredentialPath(id, api.ActionDisable),
 		reqOpts{auth: true, body: map[string]string{"cause": cause}})
 	if err != nil {
 		return err
@@ -373,7 +373,7 @@ func (c *Client) Upload(ctx context.Context, provider string, cred vault.Credent
 		Provider   string           `json:"provider"`
 		Credential vault.Credential `json:"credential"`
 	}
-	r, err := c.do(ctx, http.MethodPost, "/v1/credential", reqOpts{auth: true, body: body{provider, cred}})
+	r, err := c.do(ctx, http.MethodPost, api.PathCredential, reqOpts{auth: true, body: body{provider, cred}})
 	var he *Error
 	if err != nil && cred.HasExtensions() && errors.As(err, &he) && he.Status == http.StatusBadRequest {
 		log := c.Logger
@@ -381,7 +381,7 @@ func (c *Client) Upload(ctx context.Context, provider string, cred vault.Credent
 			log = slog.Default()
 		}
 		log.Warn("auth-broker rejected extended credential fields; uploaded without them", "provider", provider)
-		r, err = c.do(ctx, http.MethodPost, "/v1/credential", reqOpts{auth: true, body: body{provider, cred.Base()}})
+		r, err = c.do(ctx, http.MethodPost, api.PathCredential, reqOpts{auth: true, body: body{provider, cred.Base()}})
 	}
 	if err != nil {
 		return nil, err
@@ -390,4 +390,4 @@ func (c *Client) Upload(ctx context.Context, provider string, cred vault.Credent
 }
 
 // streamURL is the stream endpoint.
-func (c *Client) streamURL() string { return c.base + "/v1/snapshot/stream" }
+func (c *Client) streamURL() string { return c.base + api.PathSnapshotStream }

@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/ompgo/omp/pkg/vault"
-	"github.com/ompgo/omp/pkg/vault/api"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
+
+	"github.com/ompgo/omp/pkg/vault"
+	"github.com/ompgo/omp/pkg/vault/api"
 )
 
 // PostBlock publishes block b of credential id (POST
@@ -18,13 +19,13 @@ import (
 func (c *Client) PostBlock(ctx context.Context, id int64, b vault.CredentialBlock) error {
 	w := api.WireBlock(b)
 	w.UpdatedAtMs = 0
-	return c.postOK(ctx, http.MethodPost, "/v1/credential/"+strconv.FormatInt(id, 10)+"/block", w)
+	return c.postOK(ctx, http.MethodPost, api.CredentialPath(id, api.ActionBlock), w)
 }
 
 // ClearBlocks lifts every block of credential id (DELETE
 // /v1/credential/:id/blocks).
 func (c *Client) ClearBlocks(ctx context.Context, id int64) error {
-	return c.postOK(ctx, http.MethodDelete, "/v1/credential/"+strconv.FormatInt(id, 10)+"/blocks", nil)
+	return c.postOK(ctx, http.MethodDelete, api.CredentialPath(id, api.ActionBlocks), nil)
 }
 
 // MarkUsageStale expires the broker's cached usage reports (POST
@@ -35,7 +36,7 @@ func (c *Client) MarkUsageStale(ctx context.Context, provider string) error {
 	if provider != "" {
 		body = map[string]string{"provider": provider}
 	}
-	return c.postOK(ctx, http.MethodPost, "/v1/usage/stale", body)
+	return c.postOK(ctx, http.MethodPost, api.PathUsageStale, body)
 }
 
 // PostObserved sends one client's batched token burn (POST
@@ -52,7 +53,7 @@ func (c *Client) PostObserved(ctx context.Context, r api.ClientUsageReport) erro
 			r.Entries[i].CredentialID = 0
 		}
 	}
-	return c.postOK(ctx, http.MethodPost, "/v1/usage/observed", r)
+	return c.postOK(ctx, http.MethodPost, api.PathUsageObserved, r)
 }
 
 // UsageClients fetches GET /v1/usage/clients?sinceMs=<sinceMs>, asking for
@@ -60,7 +61,7 @@ func (c *Client) PostObserved(ctx context.Context, r api.ClientUsageReport) erro
 // header and answers per (app, provider)). A broker older than 17.1.2
 // answers 404: an *Error with Status 404.
 func (c *Client) UsageClients(ctx context.Context, sinceMs int64) (api.UsageClients, error) {
-	r, err := c.do(ctx, http.MethodGet, "/v1/usage/clients?sinceMs="+strconv.FormatInt(sinceMs, 10),
+	r, err := c.do(ctx, http.MethodGet, api.PathUsageClients+"?sinceMs="+strconv.FormatInt(sinceMs, 10),
 		reqOpts{auth: true, header: map[string]string{api.CapabilitiesHeader: api.ObservedCredentialIDs}})
 	if err != nil {
 		return api.UsageClients{}, err
@@ -92,7 +93,7 @@ func (c *Client) postOK(ctx context.Context, method, path string, body any) erro
 // DisabledCredentials fetches GET /v1/credentials/disabled[?provider=]. A
 // broker older than 17.1.4 answers 404: that is an empty list, not an error.
 func (c *Client) DisabledCredentials(ctx context.Context, provider string) ([]api.DisabledCredential, error) {
-	path := "/v1/credentials/disabled"
+	path := api.PathDisabled
 	if provider != "" {
 		path += "?provider=" + url.QueryEscape(provider)
 	}

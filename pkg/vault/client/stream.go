@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/ompgo/omp/pkg/vault/api"
 	"io"
 	"iter"
 	"net/http"
 	"strings"
 
 	"github.com/ompgo/omp/internal/sse"
+	"github.com/ompgo/omp/pkg/vault/api"
 )
 
 // Stream is an open GET /v1/snapshot/stream connection. Next returns its

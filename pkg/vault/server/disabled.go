@@ -2,11 +2,11 @@ package server
 
 import (
 	"context"
-	"github.com/ompgo/omp/pkg/vault/api"
 	"net/http"
 
 	"github.com/ompgo/omp/internal/httpx"
 	"github.com/ompgo/omp/pkg/vault"
+	"github.com/ompgo/omp/pkg/vault/api"
 )
 
 // DisabledSource lists soft-deleted credentials for GET

@@ -2,13 +2,13 @@ package server
 
 import (
 	"context"
-	"github.com/ompgo/omp/pkg/vault/api"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/ompgo/omp/internal/httpx"
 	"github.com/ompgo/omp/pkg/vault"
+	"github.com/ompgo/omp/pkg/vault/api"
 )
 
 // Fleet routes: shared credential blocks, usage

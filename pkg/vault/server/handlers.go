@@ -2,7 +2,6 @@ package server
 
 import (
 	"errors"
-	"github.com/ompgo/omp/pkg/vault/api"
 	"net/http"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/ompgo/omp/internal/httpx"
 	"github.com/ompgo/omp/pkg/vault"
+	"github.com/ompgo/omp/pkg/vault/api"
 )
 
 // healthz answers the reference body {"ok":true,"version":…}; while refresh

@@ -14,6 +14,7 @@ import (
 	"github.com/ompgo/omp/internal/httpx"
 	"github.com/ompgo/omp/internal/usagepage"
 	"github.com/ompgo/omp/pkg/vault"
+	"github.com/ompgo/omp/pkg/vault/api"
 )
 
 // Defaults of the Server fields.
@@ -235,32 +236,35 @@ func (s *Server) routes() http.Handler {
 	r.Use(s.authenticate)
 	a := s.adapter
 	// Answered before the bearer check (authenticate).
-	r.Method(http.MethodGet, "/v1/healthz", a.Handler(s.healthz))
-	r.Method(http.MethodGet, "/usage", usagepage.Handler())
+	r.Method(http.MethodGet, api.PathHealthz, a.Handler(s.healthz))
+	r.Method(http.MethodGet, api.PathUsagePage, usagepage.Handler())
 	// Authenticated; authorize (auth.go) decides per route and scope.
 	route := func(method, pattern string, h http.Handler) {
 		r.Method(method, pattern, s.authorize(method+" "+pattern, h))
 	}
-	route(http.MethodGet, "/v1/snapshot/stream", a.Handler(s.stream))
-	route(http.MethodGet, "/v1/snapshot", a.Handler(s.snapshot))
-	route(http.MethodGet, "/v1/usage", a.Handler(s.usage))
-	route(http.MethodGet, "/v1/usage/history", a.Handler(s.usageHistory))
-	route(http.MethodGet, "/v1/credentials/disabled", a.Handler(s.disabled))
-	route(http.MethodPost, "/v1/credential/{id:[0-9]+}/refresh", a.Handler(s.refresh))
-	route(http.MethodPost, "/v1/credential/{id:[0-9]+}/disable", a.Handler(s.disable))
-	route(http.MethodPost, "/v1/credential/{id:[0-9]+}/block", a.Handler(s.postBlock))
-	route(http.MethodDelete, "/v1/credential/{id:[0-9]+}/blocks", a.Handler(s.deleteBlocks))
-	route(http.MethodPost, "/v1/usage/stale", a.Handler(s.usageStale))
-	route(http.MethodPost, "/v1/usage/observed", a.Handler(s.usageObserved))
-	route(http.MethodGet, "/v1/usage/clients", a.Handler(s.usageClients))
-	route(http.MethodPost, "/v1/credential", a.Handler(s.upload))
+	route(http.MethodGet, api.PathSnapshotStream, a.Handler(s.stream))
+	route(http.MethodGet, api.PathSnapshot, a.Handler(s.snapshot))
+	route(http.MethodGet, api.PathUsage, a.Handler(s.usage))
+	route(http.MethodGet, api.PathUsageHistory, a.Handler(s.usageHistory))
+	route(http.MethodGet, api.PathDisabled, a.Handler(s.disabled))
+	route(http.MethodPost, credentialRoute(api.ActionRefresh), a.Handler(s.refresh))
+	route(http.MethodPost, credentialRoute(api.ActionDisable), a.Handler(s.disable))
+	route(http.MethodPost, credentialRoute(api.ActionBlock), a.Handler(s.postBlock))
+	route(http.MethodDelete, credentialRoute(api.ActionBlocks), a.Handler(s.deleteBlocks))
+	route(http.MethodPost, api.PathUsageStale, a.Handler(s.usageStale))
+	route(http.MethodPost, api.PathUsageObserved, a.Handler(s.usageObserved))
+	route(http.MethodGet, api.PathUsageClients, a.Handler(s.usageClients))
+	route(http.MethodPost, api.PathCredential, a.Handler(s.upload))
 	if s.Metrics != nil {
-		route(http.MethodGet, "/metrics", s.Metrics.Handler())
+		route(http.MethodGet, api.PathMetrics, s.Metrics.Handler())
 	}
 	r.NotFound(noRoute)
 	r.MethodNotAllowed(noRoute)
 	return r
 }
+
+// credentialRoute is the route pattern of action on one credential.
+func credentialRoute(action string) string { return api.PathCredential + "/{id:[0-9]+}/" + action }
 
 // noRoute is the answer for every unknown method/path (after auth).
 func noRoute(w http.ResponseWriter, r *http.Request) {
@@ -297,7 +301,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 // refused request.
 func (s *Server) admit(w http.ResponseWriter, r *http.Request) (*http.Request, func()) {
 	if r.Method == http.MethodGet {
-		if p := r.URL.EscapedPath(); p == "/v1/healthz" || p == usagepage.Path {
+		if p := r.URL.EscapedPath(); p == api.PathHealthz || p == usagepage.Path {
 			return r, nil
 		}
 	}

@@ -1,6 +1,6 @@
 // Package brokermetrics is the broker's Prometheus instrumentation, a
 // server.Observer. Only the broker host links it (with Prometheus and
-// protobuf); brokerapi itself stays free of both for its clients.
+// protobuf); the server, its client and the wire types stay free of both.
 package brokermetrics
 
 import (
