@@ -34,7 +34,7 @@ func decodeObject(raw json.RawMessage, allowed ...string) (map[string]json.RawMe
 	return m, nil
 }
 
-// decodeDisable decodes {"cause"?: string}; an absent cause is "".
+// DecodeDisable decodes the body of POST /v1/credential/<id>/disable, {"cause"?: string}; an absent cause is "".
 func DecodeDisable(raw json.RawMessage) (string, error) {
 	m, err := decodeObject(raw, "cause")
 	if err != nil {
@@ -51,7 +51,7 @@ func DecodeDisable(raw json.RawMessage) (string, error) {
 	return cause, nil
 }
 
-// decodeUpload decodes {"provider": string (min 1), "credential":
+// DecodeUpload decodes the POST /v1/credential body, {"provider": string (min 1), "credential":
 // WritableCredential}.
 func DecodeUpload(raw json.RawMessage) (string, vault.Credential, error) {
 	m, err := decodeObject(raw, "provider", "credential")

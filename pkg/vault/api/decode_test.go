@@ -22,7 +22,7 @@ func TestParseGenerationTag(t *testing.T) {
 	for _, tt := range tests {
 		got, ok := api.ParseGenerationTag(tt.in)
 		if got != tt.want || ok != tt.ok {
-			t.Errorf("parseGenerationTag(%q) = %d %v, want %d %v", tt.in, got, ok, tt.want, tt.ok)
+			t.Errorf("ParseGenerationTag(%q) = %d %v, want %d %v", tt.in, got, ok, tt.want, tt.ok)
 		}
 	}
 }

@@ -121,7 +121,7 @@ func truncInt(f float64) int64 {
 	return int64(f)
 }
 
-// decodeBlock decodes a strict CredentialBlock and applies the length
+// DecodeBlock decodes a strict CredentialBlock and applies the length
 // bounds vault.MaxBlockProviderKeyLen and vault.MaxBlockScopeLen;
 // updatedAtMs is accepted and ignored.
 func DecodeBlock(raw json.RawMessage) (vault.CredentialBlock, error) {
@@ -160,7 +160,7 @@ func DecodeBlock(raw json.RawMessage) (vault.CredentialBlock, error) {
 var observedEntryKeys = []string{"at", "provider", "model", "requests", "inputTokens", "outputTokens",
 	"cacheReadTokens", "cacheWriteTokens", "costUsd"}
 
-// decodeClientUsage decodes a strict ClientUsageReport.
+// DecodeClientUsage decodes a strict ClientUsageReport.
 // More than vault.MaxObservedEntries entries is a 400;
 // normalisation is vault.NormalizeClientUsage's job.
 func DecodeClientUsage(raw json.RawMessage) (vault.ClientUsageReport, error) {

@@ -14,7 +14,7 @@ import (
 // body in one pass without reflection or intermediate maps. Anything else —
 // an escape sequence, a missing, repeated or extra key, a wrong kind,
 // invalid JSON — makes it give up (ok false), and the handler runs the
-// full schema path (JSON syntax check, decodeClientUsage) that words the
+// full schema path (JSON syntax check, DecodeClientUsage) that words the
 // exact 400 texts and tolerates extra entry keys. So the fast path accepts
 // a subset of valid JSON and, where it accepts, yields exactly what the
 // schema path yields (FuzzFastClientUsage checks both).
@@ -234,7 +234,7 @@ func (p *usageParser) entry() (vault.ObservedUsage, bool) {
 	}
 }
 
-// fastClientUsage parses raw as a common ClientUsageReport; ok false sends
+// FastClientUsage parses raw as a common ClientUsageReport; ok false sends
 // the caller to the schema path.
 func FastClientUsage(raw []byte) (r vault.ClientUsageReport, ok bool) {
 	p := usageParser{b: raw}

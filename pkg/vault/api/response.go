@@ -11,7 +11,7 @@ import (
 	"github.com/ompgo/omp/pkg/vault"
 )
 
-// Lenient response decoders of the client: unknown keys are ignored,
+// Lenient answer decoders, as the client reads the broker: unknown keys are ignored,
 // required keys and their JSON types are checked. Errors name the key path,
 // never a value.
 
@@ -81,6 +81,7 @@ func (f fields) boolean(k, path string) (bool, error) {
 	return b, nil
 }
 
+// DecodeHealth decodes the GET /v1/healthz answer.
 func DecodeHealth(raw json.RawMessage) (Health, error) {
 	f, err := object(raw, "healthz")
 	if err != nil {
@@ -98,6 +99,7 @@ func DecodeHealth(raw json.RawMessage) (Health, error) {
 	return h, nil
 }
 
+// DecodeOK decodes the {"ok": true} answer of the write routes.
 func DecodeOK(raw json.RawMessage) (bool, error) {
 	f, err := object(raw, "response")
 	if err != nil {
@@ -286,6 +288,8 @@ func DecodeSnapshot(raw json.RawMessage) (vault.Snapshot, error) {
 	return decodeSnapshotFields(f, "snapshot")
 }
 
+// DecodeRefresh decodes the POST /v1/credential/<id>/refresh answer, its
+// entry without rotatesInMs.
 func DecodeRefresh(raw json.RawMessage) (vault.Entry, error) {
 	f, err := object(raw, "response")
 	if err != nil {
@@ -294,6 +298,8 @@ func DecodeRefresh(raw json.RawMessage) (vault.Entry, error) {
 	return decodeEntry(f["entry"], "response.entry", false)
 }
 
+// DecodeEntries decodes the POST /v1/credential answer: the provider's
+// active entries after the upload.
 func DecodeEntries(raw json.RawMessage) ([]vault.Entry, error) {
 	f, err := object(raw, "response")
 	if err != nil {
@@ -302,6 +308,7 @@ func DecodeEntries(raw json.RawMessage) ([]vault.Entry, error) {
 	return decodeEntryList(f["entries"], "response.entries", false)
 }
 
+// DecodeUsage decodes the GET /v1/usage answer.
 func DecodeUsage(raw json.RawMessage) (Usage, error) {
 	f, err := object(raw, "usage")
 	if err != nil {
@@ -332,6 +339,7 @@ func DecodeUsage(raw json.RawMessage) (Usage, error) {
 	return u, nil
 }
 
+// DecodeHistory decodes the GET /v1/usage/history answer.
 func DecodeHistory(raw json.RawMessage) (History, error) {
 	f, err := object(raw, "history")
 	if err != nil {
@@ -393,6 +401,7 @@ type Event struct {
 	Raw []byte
 }
 
+// DecodeEvent decodes one data payload of the snapshot stream.
 func DecodeEvent(raw json.RawMessage) (Event, error) {
 	f, err := object(raw, "event")
 	if err != nil {

@@ -19,8 +19,9 @@
 //
 // Handlers return errors; errors.go classifies them for httpx.Adapter with
 // the vault code → status table of api.Status. Bodies are always
-// {"error": "<string>"}. A *vault.Error with a message is shown as is; EUNAVAILABLE (the vault refusing writes: "vault
-// storage is full", "vault is read-only") is a 503 with Retry-After:
+// {"error": "<string>"}. A *vault.Error with a message is shown as is;
+// EUNAVAILABLE (the vault refusing writes: "vault storage is full", "vault
+// is read-only") is a 503 with Retry-After:
 // api.UnavailableRetryAfter (30 s). Anything else (a non-*vault.Error, or one
 // without a message) is unexpected: 500 "internal error (request id <id>)",
 // header X-Request-Id: <id>, and the "auth-broker handler crashed" log line
