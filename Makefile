@@ -65,7 +65,7 @@ interop-refgateway-block: build interop-install ## a reference 18.1.21 gateway o
 	scripts/interop-refgateway-block.sh $(REFERENCE_DIR) $(BIN)
 
 fleet-bound: ## storage bound at full size: 100 000 observed entries from 50 install ids and 10 000 block posts, pruned per round, and one install id posting 30 000 new series in a day; prints vault size, rows and memory
-	OMP_FLEET_BOUND_FULL=1 $(GO) test -count=1 -timeout 10m -run '^(TestFleetStorageStaysBounded|TestObservedOneInstallStaysBounded)$$' -v ./pkg/vault/brokerapi/
+	OMP_FLEET_BOUND_FULL=1 $(GO) test -count=1 -timeout 10m -run '^(TestFleetStorageStaysBounded|TestObservedOneInstallStaysBounded)$$' -v ./pkg/vault/server/
 
 clean: ## remove build output and make-run state
 	rm -rf $(BIN) $(RUN_HOME)

@@ -15,14 +15,14 @@ import (
 
 	"github.com/ompgo/omp/internal/broker"
 	"github.com/ompgo/omp/pkg/vault"
-	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	brokerclient "github.com/ompgo/omp/pkg/vault/client"
 	"github.com/ompgo/omp/pkg/vault/seal"
 	"github.com/ompgo/omp/pkg/vault/sqlite"
 )
 
 // runningBroker is a real broker.Main on 127.0.0.1:0 over a given vault.
 type runningBroker struct {
-	client *brokerapi.Client
+	client *brokerclient.Client
 	stop   func()
 }
 
@@ -47,7 +47,7 @@ func startBroker(t *testing.T, dbPath, keyPath, tokenPath string) *runningBroker
 	done := make(chan error, 1)
 	go func() { done <- m.Run(runCtx) }()
 	stopped := false
-	b := &runningBroker{client: brokerapi.NewClient(m.URL(), strings.TrimSpace(string(tok)), nil)}
+	b := &runningBroker{client: brokerclient.New(m.URL(), strings.TrimSpace(string(tok)), nil)}
 	b.stop = func() {
 		if stopped {
 			return

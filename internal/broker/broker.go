@@ -20,11 +20,11 @@ import (
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/internal/httpx"
 	"github.com/ompgo/omp/pkg/vault"
-	"github.com/ompgo/omp/pkg/vault/brokerapi"
-	"github.com/ompgo/omp/pkg/vault/brokerapi/brokermetrics"
 	"github.com/ompgo/omp/pkg/vault/oauth"
 	"github.com/ompgo/omp/pkg/vault/refresh"
 	"github.com/ompgo/omp/pkg/vault/seal"
+	"github.com/ompgo/omp/pkg/vault/server"
+	"github.com/ompgo/omp/pkg/vault/server/brokermetrics"
 	"github.com/ompgo/omp/pkg/vault/sqlite"
 	"github.com/ompgo/omp/pkg/vault/usage"
 )
@@ -94,7 +94,7 @@ type Main struct {
 	Keeper    *refresh.Keeper
 	Refresher *refresh.Refresher
 	Usage     *usage.Service
-	API       *brokerapi.Server
+	API       *server.Server
 
 	ln      net.Listener
 	url     string
@@ -176,7 +176,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 			c.Logger.Info("auth-broker vault moved beside the reference store", "from", c.LegacyDBPath, "to", c.DBPath)
 		}
 	}
-	api := &brokerapi.Server{Version: c.Version, Logger: c.Logger, KeepAlive: c.KeepAlive, PollInterval: c.PollInterval}
+	api := &server.Server{Version: c.Version, Logger: c.Logger, KeepAlive: c.KeepAlive, PollInterval: c.PollInterval}
 	m.Store, err = sqlite.Open(ctx, c.DBPath, kr, sqlite.Options{
 		Logger:        c.Logger,
 		OnChange:      func() { api.Notify() },

@@ -17,7 +17,8 @@ import (
 	"github.com/ompgo/omp/internal/syncbuf"
 
 	"github.com/ompgo/omp/internal/broker"
-	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	"github.com/ompgo/omp/pkg/vault/api"
+	brokerclient "github.com/ompgo/omp/pkg/vault/client"
 )
 
 // Timings of the broker under test: short enough that the whole file runs
@@ -56,7 +57,7 @@ type runningBroker struct {
 	m      *broker.Main
 	url    string
 	token  string
-	client *brokerapi.Client
+	client *brokerclient.Client
 	stop   func() // cancel Run, wait for it, Close; idempotent
 }
 
@@ -115,7 +116,7 @@ func (h *harness) startWith(t *testing.T, tune func(*broker.Config)) *runningBro
 	runCtx, stopRun := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- m.Run(runCtx) }()
-	b := &runningBroker{m: m, url: m.URL(), token: token, client: brokerapi.NewClient(m.URL(), token, nil)}
+	b := &runningBroker{m: m, url: m.URL(), token: token, client: brokerclient.New(m.URL(), token, nil)}
 	b.stop = sync.OnceFunc(func() {
 		stopRun()
 		select {
@@ -173,7 +174,7 @@ func (b *runningBroker) bearer() string { return "Bearer " + b.token }
 
 // pumped is one result of Stream.Next.
 type pumped struct {
-	ev  brokerapi.Event
+	ev  api.Event
 	err error
 }
 
@@ -184,7 +185,7 @@ type eventPump struct {
 	close func()
 }
 
-// openStream opens GET /v1/snapshot/stream through brokerapi.Client.
+// openStream opens GET /v1/snapshot/stream through brokerclient.Client.
 func (b *runningBroker) openStream(t *testing.T) *eventPump {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -223,7 +224,7 @@ func (b *runningBroker) openStream(t *testing.T) *eventPump {
 }
 
 // next returns the next stream event or fails after timeout.
-func (p *eventPump) next(t *testing.T, timeout time.Duration) brokerapi.Event {
+func (p *eventPump) next(t *testing.T, timeout time.Duration) api.Event {
 	t.Helper()
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
@@ -236,11 +237,11 @@ func (p *eventPump) next(t *testing.T, timeout time.Duration) brokerapi.Event {
 	case <-timer.C:
 		t.Fatalf("no stream event within %v", timeout)
 	}
-	return brokerapi.Event{}
+	return api.Event{}
 }
 
 // waitFor skips events until one satisfies pred, failing after timeout.
-func (p *eventPump) waitFor(t *testing.T, timeout time.Duration, what string, pred func(brokerapi.Event) bool) brokerapi.Event {
+func (p *eventPump) waitFor(t *testing.T, timeout time.Duration, what string, pred func(api.Event) bool) api.Event {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {

@@ -13,7 +13,8 @@ import (
 	"time"
 
 	"github.com/ompgo/omp/pkg/vault"
-	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	"github.com/ompgo/omp/pkg/vault/api"
+	brokerclient "github.com/ompgo/omp/pkg/vault/client"
 )
 
 // Secrets uploaded by the lifecycle test (the fake issues the others).
@@ -40,7 +41,7 @@ func entryByID(entries []vault.Entry, id int64) (vault.Entry, bool) {
 	return vault.Entry{}, false
 }
 
-func snapshotOf(t *testing.T, ctx context.Context, c *brokerapi.Client) *vault.Snapshot {
+func snapshotOf(t *testing.T, ctx context.Context, c *brokerclient.Client) *vault.Snapshot {
 	t.Helper()
 	res, err := c.Snapshot(ctx, nil, 0)
 	if err != nil {
@@ -85,7 +86,7 @@ func TestE2ECredentialLifecycle(t *testing.T) {
 
 	var (
 		idA, idB   int64
-		firstEntry brokerapi.Event
+		firstEntry api.Event
 		uploadedAt time.Time
 		accessNow  string // A's current access token
 		refreshed  int    // POST /v1/credential/{id}/refresh answered 200
@@ -93,7 +94,7 @@ func TestE2ECredentialLifecycle(t *testing.T) {
 
 	step("stream delivers the snapshot then the uploaded entry", func(t *testing.T) {
 		ev := stream.next(t, waitLong)
-		if ev.Kind != brokerapi.KindSnapshot || ev.Snapshot == nil || len(ev.Snapshot.Credentials) != 0 {
+		if ev.Kind != api.KindSnapshot || ev.Snapshot == nil || len(ev.Snapshot.Credentials) != 0 {
 			t.Fatalf("first frame = %+v, want an empty snapshot", ev)
 		}
 		if r := ev.Refresher; !r.Enabled || r.IntervalMs != testRefreshInterval.Milliseconds() || r.SkewMs != 300_000 {
@@ -113,7 +114,7 @@ func TestE2ECredentialLifecycle(t *testing.T) {
 		idA = entries[0].ID
 
 		firstEntry = stream.next(t, waitLong)
-		if firstEntry.Kind != brokerapi.KindEntry || firstEntry.Entry == nil || firstEntry.Entry.ID != idA {
+		if firstEntry.Kind != api.KindEntry || firstEntry.Entry == nil || firstEntry.Entry.ID != idA {
 			t.Fatalf("frame after the snapshot = %+v, want an entry for id %d", firstEntry, idA)
 		}
 		if firstEntry.Generation <= g0 {
@@ -133,8 +134,8 @@ func TestE2ECredentialLifecycle(t *testing.T) {
 	step("background sweep rotates the token exactly once", func(t *testing.T) {
 		ev := firstEntry // the upload and the rotation may share one frame
 		if ev.Entry.Credential.Access == accessA0 {
-			ev = stream.waitFor(t, waitLong, "with A's rotated token", func(e brokerapi.Event) bool {
-				return e.Kind == brokerapi.KindEntry && e.Entry.ID == idA && e.Entry.Credential.Access != accessA0
+			ev = stream.waitFor(t, waitLong, "with A's rotated token", func(e api.Event) bool {
+				return e.Kind == api.KindEntry && e.Entry.ID == idA && e.Entry.Credential.Access != accessA0
 			})
 		}
 		calls := h.up.tokenCalls()
@@ -250,8 +251,8 @@ func TestE2ECredentialLifecycle(t *testing.T) {
 				idB = e.ID
 			}
 		}
-		stream.waitFor(t, waitLong, "entry for B", func(e brokerapi.Event) bool {
-			return e.Kind == brokerapi.KindEntry && e.Entry.ID == idB
+		stream.waitFor(t, waitLong, "entry for B", func(e api.Event) bool {
+			return e.Kind == api.KindEntry && e.Entry.ID == idB
 		})
 		select {
 		case <-h.up.arrived:
@@ -259,8 +260,8 @@ func TestE2ECredentialLifecycle(t *testing.T) {
 			t.Fatal("the sweep sent no token request for B")
 		}
 		release()
-		ev := stream.waitFor(t, waitLong, "removed for B", func(e brokerapi.Event) bool {
-			return e.Kind == brokerapi.KindRemoved && e.ID == idB
+		ev := stream.waitFor(t, waitLong, "removed for B", func(e api.Event) bool {
+			return e.Kind == api.KindRemoved && e.ID == idB
 		})
 		if ev.Entry != nil {
 			t.Errorf("removed frame carries an entry: %+v", ev.Entry)
@@ -280,7 +281,7 @@ func TestE2ECredentialLifecycle(t *testing.T) {
 		// (single flight): it then shares its 500; after that B is unknown.
 		eventually(t, waitLong, "a 404 for the disabled row", func() bool {
 			_, err := b.client.Refresh(ctx, idB)
-			var be *brokerapi.Error
+			var be *brokerclient.Error
 			if !errors.As(err, &be) {
 				t.Fatalf("Refresh of the disabled row: %v", err)
 			}

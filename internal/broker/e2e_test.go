@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	brokerclient "github.com/ompgo/omp/pkg/vault/client"
 )
 
 // The end-to-end tests run the real broker wiring (broker.Main: encrypted
 // SQLite vault, refresher, usage service, HTTP API) on 127.0.0.1:0 with a
 // temporary vault, against httptest fakes of the providers' token and usage
-// endpoints. They drive the broker only through brokerapi.Client and plain
+// endpoints. They drive the broker only through brokerclient.Client and plain
 // net/http, as a remote client would.
 
 const unauthorizedBody = `{"error":"unauthorized"}`
@@ -27,7 +27,7 @@ func TestE2EHTTPSurface(t *testing.T) {
 	defer cancel()
 
 	t.Run("healthz answers without a bearer", func(t *testing.T) {
-		health, err := brokerapi.NewClient(b.url, "", nil).Healthz(ctx)
+		health, err := brokerclient.New(b.url, "", nil).Healthz(ctx)
 		if err != nil {
 			t.Fatalf("Healthz: %v", err)
 		}
@@ -62,10 +62,10 @@ func TestE2EHTTPSurface(t *testing.T) {
 				t.Errorf("%s: %s %s = %d %s, want 401 %s", tt.name, tt.method, tt.path, r.status, r.body, unauthorizedBody)
 			}
 		}
-		_, err := brokerapi.NewClient(b.url, "not-the-token", nil).Snapshot(ctx, nil, 0)
-		var be *brokerapi.Error
+		_, err := brokerclient.New(b.url, "not-the-token", nil).Snapshot(ctx, nil, 0)
+		var be *brokerclient.Error
 		if !errors.As(err, &be) || be.Status != http.StatusUnauthorized || be.BrokerMessage() != "unauthorized" {
-			t.Errorf("Client.Snapshot with a wrong token: %v, want a 401 unauthorized *brokerapi.Error", err)
+			t.Errorf("Client.Snapshot with a wrong token: %v, want a 401 unauthorized *brokerclient.Error", err)
 		}
 		// Control: the scheme is case-insensitive and the right token passes.
 		if r := b.do(t, http.MethodGet, "/v1/snapshot", "bearer "+b.token, nil); r.status != http.StatusOK {

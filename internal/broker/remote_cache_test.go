@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/ompgo/omp/pkg/vault"
-	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	brokerclient "github.com/ompgo/omp/pkg/vault/client"
 	"github.com/ompgo/omp/pkg/vault/remote"
 	"github.com/ompgo/omp/pkg/vault/seal"
 	"github.com/ompgo/omp/pkg/vault/vaulttest"
@@ -45,7 +45,7 @@ func newDownable(t *testing.T, b *runningBroker) *downable {
 
 // bootStore builds a store over url with cache and boots it.
 func bootStore(ctx context.Context, url, token string, cache *remote.Cache) (*remote.Store, bool, error) {
-	rs := remote.New(remote.Options{Client: brokerapi.NewClient(url, token, nil), Cache: cache, PollWait: 2 * time.Second})
+	rs := remote.New(remote.Options{Client: brokerclient.New(url, token, nil), Cache: cache, PollWait: 2 * time.Second})
 	fromCache, err := rs.Boot(ctx)
 	return rs, fromCache, err
 }

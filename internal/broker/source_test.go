@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/ompgo/omp/pkg/vault"
-	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	brokerclient "github.com/ompgo/omp/pkg/vault/client"
 	"github.com/ompgo/omp/pkg/vault/remote"
 	"github.com/ompgo/omp/pkg/vault/vaulttest"
 )
@@ -81,7 +81,7 @@ func TestRemoteSourceContract(t *testing.T) {
 // for its first snapshot.
 func startRemote(t *testing.T, b *runningBroker, opts remote.Options) *remote.Store {
 	t.Helper()
-	opts.Client = brokerapi.NewClient(b.url, b.token, nil)
+	opts.Client = brokerclient.New(b.url, b.token, nil)
 	rs := remote.New(opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

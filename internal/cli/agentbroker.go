@@ -10,7 +10,7 @@ import (
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/vault"
-	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	brokerclient "github.com/ompgo/omp/pkg/vault/client"
 	vaultpick "github.com/ompgo/omp/pkg/vault/pick"
 	"github.com/ompgo/omp/pkg/vault/remote"
 )
@@ -47,7 +47,7 @@ func connectBroker(ctx context.Context, env *config.Env, dirs config.Dirs, setti
 	if err != nil {
 		return nil, err // an unusable pool file fails before the first snapshot request
 	}
-	store := remote.New(remote.Options{Client: brokerapi.NewClient(b.URL, b.Token, nil), Pool: pool})
+	store := remote.New(remote.Options{Client: brokerclient.New(b.URL, b.Token, nil), Pool: pool})
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() {

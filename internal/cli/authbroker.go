@@ -10,7 +10,7 @@ import (
 
 	"github.com/ompgo/omp/internal/clitext"
 	"github.com/ompgo/omp/internal/config"
-	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	brokerclient "github.com/ompgo/omp/pkg/vault/client"
 )
 
 // brokerFlags are the flags of `omp auth-broker`, shared by its actions.
@@ -143,7 +143,7 @@ func (a *app) runStatus(ctx context.Context, asJSON bool) error {
 		fmt.Fprintln(a.stdout, "No auth-broker configured (set OMP_AUTH_BROKER_URL to enable).")
 		return nil
 	}
-	h, err := brokerapi.NewClient(bc.URL, bc.Token, nil).Healthz(ctx)
+	h, err := brokerclient.New(bc.URL, bc.Token, nil).Healthz(ctx)
 	if err != nil {
 		if asJSON {
 			_ = writeJSONLine(a.stdout, struct {

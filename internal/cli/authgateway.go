@@ -12,7 +12,7 @@ import (
 	"github.com/ompgo/omp/internal/clitext"
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/internal/gateway"
-	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	brokerclient "github.com/ompgo/omp/pkg/vault/client"
 )
 
 // gatewayFlags are the flags of `omp auth-gateway`, shared by its actions.
@@ -205,7 +205,7 @@ func brokerCredentialCount(ctx context.Context, bc *config.Broker, resolveErr er
 	if resolveErr != nil {
 		return 0, resolveErr
 	}
-	res, err := brokerapi.NewClient(bc.URL, bc.Token, nil).Snapshot(ctx, nil, 0)
+	res, err := brokerclient.New(bc.URL, bc.Token, nil).Snapshot(ctx, nil, 0)
 	if err != nil {
 		return 0, err
 	}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/ompgo/omp/internal/broker"
 	"github.com/ompgo/omp/pkg/vault"
-	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	brokerclient "github.com/ompgo/omp/pkg/vault/client"
 )
 
 // serveHome runs a real broker over the vault and key file of h; stop ends
@@ -54,7 +54,7 @@ func serveHome(t *testing.T, h *rekeyHome) (b *testBroker, stop func()) {
 	})
 	t.Cleanup(stop)
 	tok := strings.TrimSpace(string(raw))
-	return &testBroker{url: m.URL(), token: tok, client: brokerapi.NewClient(m.URL(), tok, nil)}, stop
+	return &testBroker{url: m.URL(), token: tok, client: brokerclient.New(m.URL(), tok, nil)}, stop
 }
 
 // `backup` copies the vault of a running broker while it takes uploads;

@@ -15,7 +15,7 @@ import (
 
 	"github.com/ompgo/omp/internal/broker"
 	"github.com/ompgo/omp/pkg/vault"
-	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	brokerclient "github.com/ompgo/omp/pkg/vault/client"
 )
 
 // clientTokenRE is a named client token: prefix + 32 random bytes base64url.
@@ -114,7 +114,7 @@ func TestTokenCLIAgainstRunningBroker(t *testing.T) {
 	t.Cleanup(func() { stop(); <-done; m.Close() })
 
 	tok := strings.TrimSpace(c.run("", "auth-broker", "token", "create", "gw-a").stdout)
-	cl := brokerapi.NewClient(m.URL(), tok, nil)
+	cl := brokerclient.New(m.URL(), tok, nil)
 	if _, err := cl.Snapshot(ctx, nil, 0); err != nil {
 		t.Fatalf("client token snapshot: %v", err)
 	}

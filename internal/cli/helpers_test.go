@@ -15,7 +15,7 @@ import (
 
 	"github.com/ompgo/omp/internal/broker"
 	"github.com/ompgo/omp/pkg/vault"
-	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	brokerclient "github.com/ompgo/omp/pkg/vault/client"
 	"github.com/ompgo/omp/pkg/vault/seal"
 	"github.com/ompgo/omp/pkg/vault/sqlite"
 	"github.com/ompgo/omp/pkg/vault/sqlite/sqlitetest"
@@ -181,7 +181,7 @@ var farFuture = time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)
 type testBroker struct {
 	url, token string
 	tokenPath  string
-	client     *brokerapi.Client
+	client     *brokerclient.Client
 }
 
 // startBroker runs a broker whose bearer token lives at tokenPath (""
@@ -237,7 +237,7 @@ func startBrokerURLs(t *testing.T, tokenPath string, urls func(provider, kind st
 		m.Close()
 	}))
 	tok := strings.TrimSpace(string(raw))
-	return &testBroker{url: m.URL(), token: tok, tokenPath: tokenPath, client: brokerapi.NewClient(m.URL(), tok, nil)}
+	return &testBroker{url: m.URL(), token: tok, tokenPath: tokenPath, client: brokerclient.New(m.URL(), tok, nil)}
 }
 
 // state lists the broker's active credentials as

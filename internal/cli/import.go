@@ -15,7 +15,7 @@ import (
 	"github.com/ompgo/omp/internal/clitext"
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/pkg/vault"
-	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	brokerclient "github.com/ompgo/omp/pkg/vault/client"
 	"github.com/ompgo/omp/pkg/vault/cliproxy"
 	"github.com/ompgo/omp/pkg/vault/sqlite"
 )
@@ -195,7 +195,7 @@ func (a *app) runImport(ctx context.Context, path string, o importOptions) error
 func (a *app) storeImported(ctx context.Context, bc *config.Broker, entries []cliproxy.Entry, ref []vault.Record, o importOptions) ([]cliproxy.Entry, []error) {
 	errs := make([]error, len(entries))
 	if bc != nil {
-		client := brokerapi.NewClient(bc.URL, bc.Token, nil)
+		client := brokerclient.New(bc.URL, bc.Token, nil)
 		for i, e := range entries {
 			_, errs[i] = client.Upload(ctx, e.Provider, e.Credential)
 		}

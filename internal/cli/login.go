@@ -18,7 +18,7 @@ import (
 	"github.com/ompgo/omp/internal/clitext"
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/pkg/vault"
-	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	brokerclient "github.com/ompgo/omp/pkg/vault/client"
 	"github.com/ompgo/omp/pkg/vault/oauth"
 )
 
@@ -210,7 +210,7 @@ func (a *app) loginSink(ctx context.Context) (*loginSink, error) {
 		return nil, err
 	}
 	if bc != nil {
-		client := brokerapi.NewClient(bc.URL, bc.Token, a.httpClient)
+		client := brokerclient.New(bc.URL, bc.Token, a.httpClient)
 		if _, err := client.Healthz(ctx); err != nil {
 			return nil, fmt.Errorf("auth broker %s is not reachable, so the login could not be stored: %w", bc.URL, err)
 		}

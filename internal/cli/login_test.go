@@ -19,7 +19,7 @@ import (
 	"github.com/ompgo/omp/internal/broker"
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/pkg/vault"
-	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	brokerclient "github.com/ompgo/omp/pkg/vault/client"
 	"github.com/ompgo/omp/pkg/vault/oauth"
 	"github.com/ompgo/omp/pkg/vault/oauth/oauthtest"
 )
@@ -200,7 +200,7 @@ func TestLoginOnTheBrokerHostIsSeenByTheRunningBroker(t *testing.T) {
 	t.Cleanup(func() { cancel(); <-done; m.Close() })
 	tok, _ := os.ReadFile(c.tokenPath())
 	b := &testBroker{url: m.URL(), token: strings.TrimSpace(string(tok))}
-	b.client = brokerapi.NewClient(b.url, b.token, nil)
+	b.client = brokerclient.New(b.url, b.token, nil)
 
 	fake := oauthtest.New(t)
 	fake.Set(func(f *oauthtest.Server) {
@@ -260,7 +260,7 @@ func TestLoggedInCredentialsRefreshOnTheBroker(t *testing.T) {
 		done := make(chan error, 1)
 		go func() { done <- m.Run(ctx) }()
 		tok, _ := os.ReadFile(c.tokenPath())
-		client := brokerapi.NewClient(m.URL(), strings.TrimSpace(string(tok)), nil)
+		client := brokerclient.New(m.URL(), strings.TrimSpace(string(tok)), nil)
 		res, err := client.Snapshot(ctx, nil, 0)
 		if err != nil {
 			t.Fatal(err)

@@ -13,7 +13,7 @@ import (
 	"github.com/ompgo/omp/internal/clitext"
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/pkg/vault"
-	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	brokerclient "github.com/ompgo/omp/pkg/vault/client"
 	"github.com/ompgo/omp/pkg/vault/sqlite"
 )
 
@@ -66,10 +66,10 @@ func (a *app) runMigrate(ctx context.Context, o migrateOptions) error {
 	if !o.fromLocal {
 		return errors.New(migrateNoSource)
 	}
-	client := brokerapi.NewClient(bc.URL, bc.Token, nil)
+	client := brokerclient.New(bc.URL, bc.Token, nil)
 	res, err := client.Snapshot(ctx, nil, 0)
 	snap := res.Snapshot
-	var be *brokerapi.Error
+	var be *brokerclient.Error
 	switch {
 	case err == nil && res.Status == 200 && snap != nil:
 	case err == nil || errors.As(err, &be) && be.Status != 0 && be.Status != 200:

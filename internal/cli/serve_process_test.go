@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	brokerclient "github.com/ompgo/omp/pkg/vault/client"
 )
 
 // TestBinaryServesBroker runs the real binary's `omp auth-broker serve`:
@@ -55,7 +55,7 @@ func TestBinaryServesBroker(t *testing.T) {
 	if err != nil || !bytes.Contains(out, []byte(`"ok":true`)) {
 		t.Fatalf("status: %v %s", err, out)
 	}
-	if _, err := brokerapi.NewClient(url, strings.TrimSpace(string(token)), nil).Healthz(context.Background()); err != nil {
+	if _, err := brokerclient.New(url, strings.TrimSpace(string(token)), nil).Healthz(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 

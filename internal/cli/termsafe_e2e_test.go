@@ -12,7 +12,8 @@ import (
 
 	"github.com/ompgo/omp/internal/broker"
 	"github.com/ompgo/omp/pkg/vault"
-	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	"github.com/ompgo/omp/pkg/vault/api"
+	brokerclient "github.com/ompgo/omp/pkg/vault/client"
 )
 
 // Strings a hostile client puts in its usage report: a clipboard write
@@ -64,9 +65,9 @@ func TestUsageClientsTerminalSafe(t *testing.T) {
 	t.Cleanup(func() { stop(); <-done; m.Close() })
 
 	clientTok := strings.TrimSpace(c.run("", "auth-broker", "token", "create", "fleet-laptop").stdout)
-	client := brokerapi.NewClient(m.URL(), clientTok, nil)
-	rep := brokerapi.ClientUsageReport{InstallID: "ignored", Hostname: evilHost, App: evilApp,
-		Entries: []brokerapi.ObservedUsageEntry{{At: time.Now().UnixMilli(), Provider: evilProvider, Model: "m",
+	client := brokerclient.New(m.URL(), clientTok, nil)
+	rep := api.ClientUsageReport{InstallID: "ignored", Hostname: evilHost, App: evilApp,
+		Entries: []api.ObservedUsageEntry{{At: time.Now().UnixMilli(), Provider: evilProvider, Model: "m",
 			Requests: 1, InputTokens: 10, OutputTokens: 5}}}
 	// The poll that picks up the new token takes up to a few hundred ms.
 	deadline := time.Now().Add(testTimeout)

@@ -19,7 +19,8 @@ import (
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/pkg/llm/catalog"
 	"github.com/ompgo/omp/pkg/vault"
-	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	"github.com/ompgo/omp/pkg/vault/api"
+	brokerclient "github.com/ompgo/omp/pkg/vault/client"
 	"github.com/ompgo/omp/pkg/vault/oauth"
 	vaultpick "github.com/ompgo/omp/pkg/vault/pick"
 	"github.com/ompgo/omp/pkg/vault/refresh"
@@ -279,7 +280,7 @@ func (a *app) usageSource(ctx context.Context) (usageSource, error) {
 		if err != nil {
 			return nil, err // an unusable pool file fails before the first broker request
 		}
-		return &brokerUsage{client: brokerapi.NewClient(bc.URL, bc.Token, nil), pool: pool}, nil
+		return &brokerUsage{client: brokerclient.New(bc.URL, bc.Token, nil), pool: pool}, nil
 	}
 	return a.localUsage(ctx)
 }
@@ -287,7 +288,7 @@ func (a *app) usageSource(ctx context.Context) (usageSource, error) {
 // brokerUsage reads the broker: GET /v1/usage with the snapshot for the
 // account list, and GET /v1/usage/history for --history.
 type brokerUsage struct {
-	client *brokerapi.Client
+	client *brokerclient.Client
 	pool   remote.Pool           // the account pool; nil: every account
 	gone   []usageview.Tombstone // fetched by live, alongside the reports
 }
@@ -295,8 +296,8 @@ type brokerUsage struct {
 func (b *brokerUsage) close() {}
 
 func (b *brokerUsage) live(ctx context.Context) ([]vault.UsageReport, []usageview.Account, error) {
-	var u brokerapi.Usage
-	var snap brokerapi.SnapshotResult
+	var u api.Usage
+	var snap brokerclient.SnapshotResult
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) { u, err = b.client.Usage(gctx); return err })
 	g.Go(func() (err error) { snap, err = b.client.Snapshot(gctx, nil, 0); return err })
@@ -347,7 +348,7 @@ func (b *brokerUsage) disabled(context.Context) []usageview.Tombstone { return b
 
 func (b *brokerUsage) history(ctx context.Context, since int64, provider string) ([]vault.UsageHistoryEntry, error) {
 	h, err := b.client.UsageHistory(ctx, since, provider)
-	var be *brokerapi.Error
+	var be *brokerclient.Error
 	if errors.As(err, &be) && be.Status == http.StatusNotFound {
 		return nil, nil // a broker before 17.1.2: the reference's empty history
 	}
@@ -460,7 +461,7 @@ func (l *localUsage) disabled(ctx context.Context) []usageview.Tombstone {
 	recs, _ := l.store.ListDisabled(ctx, "")
 	out := make([]usageview.Tombstone, 0, len(recs))
 	for _, r := range recs {
-		out = append(out, brokerapi.NewDisabledCredential(r))
+		out = append(out, api.NewDisabledCredential(r))
 	}
 	return out
 }

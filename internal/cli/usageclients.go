@@ -14,7 +14,7 @@ import (
 	"github.com/ompgo/omp/internal/cli/usageview"
 	"github.com/ompgo/omp/internal/clitext"
 	"github.com/ompgo/omp/pkg/vault"
-	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	brokerclient "github.com/ompgo/omp/pkg/vault/client"
 )
 
 // msgNoClients is `omp usage clients`' stderr text, word for word, when
@@ -32,7 +32,7 @@ func (a *app) runUsageInvalidate(ctx context.Context, f usageFlags) error {
 		return err
 	}
 	if bc != nil {
-		if err := brokerapi.NewClient(bc.URL, bc.Token, nil).MarkUsageStale(ctx, provider); err != nil {
+		if err := brokerclient.New(bc.URL, bc.Token, nil).MarkUsageStale(ctx, provider); err != nil {
 			a.warnLogger().Warn("auth-broker notification of stale usage failed", "error", err.Error())
 		}
 	} else {
@@ -71,7 +71,7 @@ func (a *app) runUsageClients(ctx context.Context, f usageFlags) error {
 		return err
 	}
 	if bc != nil {
-		u, err := brokerapi.NewClient(bc.URL, bc.Token, nil).UsageClients(ctx, since)
+		u, err := brokerclient.New(bc.URL, bc.Token, nil).UsageClients(ctx, since)
 		if err != nil {
 			return err
 		}

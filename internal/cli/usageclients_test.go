@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/ompgo/omp/pkg/vault"
-	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	"github.com/ompgo/omp/pkg/vault/api"
 )
 
 // `omp usage clients` against a real broker: text, --json, and the empty
@@ -32,12 +32,12 @@ func TestUsageClients(t *testing.T) {
 
 	now := time.Now().UnixMilli()
 	ctx := context.Background()
-	if err := b.client.PostObserved(ctx, brokerapi.ClientUsageReport{InstallID: "0123456789abcdef", Hostname: "laptop", App: "omp",
-		Entries: []brokerapi.ObservedUsageEntry{{At: now, Provider: "anthropic", Model: "claude-sonnet-4-5", Requests: 3,
+	if err := b.client.PostObserved(ctx, api.ClientUsageReport{InstallID: "0123456789abcdef", Hostname: "laptop", App: "omp",
+		Entries: []api.ObservedUsageEntry{{At: now, Provider: "anthropic", Model: "claude-sonnet-4-5", Requests: 3,
 			InputTokens: 1234, OutputTokens: 2_500_000, CacheReadTokens: 10, CostUsd: 1.234}}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.client.PostObserved(ctx, brokerapi.ClientUsageReport{InstallID: "idle-install", Entries: []brokerapi.ObservedUsageEntry{}}); err != nil {
+	if err := b.client.PostObserved(ctx, api.ClientUsageReport{InstallID: "idle-install", Entries: []api.ObservedUsageEntry{}}); err != nil {
 		t.Fatal(err)
 	}
 	out := c.ok("", "usage", "clients", "--days", "2")

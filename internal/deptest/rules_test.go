@@ -20,11 +20,14 @@ func TestImportRules(t *testing.T) {
 		{Package: m + "pkg/llm", Bad: []string{"net/http", "database/sql", m + "internal", m + "pkg/vault/", m + "cmd"}, ThirdParty: true},
 		// The gateway never links SQLite or the refresher: it holds no
 		// refresh token. The standard library's database/sql itself is linked
-		// (without any driver) through brokerapi's Prometheus collectors
+		// (without any driver) through the broker server's Prometheus collectors
 		// (prometheus/collectors.DBStatsCollector), so the rule names the
 		// drivers, not database/sql.
 		{Package: m + "cmd/gateway", Bad: []string{m + "pkg/vault/sqlite", m + "pkg/vault/refresh", "modernc.org/sqlite", "github.com/mattn/go-sqlite3", m + "internal/cli"}},
 		{Package: m + "internal/gateway", Bad: []string{m + "pkg/vault/sqlite", m + "pkg/vault/refresh", "modernc.org/sqlite", "github.com/mattn/go-sqlite3", m + "internal/cli"}},
+		// The gateway talks to the broker through its client: it links the
+		// wire types and the client, never the broker's server.
+		{Package: m + "cmd/gateway", Bad: []string{m + "pkg/vault/server"}},
 		// The standalone daemons are thin mains over the servers: neither
 		// they nor the servers reach the omp command tree.
 		{Package: m + "cmd/broker", Bad: []string{m + "internal/cli"}},
@@ -33,11 +36,17 @@ func TestImportRules(t *testing.T) {
 		// Shared HTTP plumbing knows no domain: services classify and render
 		// their own errors through httpx.Adapter.
 		{Package: m + "internal/httpx", Bad: []string{m + "pkg/vault", m + "pkg/"}},
-		{Package: m + "pkg/vault/brokerapi", Bad: []string{m + "pkg/vault/sqlite", m + "pkg/vault/refresh", "modernc.org/sqlite", m + "cmd"}},
+		// The broker's wire types know neither side of the wire; its client
+		// knows no server; its server stores through vault.Store only.
+		{Package: m + "pkg/vault/api", Bad: []string{m + "pkg/vault/server", m + "pkg/vault/client", m + "pkg/vault/sqlite", m + "pkg/vault/refresh", "github.com/go-chi/", m + "internal", m + "cmd"}},
+		{Package: m + "pkg/vault/client", Bad: []string{m + "pkg/vault/server", m + "pkg/vault/sqlite", m + "pkg/vault/refresh", "modernc.org/sqlite", "github.com/go-chi/", m + "cmd"}},
+		{Package: m + "pkg/vault/server", Bad: []string{m + "pkg/vault/client", m + "pkg/vault/sqlite", m + "pkg/vault/refresh", "modernc.org/sqlite", m + "cmd"}},
 		{Package: m + "pkg/vault/remote", Bad: []string{m + "pkg/vault/sqlite", m + "pkg/vault/refresh", "modernc.org/sqlite"}},
-		// The broker API's types and client carry no metrics: those live in
-		// brokerapi/brokermetrics, which only the broker server imports.
-		{Package: m + "pkg/vault/brokerapi", Bad: []string{"github.com/prometheus/", "google.golang.org/protobuf"}},
+		// The broker's wire types, client and server carry no metrics: those
+		// live in server/brokermetrics, which only the broker host imports.
+		{Package: m + "pkg/vault/api", Bad: []string{"github.com/prometheus/", "google.golang.org/protobuf"}},
+		{Package: m + "pkg/vault/client", Bad: []string{"github.com/prometheus/", "google.golang.org/protobuf"}},
+		{Package: m + "pkg/vault/server", Bad: []string{"github.com/prometheus/", "google.golang.org/protobuf"}},
 	}
 	for _, r := range rules {
 		if !Exists(r.Package) {
@@ -57,10 +66,13 @@ func TestAdaptersDoNotImportSiblings(t *testing.T) {
 	}
 	// Documented bridges: adapter → sibling imports that the architecture allows.
 	bridges := map[string][]string{
-		m + "pkg/vault/refresh":  {m + "pkg/vault/oauth"},
-		m + "pkg/vault/usage":    {m + "pkg/vault/oauth"},
-		m + "pkg/vault/sqlite":   {m + "pkg/vault/seal"},
-		m + "pkg/vault/remote":   {m + "pkg/vault/brokerapi", m + "pkg/vault/seal"},
+		m + "pkg/vault/refresh": {m + "pkg/vault/oauth"},
+		m + "pkg/vault/usage":   {m + "pkg/vault/oauth"},
+		m + "pkg/vault/sqlite":  {m + "pkg/vault/seal"},
+		m + "pkg/vault/remote":  {m + "pkg/vault/api", m + "pkg/vault/client", m + "pkg/vault/seal"},
+		// Both sides of the broker's wire share its types.
+		m + "pkg/vault/client":   {m + "pkg/vault/api"},
+		m + "pkg/vault/server":   {m + "pkg/vault/api"},
 		m + "pkg/vault/cliproxy": {},
 		// The one map from a wire API to its adapter (gateway and agent).
 		m + "pkg/llm/upstream": {m + "pkg/llm/anthropic", m + "pkg/llm/openai", m + "pkg/llm/google"},
@@ -181,7 +193,7 @@ func TestGatewayRuleExercised(t *testing.T) {
 	for _, d := range Deps(t, m+"cmd/gateway") {
 		deps[d] = true
 	}
-	for _, want := range []string{m + "internal/gateway", m + "pkg/proxy", m + "pkg/vault/remote", m + "pkg/vault/brokerapi"} {
+	for _, want := range []string{m + "internal/gateway", m + "pkg/proxy", m + "pkg/vault/remote", m + "pkg/vault/api", m + "pkg/vault/client"} {
 		if !deps[want] {
 			t.Errorf("cmd/gateway does not link %s: the rule checks a stub", want)
 		}

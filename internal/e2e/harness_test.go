@@ -20,7 +20,7 @@ import (
 	"github.com/ompgo/omp/internal/gateway"
 	"github.com/ompgo/omp/internal/httpx"
 	"github.com/ompgo/omp/pkg/vault"
-	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	brokerclient "github.com/ompgo/omp/pkg/vault/client"
 )
 
 const waitLong = 5 * time.Second
@@ -188,7 +188,7 @@ func (f *fakeUpstream) urls(provider, kind string) string {
 // stack is a running broker and a gateway following it.
 type stack struct {
 	fake         *fakeUpstream
-	broker       *brokerapi.Client
+	broker       *brokerclient.Client
 	gw           *gateway.Main
 	gwURL, token string // the gateway's URL and bearer token
 }
@@ -210,8 +210,8 @@ type runningBroker struct {
 	stop  func()
 }
 
-func (b *runningBroker) client() *brokerapi.Client {
-	return brokerapi.NewClient(b.m.URL(), b.token, nil)
+func (b *runningBroker) client() *brokerclient.Client {
+	return brokerclient.New(b.m.URL(), b.token, nil)
 }
 
 // startBroker runs a broker on the vault in dir, listening on bind.

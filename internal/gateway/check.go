@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/ompgo/omp/pkg/proxy"
-	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	brokerclient "github.com/ompgo/omp/pkg/vault/client"
 	"github.com/ompgo/omp/pkg/vault/remote"
 )
 
@@ -37,7 +37,7 @@ func Check(ctx context.Context, cfg Config, strict bool) ([]proxy.CredentialHeal
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	broker := brokerapi.NewClient(cfg.BrokerURL, cfg.BrokerToken, cfg.BrokerHTTPClient)
+	broker := brokerclient.New(cfg.BrokerURL, cfg.BrokerToken, cfg.BrokerHTTPClient)
 	if res, err := broker.Snapshot(ctx, nil, 0); err != nil || res.Snapshot == nil {
 		return nil, &SnapshotError{Err: err}
 	}

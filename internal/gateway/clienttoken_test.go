@@ -12,7 +12,7 @@ import (
 	"github.com/ompgo/omp/internal/broker"
 	"github.com/ompgo/omp/internal/gateway"
 	"github.com/ompgo/omp/pkg/vault"
-	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	brokerclient "github.com/ompgo/omp/pkg/vault/client"
 )
 
 // TestGatewayOnClientToken: a gateway given a named client-scope broker
@@ -38,13 +38,13 @@ func TestGatewayOnClientToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shared := brokerapi.NewClient(m.URL(), strings.TrimSpace(string(raw)), nil)
+	shared := brokerclient.New(m.URL(), strings.TrimSpace(string(raw)), nil)
 
 	tok, digest := vault.NewClientToken()
 	if err := m.Store.CreateToken(ctx, vault.ClientToken{Name: "gw-eu", Scope: vault.ScopeClient, Digest: digest}); err != nil {
 		t.Fatal(err)
 	}
-	b := &runningBroker{url: m.URL(), token: tok, client: brokerapi.NewClient(m.URL(), tok, nil)}
+	b := &runningBroker{url: m.URL(), token: tok, client: brokerclient.New(m.URL(), tok, nil)}
 	cfg := gatewayConfig(t, b)
 	g := startGateway(t, cfg)
 	rawGW, _ := os.ReadFile(cfg.TokenPath)

@@ -24,7 +24,7 @@ import (
 	"github.com/ompgo/omp/internal/broker"
 	"github.com/ompgo/omp/internal/gateway"
 	"github.com/ompgo/omp/pkg/vault"
-	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	brokerclient "github.com/ompgo/omp/pkg/vault/client"
 	"github.com/ompgo/omp/pkg/vault/remote"
 )
 
@@ -33,7 +33,7 @@ const waitLong = 5 * time.Second
 // runningBroker is the real broker wiring on 127.0.0.1:0 in a temp dir.
 type runningBroker struct {
 	url, token string
-	client     *brokerapi.Client
+	client     *brokerclient.Client
 }
 
 func startBroker(t *testing.T) *runningBroker {
@@ -67,7 +67,7 @@ func startBroker(t *testing.T) *runningBroker {
 		m.Close()
 	})
 	tok := strings.TrimSpace(string(raw))
-	return &runningBroker{url: m.URL(), token: tok, client: brokerapi.NewClient(m.URL(), tok, nil)}
+	return &runningBroker{url: m.URL(), token: tok, client: brokerclient.New(m.URL(), tok, nil)}
 }
 
 // runningGateway is one running gateway.Main.

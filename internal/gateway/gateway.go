@@ -1,5 +1,5 @@
 // Package gateway wires the auth gateway: a broker client (the remote
-// credential store of pkg/vault/remote over a brokerapi.Client) and the
+// credential store of pkg/vault/remote over a brokerclient.Client) and the
 // gateway's HTTP core (pkg/proxy). cmd/gateway and `omp auth-gateway serve`
 // are thin mains over Main; end-to-end tests run the same wiring on
 // 127.0.0.1:0 next to a real broker.
@@ -37,7 +37,7 @@ import (
 	"github.com/ompgo/omp/internal/httpx"
 	"github.com/ompgo/omp/internal/sigctx"
 	"github.com/ompgo/omp/pkg/proxy"
-	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	brokerclient "github.com/ompgo/omp/pkg/vault/client"
 	"github.com/ompgo/omp/pkg/vault/remote"
 )
 
@@ -126,7 +126,7 @@ type Config struct {
 type Main struct {
 	Config Config
 
-	Broker   *brokerapi.Client
+	Broker   *brokerclient.Client
 	Store    *remote.Store // the broker's credentials, followed live
 	Proxy    *proxy.Server
 	Reporter *remote.Reporter // observed usage to the broker; nil when off
@@ -180,7 +180,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if c.NoAuth && !IsLoopback(host) && !c.AllowNonLoopbackNoAuth {
 		return fmt.Errorf("refusing --no-auth on non-loopback bind %s: any client that can reach it could use every credential of the broker; bind 127.0.0.1, drop --no-auth, or add %s", bind, AllowNonLoopbackNoAuthFlag)
 	}
-	m.Broker = brokerapi.NewClient(c.BrokerURL, c.BrokerToken, c.BrokerHTTPClient)
+	m.Broker = brokerclient.New(c.BrokerURL, c.BrokerToken, c.BrokerHTTPClient)
 	m.Store = remote.New(remote.Options{Client: m.Broker, Logger: c.Logger, Cache: c.SnapshotCache, Pool: c.Pool})
 	fromCache, err := m.Store.Boot(ctx)
 	if err != nil {

@@ -7,7 +7,7 @@
 // enforces it). A service tells the Adapter what its errors mean through
 // Classify (error → Problem: status, client message, Retry-After, or
 // "unexpected") and how they look on the wire through Render, so the
-// broker's {"error": "…"} (pkg/vault/brokerapi owns the vault code → status
+// broker's {"error": "…"} (pkg/vault/api owns the vault code → status
 // table) and a gateway's per-format envelopes share the same adapter, panic
 // recovery and request-id crash logging.
 package httpx

@@ -1,9 +1,9 @@
 // Package sse is the one Server-Sent Events reader and writer of the
 // module; every caller uses it rather than framing events itself. The
 // provider adapters under pkg/llm read upstream streams with it, the
-// broker serves GET /v1/snapshot/stream with it (pkg/vault/brokerapi
+// broker serves GET /v1/snapshot/stream with it (pkg/vault/server
 // Server) and the broker client reads that stream with it
-// (pkg/vault/brokerapi Client.Stream).
+// (pkg/vault/client Client.Stream).
 //
 // # Reader
 //
@@ -38,7 +38,7 @@
 // pkg/vault/remote/r3labs_test.go shows its client failing on a real-size
 // broker snapshot, not reconnecting after a clean end of stream and
 // retrying for 15 minutes after its context is cancelled; the remote store
-// reads the stream through brokerapi.Client.Stream (this Reader) with its
+// reads the stream through brokerclient.Client.Stream (this Reader) with its
 // own reconnect loop (docs/architecture.md). For provider streams and the
 // broker stream (read from its v2.10.0 source, event.go and client.go):
 //

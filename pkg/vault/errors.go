@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// Error codes. They map to HTTP statuses in exactly one table (pkg/vault/brokerapi).
+// Error codes. They map to HTTP statuses in exactly one table (pkg/vault/api).
 const (
 	EINVALID      = "invalid"      // the request is malformed or fails validation (400)
 	EUNAUTHORIZED = "unauthorized" // bearer missing or wrong (401)

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/ompgo/omp/pkg/vault"
-	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	brokerclient "github.com/ompgo/omp/pkg/vault/client"
 )
 
 // fleetChecks runs the fleet behaviour checks of -scale on the running
@@ -20,7 +20,7 @@ import (
 // when the link returns. A failed check is an error.
 func fleetChecks(w io.Writer, eps []*endpoint, b *runningBroker, f *fake, links []netLink) error {
 	ctx := context.Background()
-	bc := brokerapi.NewClient(b.url, b.token, nil)
+	bc := brokerclient.New(b.url, b.token, nil)
 	upload := func(key string) error {
 		_, err := bc.Upload(ctx, "anthropic", vault.Credential{Type: vault.TypeAPIKey, Key: key})
 		return err

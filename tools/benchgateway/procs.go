@@ -22,7 +22,7 @@ import (
 
 	"github.com/ompgo/omp/internal/broker"
 	"github.com/ompgo/omp/pkg/vault"
-	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	brokerclient "github.com/ompgo/omp/pkg/vault/client"
 	"github.com/ompgo/omp/tools/benchproc"
 )
 
@@ -71,7 +71,7 @@ func startBrokerOn(bind string) (*runningBroker, error) {
 		m.Close()
 		os.RemoveAll(dir)
 	}}
-	c := brokerapi.NewClient(b.url, b.token, nil)
+	c := brokerclient.New(b.url, b.token, nil)
 	if _, err := c.Upload(ctx, "anthropic", vault.Credential{Type: vault.TypeAPIKey, Key: "sk-ant-api03-benchgateway"}); err != nil {
 		b.stop()
 		return nil, err

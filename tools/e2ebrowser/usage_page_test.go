@@ -22,7 +22,7 @@ import (
 	"github.com/ompgo/omp/internal/broker"
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/pkg/vault"
-	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	brokerclient "github.com/ompgo/omp/pkg/vault/client"
 	"github.com/ompgo/omp/pkg/vault/usage"
 )
 
@@ -88,7 +88,7 @@ func startBroker(t *testing.T, fake string) (url, token string) {
 		m.Close()
 	})
 	far := time.Now().Add(24 * time.Hour).UnixMilli()
-	c := brokerapi.NewClient(m.URL(), token, nil)
+	c := brokerclient.New(m.URL(), token, nil)
 	alice := vault.Credential{Type: vault.TypeOAuth, Access: "access-alice", Refresh: "refresh-alice", Expires: far, Email: "alice@example.com"}
 	// Older samples of alice's 5-hour window, as earlier probes would have
 	// recorded them, so the chart has a line to draw.

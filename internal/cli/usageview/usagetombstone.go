@@ -6,11 +6,11 @@ import (
 	"sync"
 
 	"github.com/ompgo/omp/pkg/vault"
-	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	"github.com/ompgo/omp/pkg/vault/api"
 )
 
 // Tombstone is a disabled credential as the broker lists it.
-type Tombstone = brokerapi.DisabledCredential
+type Tombstone = api.DisabledCredential
 
 // Actionable keeps the tombstones worth a line: OAuth rows
 // torn down automatically, not replaced or deleted by the user, and with

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/ompgo/omp/pkg/vault"
-	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	"github.com/ompgo/omp/pkg/vault/api"
 	"github.com/ompgo/omp/pkg/vault/seal"
 )
 
@@ -113,7 +113,7 @@ func DecodeCache(data []byte, token, url string) (vault.Snapshot, error) {
 	if err != nil {
 		return vault.Snapshot{}, ErrCacheUnreadable
 	}
-	snap, err := brokerapi.DecodeSnapshot(pt)
+	snap, err := api.DecodeSnapshot(pt)
 	if err != nil {
 		return vault.Snapshot{}, fmt.Errorf("%w: %s", ErrCacheInvalid, err.Error())
 	}

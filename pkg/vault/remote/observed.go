@@ -9,7 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	"github.com/ompgo/omp/pkg/vault/api"
+	brokerclient "github.com/ompgo/omp/pkg/vault/client"
 )
 
 // Observed-usage reporting defaults.
@@ -50,7 +51,7 @@ func (o Observation) Tokens() int64 {
 // summed, one request per record); the first record after a flush arms one
 // timer of Every, and the flush sends one report per (installId, app),
 // sequentially; the credential id goes out only to a broker that announced
-// it takes one (brokerapi.ObservedCredentialIDs, else two accounts' entries
+// it takes one (api.ObservedCredentialIDs, else two accounts' entries
 // of one model are two entries of the reference shape). A 404 or 501 turns reporting off for the
 // life of the Reporter; a 400 resends the batch once without app and, if
 // that is accepted, omits app from then on (a second 400 drops the batch,
@@ -61,7 +62,7 @@ func (o Observation) Tokens() int64 {
 // concurrent use; Close flushes what is pending and waits for it.
 type Reporter struct {
 	// Client talks to the broker; required.
-	Client *brokerapi.Client
+	Client *brokerclient.Client
 	// Every is the flush delay; default DefaultObservedFlush.
 	Every time.Duration
 	// Logger receives warnings (never a token); default discards.
@@ -88,7 +89,7 @@ type observedKey struct {
 type observedEntry struct {
 	seq      uint64
 	hostname string
-	e        brokerapi.ObservedUsageEntry
+	e        api.ObservedUsageEntry
 }
 
 func (r *Reporter) now() time.Time {
@@ -121,7 +122,7 @@ func (r *Reporter) Record(o Observation) {
 	if r.off || r.closed {
 		return
 	}
-	r.merge(observedKey{o.InstallID, o.App, o.Provider, o.Model, o.CredentialID}, o.Hostname, brokerapi.ObservedUsageEntry{
+	r.merge(observedKey{o.InstallID, o.App, o.Provider, o.Model, o.CredentialID}, o.Hostname, api.ObservedUsageEntry{
 		At: o.AtMs, Provider: o.Provider, Model: o.Model, CredentialID: o.CredentialID, Requests: 1,
 		InputTokens: o.InputTokens, OutputTokens: o.OutputTokens,
 		CacheReadTokens: o.CacheReadTokens, CacheWriteTokens: o.CacheWriteTokens, CostUsd: o.CostUsd,
@@ -130,7 +131,7 @@ func (r *Reporter) Record(o Observation) {
 }
 
 // merge adds e under k; r.mu is held.
-func (r *Reporter) merge(k observedKey, hostname string, e brokerapi.ObservedUsageEntry) {
+func (r *Reporter) merge(k observedKey, hostname string, e api.ObservedUsageEntry) {
 	if r.pending == nil {
 		r.pending = map[observedKey]*observedEntry{}
 	}
@@ -193,13 +194,13 @@ func (r *Reporter) Flush(ctx context.Context) {
 	r.mu.Unlock()
 
 	type group struct{ installID, app string }
-	reports := map[group]*brokerapi.ClientUsageReport{}
+	reports := map[group]*api.ClientUsageReport{}
 	var order []group
 	for k, p := range batch {
 		g := group{k.installID, k.app}
 		rep, ok := reports[g]
 		if !ok {
-			rep = &brokerapi.ClientUsageReport{InstallID: k.installID, App: k.app}
+			rep = &api.ClientUsageReport{InstallID: k.installID, App: k.app}
 			reports[g] = rep
 			order = append(order, g)
 		}
@@ -229,7 +230,7 @@ func (r *Reporter) Flush(ctx context.Context) {
 }
 
 // send posts one report; false when it should be retried later.
-func (r *Reporter) send(ctx context.Context, rep brokerapi.ClientUsageReport) bool {
+func (r *Reporter) send(ctx context.Context, rep api.ClientUsageReport) bool {
 	r.mu.Lock()
 	off, noApp := r.off, r.noApp
 	r.mu.Unlock()
@@ -279,7 +280,7 @@ func (r *Reporter) send(ctx context.Context, rep brokerapi.ClientUsageReport) bo
 
 // status is the HTTP status of a broker error, 0 for transport errors.
 func status(err error) int {
-	var be *brokerapi.Error
+	var be *brokerclient.Error
 	if errors.As(err, &be) {
 		return be.Status
 	}

@@ -12,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	"github.com/ompgo/omp/pkg/vault/api"
+	brokerclient "github.com/ompgo/omp/pkg/vault/client"
 	"github.com/ompgo/omp/pkg/vault/remote"
 )
 
@@ -24,7 +25,7 @@ type olderBroker struct {
 	reply  func(n int, body map[string]any) int
 }
 
-func (o *olderBroker) start(t *testing.T) *brokerapi.Client {
+func (o *olderBroker) start(t *testing.T) *brokerclient.Client {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		raw, _ := io.ReadAll(r.Body)
 		var body map[string]any
@@ -43,7 +44,7 @@ func (o *olderBroker) start(t *testing.T) *brokerapi.Client {
 		}
 	}))
 	t.Cleanup(srv.Close)
-	return brokerapi.NewClient(srv.URL, "tok", nil)
+	return brokerclient.New(srv.URL, "tok", nil)
 }
 
 func (o *olderBroker) posts() []map[string]any {
@@ -178,8 +179,8 @@ func TestReporterNamesCredentialsOnlyWhenAnnounced(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		if r.URL.Path == "/v1/snapshot" {
-			if announce.Load() && strings.Contains(r.Header.Get(brokerapi.CapabilitiesHeader), brokerapi.ObservedCredentialIDs) {
-				w.Header().Set(brokerapi.CapabilitiesHeader, brokerapi.ObservedCredentialIDs)
+			if announce.Load() && strings.Contains(r.Header.Get(api.CapabilitiesHeader), api.ObservedCredentialIDs) {
+				w.Header().Set(api.CapabilitiesHeader, api.ObservedCredentialIDs)
 			}
 			_, _ = io.WriteString(w, `{"generation":1,"generatedAt":1,"serverNowMs":2,"refresher":{"enabled":false,"intervalMs":0,"skewMs":0,"nextSweepInMs":1},"credentials":[]}`)
 			return
@@ -205,7 +206,7 @@ func TestReporterNamesCredentialsOnlyWhenAnnounced(t *testing.T) {
 	}
 	for _, announced := range []bool{false, true} {
 		announce.Store(announced)
-		c := brokerapi.NewClient(srv.URL, "tok", nil)
+		c := brokerclient.New(srv.URL, "tok", nil)
 		if _, err := c.Snapshot(ctx, nil, 0); err != nil {
 			t.Fatal(err)
 		}

@@ -14,7 +14,7 @@ import (
 )
 
 // TestR3labsClientGaps records why the remote store reads the broker stream
-// with brokerapi.Client.Stream instead of github.com/r3labs/sse/v2 (the
+// with client.Client.Stream instead of github.com/r3labs/sse/v2 (the
 // design card's SSE library): on v2.10.0 its client
 //   - refuses an event larger than 64 KiB unless told a bigger buffer, and a
 //     broker's initial snapshot frame passes that with a few hundred

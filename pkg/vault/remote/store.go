@@ -23,7 +23,7 @@
 // the broker's GET /v1/usage with a 15 s single-flight cache. Local
 // mutations are refused with the reference's read-only errors.
 //
-// Why the stream is read with brokerapi.Client.Stream and not
+// Why the stream is read with brokerclient.Client.Stream and not
 // github.com/r3labs/sse/v2: see the package's r3labs test
 // (TestR3labsClientGaps) and docs/architecture.md. In short, its client
 // caps an event at 64 KiB by default (a broker snapshot is larger with a few
@@ -44,7 +44,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/ompgo/omp/pkg/vault"
-	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	brokerclient "github.com/ompgo/omp/pkg/vault/client"
 )
 
 // Defaults of the Options fields.
@@ -76,7 +76,7 @@ const (
 type Options struct {
 	// Client talks to the broker. Its http.Client must have no overall
 	// timeout (the stream is long-lived).
-	Client *brokerapi.Client
+	Client *brokerclient.Client
 	// Logger receives sync state changes (never a token). Default: discard.
 	Logger *slog.Logger
 	// Now is the clock. Default time.Now.
@@ -169,7 +169,7 @@ func New(opts Options) *Store {
 }
 
 // Client is the broker client the store talks through.
-func (s *Store) Client() *brokerapi.Client { return s.opts.Client }
+func (s *Store) Client() *brokerclient.Client { return s.opts.Client }
 
 // Ready is closed once the first snapshot has been applied.
 func (s *Store) Ready() <-chan struct{} { return s.ready }
@@ -243,7 +243,7 @@ func (s *Store) Refresh(ctx context.Context, id int64) (vault.Entry, error) {
 	ch := s.flights.DoChan("refresh/"+strconv.FormatInt(id, 10), func() (any, error) {
 		// The flight outlives any one caller: the broker has rotated the
 		// token by the time it answers, so the answer is always kept.
-		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*brokerapi.DefaultTimeout+time.Second)
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*brokerclient.DefaultTimeout+time.Second)
 		defer cancel()
 		e, err := s.opts.Client.Refresh(fctx, id)
 		if err != nil {

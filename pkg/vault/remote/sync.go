@@ -10,7 +10,8 @@ import (
 	"time"
 
 	"github.com/ompgo/omp/pkg/vault"
-	"github.com/ompgo/omp/pkg/vault/brokerapi"
+	"github.com/ompgo/omp/pkg/vault/api"
+	brokerclient "github.com/ompgo/omp/pkg/vault/client"
 )
 
 // What Boot applied.
@@ -82,7 +83,7 @@ func (s *Store) Run(ctx context.Context) error {
 	for ctx.Err() == nil {
 		if streaming {
 			err := s.follow(ctx, &b)
-			if errors.Is(err, brokerapi.ErrStreamUnsupported) {
+			if errors.Is(err, brokerclient.ErrStreamUnsupported) {
 				s.log.Info("auth broker has no snapshot stream; long-polling")
 				streaming = false
 				continue
@@ -118,16 +119,16 @@ func (s *Store) follow(ctx context.Context, b *backoff) error {
 			return err
 		}
 		switch ev.Kind {
-		case brokerapi.KindSnapshot:
+		case api.KindSnapshot:
 			s.applySnapshot(*ev.Snapshot, first, ev.Raw)
 			if first {
 				s.setMode(ModeStream)
 				b.reset()
 			}
 			first = false
-		case brokerapi.KindEntry:
+		case api.KindEntry:
 			s.applyEntry(ev)
-		case brokerapi.KindRemoved:
+		case api.KindRemoved:
 			s.applyRemoved(ev)
 		}
 	}
@@ -242,7 +243,7 @@ func (s *Store) applySnapshot(snap vault.Snapshot, force bool, raw []byte) {
 	}
 }
 
-func (s *Store) applyEntry(ev brokerapi.Event) {
+func (s *Store) applyEntry(ev api.Event) {
 	if !s.bump(ev) {
 		return
 	}
@@ -259,7 +260,7 @@ func (s *Store) applyEntry(ev brokerapi.Event) {
 	s.changed()
 }
 
-func (s *Store) applyRemoved(ev brokerapi.Event) {
+func (s *Store) applyRemoved(ev api.Event) {
 	if !s.bump(ev) {
 		return
 	}
@@ -271,7 +272,7 @@ func (s *Store) applyRemoved(ev brokerapi.Event) {
 
 // bump records a delta frame's bookkeeping; false when it is older than the
 // held generation (ignored).
-func (s *Store) bump(ev brokerapi.Event) bool {
+func (s *Store) bump(ev api.Event) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if ev.Generation < s.gen {

@@ -1,0 +1,208 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ompgo/omp/pkg/vault"
+)
+
+// shared is the redacted snapshot of one vault generation, encoded once and
+// shared by every request and stream subscriber. It is immutable once
+// published, except that done is closed when a newer snapshot replaces it.
+type shared struct {
+	seq       uint64 // build sequence number (unique per hub)
+	baseSeq   uint64 // seq of the snapshot delta was computed against (0: none)
+	gen       int64
+	builtAt   int64 // epoch ms: generatedAt, and serverNowMs of its stream frames
+	sched     vault.Schedule
+	refresher []byte // encoded RefresherSchedule at builtAt
+	entries   []encodedEntry
+	index     map[int64]int // id → position in entries
+	delta     []byte        // pre-encoded entry/removed frames from the base snapshot (15.x shape)
+	deltaFull []byte        // the same for shapeFull readers (extension fields and blocks)
+	ext       bool          // some entry has extension fields or blocks
+	done      chan struct{} // closed when superseded
+	// renders are the encoded credentials arrays per reader shape, built
+	// on first use (renderFor).
+	renders  [shapeFull + 1]atomic.Pointer[render]
+	renderMu sync.Mutex // serialises render builds
+}
+
+// hub owns the current shared snapshot. Requests and Run call sync, which
+// rebuilds and publishes a snapshot only when the vault generation moved;
+// subscribers wait on the done channel of the snapshot they hold, so a
+// publication is one close() whatever the number of subscribers and never
+// blocks the publisher.
+type hub struct {
+	store    vault.Store
+	blocks   vault.BlockStore // nil: entries carry no blocks
+	schedule func() vault.Schedule
+	now      func() time.Time
+	log      *slog.Logger
+	metrics  Observer
+
+	mu  sync.Mutex // serialises rebuilds; guards seq
+	seq uint64
+	cur atomic.Pointer[shared]
+}
+
+// current returns the published snapshot, nil before the first sync.
+func (h *hub) current() *shared { return h.cur.Load() }
+
+// sync returns the snapshot of the vault's current generation, rebuilding
+// and publishing it when the generation changed since the last build.
+func (h *hub) sync(ctx context.Context) (*shared, error) {
+	gen, err := h.store.Generation(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read vault generation: %w", err)
+	}
+	if cur := h.cur.Load(); cur != nil && cur.gen == gen {
+		return cur, nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	// Label the build with a generation read (under the lock) before the
+	// rows: the rows are then at least as new as the label, and a later write
+	// shows up as a newer generation on the next sync.
+	if gen, err = h.store.Generation(ctx); err != nil {
+		return nil, fmt.Errorf("read vault generation: %w", err)
+	}
+	cur := h.cur.Load()
+	if cur != nil && cur.gen == gen {
+		return cur, nil // rebuilt by someone else meanwhile
+	}
+	records, err := h.store.List(ctx, "")
+	if err != nil {
+		return nil, fmt.Errorf("list vault: %w", err)
+	}
+	var blocks map[int64][]vault.CredentialBlock
+	if h.blocks != nil {
+		if blocks, err = h.blocks.Blocks(ctx, h.now().UnixMilli()); err != nil {
+			return nil, fmt.Errorf("list credential blocks: %w", err)
+		}
+	}
+	next := h.build(gen, records, blocks, cur)
+	h.cur.Store(next)
+	if cur != nil {
+		close(cur.done)
+	}
+	if h.metrics != nil {
+		h.metrics.SnapshotPublished(gen, Published{next})
+	}
+	return next, nil
+}
+
+// build encodes records (with their blocks, keyed by id) as the snapshot of
+// gen, reusing prev's encodings of what did not change.
+func (h *hub) build(gen int64, records []vault.Record, blocks map[int64][]vault.CredentialBlock, prev *shared) *shared {
+	now := h.now().UnixMilli()
+	sched := h.schedule()
+	h.seq++
+	sh := &shared{
+		seq: h.seq, gen: gen, builtAt: now, sched: sched,
+		refresher: appendRefresher(nil, sched.Wire(now)),
+		entries:   make([]encodedEntry, 0, len(records)),
+		index:     make(map[int64]int, len(records)),
+		done:      make(chan struct{}),
+	}
+	for _, r := range records {
+		// Most rows are unchanged since prev: reuse their encoding, so a
+		// write costs one encoding, not one per stored credential.
+		e, err := encodeRecord(r, prev)
+		if err != nil {
+			h.log.Warn("auth-broker snapshot skipped credential", "id", r.ID, "provider", r.Provider, "error", err.Error())
+			continue
+		}
+		if ms, ok := e.rotatesInMs(sched, now); ok {
+			e.rotates, e.target = true, now+ms
+		}
+		var prevBlk *entryBlocks
+		if prev != nil {
+			if j, ok := prev.index[r.ID]; ok {
+				prevBlk = prev.entries[j].blk
+			}
+		}
+		e.blk = newEntryBlocks(vault.LiveBlocks(blocks[r.ID], now), prevBlk)
+		sh.index[e.id] = len(sh.entries)
+		sh.entries = append(sh.entries, e)
+		sh.ext = sh.ext || (e.src != nil && e.src.full != nil) || e.blk != nil
+	}
+	if prev != nil {
+		sh.baseSeq = prev.seq
+		sh.delta = diff(nil, prev, sh, shape15, h.log)
+		sh.deltaFull = sh.delta
+		if sh.ext || prev.ext {
+			sh.deltaFull = diff(nil, prev, sh, shapeFull, nil)
+		}
+	}
+	return sh
+}
+
+// sameEntry compares the stream fingerprint of two entries as a reader of
+// the given shape sees them: id, provider, identityKey and credential (all
+// inside the encoded prefix), the absolute rotation target and the blocks.
+func sameEntry(a, b *encodedEntry, sp shape) bool {
+	return a.rotates == b.rotates && (!a.rotates || a.target == b.target) && bytes.Equal(a.pfx(sp.ext()), b.pfx(sp.ext())) &&
+		bytes.Equal(a.blk.enc(sp), b.blk.enc(sp))
+}
+
+// diff appends the frames that take a subscriber from old to cur: `entry`
+// frames for new or changed credentials in cur's order, then `removed`
+// frames in old's order, in the reader's shape. log (optional) receives the
+// per-frame debug lines.
+func diff(dst []byte, old, cur *shared, sp shape, log *slog.Logger) []byte {
+	debug := log != nil && log.Enabled(context.Background(), slog.LevelDebug)
+	for i := range cur.entries {
+		e := &cur.entries[i]
+		if j, ok := old.index[e.id]; ok && sameEntry(&old.entries[j], e, sp) {
+			continue
+		}
+		dst = appendEntryFrame(dst, cur, e, sp)
+		if debug {
+			log.Debug("auth-broker stream entry", "id", e.id, "provider", e.provider, "generation", cur.gen)
+		}
+	}
+	for i := range old.entries {
+		id := old.entries[i].id
+		if _, ok := cur.index[id]; ok {
+			continue
+		}
+		dst = appendRemovedFrame(dst, cur, id)
+		if debug {
+			log.Debug("auth-broker stream removed", "id", id, "generation", cur.gen)
+		}
+	}
+	return dst
+}
+
+// framesSince returns the frames a subscriber holding last needs to reach
+// latest: the shared delta when it is exactly one publication behind (15.x
+// and shapeFull readers), otherwise its own diff.
+func framesSince(last, latest *shared, sp shape) []byte {
+	if latest.baseSeq == last.seq && sp != shapeShared {
+		if sp == shapeFull {
+			return latest.deltaFull
+		}
+		return latest.delta
+	}
+	return diff(nil, last, latest, sp, nil)
+}
+
+// bufPool recycles response buffers of snapshot renders.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 32<<10); return &b }}
+
+func getBuf() *[]byte { return bufPool.Get().(*[]byte) }
+
+func putBuf(b *[]byte) {
+	if cap(*b) > 8<<20 {
+		return // do not keep outsized buffers
+	}
+	*b = (*b)[:0]
+	bufPool.Put(b)
+}

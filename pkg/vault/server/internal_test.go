@@ -1,0 +1,42 @@
+package server
+
+import (
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ompgo/omp/pkg/vault"
+)
+
+func testHub() *hub {
+	return &hub{schedule: func() vault.Schedule { return vault.Schedule{} }, now: func() time.Time { return time.UnixMilli(1000) },
+		log: slog.New(slog.DiscardHandler)}
+}
+
+func key(id int64, k string) vault.Record {
+	return vault.Record{ID: id, Provider: "openai", Credential: vault.Credential{Type: vault.TypeAPIKey, Key: k}}
+}
+
+// A subscriber one publication behind gets the hub's shared delta bytes; one
+// further behind gets its own coalesced diff.
+func TestFramesSince(t *testing.T) {
+	h := testHub()
+	s1 := h.build(1, []vault.Record{key(1, "a"), key(2, "b")}, nil, nil)
+	s2 := h.build(2, []vault.Record{key(1, "a"), key(2, "b2"), key(3, "c")}, nil, s1)
+	s3 := h.build(3, []vault.Record{key(2, "b2"), key(3, "c")}, nil, s2)
+	if got := framesSince(s2, s3, shape15); &got[0] != &s3.delta[0] {
+		t.Fatal("an in-sync subscriber did not get the shared delta")
+	}
+	if got := string(framesSince(s2, s3, shape15)); strings.Count(got, "event: ") != 1 || !strings.Contains(got, `"kind":"removed","generation":3,"serverNowMs":1000`) {
+		t.Fatalf("delta s2→s3 = %q", got)
+	}
+	got := string(framesSince(s1, s3, shape15))
+	ib, ic, ia := strings.Index(got, `"key":"b2"`), strings.Index(got, `"key":"c"`), strings.Index(got, "event: removed")
+	if strings.Count(got, "event: ") != 3 || ib < 0 || ic < ib || ia < ic || !strings.Contains(got, `"id":1}`) {
+		t.Fatalf("coalesced diff s1→s3 = %q", got)
+	}
+	if d := diff(nil, s3, h.build(4, []vault.Record{key(2, "b2"), key(3, "c")}, nil, nil), shape15, nil); len(d) != 0 {
+		t.Fatalf("an unchanged set emitted %q", d)
+	}
+}
