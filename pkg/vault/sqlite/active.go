@@ -305,6 +305,12 @@ func (s *Store) resolveAll(ctx context.Context, es []*entry) ([]vault.Record, er
 	}
 	out := make([]vault.Record, 0, len(es))
 	for _, e := range es {
+		if e.err == nil {
+			i := len(out)
+			out = out[:i+1]
+			copyInto(&out[i], e)
+			continue
+		}
 		rec, err := s.resolve(ctx, e)
 		if errors.Is(err, errUnparsable) {
 			continue
@@ -320,12 +326,24 @@ func (s *Store) resolveAll(ctx context.Context, es []*entry) ([]vault.Record, er
 // copyRecord returns r with its own Extra map and values: records handed
 // out never alias the active set.
 func copyRecord(r vault.Record) vault.Record {
-	if r.Credential.Extra != nil {
-		x := make(map[string]json.RawMessage, len(r.Credential.Extra))
-		for k, v := range r.Credential.Extra {
-			x[k] = slices.Clone(v)
-		}
-		r.Credential.Extra = x
-	}
+	r.Credential.Extra = cloneExtra(r.Credential.Extra)
 	return r
+}
+
+// copyInto sets *dst to a copy of e's record (see copyRecord). Copying in
+// place moves each record once, which counts when a whole list is copied.
+func copyInto(dst *vault.Record, e *entry) {
+	*dst = e.rec
+	dst.Credential.Extra = cloneExtra(e.rec.Credential.Extra)
+}
+
+func cloneExtra(x map[string]json.RawMessage) map[string]json.RawMessage {
+	if x == nil {
+		return nil
+	}
+	out := make(map[string]json.RawMessage, len(x))
+	for k, v := range x {
+		out[k] = slices.Clone(v)
+	}
+	return out
 }

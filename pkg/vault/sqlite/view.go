@@ -241,7 +241,7 @@ func copyOut(es []*entry) []vault.Record {
 	}
 	out := make([]vault.Record, len(es))
 	for i, e := range es {
-		out[i] = copyRecord(e.rec)
+		copyInto(&out[i], e)
 	}
 	return out
 }
