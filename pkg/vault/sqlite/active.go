@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -56,19 +57,55 @@ type apiKeyKey struct {
 }
 
 // activeSet indexes the active rows by id, provider, OAuth identity and API
-// key hash. The id lists are sorted ascending.
+// key hash. The entry and id lists are sorted by id ascending. all and
+// byProv hold the entries themselves, so listing the vault or a provider is
+// one copy of a slice, with no lookup or sort per row.
 type activeSet struct {
 	gen    int64
 	byID   map[int64]*entry
-	byProv map[string][]int64
+	all    []*entry
+	byProv map[string][]*entry
 	byIdnt map[identKey][]int64
 	byKey  map[apiKeyKey][]int64
 	keys   map[string][]int64 // API-key rows per provider (an OAuth upsert disables them)
 }
 
 func newActiveSet(gen int64) *activeSet {
-	return &activeSet{gen: gen, byID: map[int64]*entry{}, byProv: map[string][]int64{},
+	return &activeSet{gen: gen, byID: map[int64]*entry{}, byProv: map[string][]*entry{},
 		byIdnt: map[identKey][]int64{}, byKey: map[apiKeyKey][]int64{}, keys: map[string][]int64{}}
+}
+
+// entries returns the entries of ids, in the same order.
+func (a *activeSet) entries(ids []int64) []*entry {
+	out := make([]*entry, len(ids))
+	for i, id := range ids {
+		out[i] = a.byID[id]
+	}
+	return out
+}
+
+func cmpEntryID(e *entry, id int64) int { return cmp.Compare(e.rec.ID, id) }
+
+// setEntry puts e, whose id is id, into es sorted by id: it replaces the
+// entry of that id or is inserted in order.
+func setEntry(es []*entry, id int64, e *entry) []*entry {
+	if n := len(es); n == 0 || es[n-1].rec.ID < id {
+		return append(es, e) // ids are assigned ascending: the usual case
+	}
+	i, found := slices.BinarySearchFunc(es, id, cmpEntryID)
+	if found {
+		es[i] = e
+		return es
+	}
+	return slices.Insert(es, i, e)
+}
+
+// dropEntry removes the entry of id from es sorted by id.
+func dropEntry(es []*entry, id int64) []*entry {
+	if i, found := slices.BinarySearchFunc(es, id, cmpEntryID); found {
+		return slices.Delete(es, i, i+1)
+	}
+	return es
 }
 
 func insertSorted[K comparable](m map[K][]int64, k K, id int64) {
@@ -94,10 +131,18 @@ func removeSorted[K comparable](m map[K][]int64, k K, id int64) {
 	}
 }
 
-// put adds or replaces entry e (nil removes id).
+// put adds or replaces entry e (nil removes id). An entry replaced by one
+// of the same provider keeps its place in all and byProv.
 func (a *activeSet) put(id int64, e *entry) {
 	if old := a.byID[id]; old != nil {
-		removeSorted(a.byProv, old.rec.Provider, id)
+		if e == nil || e.rec.Provider != old.rec.Provider {
+			a.all = dropEntry(a.all, id)
+			if es := dropEntry(a.byProv[old.rec.Provider], id); len(es) == 0 {
+				delete(a.byProv, old.rec.Provider)
+			} else {
+				a.byProv[old.rec.Provider] = es
+			}
+		}
 		if old.err == nil {
 			if old.rec.Credential.Type == vault.TypeOAuth && old.ident != "" {
 				removeSorted(a.byIdnt, identKey{old.rec.Provider, old.ident}, id)
@@ -112,7 +157,8 @@ func (a *activeSet) put(id int64, e *entry) {
 		return
 	}
 	a.byID[id] = e
-	insertSorted(a.byProv, e.rec.Provider, id)
+	a.all = setEntry(a.all, id, e)
+	a.byProv[e.rec.Provider] = setEntry(a.byProv[e.rec.Provider], id, e)
 	if e.err == nil {
 		if e.rec.Credential.Type == vault.TypeOAuth && e.ident != "" {
 			insertSorted(a.byIdnt, identKey{e.rec.Provider, e.ident}, id)
@@ -259,6 +305,12 @@ func (s *Store) resolveAll(ctx context.Context, es []*entry) ([]vault.Record, er
 	}
 	out := make([]vault.Record, 0, len(es))
 	for _, e := range es {
+		if e.err == nil {
+			i := len(out)
+			out = out[:i+1]
+			copyInto(&out[i], e)
+			continue
+		}
 		rec, err := s.resolve(ctx, e)
 		if errors.Is(err, errUnparsable) {
 			continue
@@ -274,12 +326,24 @@ func (s *Store) resolveAll(ctx context.Context, es []*entry) ([]vault.Record, er
 // copyRecord returns r with its own Extra map and values: records handed
 // out never alias the active set.
 func copyRecord(r vault.Record) vault.Record {
-	if r.Credential.Extra != nil {
-		x := make(map[string]json.RawMessage, len(r.Credential.Extra))
-		for k, v := range r.Credential.Extra {
-			x[k] = slices.Clone(v)
-		}
-		r.Credential.Extra = x
-	}
+	r.Credential.Extra = cloneExtra(r.Credential.Extra)
 	return r
+}
+
+// copyInto sets *dst to a copy of e's record (see copyRecord). Copying in
+// place moves each record once, which counts when a whole list is copied.
+func copyInto(dst *vault.Record, e *entry) {
+	*dst = e.rec
+	dst.Credential.Extra = cloneExtra(e.rec.Credential.Extra)
+}
+
+func cloneExtra(x map[string]json.RawMessage) map[string]json.RawMessage {
+	if x == nil {
+		return nil
+	}
+	out := make(map[string]json.RawMessage, len(x))
+	for k, v := range x {
+		out[k] = slices.Clone(v)
+	}
+	return out
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ompgo/omp/pkg/vault"
 )
@@ -162,6 +164,40 @@ func BenchmarkUploads16x63(b *testing.B) {
 				wg.Wait()
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*16*63), "ns/upload")
+		})
+	}
+}
+
+// BenchmarkUploadAt is one broker upload — a new identity upserted, then the
+// whole active set listed for the published snapshot — into a vault already
+// holding 0, 100 or 1 000 credentials. It reports the median op latency
+// (p50-ns) and the process CPU time per op (cpu-ns/op), which unlike the
+// wall time does not include waiting for the fsync. Neither may grow with
+// the vault beyond copying out the listed records.
+func BenchmarkUploadAt(b *testing.B) {
+	for _, stored := range []int{0, 100, 1000} {
+		b.Run(fmt.Sprintf("stored=%d", stored), func(b *testing.B) {
+			st, _ := newStore(b)
+			seedOAuth(b, st, stored)
+			ctx := context.Background()
+			var lat []time.Duration
+			cpu0 := cpuTime()
+			i := 0
+			for b.Loop() {
+				i++
+				t0 := time.Now()
+				if _, err := st.Upsert(ctx, "anthropic", oauth(fmt.Sprintf("up%d@x.io", i), fmt.Sprintf("r%d", i))); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := st.List(ctx, ""); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			cpu := cpuTime() - cpu0
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(len(lat)), "cpu-ns/op")
 		})
 	}
 }

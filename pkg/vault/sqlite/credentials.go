@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -166,17 +165,10 @@ func (s *Store) List(ctx context.Context, provider string) ([]vault.Record, erro
 	var es []*entry
 	err := s.readActive(ctx, func(a *activeSet) {
 		if provider != "" {
-			es = make([]*entry, 0, len(a.byProv[provider]))
-			for _, id := range a.byProv[provider] {
-				es = append(es, a.byID[id])
-			}
-			return
+			es = slices.Clone(a.byProv[provider])
+		} else {
+			es = slices.Clone(a.all)
 		}
-		es = make([]*entry, 0, len(a.byID))
-		for _, e := range a.byID {
-			es = append(es, e)
-		}
-		slices.SortFunc(es, func(a, b *entry) int { return cmp.Compare(a.rec.ID, b.rec.ID) })
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list credentials: %w", err)

@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -92,31 +91,56 @@ func (v *view) release() {
 
 func (v *view) rollback() { clear(v.op) }
 
-// collect returns the active entries among base ids and the batch's
-// changes that satisfy keep, by id.
-func (v *view) collect(baseIDs []int64, keep func(*entry) bool) []*entry {
-	var out []*entry
-	for _, id := range baseIDs {
-		e, ok := v.override(id)
-		if !ok {
-			e = v.base.byID[id]
+// changed returns the ids the batch has its own version of, ascending.
+func (v *view) changed() []int64 {
+	if len(v.op) == 0 && len(v.batch) == 0 {
+		return nil
+	}
+	ids := make([]int64, 0, len(v.op)+len(v.batch))
+	for id := range v.op {
+		ids = append(ids, id)
+	}
+	for id := range v.batch {
+		if _, ok := v.op[id]; !ok {
+			ids = append(ids, id)
 		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// collect returns the active entries that satisfy keep among base (sorted
+// by id) with the batch's changes applied, by id. It merges the few changed
+// ids into base in one pass: no lookup or sort per base entry.
+func (v *view) collect(base []*entry, keep func(*entry) bool) []*entry {
+	changed := v.changed()
+	out := make([]*entry, 0, len(base)+len(changed))
+	add := func(e *entry) {
 		if e != nil && keep(e) {
 			out = append(out, e)
 		}
 	}
-	seen := func(id int64) bool { _, ok := slices.BinarySearch(baseIDs, id); return ok }
-	add := func(m map[int64]*entry, shadow map[int64]*entry) {
-		for id, e := range m {
-			if _, ok := shadow[id]; ok || e == nil || seen(id) || !keep(e) {
-				continue
-			}
-			out = append(out, e)
-		}
+	addChanged := func(id int64) {
+		e, _ := v.override(id)
+		add(e)
 	}
-	add(v.op, nil)
-	add(v.batch, v.op)
-	slices.SortFunc(out, func(a, b *entry) int { return cmp.Compare(a.rec.ID, b.rec.ID) })
+	j := 0
+	for _, e := range base {
+		id := e.rec.ID
+		for j < len(changed) && changed[j] < id {
+			addChanged(changed[j])
+			j++
+		}
+		if j < len(changed) && changed[j] == id {
+			addChanged(id)
+			j++
+			continue
+		}
+		add(e)
+	}
+	for ; j < len(changed); j++ {
+		addChanged(changed[j])
+	}
 	return out
 }
 
@@ -133,7 +157,7 @@ func (v *view) apiKeys(ctx context.Context, provider string) ([]*entry, error) {
 	if err := v.ensure(ctx); err != nil {
 		return nil, err
 	}
-	return v.collect(v.base.keys[provider], func(e *entry) bool {
+	return v.collect(v.base.entries(v.base.keys[provider]), func(e *entry) bool {
 		return e.err == nil && e.rec.Provider == provider && e.rec.Credential.Type == vault.TypeAPIKey
 	}), nil
 }
@@ -160,12 +184,12 @@ func (v *view) matching(ctx context.Context, provider string, c vault.Credential
 				}), nil
 			}
 		}
-		return v.collect(v.base.byIdnt[identKey{provider, ident}], func(e *entry) bool {
+		return v.collect(v.base.entries(v.base.byIdnt[identKey{provider, ident}]), func(e *entry) bool {
 			return e.err == nil && e.rec.Provider == provider && matchEntry(e, c, ident)
 		}), nil
 	case vault.TypeAPIKey:
 		h := sha256.Sum256([]byte(vault.APIKeyMatchKey(provider, c.Key)))
-		return v.collect(v.base.byKey[apiKeyKey{provider, h}], func(e *entry) bool {
+		return v.collect(v.base.entries(v.base.byKey[apiKeyKey{provider, h}]), func(e *entry) bool {
 			return e.err == nil && e.rec.Provider == provider && matchEntry(e, c, ident)
 		}), nil
 	}
@@ -217,7 +241,7 @@ func copyOut(es []*entry) []vault.Record {
 	}
 	out := make([]vault.Record, len(es))
 	for i, e := range es {
-		out[i] = copyRecord(e.rec)
+		copyInto(&out[i], e)
 	}
 	return out
 }
