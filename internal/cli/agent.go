@@ -53,11 +53,60 @@ type agentFlags struct {
 // listAll is --list-models without a filter.
 const listAll = "\x00all"
 
+// agentModes are the values --mode accepts, each with its help text.
+var agentModes = []struct{ name, help string }{
+	{"text", "the final answer"},
+	{"json", "one JSON event per line"},
+	{"rpc", "JSON commands on stdin, responses and events on stdout"},
+}
+
+// modeUsage is the help text of --mode: every mode with what it prints.
+func modeUsage() string {
+	parts := make([]string, len(agentModes))
+	for i, m := range agentModes {
+		parts[i] = m.name + " (" + m.help + ")"
+	}
+	return "output mode: " + strings.Join(parts, ", ")
+}
+
+// validMode reports whether --mode accepts m.
+func validMode(m string) bool {
+	for _, am := range agentModes {
+		if am.name == m {
+			return true
+		}
+	}
+	return false
+}
+
+// optionalFilter is the value of --list-models: a filter that may be left
+// out. It reports the type "bool" with the no-value default "true" so the
+// help shows the flag as `--list-models [filter]` instead of a default
+// value; a bare --list-models (and --list-models=true) lists everything.
+type optionalFilter struct{ v *string }
+
+func (o optionalFilter) String() string {
+	if o.v == nil || *o.v == listAll {
+		return ""
+	}
+	return *o.v
+}
+
+func (o optionalFilter) Set(s string) error {
+	if s == "true" {
+		s = listAll
+	}
+	*o.v = s
+	return nil
+}
+
+func (optionalFilter) Type() string { return "bool" }
+
 // addAgentFlags registers the agent flags on the root command.
 func addAgentFlags(c *cobra.Command, f *agentFlags) {
 	fs := c.Flags()
 	fs.BoolVarP(&f.print, "print", "p", false, "print mode: run the prompts, print the final answer and exit")
-	fs.StringVar(&f.mode, "mode", "", "output mode: text or json (one JSON event per line)")
+	fs.StringVar(&f.mode, "mode", "", modeUsage())
 	fs.StringVar(&f.model, "model", "", "model as provider/id[:thinking level] or a bare id")
 	fs.StringVar(&f.provider, "provider", "", "provider of --model (legacy)")
 	fs.BoolVarP(&f.cont, "continue", "c", false, "continue the most recent session of this directory")
@@ -73,8 +122,8 @@ func addAgentFlags(c *cobra.Command, f *agentFlags) {
 	fs.StringVar(&f.tools, "tools", "", "comma-separated allowlist of built-in tools")
 	fs.BoolVar(&f.noTools, "no-tools", false, "disable every built-in tool")
 	fs.BoolVar(&f.noRules, "no-rules", false, "load no rules (.omp/rules, ~/.omp/agent/rules, .cursor/rules)")
-	fs.StringVar(&f.listModels, "list-models", "", "print the models (optionally only those matching a filter) and exit")
-	fs.Lookup("list-models").NoOptDefVal = listAll
+	fs.Var(optionalFilter{&f.listModels}, "list-models", "print the models and exit; `[filter]` keeps those whose provider/id contains it")
+	fs.Lookup("list-models").NoOptDefVal = "true"
 }
 
 var thinkingLevels = []string{"off", "minimal", "low", "medium", "high", "xhigh"}
@@ -125,7 +174,7 @@ func (a *app) runAgent(ctx context.Context, f *agentFlags, messages []string) er
 		}
 		return a.listModels(dirs, filter)
 	}
-	if f.mode != "" && f.mode != "text" && f.mode != "json" && f.mode != "rpc" {
+	if f.mode != "" && !validMode(f.mode) {
 		return fmt.Errorf("unsupported --mode %q (text, json or rpc)", f.mode)
 	}
 	rpc := f.mode == "rpc"

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,16 +45,17 @@ type usageFlags struct {
 func newUsageCmd(a *app) *cobra.Command {
 	f := &usageFlags{}
 	cmd := &cobra.Command{
-		Use:   "usage",
+		Use:   "usage [" + strings.Join(usageActionNames(), "|") + "]",
 		Short: "Show provider usage per account (quota bars, resets, capacity; --history for sparklines)",
+		Long:  usageLong(),
 		Args: func(_ *cobra.Command, args []string) error {
 			switch {
 			case len(args) == 0:
 				return nil
-			case len(args) == 1 && (args[0] == "invalidate" || args[0] == "clients"):
+			case len(args) == 1 && slices.Contains(usageActionNames(), args[0]):
 				return nil
 			}
-			return fmt.Errorf("Expected action to be one of: invalidate, clients; got %q", args[0])
+			return fmt.Errorf("Expected action to be one of: %s; got %q", strings.Join(usageActionNames(), ", "), args[0])
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -72,6 +74,30 @@ func newUsageCmd(a *app) *cobra.Command {
 	fl.BoolVar(&f.history, "history", false, "show recorded usage history instead of a live snapshot")
 	fl.IntVarP(&f.days, "days", "d", 7, "history window in days (non-positive → 7)")
 	return cmd
+}
+
+// usageActions are the actions of `omp usage`, each with its help text.
+var usageActions = []struct{ name, help string }{
+	{"invalidate", "expire the cached usage (locally, and on the broker when one is configured)"},
+	{"clients", "show the usage per broker client over the last --days days"},
+}
+
+func usageActionNames() []string {
+	names := make([]string, len(usageActions))
+	for i, a := range usageActions {
+		names[i] = a.name
+	}
+	return names
+}
+
+// usageLong is the help of `omp usage`: the live view, then every action.
+func usageLong() string {
+	var b strings.Builder
+	b.WriteString("Show provider usage per account (quota bars, resets, capacity; --history for sparklines).\n\nActions:\n")
+	for _, a := range usageActions {
+		fmt.Fprintf(&b, "  %-12s %s\n", a.name, a.help)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // usageSource is where `omp usage` reads from: the broker when one is

@@ -74,7 +74,7 @@ func (m *model) command(text string) tea.Cmd {
 			cmd = m.fail("New session failed: " + err.Error())
 			break
 		}
-		cmd = m.switchTo(sf, true, "New session "+shortID(sf.Header().ID))
+		cmd = m.switchTo(sf, true, "New session "+session.ShortID(sf))
 	case "/resume":
 		cmd = m.openResume()
 	case "/tree":
@@ -243,7 +243,7 @@ func (m *model) branch(id string) tea.Cmd {
 		if err != nil {
 			return m.fail("Branch failed: " + err.Error())
 		}
-		sf, note = nf, "Branched into session "+shortID(nf.Header().ID)
+		sf, note = nf, "Branched into session "+session.ShortID(nf)
 	} else if e.ParentID == "" {
 		sf.ResetLeaf()
 	} else if err := sf.Branch(e.ParentID); err != nil {
@@ -276,7 +276,7 @@ func (m *model) fork() tea.Cmd {
 	if err != nil {
 		return m.fail("Fork failed: " + err.Error())
 	}
-	return m.switchTo(sf, false, "Forked into session "+shortID(sf.Header().ID))
+	return m.switchTo(sf, false, "Forked into session "+session.ShortID(sf))
 }
 
 func (m *model) openResume() tea.Cmd {
@@ -289,7 +289,7 @@ func (m *model) openResume() tea.Cmd {
 		if err != nil {
 			return m.fail("Cannot open session: " + err.Error())
 		}
-		return m.switchTo(sf, false, "Resumed session "+shortID(sf.Header().ID))
+		return m.switchTo(sf, false, "Resumed session "+session.ShortID(sf))
 	}}
 	for i, info := range session.List(m.opt.SessionDirs...) {
 		if i == 50 {

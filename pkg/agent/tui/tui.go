@@ -205,8 +205,7 @@ func (m *model) switched() {
 }
 
 func (m *model) Init() tea.Cmd {
-	banner := styleDim.Render(fmt.Sprintf("omp %s · %s · session %s", m.opt.Version, m.ag.CurrentModel().Key(), shortID(m.ag.Session.Header().ID)))
-	cmds := []tea.Cmd{textarea.Blink, tea.Println(banner)}
+	cmds := []tea.Cmd{textarea.Blink, tea.Println(styleDim.Render(m.banner()))}
 	if n := m.ag.MessageCount(); n > 0 {
 		cmds = append(cmds, tea.Println(styleDim.Render(fmt.Sprintf("resumed: %d messages in context", n))))
 	}
@@ -224,11 +223,11 @@ func (m *model) Init() tea.Cmd {
 	return tea.Sequence(cmds...)
 }
 
-func shortID(id string) string {
-	if len(id) > 8 {
-		return id[:8]
-	}
-	return id
+// banner is the first line: version, model and the session's id, as
+// long a prefix of it as tells it apart from the other sessions of its
+// directory.
+func (m *model) banner() string {
+	return fmt.Sprintf("omp %s · %s · session %s", m.opt.Version, m.ag.CurrentModel().Key(), session.ShortID(m.ag.Session))
 }
 
 // start prints the user's message and runs a prompt in the background.

@@ -419,3 +419,36 @@ func TestTreeOffersABranchSummary(t *testing.T) {
 		t.Fatalf("editor %q, want the chosen message prefilled", r.m.editor.Value())
 	}
 }
+
+// TestBannerTellsSessionsStartedTogetherApart: two sessions started in
+// the same second share the first 8 characters of their ids; the banner
+// shows each with a prefix the other does not have.
+func TestBannerTellsSessionsStartedTogetherApart(t *testing.T) {
+	r := newRig(t)
+	first := r.m.ag.Session
+	if err := first.Persist(); err != nil {
+		t.Fatal(err)
+	}
+	r.m.command("/new")
+	second := r.m.ag.Session
+	if second == first {
+		t.Fatal("/new did not switch")
+	}
+	if err := second.Persist(); err != nil {
+		t.Fatal(err)
+	}
+	shownSecond := r.m.banner()
+	r.m.ag.SetSession(first)
+	shownFirst := r.m.banner()
+	idOf := func(banner string) string { return banner[strings.LastIndex(banner, " ")+1:] }
+	a, b := idOf(shownFirst), idOf(shownSecond)
+	if a == b {
+		t.Fatalf("both sessions show %q", a)
+	}
+	if !strings.HasPrefix(first.Header().ID, a) || strings.HasPrefix(second.Header().ID, a) {
+		t.Errorf("first shows %q: ids %s, %s", a, first.Header().ID, second.Header().ID)
+	}
+	if !strings.HasPrefix(second.Header().ID, b) || strings.HasPrefix(first.Header().ID, b) {
+		t.Errorf("second shows %q: ids %s, %s", b, first.Header().ID, second.Header().ID)
+	}
+}
