@@ -36,7 +36,7 @@ func newKeyFileEnv(t *testing.T) *keyFileEnv {
 	return &keyFileEnv{env: e, keyPath: keyPath}
 }
 
-// openBroker opens the vault the way brokerd does: the key file's keyring,
+// openBroker opens the vault the way the broker does: the key file's keyring,
 // reloaded from the file when the vault's active key changes.
 func (e *keyFileEnv) openBroker(t *testing.T) *sqlite.Store {
 	t.Helper()

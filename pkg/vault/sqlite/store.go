@@ -80,7 +80,7 @@ type Options struct {
 	// write lock is released. Writes by other processes do not call it; poll
 	// Generation for those. Default: none.
 	OnChange func()
-	// ReloadKeyring re-reads the keyring (brokerd: the key file) when another
+	// ReloadKeyring re-reads the keyring (the broker: its key file) when another
 	// process rekeyed the vault: a write transaction finds the vault's active
 	// key id changed to a key this store does not hold, or a read meets a
 	// blob sealed under such a key. The reloaded keyring must open the
@@ -92,7 +92,7 @@ type Options struct {
 	// this Store made (Disable, DisableIf: the disable endpoint, definitive
 	// refresh and usage failures) with the row's provider and stored cause
 	// (never a secret); upsert replacement and logout do not call it, as in
-	// the reference. brokerd logs `auth-broker credential disabled` from it.
+	// the reference. The broker logs `auth-broker credential disabled` from it.
 	// Default: none.
 	OnDisable func(provider, cause string)
 }
