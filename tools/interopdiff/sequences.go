@@ -168,7 +168,8 @@ var Sequences = []Sequence{
 
 	// Refresh against the fake token endpoint.
 	{"refresh anthropic: success rotates the refresh token", []Step{
-		up("anthropic", oauth("at-f1", "ok-f1", `,"email":"f1@example.com"`)), refresh("1"), upstream, refresh("1"), upstream, snap(true)}},
+		up("anthropic", oauth("at-f1", "ok-f1", `,"email":"f1@example.com"`)), refresh("1"), upstream, refresh("1", "RL"),
+		{Upstream: true, Accept: []string{"RL"}}, snap(true, "RL")}},
 	{"refresh anthropic: invalid_grant disables", []Step{
 		up("anthropic", oauth("at-f2", "bad-f2", `,"email":"f2@example.com"`)), refresh("1", "E4"), upstream, snap(true)}},
 	{"refresh anthropic: upstream timeout keeps the row", []Step{
@@ -189,7 +190,7 @@ var Sequences = []Sequence{
 		up("google-gemini-cli", oauth("at-f10", "ok-f10", `,"email":"f10@example.com","projectId":"proj-f10"`)), refresh("1"), upstream, snap(true)}},
 	{"refresh gitlab-duo: success", []Step{
 		up("gitlab-duo", oauth("at-f11", "ok-f11", "")), refresh("1"), upstream, snap(true)}},
-	{"refresh an api key (not OAuth)", []Step{up("openai", apiKey("sk-f6", "")), refresh("1")}},
+	{"refresh an api key (not OAuth)", []Step{up("openai", apiKey("sk-f6", "")), refresh("1", "AK")}},
 	{"refresh unknown and malformed ids", []Step{refresh("9"), {Method: "POST", Path: "/v1/credential/x/refresh"}, {Method: "GET", Path: "/v1/credential/1/refresh"}}},
 
 	// MCP OAuth refresh (E6).
