@@ -186,6 +186,7 @@ func (k *keyLadder) refresh(ctx context.Context, m llm.Model) (llm.Credential, e
 }
 
 // pickModel resolves the selector, else the session's model, else the
+// default model of the first known provider with a credential, else the
 // first model with a credential (models.yml providers first).
 func pickModel(ctx context.Context, cat *llm.Catalog, sel, sessionModel string, keys *keyLadder) (llm.Model, error) {
 	if sel != "" {
@@ -201,6 +202,11 @@ func pickModel(ctx context.Context, cat *llm.Catalog, sel, sessionModel string, 
 	if sessionModel != "" {
 		p, id := session.SplitModelKey(sessionModel)
 		if m, ok := cat.Lookup(p, id); ok {
+			return m, nil
+		}
+	}
+	for _, d := range providerDefaults {
+		if m, ok := cat.Lookup(d.provider, d.model); ok && (keys.flag != "" || keys.available(ctx, d.provider)) {
 			return m, nil
 		}
 	}
