@@ -144,12 +144,31 @@ func (k *keyLadder) credential(ctx context.Context, m llm.Model) (llm.Credential
 	k.fromBroker = false
 	v, ok := k.key(ctx, m.Provider)
 	if !ok {
-		return llm.Credential{}, fmt.Errorf("No API key for provider %q: pass --api-key, set apiKey in models.yml or the provider's environment variable", m.Provider)
+		return llm.Credential{}, k.missing(m)
 	}
 	if m.Provider == "anthropic" && strings.HasPrefix(v, "sk-ant-oat") {
 		return llm.OAuthToken(v), nil
 	}
 	return llm.APIKey(v), nil
+}
+
+// missing is the error for a model whose provider has no credential on the
+// ladder: it names the model, the provider and the ways to add one (the
+// broker login in broker mode, else the environment variable).
+func (k *keyLadder) missing(m llm.Model) error {
+	envVar := "the provider's environment variable"
+	if names := config.EnvKeys(m.Provider); len(names) > 0 {
+		envVar = strings.Join(names, " or ")
+	}
+	article := "a "
+	if strings.ContainsRune("aeiou", rune(m.Provider[0])) {
+		article = "an "
+	}
+	needs := fmt.Sprintf("No API key for provider %q: model %s needs %s%s credential", m.Provider, m.Key(), article, m.Provider)
+	if k.broker != nil {
+		return fmt.Errorf("%s and the auth broker holds none; run omp auth-broker login %s, or set %s", needs, m.Provider, envVar)
+	}
+	return fmt.Errorf("%s; set %s, pass --api-key, or set apiKey in models.yml", needs, envVar)
 }
 
 // refresh force-refreshes the session's broker credential for m's
@@ -167,6 +186,7 @@ func (k *keyLadder) refresh(ctx context.Context, m llm.Model) (llm.Credential, e
 }
 
 // pickModel resolves the selector, else the session's model, else the
+// default model of the first known provider with a credential, else the
 // first model with a credential (models.yml providers first).
 func pickModel(ctx context.Context, cat *llm.Catalog, sel, sessionModel string, keys *keyLadder) (llm.Model, error) {
 	if sel != "" {
@@ -182,6 +202,11 @@ func pickModel(ctx context.Context, cat *llm.Catalog, sel, sessionModel string, 
 	if sessionModel != "" {
 		p, id := session.SplitModelKey(sessionModel)
 		if m, ok := cat.Lookup(p, id); ok {
+			return m, nil
+		}
+	}
+	for _, d := range providerDefaults {
+		if m, ok := cat.Lookup(d.provider, d.model); ok && (keys.flag != "" || keys.available(ctx, d.provider)) {
 			return m, nil
 		}
 	}

@@ -93,11 +93,24 @@ func usageActionNames() []string {
 // usageLong is the help of `omp usage`: the live view, then every action.
 func usageLong() string {
 	var b strings.Builder
-	b.WriteString("Show provider usage per account (quota bars, resets, capacity; --history for sparklines).\n\nActions:\n")
+	b.WriteString(`Show provider usage per account (quota bars, resets, capacity; --history for sparklines).
+
+Every stored account is listed; one without usage data says why (its
+provider has no usage API, its credential type has no usage endpoint, or
+the probe returned nothing).
+
+Actions:
+`)
 	for _, a := range usageActions {
 		fmt.Fprintf(&b, "  %-12s %s\n", a.name, a.help)
 	}
-	return strings.TrimSuffix(b.String(), "\n")
+	b.WriteString(`
+Exit status:
+  0  usage shown; --json always exits 0, an empty payload included
+  1  the text has nothing to show: no credentials (add one with
+     omp auth-broker login <provider>), none for --provider, or no
+     recorded history yet; also any error`)
+	return b.String()
 }
 
 // usageSource is where `omp usage` reads from: the broker when one is
@@ -219,14 +232,55 @@ func (a *app) runUsage(ctx context.Context, f usageFlags) error {
 			Capacity             map[string][]usageview.CapacityStat `json:"capacity"`
 		}{now, orEmpty(out), orEmpty(unreported), orEmpty(gone), caps})
 	}
-	if len(reports) == 0 && len(accounts) == 0 && len(gone) == 0 {
+	// The text lists every stored account, also those of providers without
+	// a usage probe, each with the reason it has no usage data.
+	listed := withReasons(filter(stored, func(u usageview.Account) bool {
+		return provider == "" || strings.ToLower(u.Provider) == provider
+	}))
+	if len(reports) == 0 && len(listed) == 0 && len(gone) == 0 {
 		if len(stored) > 0 {
 			return &exitError{code: 1, msg: "No usage data" + scopeOf(f.provider) + ". Stored credentials are for providers without a usage endpoint."}
 		}
-		return &exitError{code: 1, msg: "No credentials found" + scopeOf(f.provider) + ". Run `omp` and use /login to add accounts."}
+		return &exitError{code: 1, msg: noCredentialsMsg(f.provider)}
 	}
-	_, err = fmt.Fprint(a.stdout, usageview.Render(usageview.Breakdown(reports, accounts, gone, now, red), a.colour()))
+	_, err = fmt.Fprint(a.stdout, usageview.Render(usageview.Breakdown(reports, listed, gone, now, red), a.colour()))
 	return err
+}
+
+// noCredentialsMsg is the empty-vault message; it names the command that
+// adds an account.
+func noCredentialsMsg(provider string) string {
+	login := "omp auth-broker login <provider>"
+	if provider != "" {
+		login = "omp auth-broker login " + strings.ToLower(provider)
+	}
+	return "No credentials found" + scopeOf(provider) + ". Run `" + login + "` to add an account."
+}
+
+// withReasons sets why each account may lack usage data: its provider has
+// no usage probe, or the probe does not serve its credential type; an
+// account whose probe ran keeps the plain "no usage data".
+func withReasons(accounts []usageview.Account) []usageview.Account {
+	probers := map[string]usage.Prober{}
+	for _, p := range usage.DefaultProbers() {
+		probers[p.ID()] = p
+	}
+	out := make([]usageview.Account, len(accounts))
+	for i, u := range accounts {
+		p, ok := probers[u.Provider]
+		typ := vault.CredentialType(u.Type)
+		switch {
+		case !ok:
+			u.Reason = "provider has no usage API"
+		case p.Supports(vault.Credential{Type: typ, Access: "-", Key: "-"}):
+		case typ == vault.TypeAPIKey:
+			u.Reason = "no usage endpoint for API keys"
+		default:
+			u.Reason = "no usage endpoint for OAuth logins"
+		}
+		out[i] = u
+	}
+	return out
 }
 
 func scopeOf(provider string) string {

@@ -297,3 +297,60 @@ func checkWidth(t *testing.T, out string) {
 		}
 	}
 }
+
+// TestUsageListsEveryAccount: accounts of providers without a usage probe
+// are listed with the reason they have no usage data, while the JSON keeps
+// its shape; an empty vault names the login command that exists.
+func TestUsageListsEveryAccount(t *testing.T) {
+	fake, _ := fakeAnthropicUsage(t, "acc-refresh-alice")
+	dead := "http://" + closedAddr(t)
+	b := startBrokerURLs(t, "", func(p, kind string) string {
+		if p == "anthropic" && kind == config.UsageURL {
+			return fake.URL + "/api/oauth"
+		}
+		return dead
+	})
+	b.upload(t, oauthCred("anthropic", "alice@example.com", "refresh-alice"),
+		apiKeyCred("openai", "sk-openai-1"), apiKeyCred("deepseek", "sk-deepseek-1"), apiKeyCred("openai-codex", "sk-codex-1"))
+	c := newCLI(t)
+	c.useBroker(b)
+
+	text := c.ok("", "usage")
+	checkWidth(t, text)
+	for _, want := range []string{"Anthropic — 1 account", "  ● alice@example.com",
+		"Openai — 1 account", "  ○ API key — provider has no usage API",
+		"Deepseek — 1 account",
+		"Openai Codex — 1 account", "  ○ API key — no usage endpoint for API keys"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+	var got usageJSON
+	if err := json.Unmarshal([]byte(c.ok("", "usage", "--json")), &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range got.AccountsWithoutUsage {
+		if a.Provider == "openai" || a.Provider == "deepseek" {
+			t.Errorf("accountsWithoutUsage gained %+v; the JSON keeps the reference's list", a)
+		}
+	}
+	if out := c.ok("", "usage", "--provider", "deepseek"); !strings.Contains(out, "  ○ API key — provider has no usage API") {
+		t.Errorf("--provider deepseek:\n%s", out)
+	}
+
+	empty := newCLI(t)
+	r := empty.run("", "usage")
+	if r.code != 1 || r.stderr != "No credentials found. Run `omp auth-broker login <provider>` to add an account.\n" {
+		t.Errorf("empty vault: %d %q", r.code, r.stderr)
+	}
+	if r := empty.run("", "usage", "--json"); r.code != 0 {
+		t.Errorf("--json on an empty vault exits %d", r.code)
+	}
+	r = empty.run("", "usage", "-p", "Anthropic")
+	if r.code != 1 || r.stderr != "No credentials found for provider \"Anthropic\". Run `omp auth-broker login anthropic` to add an account.\n" {
+		t.Errorf("empty vault, one provider: %d %q", r.code, r.stderr)
+	}
+	if r := empty.run("", "usage", "--help"); !strings.Contains(r.stdout, "Exit status:") {
+		t.Errorf("help lacks the exit codes:\n%s", r.stdout)
+	}
+}

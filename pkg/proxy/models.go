@@ -75,9 +75,10 @@ func (m *models) current(ctx context.Context, s *Server) (*modelTable, error) {
 	return m.table, nil
 }
 
-// resolve finds the model of id: 400 when missing, 404
-// when no provider with credentials serves it. The model is the table's:
-// read-only.
+// resolve finds the model of id: 400 when missing, 401 naming the provider
+// and the login command when the catalogue knows the model but its provider
+// has no credential, 404 when no provider serves it. The model is the
+// table's: read-only.
 func (m *models) resolve(ctx context.Context, s *Server, id string) (*llm.Model, error) {
 	if id == "" {
 		return nil, errorf(http.StatusBadRequest, "Missing top-level `model` field")
@@ -88,9 +89,39 @@ func (m *models) resolve(ctx context.Context, s *Server, id string) (*llm.Model,
 	}
 	mod, ok := t.byKey[id]
 	if !ok {
+		if p := m.uncredentialedProvider(id); p != "" {
+			return nil, errorf(http.StatusUnauthorized, NoCredentialForModel(id, p))
+		}
 		return nil, errorf(http.StatusNotFound, "Unknown model: "+id)
 	}
 	return mod, nil
+}
+
+// uncredentialedProvider is the provider of the catalogue model id
+// ("<provider>/<id>" or a bare id, first in catalogue order), or "" when
+// the catalogue has no such model.
+func (m *models) uncredentialedProvider(id string) string {
+	if p, bare, ok := strings.Cut(id, "/"); ok {
+		if _, found := m.catalog.Lookup(p, bare); found {
+			return p
+		}
+	}
+	if ms := m.catalog.ByID(id); len(ms) > 0 {
+		return ms[0].Provider
+	}
+	return ""
+}
+
+// NoCredentialForModel is the error text for a known model whose provider
+// has no credential: it keeps the missing-credential text clients match on
+// and adds the model and the command that adds the credential.
+func NoCredentialForModel(model, provider string) string {
+	article := "a "
+	if strings.ContainsRune("aeiou", rune(provider[0])) {
+		article = "an "
+	}
+	return "No credential available for provider " + provider + ": model " + model + " needs " + article + provider +
+		" credential and the broker holds none; run omp auth-broker login " + provider
 }
 
 // modelRow is one /v1/models row; the

@@ -39,6 +39,9 @@ type Account struct {
 	OrgID         string `json:"orgId,omitempty"`
 	OrgName       string `json:"orgName,omitempty"`
 	AuthorizedAt  int64  `json:"authorizedAt,omitempty"`
+	// Reason says why the account may have no usage data; the text shows
+	// it in place of "no usage data", the JSON leaves it out.
+	Reason string `json:"-"`
 }
 
 // FormatDuration is the reference's formatDuration (pi-utils).

@@ -95,7 +95,7 @@ func Breakdown(reports []vault.UsageReport, accounts []Account, gone []Tombstone
 		out = append(out, nil, providerHeading(p, len(prs)+len(un)))
 		out = append(out, providerLimits(prs, now, redact)...)
 		for _, a := range un {
-			l := line{s(plain, "  "), s(dim, "○"), s(plain, " "), s(dim, accountLabel(a, redact)), s(dim, " — no usage data")}
+			l := line{s(plain, "  "), s(dim, "○"), s(plain, " "), s(dim, accountLabel(a, redact)), s(dim, " — "+cmp.Or(a.Reason, "no usage data"))}
 			out = append(out, fitLabel(l, 3))
 		}
 		for _, t := range tombs[p] {
