@@ -30,7 +30,7 @@ build: ## build bin/omp (the whole CLI), bin/broker, bin/gateway (static)
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/broker ./cmd/broker
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/gateway ./cmd/gateway
 
-run: build ## start the broker (127.0.0.1:8765) and the gateway (127.0.0.1:4000) on loopback with a throwaway vault
+run: build ## start the broker (127.0.0.1:8765, with the offline demo model demo-echo) and the gateway (127.0.0.1:4000) on loopback with a throwaway vault; prints a first request
 	@scripts/run.sh "$(RUN_HOME)" "$(BIN)"
 
 vet: ## go vet

@@ -2,7 +2,9 @@
 # `make run`: the broker and the gateway on loopback under a throwaway home
 # (./.run), so it never touches ~/.omp. The broker keeps a default vault;
 # the gateway is its client (broker URL from the environment, its token from
-# the same home's auth-broker.token). Ctrl-C stops both.
+# the same home's auth-broker.token). The broker serves the offline demo
+# provider (--demo: model demo-echo, no account), so the first request
+# printed below answers at once. Ctrl-C stops both.
 set -euo pipefail
 home=${1:?run home}; bin=${2:?bin dir}
 mkdir -p "$home"
@@ -26,9 +28,15 @@ omp-go gateway
   URL         http://$gw_bind
   token file  $gw_token_file
   try         curl -s -H "Authorization: Bearer \$(cat $gw_token_file)" http://$gw_bind/v1/models
+demo provider (offline, not a real account; model demo-echo)
+  first request through the gateway:
+    curl -s http://$gw_bind/v1/chat/completions -H "Authorization: Bearer \$(cat $gw_token_file)" -H 'content-type: application/json' -d '{"model":"demo-echo","messages":[{"role":"user","content":"hello"}]}'
+  the agent:
+    OMP_AUTH_BROKER_URL=http://$bind OMP_AUTH_BROKER_TOKEN=\$(cat $token_file) $bin/omp -p --no-session --model demo-echo hello
+  a real account instead: HOME=$home $bin/omp auth-broker login anthropic
 TXT
 
-"$bin/omp" auth-broker serve --bind "$bind" &
+"$bin/omp" auth-broker serve --demo --bind "$bind" &
 broker=$!
 gateway=
 stop() {
@@ -46,6 +54,6 @@ for _ in $(seq 1 100); do
   kill -0 "$broker" 2>/dev/null || { echo "run: the broker exited" >&2; exit 1; }
   sleep 0.1
 done
-"$bin/gateway" --bind "$gw_bind" &
+"$bin/omp" auth-gateway serve --bind "$gw_bind" &
 gateway=$!
 wait -n "$broker" "$gateway"

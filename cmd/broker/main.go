@@ -20,6 +20,7 @@ import (
 type flags struct {
 	bind, keyFile       string
 	logLevel, logFormat string
+	demo                bool
 }
 
 func main() {
@@ -27,6 +28,7 @@ func main() {
 	var f flags
 	fs.StringVar(&f.bind, "bind", broker.DefaultBind, "listen address, host:port or port")
 	fs.StringVar(&f.keyFile, "vault-key-file", "", "vault key file (default <config-dir>/vault.key)")
+	fs.BoolVar(&f.demo, "demo", false, "also serve the offline demo provider (model demo/demo-echo, no account needed)")
 	fs.StringVar(&f.logLevel, "log-level", "", logx.LevelUsage)
 	fs.StringVar(&f.logFormat, "log-format", "", logx.FormatUsage)
 	version := fs.Bool("version", false, "print the version and exit")
@@ -63,6 +65,7 @@ func run(ctx context.Context, f flags, environ []string, stderr io.Writer) error
 	}
 	cfg := broker.FromEnv(env, dirs, log)
 	cfg.Bind = f.bind
+	cfg.Demo = f.demo
 	if f.keyFile != "" {
 		cfg.KeyPath, cfg.VaultKey = f.keyFile, ""
 	}

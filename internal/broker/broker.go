@@ -19,6 +19,7 @@ import (
 	"github.com/ompgo/omp/internal/buildinfo"
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/internal/httpx"
+	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/oauth"
 	"github.com/ompgo/omp/pkg/vault/refresh"
@@ -75,6 +76,12 @@ type Config struct {
 	// then daily (expired blocks go in the same sweep). Default
 	// DefaultHistoryRetention.
 	HistoryRetention time.Duration
+	// Demo stores the offline demo provider's credential (provider "demo",
+	// key "demo") at start, so that the model demo/demo-echo answers
+	// through gateways and agents without any account. Without it, a demo
+	// credential left by an earlier start is disabled: the demo is on only
+	// while asked for.
+	Demo bool
 }
 
 // DefaultHistoryRetention is the usage-history retention: 400 days.
@@ -192,6 +199,10 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		return fmt.Errorf("open vault %s: %w", c.DBPath, err)
 	}
 
+	if err := m.demo(ctx); err != nil {
+		return err
+	}
+
 	token, created, err := config.EnsureToken(c.TokenPath)
 	if err != nil {
 		return fmt.Errorf("bearer token: %w", err)
@@ -265,6 +276,35 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	}
 	c.Logger.Info("auth-broker listening", "url", m.url)
 	c.Logger.Info("auth-broker bearer token loaded", "path", c.TokenPath, "mode", tokenMode)
+	return nil
+}
+
+// demoCause is the disabled cause of a demo credential when the broker
+// starts without the demo.
+const demoCause = "demo provider off"
+
+// demo stores the demo credential when Config.Demo is set, else disables
+// any demo credential. Failing to disable one is logged, not fatal: a
+// vault that takes no writes still serves its credentials.
+func (m *Main) demo(ctx context.Context) error {
+	c := &m.Config
+	if !c.Demo {
+		n, err := m.Store.DisableProvider(ctx, llm.ProviderDemo, demoCause)
+		if err != nil {
+			c.Logger.Warn("auth-broker could not disable the demo credential", "error", err.Error())
+			return nil
+		}
+		if n > 0 {
+			c.Logger.Info("auth-broker demo provider off: its credential is disabled", "provider", llm.ProviderDemo)
+		}
+		return nil
+	}
+	cred := vault.Credential{Type: vault.TypeAPIKey, Key: llm.DemoKey}
+	if _, err := m.Store.Upsert(ctx, llm.ProviderDemo, cred); err != nil {
+		return fmt.Errorf("demo credential: %w", err)
+	}
+	c.Logger.Warn("auth-broker demo provider on: model "+llm.ProviderDemo+"/"+llm.DemoModelID+
+		" answers offline; it is not a real account", "provider", llm.ProviderDemo)
 	return nil
 }
 

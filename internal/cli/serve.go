@@ -12,6 +12,7 @@ import (
 
 func newServeCmd(a *app, f *brokerFlags) *cobra.Command {
 	var logs logFlags
+	var demo bool
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the broker (vault, refresher, HTTP API)",
@@ -27,6 +28,7 @@ func newServeCmd(a *app, f *brokerFlags) *cobra.Command {
 			}
 			cfg := broker.FromEnv(env, dirs, slog.New(o.Handler(a.stderr)))
 			cfg.Bind = f.bind
+			cfg.Demo = demo
 			if f.vaultKeyFile != "" {
 				cfg.KeyPath, cfg.VaultKey = f.vaultKeyFile, ""
 			}
@@ -35,6 +37,7 @@ func newServeCmd(a *app, f *brokerFlags) *cobra.Command {
 	}
 	cmd.Flags().StringVarP(&f.bind, "bind", "b", config.DefaultBrokerBind, "listen address, host:port or port")
 	cmd.Flags().StringVar(&f.vaultKeyFile, "vault-key-file", "", "vault key file (default <config-dir>/vault.key; OMP_VAULT_KEY wins over the default)")
+	cmd.Flags().BoolVar(&demo, "demo", false, "also serve the offline demo provider (model demo/demo-echo, no account needed); without it a stored demo credential is disabled")
 	logs.add(cmd)
 	return cmd
 }

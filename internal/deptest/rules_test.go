@@ -75,7 +75,7 @@ func TestAdaptersDoNotImportSiblings(t *testing.T) {
 		m + "pkg/vault/server":   {m + "pkg/vault/api"},
 		m + "pkg/vault/cliproxy": {},
 		// The one map from a wire API to its adapter (gateway and agent).
-		m + "pkg/llm/upstream": {m + "pkg/llm/anthropic", m + "pkg/llm/openai", m + "pkg/llm/google"},
+		m + "pkg/llm/upstream": {m + "pkg/llm/anthropic", m + "pkg/llm/openai", m + "pkg/llm/google", m + "pkg/llm/demo"},
 	}
 	for _, domain := range []string{"pkg/vault", "pkg/llm"} {
 		for _, p := range List(t, "./../../"+domain+"/...") {

@@ -214,8 +214,9 @@ func (b *runningBroker) client() *brokerclient.Client {
 	return brokerclient.New(b.m.URL(), b.token, nil)
 }
 
-// startBroker runs a broker on the vault in dir, listening on bind.
-func startBroker(t *testing.T, f *fakeUpstream, dir, bind string) *runningBroker {
+// startBroker runs a broker on the vault in dir, listening on bind. tune
+// adjusts the config.
+func startBroker(t *testing.T, f *fakeUpstream, dir, bind string, tune ...func(*broker.Config)) *runningBroker {
 	t.Helper()
 	bm := &broker.Main{Config: broker.Config{
 		Bind:         bind,
@@ -229,6 +230,9 @@ func startBroker(t *testing.T, f *fakeUpstream, dir, bind string) *runningBroker
 		PollInterval: 50 * time.Millisecond,
 		KeepAlive:    200 * time.Millisecond,
 	}}
+	for _, f := range tune {
+		f(&bm.Config)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*waitLong)
 	defer cancel()
 	if err := bm.Open(ctx); err != nil {

@@ -149,12 +149,14 @@ func (c *Catalog) Providers() []string {
 // builtin is the bundled catalog, built on first use from catalog_gen.go
 // (catalog.json as Go: decoding the JSON was most of `omp -p`'s time before
 // its first request).
-var builtin = sync.OnceValue(func() *Catalog { return NewCatalog(builtinModels()...) })
+// The demo model comes last, so that a default choice never lands on it
+// while a real provider has credentials.
+var builtin = sync.OnceValue(func() *Catalog { return NewCatalog(append(builtinModels(), DemoModel())...) })
 
 // Builtin returns the bundled catalog: the subscription providers
 // (anthropic, openai, openai-codex, google, google-gemini-cli,
 // google-antigravity) and the API-key providers on the Chat Completions
 // and Responses wires (groq, cerebras, mistral, deepseek, together,
 // fireworks, moonshot, xai), generated from the reference pi-catalog by
-// scripts/gencatalog.go.
+// scripts/gencatalog.go, and the offline demo model (DemoModel).
 func Builtin() *Catalog { return builtin() }

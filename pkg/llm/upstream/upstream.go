@@ -1,6 +1,6 @@
 // Package upstream builds the provider adapter of a model's wire API. It
 // is the one place that maps an llm.API* value to its adapter under
-// pkg/llm (anthropic, openai, google), for every caller that sends
+// pkg/llm (anthropic, openai, google, and the offline demo), for every caller that sends
 // requests: the gateway (pkg/proxy) and the agent (cmd/omp).
 package upstream
 
@@ -12,6 +12,7 @@ import (
 
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/llm/anthropic"
+	"github.com/ompgo/omp/pkg/llm/demo"
 	"github.com/ompgo/omp/pkg/llm/google"
 	"github.com/ompgo/omp/pkg/llm/openai"
 )
@@ -47,6 +48,9 @@ func New(m llm.Model, o Options) (llm.Provider, error) {
 		return &google.Gemini{BaseURL: o.BaseURL, Client: o.Client, Now: o.Now}, nil
 	case llm.APIGeminiCLI:
 		return &google.CodeAssist{BaseURL: o.BaseURL, Client: o.Client, Now: o.Now}, nil
+	case llm.APIDemo:
+		// Offline: no base URL and no client.
+		return &demo.Provider{Now: o.Now}, nil
 	}
 	return nil, fmt.Errorf("%w %q (model %s)", ErrUnsupported, m.API, m.Key())
 }
