@@ -83,7 +83,7 @@ func TestDemoProviderOffUnlessAsked(t *testing.T) {
 		t.Helper()
 		gw, token := startGateway(t, f, b, filepath.Join(dir, "gw-"+phase))
 		status, body := post(t, gw.URL(), token, "/v1/chat/completions", demoHello)
-		if status != http.StatusNotFound || !strings.Contains(body, "Unknown model: demo-echo") {
+		if status != http.StatusNotFound || !strings.Contains(body, "Unknown model: demo-echo") || !strings.Contains(body, "start the broker with --demo") {
 			t.Fatalf("%s: demo-echo answered %d %s", phase, status, body)
 		}
 		if status, body = post(t, gw.URL(), token, "/v1/chat/completions", strings.Replace(demoHello, "demo-echo", "demo/demo-echo", 1)); status != http.StatusNotFound {

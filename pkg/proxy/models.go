@@ -75,10 +75,11 @@ func (m *models) current(ctx context.Context, s *Server) (*modelTable, error) {
 	return m.table, nil
 }
 
-// resolve finds the model of id: 400 when missing, 401 naming the provider
-// and the login command when the catalogue knows the model but its provider
-// has no credential, 404 when no provider serves it. The model is the
-// table's: read-only.
+// resolve finds the model of id: 400 when missing, 404 `Unknown model: <id>`
+// when no provider with a credential serves it. When the catalogue knows
+// the model, the 404's text goes on to name the provider whose credential
+// is missing and the command that adds one. The model is the table's:
+// read-only.
 func (m *models) resolve(ctx context.Context, s *Server, id string) (*llm.Model, error) {
 	if id == "" {
 		return nil, errorf(http.StatusBadRequest, "Missing top-level `model` field")
@@ -90,7 +91,7 @@ func (m *models) resolve(ctx context.Context, s *Server, id string) (*llm.Model,
 	mod, ok := t.byKey[id]
 	if !ok {
 		if p := m.uncredentialedProvider(id); p != "" {
-			return nil, errorf(http.StatusUnauthorized, NoCredentialForModel(id, p))
+			return nil, errorf(http.StatusNotFound, NoCredentialForModel(id, p))
 		}
 		return nil, errorf(http.StatusNotFound, "Unknown model: "+id)
 	}
@@ -112,16 +113,19 @@ func (m *models) uncredentialedProvider(id string) string {
 	return ""
 }
 
-// NoCredentialForModel is the error text for a known model whose provider
-// has no credential: it keeps the missing-credential text clients match on
-// and adds the model and the command that adds the credential.
+// NoCredentialForModel is the 404 text for a catalogue model whose provider
+// has no credential: the unknown-model text clients match on, then the
+// provider that is missing and how to add it.
 func NoCredentialForModel(model, provider string) string {
 	article := "a "
 	if strings.ContainsRune("aeiou", rune(provider[0])) {
 		article = "an "
 	}
-	return "No credential available for provider " + provider + ": model " + model + " needs " + article + provider +
-		" credential and the broker holds none; run omp auth-broker login " + provider
+	fix := "run omp auth-broker login " + provider
+	if provider == llm.ProviderDemo {
+		fix = "start the broker with --demo"
+	}
+	return "Unknown model: " + model + " (it needs " + article + provider + " credential and the broker holds none; " + fix + ")"
 }
 
 // modelRow is one /v1/models row; the

@@ -315,10 +315,10 @@ func TestErrorEnvelopes(t *testing.T) {
 			`{"error":{"message":"Unknown model: nope","type":"invalid_request_error","param":null,"code":"model_not_found"}}`},
 		{"unknown model messages", "/v1/messages", gatewayToken, `{"model":"nope","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`, 404,
 			`{"type":"error","error":{"type":"not_found_error","message":"Unknown model: nope"}}`},
-		{"provider without credentials", "/v1/chat/completions", gatewayToken, strings.Replace(chat, "%s", "openai/gpt-5", 1), 401,
-			`{"error":{"message":"No credential available for provider openai: model openai/gpt-5 needs an openai credential and the broker holds none; run omp auth-broker login openai","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`},
-		{"bare model without credentials", "/v1/messages", gatewayToken, `{"model":"gemini-2.5-pro","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`, 401,
-			`{"type":"error","error":{"type":"authentication_error","message":"No credential available for provider google: model gemini-2.5-pro needs a google credential and the broker holds none; run omp auth-broker login google"}}`},
+		{"provider without credentials", "/v1/chat/completions", gatewayToken, strings.Replace(chat, "%s", "openai/gpt-5", 1), 404,
+			`{"error":{"message":"Unknown model: openai/gpt-5 (it needs an openai credential and the broker holds none; run omp auth-broker login openai)","type":"invalid_request_error","param":null,"code":"model_not_found"}}`},
+		{"bare model without credentials", "/v1/messages", gatewayToken, `{"model":"gemini-2.5-pro","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`, 404,
+			`{"type":"error","error":{"type":"not_found_error","message":"Unknown model: gemini-2.5-pro (it needs a google credential and the broker holds none; run omp auth-broker login google)"}}`},
 		{"unknown qualified model", "/v1/chat/completions", gatewayToken, strings.Replace(chat, "%s", "openai/nope", 1), 404,
 			`{"error":{"message":"Unknown model: openai/nope","type":"invalid_request_error","param":null,"code":"model_not_found"}}`},
 		{"missing model", "/v1/responses", gatewayToken, `{"input":"hi"}`, 400,
@@ -411,8 +411,8 @@ func TestNew(t *testing.T) {
 		t.Errorf("models %d %s", resp.StatusCode, body)
 	}
 	resp = post(t, srv.URL+"/v1/chat/completions", "", `{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"hi"}]}`)
-	if body := readAll(t, resp); resp.StatusCode != 401 ||
-		!strings.Contains(body, "model claude-sonnet-4-5 needs an anthropic credential and the broker holds none; run omp auth-broker login anthropic") {
+	if body := readAll(t, resp); resp.StatusCode != 404 ||
+		!strings.Contains(body, "Unknown model: claude-sonnet-4-5 (it needs an anthropic credential and the broker holds none; run omp auth-broker login anthropic)") {
 		t.Errorf("chat without credentials %d %s", resp.StatusCode, body)
 	}
 }
