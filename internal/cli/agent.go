@@ -209,6 +209,9 @@ func (a *app) runAgent(ctx context.Context, f *agentFlags, messages []string) er
 		if msg == "" {
 			msg = "Request " + string(final.StopReason)
 		}
+		if final.ErrorStatus != 0 { // an upstream HTTP error: name who answered what
+			msg = fmt.Sprintf("%s HTTP %d: %s", final.Provider, final.ErrorStatus, msg)
+		}
 		return &exitError{code: 1, msg: msg}
 	}
 	if f.mode != "json" {
