@@ -284,7 +284,7 @@ func (a *app) newAgentRuntime(ctx context.Context, f *agentFlags, env *config.En
 	resolver := config.NewResolver(env)
 	resolver.Logger = a.warnLogger()
 	settings := config.LoadSettings(dirs.AgentDir, a.warnLogger())
-	broker, err := connectBroker(ctx, env, dirs, settings, resolver)
+	broker, err := connectBroker(ctx, env, dirs, settings, resolver, a.stderr)
 	if err != nil {
 		return nil, err
 	}

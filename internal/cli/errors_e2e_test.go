@@ -51,3 +51,37 @@ func TestAgentE2ETransportErrorNamesURLAndReason(t *testing.T) {
 		t.Fatalf("exit %d stderr %q, want it to contain %q", code, stderr, want)
 	}
 }
+
+// TestAgentE2EBrokerRejectsTokenAtOnce: a 401 from the broker is not
+// transient: the agent fails without retrying, naming the token's source.
+func TestAgentE2EBrokerRejectsTokenAtOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	e := newE2E(t)
+	b := startBroker(t, "")
+	code, stderr, took := e.printAgainst(t, "OMP_AUTH_BROKER_URL="+b.url, "OMP_AUTH_BROKER_TOKEN=wrong-token-0000")
+	want := "auth-broker at " + b.url + " rejected the token from env OMP_AUTH_BROKER_TOKEN (401): check OMP_AUTH_BROKER_TOKEN"
+	if code != 1 || !strings.Contains(stderr, want) || took > 5*time.Second {
+		t.Fatalf("exit %d after %v, stderr %q, want it to contain %q", code, took, stderr, want)
+	}
+	if strings.Contains(stderr, "wrong-token-0000") || strings.Contains(stderr, b.token) {
+		t.Fatalf("token in stderr: %q", stderr)
+	}
+}
+
+// TestAgentE2EBrokerDownFailsFast: with the broker's port closed (and no
+// cache to boot from) the agent fails within seconds, saying how to start
+// the broker, instead of waiting for a snapshot.
+func TestAgentE2EBrokerDownFailsFast(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	e := newE2E(t)
+	url := "http://" + closedAddr(t)
+	code, stderr, took := e.printAgainst(t, "OMP_AUTH_BROKER_URL="+url, "OMP_AUTH_BROKER_TOKEN=tok-0000")
+	want := "auth broker " + url + " is unreachable: connection refused; start it (omp auth-broker serve) or check OMP_AUTH_BROKER_URL"
+	if code != 1 || !strings.Contains(stderr, want) || took > 3*time.Second {
+		t.Fatalf("exit %d after %v, stderr %q, want it to contain %q", code, took, stderr, want)
+	}
+}
