@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ompgo/omp/internal/clitext"
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/vault"
@@ -68,7 +69,9 @@ func connectBroker(ctx context.Context, env *config.Env, dirs config.Dirs, setti
 		case !time.Now().Before(deadline):
 			return nil, fmt.Errorf("auth broker %s: no snapshot after %v: timeout; %s", b.URL, brokerReadyTimeout, brokerStartHint)
 		}
-		fmt.Fprintf(progress, "auth broker %s: %v; retrying for up to %v\n", b.URL, brokerError(b, dirs, err), time.Until(deadline).Round(time.Second))
+		// The broker's own text may hold terminal escapes: shown as visible text.
+		fmt.Fprintf(progress, "auth broker %s: %s; retrying for up to %v\n", clitext.SafeLine(b.URL),
+			clitext.Safe(brokerError(b, dirs, err).Error()), time.Until(deadline).Round(time.Second))
 	}
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})

@@ -2,11 +2,16 @@ package cli
 
 import (
 	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ompgo/omp/internal/config"
 )
 
 // printAgainst runs `omp -p hi` with an anthropic model and extra
@@ -83,5 +88,43 @@ func TestAgentE2EBrokerDownFailsFast(t *testing.T) {
 	want := "auth broker " + url + " is unreachable: connection refused; start it (omp auth-broker serve) or check OMP_AUTH_BROKER_URL"
 	if code != 1 || !strings.Contains(stderr, want) || took > 3*time.Second {
 		t.Fatalf("exit %d after %v, stderr %q, want it to contain %q", code, took, stderr, want)
+	}
+}
+
+// cancelOnWrite cancels a context on its first write and keeps the text.
+type cancelOnWrite struct {
+	bytes.Buffer
+	cancel context.CancelFunc
+}
+
+func (w *cancelOnWrite) Write(p []byte) (int, error) {
+	defer w.cancel()
+	return w.Buffer.Write(p)
+}
+
+// TestConnectBrokerSaysItRetries: a broker failure that may pass (a 503)
+// is retried, with one line on stderr naming the broker, the error and
+// how long the wait lasts.
+func TestConnectBrokerSaysItRetries(t *testing.T) {
+	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(`{"error":"vault is being restored"}`))
+	}))
+	t.Cleanup(fake.Close)
+	env := config.NewEnv(map[string]string{"HOME": t.TempDir(), "OMP_AUTH_BROKER_URL": fake.URL, "OMP_AUTH_BROKER_TOKEN": "tok"})
+	dirs, err := config.ResolveDirs(*env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	w := &cancelOnWrite{cancel: cancel}
+	if _, err := connectBroker(ctx, env, dirs, nil, nil, w); err == nil {
+		t.Fatal("connected to a failing broker")
+	}
+	want := "auth broker " + fake.URL + ": Auth broker request failed: 503 Service Unavailable: vault is being restored; retrying for up to 15s\n"
+	if w.String() != want {
+		t.Fatalf("progress %q\nwant     %q", w.String(), want)
 	}
 }
