@@ -477,7 +477,7 @@ func TestLoginWithClosedStdinFailsAtOnce(t *testing.T) {
 	r := c.run("", "auth-broker", "login", "anthropic")
 	want := "error: login anthropic needs a terminal: stdin ended before an authorization code was pasted and no browser here can reach the callback; " +
 		"run `omp auth-broker login anthropic` in a terminal and paste the redirect URL or code, or run it from your workstation with --via=user@host\n"
-	if r.code != 1 || r.stderr != want {
+	if r.code != 1 || r.stderr != want || !strings.HasSuffix(r.stdout, pastePrompt+" \n") {
 		t.Fatalf("exit %d\nstdout %q\nstderr %q\nwant   %q", r.code, r.stdout, r.stderr, want)
 	}
 	if d := time.Since(start); d > 5*time.Second {
