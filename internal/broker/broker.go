@@ -125,8 +125,8 @@ func (m *Main) Source() *vault.LocalSource {
 	}
 }
 
-// Open opens the vault, loads the key and token, builds the services and
-// binds the listener. Nothing is served until Run.
+// Open binds the listener, then opens the vault, loads the key and token
+// and builds the services. Nothing is served until Run.
 func (m *Main) Open(ctx context.Context) (err error) {
 	c := &m.Config
 	if c.Logger == nil {
@@ -156,8 +156,8 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		return fmt.Errorf("%s: %w", httpx.EnvTrustedProxies, err)
 	}
 
-	kr, err := m.keyring()
-	if err != nil {
+	// Bind first: a busy port fails before the key, token or vault exists.
+	if m.ln, err = config.Listen(bind, host, port); err != nil {
 		return err
 	}
 	defer func() {
@@ -165,6 +165,10 @@ func (m *Main) Open(ctx context.Context) (err error) {
 			m.Close()
 		}
 	}()
+	kr, err := m.keyring()
+	if err != nil {
+		return err
+	}
 
 	// One broker per vault: two would refresh the same credential with the
 	// same refresh token, and a provider that detects refresh-token reuse
@@ -265,10 +269,6 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	})
 	m.API = api
 
-	m.ln, err = net.Listen("tcp", net.JoinHostPort(trimBrackets(host), fmt.Sprint(port)))
-	if err != nil {
-		return fmt.Errorf("listen %s: %w", bind, err)
-	}
 	m.url = "http://" + m.ln.Addr().String()
 	if err := m.hold.Announce(m.url); err != nil {
 		// The hold stands; only a refused second broker's message lacks the URL.
@@ -478,13 +478,6 @@ func secureToken(log *slog.Logger, service, path string) string {
 		}
 	}
 	return fmt.Sprintf("%04o", mode)
-}
-
-func trimBrackets(h string) string {
-	if len(h) > 1 && h[0] == '[' && h[len(h)-1] == ']' {
-		return h[1 : len(h)-1]
-	}
-	return h
 }
 
 // Serve opens a broker with cfg, runs it until ctx is cancelled and closes

@@ -258,6 +258,9 @@ func (a *app) runAgent(ctx context.Context, f *agentFlags, messages []string) er
 		if msg == "" {
 			msg = "Request " + string(final.StopReason)
 		}
+		if final.ErrorStatus != 0 { // an upstream HTTP error: name who answered what
+			msg = fmt.Sprintf("%s HTTP %d: %s", final.Provider, final.ErrorStatus, msg)
+		}
 		return &exitError{code: 1, msg: msg}
 	}
 	if f.mode != "json" {
@@ -330,7 +333,7 @@ func (a *app) newAgentRuntime(ctx context.Context, f *agentFlags, env *config.En
 	resolver := config.NewResolver(env)
 	resolver.Logger = a.warnLogger()
 	settings := config.LoadSettings(dirs.AgentDir, a.warnLogger())
-	broker, err := connectBroker(ctx, env, dirs, settings, resolver)
+	broker, err := connectBroker(ctx, env, dirs, settings, resolver, a.stderr)
 	if err != nil {
 		return nil, err
 	}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
+	"github.com/ompgo/omp/internal/clitext"
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/vault"
@@ -37,8 +39,11 @@ type agentBroker struct {
 
 // connectBroker starts the remote store when a broker is configured and
 // waits for its first snapshot. It returns nil when none is configured; a
-// URL without a token is a hard error.
-func connectBroker(ctx context.Context, env *config.Env, dirs config.Dirs, settings *config.Settings, resolver *config.Resolver) (*agentBroker, error) {
+// URL without a token is a hard error. A broker that rejects the token or
+// refuses every connection fails at once: neither gets better by waiting.
+// Other failures of the first fetch are retried until brokerReadyTimeout,
+// with a line on progress saying so.
+func connectBroker(ctx context.Context, env *config.Env, dirs config.Dirs, settings *config.Settings, resolver *config.Resolver, progress io.Writer) (*agentBroker, error) {
 	b, err := config.ResolveBroker(ctx, env, dirs, settings, resolver)
 	if err != nil || b == nil {
 		return nil, err
@@ -48,6 +53,26 @@ func connectBroker(ctx context.Context, env *config.Env, dirs config.Dirs, setti
 		return nil, err // an unusable pool file fails before the first snapshot request
 	}
 	store := remote.New(remote.Options{Client: brokerclient.New(b.URL, b.Token, nil), Pool: pool})
+	deadline := time.Now().Add(brokerReadyTimeout)
+	bctx, bcancel := context.WithDeadline(ctx, deadline)
+	_, err = store.Boot(bctx)
+	bcancel()
+	if err != nil {
+		if _, ok := brokerAuthFailed(err); ok {
+			return nil, brokerError(b, dirs, err)
+		}
+		switch {
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case brokerUnreachable(err):
+			return nil, unreachableError(b, err)
+		case !time.Now().Before(deadline):
+			return nil, fmt.Errorf("auth broker %s: no snapshot after %v: timeout; %s", b.URL, brokerReadyTimeout, brokerStartHint)
+		}
+		// The broker's own text may hold terminal escapes: shown as visible text.
+		fmt.Fprintf(progress, "auth broker %s: %s; retrying for up to %v\n", clitext.SafeLine(b.URL),
+			clitext.Safe(brokerError(b, dirs, err).Error()), time.Until(deadline).Round(time.Second))
+	}
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() {
@@ -76,7 +101,7 @@ func connectBroker(ctx context.Context, env *config.Env, dirs config.Dirs, setti
 	case <-ctx.Done():
 		ab.stop()
 		return nil, ctx.Err()
-	case <-time.After(brokerReadyTimeout):
+	case <-time.After(time.Until(deadline)):
 		st := store.Status()
 		ab.stop()
 		return nil, fmt.Errorf("auth broker %s: no snapshot after %v: %s", b.URL, brokerReadyTimeout, st.LastError)

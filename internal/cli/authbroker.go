@@ -143,14 +143,26 @@ func (a *app) runStatus(ctx context.Context, asJSON bool) error {
 		fmt.Fprintln(a.stdout, "No auth-broker configured (set OMP_AUTH_BROKER_URL to enable).")
 		return nil
 	}
-	h, err := brokerclient.New(bc.URL, bc.Token, nil).Healthz(ctx)
+	_, dirs, err := a.setup()
 	if err != nil {
+		return err
+	}
+	source := tokenSource(bc, dirs)
+	// healthz is unauthenticated: the snapshot proves the token too.
+	client := brokerclient.New(bc.URL, bc.Token, nil)
+	h, err := client.Healthz(ctx)
+	if err == nil {
+		_, err = client.Snapshot(ctx, nil, 0)
+	}
+	if err != nil {
+		err = brokerError(bc, dirs, err)
 		if asJSON {
 			_ = writeJSONLine(a.stdout, struct {
-				OK    bool   `json:"ok"`
-				URL   string `json:"url"`
-				Error string `json:"error"`
-			}{false, bc.URL, err.Error()})
+				OK          bool   `json:"ok"`
+				URL         string `json:"url"`
+				Error       string `json:"error"`
+				TokenSource string `json:"tokenSource"`
+			}{false, bc.URL, err.Error(), source})
 		} else {
 			fmt.Fprintf(a.stdout, "FAILED %s: %s\n", clitext.SafeLine(bc.URL), clitext.Safe(err.Error()))
 		}
@@ -158,16 +170,18 @@ func (a *app) runStatus(ctx context.Context, asJSON bool) error {
 	}
 	if asJSON {
 		return writeJSONLine(a.stdout, struct {
-			URL     string `json:"url"`
-			OK      bool   `json:"ok"`
-			Version string `json:"version,omitempty"`
-		}{bc.URL, true, h.Version})
+			URL         string `json:"url"`
+			OK          bool   `json:"ok"`
+			Version     string `json:"version,omitempty"`
+			TokenSource string `json:"tokenSource"`
+		}{bc.URL, true, h.Version, source})
 	}
 	v := h.Version
 	if v == "" {
 		v = "unknown"
 	}
 	fmt.Fprintf(a.stdout, "OK %s (version=%s)\n", clitext.SafeLine(bc.URL), clitext.SafeLine(v))
+	fmt.Fprintf(a.stdout, "token from %s: accepted\n", clitext.SafeLine(source))
 	return nil
 }
 

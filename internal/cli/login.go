@@ -151,7 +151,11 @@ func (a *app) oauthLogin(ctx context.Context, reg *oauth.Registry, provider stri
 	if a.loginHook != nil {
 		a.loginHook(&o)
 	}
-	return reg.Login(ctx, provider, o)
+	cred, err := reg.Login(ctx, provider, o)
+	if prompted && err != nil {
+		fmt.Fprintln(a.stdout) // the error starts on a line of its own
+	}
+	return cred, err
 }
 
 // keyLogin runs an API-key login flow.

@@ -465,3 +465,25 @@ func TestLoginAPIKey(t *testing.T) {
 		t.Fatalf("vault = %v (before %v)", got, before)
 	}
 }
+
+// TestLoginWithClosedStdinFailsAtOnce: with no browser here the code must
+// be pasted; stdin at its end fails the login at once, naming the fix,
+// instead of waiting out the login timeout.
+func TestLoginWithClosedStdinFailsAtOnce(t *testing.T) {
+	fake := oauthtest.New(t)
+	c := newCLI(t)
+	c.useFake(fake, "anthropic")
+	start := time.Now()
+	r := c.run("", "auth-broker", "login", "anthropic")
+	want := "error: login anthropic needs a terminal: stdin ended before an authorization code was pasted and no browser here can reach the callback; " +
+		"run `omp auth-broker login anthropic` in a terminal and paste the redirect URL or code, or run it from your workstation with --via=user@host\n"
+	if r.code != 1 || r.stderr != want || !strings.HasSuffix(r.stdout, pastePrompt+" \n") {
+		t.Fatalf("exit %d\nstdout %q\nstderr %q\nwant   %q", r.code, r.stdout, r.stderr, want)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("login took %v with stdin closed", d)
+	}
+	if recs := c.localRecords(); len(recs) != 0 || len(fake.Exchanges()) != 0 {
+		t.Fatalf("vault = %+v, exchanges %d", recs, len(fake.Exchanges()))
+	}
+}

@@ -21,15 +21,16 @@ func TestStatusOKAgainstRunningBroker(t *testing.T) {
 	b := startBroker(t, "")
 	c := newCLI(t)
 	c.useBroker(b)
-	if out := c.ok("", "auth-broker", "status"); out != "OK "+b.url+" (version=cli-test)\n" {
+	const accepted = "token from env OMP_AUTH_BROKER_TOKEN: accepted\n"
+	if out := c.ok("", "auth-broker", "status"); out != "OK "+b.url+" (version=cli-test)\n"+accepted {
 		t.Fatalf("text: %q", out)
 	}
-	if out := c.ok("", "auth-broker", "status", "--json"); out != `{"url":"`+b.url+`","ok":true,"version":"cli-test"}`+"\n" {
+	if out := c.ok("", "auth-broker", "status", "--json"); out != `{"url":"`+b.url+`","ok":true,"version":"cli-test","tokenSource":"env OMP_AUTH_BROKER_TOKEN"}`+"\n" {
 		t.Fatalf("json: %q", out)
 	}
 	// The URL is shown as resolved; the HTTP client trims the slash.
 	c.env["OMP_AUTH_BROKER_URL"] = b.url + "/"
-	if out := c.ok("", "auth-broker", "status"); out != "OK "+b.url+"/ (version=cli-test)\n" {
+	if out := c.ok("", "auth-broker", "status"); out != "OK "+b.url+"/ (version=cli-test)\n"+accepted {
 		t.Fatalf("trailing slash: %q", out)
 	}
 }
@@ -38,14 +39,16 @@ func TestStatusFailsAgainstClosedPort(t *testing.T) {
 	c := newCLI(t)
 	url := "http://" + closedAddr(t)
 	c.env["OMP_AUTH_BROKER_URL"], c.env["OMP_AUTH_BROKER_TOKEN"] = url, "tok-never-shown-123"
-	const msg = "Auth broker request failed after 2 attempt(s)"
+	// The client's message, then the reason, the URL and the fix.
+	msg := "Auth broker request failed after 2 attempt(s): connection refused (" + url + "); " +
+		"start it (omp auth-broker serve) or check OMP_AUTH_BROKER_URL"
 
 	r := c.run("", "auth-broker", "status")
 	if r.code != 1 || r.stdout != "FAILED "+url+": "+msg+"\n" || r.stderr != "" {
 		t.Fatalf("text: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
 	}
 	r = c.run("", "auth-broker", "status", "--json")
-	if r.code != 1 || r.stdout != `{"ok":false,"url":"`+url+`","error":"`+msg+`"}`+"\n" || r.stderr != "" {
+	if r.code != 1 || r.stdout != `{"ok":false,"url":"`+url+`","error":"`+msg+`","tokenSource":"env OMP_AUTH_BROKER_TOKEN"}`+"\n" || r.stderr != "" {
 		t.Fatalf("json: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
 	}
 	assertNoSecrets(t, r, "tok-never-shown-123")
@@ -64,8 +67,8 @@ func TestStatusURLWithoutTokenIsAnError(t *testing.T) {
 }
 
 // TestBrokerConfigSources resolves the broker URL and token from every
-// documented source: flag, environment, config.yml and the token file. `status` proves the URL (healthz is
-// unauthenticated); `migrate --from-local --dry-run` proves the token,
+// documented source: flag, environment, config.yml and the token file. `status` proves the URL and
+// the token and names the token's source; `migrate --from-local --dry-run` proves the token too,
 // because it fetches the authenticated snapshot and fails with
 // `Auth broker returned no snapshot` on a wrong token.
 func TestBrokerConfigSources(t *testing.T) {
@@ -114,10 +117,24 @@ func TestBrokerConfigSources(t *testing.T) {
 			if tt.file != "" {
 				writeFile(t, c.tokenPath(), fill(tt.file))
 			}
-			if out := c.ok("", "auth-broker", "status"); out != "OK "+b.url+" (version=cli-test)\n" {
-				t.Fatalf("status: %q", out)
+			// status names the token's source, and fails on a rejected token.
+			source := "config.yml auth.broker.token (" + filepath.Join(c.agentDir(), "config.yml") + ")"
+			if tt.file != "" {
+				source = c.tokenPath()
+			} else if _, ok := tt.env["OMP_AUTH_BROKER_TOKEN"]; ok {
+				source = "env OMP_AUTH_BROKER_TOKEN"
 			}
-			r := c.run("", "auth-broker", "migrate", "--from-local", "--dry-run")
+			r := c.run("", "auth-broker", "status")
+			if tt.tokOK {
+				if want := "OK " + b.url + " (version=cli-test)\ntoken from " + source + ": accepted\n"; r.code != 0 || r.stdout != want || r.stderr != "" {
+					t.Fatalf("status: exit %d stdout %q stderr %q\nwant %q", r.code, r.stdout, r.stderr, want)
+				}
+			} else if want := "FAILED " + b.url + ": auth-broker at " + b.url + " rejected the token from " + source +
+				" (401): check OMP_AUTH_BROKER_TOKEN, or unset it to use the token in " + c.tokenPath() + "\n"; r.code != 1 || r.stdout != want || r.stderr != "" {
+				t.Fatalf("status with a wrong token: exit %d stdout %q stderr %q\nwant %q", r.code, r.stdout, r.stderr, want)
+			}
+			assertNoSecrets(t, r, b.token, wrong)
+			r = c.run("", "auth-broker", "migrate", "--from-local", "--dry-run")
 			if tt.tokOK {
 				if r.code != 0 || r.stdout != "Nothing to migrate.\n" || r.stderr != "" {
 					t.Fatalf("migrate with the right token: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
@@ -168,4 +185,20 @@ func TestAgentDirOverride(t *testing.T) {
 	if got := b.state(t); !slices.Equal(got, []string{"openai key=sk-elsewhere"}) {
 		t.Fatalf("broker: %q", got)
 	}
+}
+
+// TestStatusRejectedTokenFromFile: a token file the broker does not accept
+// fails status with exit 1, naming the file to fix.
+func TestStatusRejectedTokenFromFile(t *testing.T) {
+	b := startBroker(t, "")
+	c := newCLI(t)
+	c.env["OMP_AUTH_BROKER_URL"] = b.url
+	writeFile(t, c.tokenPath(), "stale-token-0000\n")
+	r := c.run("", "auth-broker", "status")
+	want := "FAILED " + b.url + ": auth-broker at " + b.url + " rejected the token from " + c.tokenPath() +
+		" (401): check the token in " + c.tokenPath() + " or OMP_AUTH_BROKER_TOKEN\n"
+	if r.code != 1 || r.stdout != want || r.stderr != "" {
+		t.Fatalf("exit %d\nstdout %q\nstderr %q\nwant   %q", r.code, r.stdout, r.stderr, want)
+	}
+	assertNoSecrets(t, r, b.token, "stale-token-0000")
 }

@@ -1,7 +1,11 @@
 package config
 
 import (
+	"errors"
 	"fmt"
+	"net"
+	"os"
+	"strconv"
 	"strings"
 )
 
@@ -82,4 +86,24 @@ func isDigits(s string) bool {
 		}
 	}
 	return true
+}
+
+// Listen binds host:port for a server's --bind value. It runs before the
+// server creates any file (key, token, vault), so a busy port leaves the
+// config dir untouched. The error names the bind value and the bare
+// system reason: `listen 127.0.0.1:8765: address already in use`.
+func Listen(bind, host string, port int) (net.Listener, error) {
+	if len(host) > 1 && host[0] == '[' && host[len(host)-1] == ']' {
+		host = host[1 : len(host)-1]
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+	if err != nil {
+		reason := err
+		var se *os.SyscallError
+		if errors.As(err, &se) {
+			reason = se.Err
+		}
+		return nil, fmt.Errorf("listen %s: %w", bind, reason)
+	}
+	return ln, nil
 }

@@ -26,7 +26,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -139,10 +138,10 @@ type Main struct {
 // URL is the base URL the gateway listens on (valid after Open).
 func (m *Main) URL() string { return m.url }
 
-// Open checks the configuration, checks that the broker answers an
-// initial snapshot, resolves the bearer token (creating the file unless
-// NoAuth), builds the store and the proxy, binds the listener and prints
-// the startup lines. Nothing is served until Run.
+// Open checks the configuration, binds the listener, checks that the
+// broker answers an initial snapshot, resolves the bearer token (creating
+// the file unless NoAuth), builds the store and the proxy and prints the
+// startup lines. Nothing is served until Run.
 func (m *Main) Open(ctx context.Context) (err error) {
 	c := &m.Config
 	if c.Out == nil {
@@ -180,6 +179,16 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if c.NoAuth && !IsLoopback(host) && !c.AllowNonLoopbackNoAuth {
 		return fmt.Errorf("refusing --no-auth on non-loopback bind %s: any client that can reach it could use every credential of the broker; bind 127.0.0.1, drop --no-auth, or add %s", bind, AllowNonLoopbackNoAuthFlag)
 	}
+	// Bind first: a busy port fails before the token file exists.
+	if m.ln, err = config.Listen(bind, host, port); err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			m.ln.Close()
+			m.ln = nil
+		}
+	}()
 	m.Broker = brokerclient.New(c.BrokerURL, c.BrokerToken, c.BrokerHTTPClient)
 	m.Store = remote.New(remote.Options{Client: m.Broker, Logger: c.Logger, Cache: c.SnapshotCache, Pool: c.Pool})
 	fromCache, err := m.Store.Boot(ctx)
@@ -246,10 +255,6 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		return err
 	}
 
-	m.ln, err = net.Listen("tcp", net.JoinHostPort(trimBrackets(host), strconv.Itoa(port)))
-	if err != nil {
-		return fmt.Errorf("listen %s: %w", bind, err)
-	}
 	_, actual, _ := net.SplitHostPort(m.ln.Addr().String())
 	m.url = "http://" + hostForURL(host) + ":" + actual
 	fmt.Fprintf(c.Out, "auth-gateway listening on %s\n", m.url)

@@ -106,7 +106,7 @@ func (p *Provider) newRequest(ctx context.Context, req *llm.Request, model *llm.
 // stream or the error of Stream.
 func (p *Provider) answer(ctx context.Context, model *llm.Model, oauth bool, resp *http.Response, err error) (*llm.Stream, error) {
 	if err != nil {
-		return nil, &llm.UpstreamError{Provider: providerID(*model), Message: "request failed", Err: err}
+		return nil, llm.TransportError(providerID(*model), err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer resp.Body.Close()

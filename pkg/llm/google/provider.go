@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -173,21 +172,11 @@ func (c *caller) failed(ctx context.Context, resp *http.Response, err error) err
 		if ctx.Err() != nil {
 			return fmt.Errorf("google: %w", ctx.Err())
 		}
-		return &llm.UpstreamError{Provider: c.provider, Message: "request failed", Err: redactURL(err)}
+		return llm.TransportError(c.provider, err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	return upstreamError(c.provider, resp.StatusCode, resp.Header, b, c.clock())
-}
-
-// redactURL drops the request URL from a transport error: a ?key= query
-// would leak a credential.
-func redactURL(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
 }
 
 // stream wraps a 2xx streaming response as a canonical Stream.

@@ -76,7 +76,7 @@ func (t *transport) failed(ctx context.Context, resp *http.Response, err error) 
 		if ctx.Err() != nil {
 			return fmt.Errorf("openai: %w", ctx.Err())
 		}
-		return &llm.UpstreamError{Provider: t.provider, Message: "request failed", Err: err}
+		return llm.TransportError(t.provider, err)
 	}
 	defer resp.Body.Close()
 	return t.httpError(resp)

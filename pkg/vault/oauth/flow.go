@@ -31,6 +31,19 @@ func (e *LoginTimeoutError) Error() string {
 	return fmt.Sprintf("Login timed out after %s: no browser callback and no pasted code; run the login again", e.After)
 }
 
+// NoInputError is returned by Login when the code must be pasted (no
+// browser here, or a redirect that does not reach this machine) and the
+// input ended before one was.
+type NoInputError struct{ Provider string }
+
+func (e *NoInputError) Error() string {
+	return fmt.Sprintf("login %s needs a terminal: stdin ended before an authorization code was pasted and no browser here can reach the callback; "+
+		"run `omp auth-broker login %[1]s` in a terminal and paste the redirect URL or code, or run it from your workstation with --via=user@host", e.Provider)
+}
+
+// errPasteClosed is waitCode's signal that the paste input ended.
+var errPasteClosed = errors.New("paste input closed")
+
 // LoginOptions are the surroundings of one interactive login (Login). Every
 // field is optional.
 type LoginOptions struct {
@@ -133,13 +146,20 @@ func (r *Registry) Login(ctx context.Context, provider string, o LoginOptions) (
 	if o.Auth != nil {
 		o.Auth(authURL, p.Instructions)
 	}
+	// The callback can only arrive when a browser here was opened on the
+	// URL and the loopback listener runs; otherwise the code must be pasted.
+	reachable := ln != nil && o.Browser != nil
 	if o.Browser != nil {
 		if err := o.Browser(authURL); err != nil {
 			o.progress("Could not open a browser (" + err.Error() + "); open the URL above yourself.")
+			reachable = false
 		}
 	}
 
-	code, err := waitCode(ctx, state, results, o)
+	code, err := waitCode(ctx, state, results, o, reachable)
+	if errors.Is(err, errPasteClosed) {
+		return vault.Credential{}, &NoInputError{Provider: provider}
+	}
 	if err != nil {
 		return vault.Credential{}, err
 	}
@@ -168,7 +188,9 @@ func (r *Registry) Login(ctx context.Context, provider string, o LoginOptions) (
 
 // waitCode waits for the callback or a paste with our state and returns the
 // authorization code.
-func waitCode(ctx context.Context, state string, results <-chan callback, o LoginOptions) (string, error) {
+// Without a callback, input at its end (o.Paste closed) fails at once with
+// errPasteClosed instead of waiting out o.Timeout.
+func waitCode(ctx context.Context, state string, results <-chan callback, o LoginOptions, reachable bool) (string, error) {
 	timer := time.NewTimer(o.Timeout)
 	defer timer.Stop()
 	paste := o.Paste
@@ -185,6 +207,9 @@ func waitCode(ctx context.Context, state string, results <-chan callback, o Logi
 			return cb.code, nil
 		case in, ok := <-paste:
 			if !ok {
+				if !reachable {
+					return "", errPasteClosed
+				}
 				paste = nil // stdin closed: the callback may still come
 				continue
 			}
