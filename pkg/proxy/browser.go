@@ -122,28 +122,6 @@ func (s *Server) forbidden(w http.ResponseWriter, r *http.Request, msg string) {
 	writeGeneric(w, http.StatusForbidden, body)
 }
 
-// corsNoAuth sets the CORS headers of a NoAuth gateway: as cors, but the
-// allowed origin is the request's own Origin (already checked by guard),
-// never "*", and there is none without an Origin.
-func corsNoAuth(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		if o := r.Header.Get("Origin"); o != "" {
-			h["Access-Control-Allow-Origin"] = []string{o}
-		}
-		h["Vary"] = corsValues.vary
-		h["Access-Control-Allow-Methods"] = corsValues.methods
-		h["Access-Control-Allow-Headers"] = corsValues.allow
-		h["Access-Control-Max-Age"] = corsValues.maxAge
-		h["Access-Control-Expose-Headers"] = corsValues.expose
-		if r.Method == http.MethodOptions {
-			w.WriteHeader(http.StatusNoContent)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
 // isJSON reports whether a Content-Type is application/json or a +json
 // type, parameters aside.
 func isJSON(contentType string) bool {

@@ -183,9 +183,9 @@ func (s *Server) Handler() http.Handler { return s.router }
 func (s *Server) routes() http.Handler {
 	r := chi.NewRouter()
 	if s.browser != nil {
-		r.Use(s.metrics.middleware, s.guard, corsNoAuth, s.authenticate)
+		r.Use(s.metrics.middleware, s.guard, cors(true), s.authenticate)
 	} else {
-		r.Use(s.metrics.middleware, cors, s.authenticate)
+		r.Use(s.metrics.middleware, cors(false), s.authenticate)
 	}
 	generic := httpx.Adapter{Logger: s.log, CrashMessage: "auth-gateway handler crashed"}
 	r.Method(http.MethodGet, "/healthz", generic.Handler(s.healthz))
@@ -225,21 +225,32 @@ var corsValues = struct{ origin, methods, allow, maxAge, expose, vary []string }
 }
 
 // cors sets the CORS headers on every response and answers any OPTIONS
-// request 204 without auth.
-func cors(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h["Access-Control-Allow-Origin"] = corsValues.origin
-		h["Access-Control-Allow-Methods"] = corsValues.methods
-		h["Access-Control-Allow-Headers"] = corsValues.allow
-		h["Access-Control-Max-Age"] = corsValues.maxAge
-		h["Access-Control-Expose-Headers"] = corsValues.expose
-		if r.Method == http.MethodOptions {
-			w.WriteHeader(http.StatusNoContent)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
+// request 204 without auth. With echoOrigin (a NoAuth gateway, whose guard
+// has already checked the Origin) the allowed origin is the request's own,
+// never "*", and there is none without an Origin; otherwise it is "*".
+func cors(echoOrigin bool) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h := w.Header()
+			if !echoOrigin {
+				h["Access-Control-Allow-Origin"] = corsValues.origin
+			} else {
+				if o := r.Header.Get("Origin"); o != "" {
+					h["Access-Control-Allow-Origin"] = []string{o}
+				}
+				h["Vary"] = corsValues.vary
+			}
+			h["Access-Control-Allow-Methods"] = corsValues.methods
+			h["Access-Control-Allow-Headers"] = corsValues.allow
+			h["Access-Control-Max-Age"] = corsValues.maxAge
+			h["Access-Control-Expose-Headers"] = corsValues.expose
+			if r.Method == http.MethodOptions {
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
 }
 
 // authenticate lets GET /healthz and the usage page (GET /usage, no data:
