@@ -51,19 +51,11 @@ func writeCheckJSON(w io.Writer, broker string, strict bool, rows []proxy.Creden
 	if rows == nil {
 		rows = []proxy.CredentialHealth{}
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(struct {
+	return writeJSONDoc(w, struct {
 		Broker      string                   `json:"broker"`
 		Strict      bool                     `json:"strict"`
 		Credentials []proxy.CredentialHealth `json:"credentials"`
-	}{broker, strict, rows}); err != nil {
-		return err
-	}
-	_, err := w.Write(clitext.SafeJSON(buf.Bytes()))
-	return err
+	}{broker, strict, rows})
 }
 
 // checkText renders the `check` report and reports
@@ -158,4 +150,18 @@ func checkIdentity(r proxy.CredentialHealth) string {
 		id += " (" + org + ")"
 	}
 	return id
+}
+
+// writeJSONDoc writes v as an indented JSON document without HTML
+// escaping, terminal controls in its strings escaped (clitext.SafeJSON).
+func writeJSONDoc(w io.Writer, v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(clitext.SafeJSON(buf.Bytes()))
+	return err
 }

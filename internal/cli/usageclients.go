@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -92,19 +90,11 @@ func (a *app) runUsageClients(ctx context.Context, f usageFlags) error {
 		clients = []vault.ClientSummary{}
 	}
 	if f.json {
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(struct {
+		return writeJSONDoc(a.stdout, struct {
 			GeneratedAt int64                 `json:"generatedAt"`
 			SinceMs     int64                 `json:"sinceMs"`
 			Clients     []vault.ClientSummary `json:"clients"`
-		}{now, since, clients}); err != nil {
-			return err
-		}
-		_, err := a.stdout.Write(clitext.SafeJSON(buf.Bytes()))
-		return err
+		}{now, since, clients})
 	}
 	if len(clients) == 0 {
 		return &exitError{code: 1, msg: msgNoClients}
