@@ -82,3 +82,19 @@ func RequestURL(err error) string {
 	}
 	return u.Scheme + "://" + host + strings.TrimSuffix(u.EscapedPath(), "?")
 }
+
+// TransportFailure describes a request that got no response, for a
+// provider error: message is "request to <url> failed: <reason>" (or
+// "request failed: <reason>" without a URL), cause is err without the
+// *url.Error wrapper that carries the URL.
+func TransportFailure(err error) (message string, cause error) {
+	message = "request failed: " + Reason(err)
+	if u := RequestURL(err); u != "" {
+		message = "request to " + u + " failed: " + Reason(err)
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) && ue.Err != nil {
+		err = ue.Err
+	}
+	return message, err
+}

@@ -4,13 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"regexp"
 	"strconv"
 	"sync"
 	"time"
-
-	"github.com/ompgo/omp/internal/httpx"
 )
 
 // UpstreamError is a failure reported by a provider: a non-2xx response, or
@@ -76,20 +73,13 @@ func (e *UpstreamError) Error() string {
 // Unwrap returns the underlying cause.
 func (e *UpstreamError) Unwrap() error { return e.Err }
 
-// TransportError is the UpstreamError of a request that got no response.
-// Its Message names the URL (scheme://host:port/path, never the query)
-// and the reason, e.g. "request to http://127.0.0.1:9/v1/messages failed:
-// connection refused". Err keeps the cause without the URL.
-func TransportError(provider string, err error) *UpstreamError {
-	msg := "request failed: " + httpx.Reason(err)
-	if u := httpx.RequestURL(err); u != "" {
-		msg = "request to " + u + " failed: " + httpx.Reason(err)
-	}
-	var ue *url.Error
-	if errors.As(err, &ue) && ue.Err != nil {
-		err = ue.Err
-	}
-	return &UpstreamError{Provider: provider, Message: msg, Err: err}
+// TransportError is the UpstreamError of a request that got no response:
+// message names the URL (scheme://host:port/path, never the query) and the
+// reason, e.g. "request to http://127.0.0.1:9/v1/messages failed:
+// connection refused" (httpx.TransportFailure builds both from the
+// client's error); cause is the error without the URL.
+func TransportError(provider, message string, cause error) *UpstreamError {
+	return &UpstreamError{Provider: provider, Message: message, Err: cause}
 }
 
 // ErrorClass is the coarse kind of a failure, used for credential failover

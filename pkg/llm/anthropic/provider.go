@@ -106,7 +106,8 @@ func (p *Provider) newRequest(ctx context.Context, req *llm.Request, model *llm.
 // stream or the error of Stream.
 func (p *Provider) answer(ctx context.Context, model *llm.Model, oauth bool, resp *http.Response, err error) (*llm.Stream, error) {
 	if err != nil {
-		return nil, llm.TransportError(providerID(*model), err)
+		msg, cause := httpx.TransportFailure(err)
+		return nil, llm.TransportError(providerID(*model), msg, cause)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer resp.Body.Close()

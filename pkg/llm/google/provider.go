@@ -172,7 +172,8 @@ func (c *caller) failed(ctx context.Context, resp *http.Response, err error) err
 		if ctx.Err() != nil {
 			return fmt.Errorf("google: %w", ctx.Err())
 		}
-		return llm.TransportError(c.provider, err)
+		msg, cause := httpx.TransportFailure(err)
+		return llm.TransportError(c.provider, msg, cause)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))

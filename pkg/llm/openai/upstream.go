@@ -76,7 +76,8 @@ func (t *transport) failed(ctx context.Context, resp *http.Response, err error) 
 		if ctx.Err() != nil {
 			return fmt.Errorf("openai: %w", ctx.Err())
 		}
-		return llm.TransportError(t.provider, err)
+		msg, cause := httpx.TransportFailure(err)
+		return llm.TransportError(t.provider, msg, cause)
 	}
 	defer resp.Body.Close()
 	return t.httpError(resp)
