@@ -434,7 +434,7 @@ func (a *app) newAgentRuntime(ctx context.Context, f *agentFlags, env *config.En
 	obf.SetPassive(!settings.SecretsEnabled)
 	prov = secrets.Wrap(prov, obf)
 	ag := &agent.Agent{Session: sf, Provider: prov, Model: model, Credential: cred, Tools: set,
-		SystemPrompt: system, ThinkingLevel: level, Retry: agent.DefaultRetry(), Compaction: compactionSettings(settings),
+		SystemPrompt: system, ThinkingLevel: level, Retry: retrySettings(settings), Compaction: compactionSettings(settings),
 		Secrets: obf}
 	ag.Compactor, ag.Todos = ag.BuiltinCompactor(), todos
 	ag.SetAutoCompaction(ag.Compaction.Enabled)

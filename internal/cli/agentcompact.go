@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"time"
+
 	"github.com/ompgo/omp/internal/config"
+	"github.com/ompgo/omp/pkg/agent"
 	"github.com/ompgo/omp/pkg/agent/compaction"
 )
 
@@ -45,4 +48,24 @@ func compactionSettings(s *config.Settings) compaction.Settings {
 		c.BranchReserveTokens = int(v)
 	}
 	return c
+}
+
+// retrySettings is the auto-retry policy: agent.DefaultRetry with the
+// retry.enabled, retry.maxRetries, retry.baseDelayMs and retry.maxDelayMs
+// settings of config.yml applied.
+func retrySettings(s *config.Settings) agent.Retry {
+	r := agent.DefaultRetry()
+	if v, ok := s.Bool("retry.enabled"); ok {
+		r.Enabled = v
+	}
+	if v, ok := s.Number("retry.maxRetries"); ok && v >= 0 {
+		r.MaxRetries = int(v)
+	}
+	if v, ok := s.Number("retry.baseDelayMs"); ok && v > 0 {
+		r.BaseDelay = time.Duration(v) * time.Millisecond
+	}
+	if v, ok := s.Number("retry.maxDelayMs"); ok && v > 0 {
+		r.MaxDelay = time.Duration(v) * time.Millisecond
+	}
+	return r
 }

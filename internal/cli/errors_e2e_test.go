@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -42,9 +43,18 @@ func TestAgentE2ETransportErrorNamesURLAndReason(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	e := newE2E(t)
+	// A refused connection is retried; one quick retry keeps the test short
+	// and shows config.yml's retry settings reach the agent.
+	cfg := filepath.Join(e.home, ".omp", "agent", "config.yml")
+	if err := os.WriteFile(cfg, []byte("retry:\n  maxRetries: 1\n  baseDelayMs: 10\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	addr := closedAddr(t)
 	e.anthropicAt(t, "http://"+addr)
-	code, stderr, _ := e.printAgainst(t)
+	code, stderr, took := e.printAgainst(t)
+	if took > 20*time.Second {
+		t.Errorf("took %v: the retry settings of config.yml were not applied", took)
+	}
 	if want := "request to http://" + addr + "/v1/messages failed: connection refused"; code != 1 || !strings.Contains(stderr, want) {
 		t.Fatalf("exit %d stderr %q, want it to contain %q", code, stderr, want)
 	}
