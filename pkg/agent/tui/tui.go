@@ -206,8 +206,13 @@ func (m *model) switched() {
 
 func (m *model) Init() tea.Cmd {
 	cmds := []tea.Cmd{textarea.Blink, tea.Println(styleDim.Render(m.banner()))}
+	// A resumed session shows its context first, then how much of it
+	// there is.
 	if n := m.ag.MessageCount(); n > 0 {
-		cmds = append(cmds, tea.Println(styleDim.Render(fmt.Sprintf("resumed: %d messages in context", n))))
+		if t := m.transcript(); t != "" {
+			cmds = append(cmds, tea.Println(t))
+		}
+		cmds = append(cmds, tea.Println("\n"+styleDim.Render(fmt.Sprintf("resumed: %d messages in context", n))))
 	}
 	// The command line's messages: the first runs, the rest follow up.
 	for _, p := range m.opt.Prompts {
@@ -491,12 +496,24 @@ func (m *model) bashDone(d bashDoneMsg) tea.Cmd {
 	if d.err != nil {
 		return tea.Println(styleError.Render("$ " + d.command + ": " + d.err.Error()))
 	}
-	head := styleTool.Render("$ ") + d.command
-	if d.exclude {
+	m.lastTool = d.res.Output
+	m.pendingBash = append(m.pendingBash, d.msg)
+	var flush tea.Cmd
+	if !m.running {
+		flush = m.flushBash()
+	}
+	return tea.Sequence(tea.Println(m.bashLines(d.command, d.exclude, d.res)), flush)
+}
+
+// bashLines is a finished user command: the command, a preview of its
+// output, and how it ended when not with exit code 0.
+func (m *model) bashLines(command string, exclude bool, res tools.CommandResult) string {
+	head := styleTool.Render("$ ") + command
+	if exclude {
 		head += styleDim.Render("  (not sent to the model)")
 	}
 	out := []string{"\n" + head}
-	lines, hidden := preview(d.res.Output, m.expand)
+	lines, hidden := preview(res.Output, m.expand)
 	for _, l := range lines {
 		out = append(out, styleDim.Render("  "+truncate(l, m.width-3)))
 	}
@@ -504,18 +521,12 @@ func (m *model) bashDone(d bashDoneMsg) tea.Cmd {
 		out = append(out, styleDim.Render(fmt.Sprintf("  … %d more lines (ctrl+o to expand)", hidden)))
 	}
 	switch {
-	case d.res.Cancelled:
+	case res.Cancelled:
 		out = append(out, styleNotice.Render("  (command cancelled)"))
-	case d.res.ExitCode != nil && *d.res.ExitCode != 0:
-		out = append(out, styleError.Render(fmt.Sprintf("  exit code %d", *d.res.ExitCode)))
+	case res.ExitCode != nil && *res.ExitCode != 0:
+		out = append(out, styleError.Render(fmt.Sprintf("  exit code %d", *res.ExitCode)))
 	}
-	m.lastTool = d.res.Output
-	m.pendingBash = append(m.pendingBash, d.msg)
-	var flush tea.Cmd
-	if !m.running {
-		flush = m.flushBash()
-	}
-	return tea.Sequence(tea.Println(strings.Join(out, "\n")), flush)
+	return strings.Join(out, "\n")
 }
 
 // flushBash appends the held-back bashExecution messages.

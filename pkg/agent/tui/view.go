@@ -12,6 +12,16 @@ import (
 // Rendering: the live view, the footer and the lines printed into the scrollback.
 
 func (m *model) printAssistant(msg assistantMsg) tea.Cmd {
+	text := m.assistantText(msg)
+	if text == "" {
+		return nil
+	}
+	return tea.Println(text)
+}
+
+// assistantText is a finalised assistant message as the transcript shows
+// it ("" when it has nothing to show).
+func (m *model) assistantText(msg assistantMsg) string {
 	var out []string
 	for _, b := range msg.blocks {
 		switch b.kind {
@@ -38,9 +48,9 @@ func (m *model) printAssistant(msg assistantMsg) tea.Cmd {
 		// records the interruption.
 	}
 	if len(out) == 0 {
-		return nil
+		return ""
 	}
-	return tea.Println("\n" + strings.Join(out, "\n"))
+	return "\n" + strings.Join(out, "\n")
 }
 
 // printCompacted shows the compaction divider or why it failed.
@@ -52,11 +62,16 @@ func (m *model) printCompacted(c compactedMsg) tea.Cmd {
 		return m.fail("Compaction failed: " + c.err)
 	}
 	m.lastSummary = c.summary
+	return tea.Println(compactedLine(c.tokensBefore))
+}
+
+// compactedLine is the compaction divider.
+func compactedLine(tokensBefore int) string {
 	line := "── 📷 compacted · ctrl+o ──"
-	if c.tokensBefore > 0 {
-		line += styleDim.Render(fmt.Sprintf("  (%d tokens before)", c.tokensBefore))
+	if tokensBefore > 0 {
+		line += styleDim.Render(fmt.Sprintf("  (%d tokens before)", tokensBefore))
 	}
-	return tea.Println("\n" + styleNotice.Render(line))
+	return "\n" + styleNotice.Render(line)
 }
 
 func (m *model) wrap(s string) string {
