@@ -330,3 +330,37 @@ func TestInteractiveModeAlone(t *testing.T) {
 	p.keys("Enter")
 	p.waitFor("exit", "omp-exited-0")
 }
+
+// TestInteractiveResumeInTmux: `omp -c` on a terminal shows the session's
+// conversation — the prompt, the assistant's text, the tool call with its
+// output, the answer — in order, then the resumed notice.
+func TestInteractiveResumeInTmux(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and drives it in tmux")
+	}
+	e := newE2E(t)
+	e.fake.push(
+		asst(llm.StopToolUse, llm.Text("Let me look."), call("toolu_1", "bash", map[string]string{"command": "echo tool-output-xyz"})),
+		asst(llm.StopEnd, llm.Text("All listed.")),
+	)
+	if stdout, stderr, code := e.run(t, "", "-p", "--model", "fake/fake-model", "list the files please"); code != 0 || stdout != "All listed.\n" {
+		t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
+	}
+	env := []string{"HOME=" + e.home, "PATH=" + os.Getenv("PATH"), "TERM=xterm-256color", "LANG=C.UTF-8",
+		"FAKE_PROVIDER_KEY=sk-fake-123", "PI_BASH_NO_LOGIN=1"}
+	p := newTmux(t, e.project, env, binary(t), "-c")
+	want := []string{"› list the files please", "Let me look.", "✓ bash echo tool-output-xyz", "  tool-output-xyz",
+		"All listed.", "resumed: 4 messages in context", "/help"}
+	s := p.waitFor("resumed transcript", want...)
+	at := 0
+	for _, w := range want {
+		i := strings.Index(s[at:], w)
+		if i < 0 {
+			t.Fatalf("%q out of order on the screen:\n%s", w, s)
+		}
+		at += i + len(w)
+	}
+	p.typeText("/exit")
+	p.keys("Enter")
+	p.waitFor("exit", "omp-exited-0")
+}
