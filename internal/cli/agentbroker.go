@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -52,7 +53,12 @@ func connectBroker(ctx context.Context, env *config.Env, dirs config.Dirs, setti
 	if err != nil {
 		return nil, err // an unusable pool file fails before the first snapshot request
 	}
-	store := remote.New(remote.Options{Client: brokerclient.New(b.URL, b.Token, nil), Pool: pool})
+	var warn *slog.Logger
+	if resolver != nil {
+		warn = resolver.Logger
+	}
+	store := remote.New(remote.Options{Client: brokerclient.New(b.URL, b.Token, nil), Pool: pool,
+		Cache: snapshotCache(env, dirs, b, warn)})
 	deadline := time.Now().Add(brokerReadyTimeout)
 	bctx, bcancel := context.WithDeadline(ctx, deadline)
 	_, err = store.Boot(bctx)
@@ -106,6 +112,15 @@ func connectBroker(ctx context.Context, env *config.Env, dirs config.Dirs, setti
 		ab.stop()
 		return nil, fmt.Errorf("auth broker %s: no snapshot after %v: %s", b.URL, brokerReadyTimeout, st.LastError)
 	}
+}
+
+// snapshotCache is the encrypted snapshot cache every broker client boots
+// from: OMP_AUTH_BROKER_SNAPSHOT_CACHE, else <config-dir>/cache/auth-broker-snapshot.enc
+// (the XDG cache root when the XDG rule applies), sealed for b's token and
+// URL, fresh for OMP_AUTH_BROKER_SNAPSHOT_TTL_MS (default 1 h; 0 disables
+// it). An invalid TTL is warned about on warn.
+func snapshotCache(env *config.Env, dirs config.Dirs, b *config.Broker, warn *slog.Logger) *remote.Cache {
+	return &remote.Cache{Path: dirs.SnapshotCachePath(env), Token: b.Token, URL: b.URL, TTL: config.SnapshotTTL(env, warn)}
 }
 
 // has reports whether the broker holds a credential for provider.

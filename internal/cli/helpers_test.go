@@ -182,6 +182,7 @@ type testBroker struct {
 	url, token string
 	tokenPath  string
 	client     *brokerclient.Client
+	stop       func() // shuts the broker down (again at cleanup: a no-op)
 }
 
 // startBroker runs a broker whose bearer token lives at tokenPath (""
@@ -224,7 +225,7 @@ func startBrokerURLs(t *testing.T, tokenPath string, urls func(provider, kind st
 	runCtx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- m.Run(runCtx) }()
-	t.Cleanup(sync.OnceFunc(func() {
+	shutdown := sync.OnceFunc(func() {
 		stop()
 		select {
 		case err := <-done:
@@ -235,9 +236,10 @@ func startBrokerURLs(t *testing.T, tokenPath string, urls func(provider, kind st
 			t.Errorf("broker Run did not return after cancel")
 		}
 		m.Close()
-	}))
+	})
+	t.Cleanup(shutdown)
 	tok := strings.TrimSpace(string(raw))
-	return &testBroker{url: m.URL(), token: tok, tokenPath: tokenPath, client: brokerclient.New(m.URL(), tok, nil)}
+	return &testBroker{url: m.URL(), token: tok, tokenPath: tokenPath, client: brokerclient.New(m.URL(), tok, nil), stop: shutdown}
 }
 
 // state lists the broker's active credentials as

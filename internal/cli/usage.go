@@ -5,19 +5,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/ompgo/omp/internal/cli/usageview"
 	"github.com/ompgo/omp/internal/clitext"
 	"github.com/ompgo/omp/internal/config"
+	"github.com/ompgo/omp/internal/httpx"
 	"github.com/ompgo/omp/pkg/llm/catalog"
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/api"
@@ -360,45 +362,112 @@ func (a *app) usageSource(ctx context.Context) (usageSource, error) {
 		if err != nil {
 			return nil, err // an unusable pool file fails before the first broker request
 		}
-		return &brokerUsage{client: brokerclient.New(bc.URL, bc.Token, nil), pool: pool}, nil
+		_, dirs, err := a.setup()
+		if err != nil {
+			return nil, err
+		}
+		warn := a.warnLogger()
+		return &brokerUsage{broker: bc, client: brokerclient.New(bc.URL, bc.Token, nil), pool: pool,
+			cache: snapshotCache(env, dirs, bc, warn), warn: warn}, nil
 	}
 	return a.localUsage(ctx)
 }
 
 // brokerUsage reads the broker: GET /v1/usage with the snapshot for the
-// account list, and GET /v1/usage/history for --history.
+// account list, and GET /v1/usage/history for --history. A snapshot
+// fetched live is written to the snapshot cache; when the fetch fails, a
+// fresh cached snapshot lists the accounts instead.
 type brokerUsage struct {
+	broker *config.Broker
 	client *brokerclient.Client
 	pool   remote.Pool           // the account pool; nil: every account
+	cache  *remote.Cache         // the snapshot cache; nil: none
+	warn   *slog.Logger          // says why usage data is missing
 	gone   []usageview.Tombstone // fetched by live, alongside the reports
 }
 
 func (b *brokerUsage) close() {}
 
+// live returns the broker's usage reports and the accounts of its
+// snapshot. A failed GET /v1/usage means no reports: the accounts are
+// listed without usage data, each saying why. Only a snapshot that is
+// neither fetched nor cached fails.
 func (b *brokerUsage) live(ctx context.Context) ([]vault.UsageReport, []usageview.Account, error) {
 	var u api.Usage
 	var snap brokerclient.SnapshotResult
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) { u, err = b.client.Usage(gctx); return err })
-	g.Go(func() (err error) { snap, err = b.client.Snapshot(gctx, nil, 0); return err })
-	g.Go(func() error { b.gone, _ = b.client.DisabledCredentials(gctx, ""); return nil }) // best effort
-	if err := g.Wait(); err != nil {
-		return nil, nil, err
+	var usageErr, snapErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { u, usageErr = b.client.Usage(ctx) })
+	wg.Go(func() { snap, snapErr = b.client.Snapshot(ctx, nil, 0) })
+	wg.Go(func() { b.gone, _ = b.client.DisabledCredentials(ctx, "") }) // best effort
+	wg.Wait()
+	// A rejected token is not an outage: neither the cache nor an empty
+	// usage list stands in for it.
+	for _, err := range []error{snapErr, usageErr} {
+		if _, ok := brokerAuthFailed(err); ok {
+			return nil, nil, err
+		}
+	}
+	var creds []vault.Entry
+	switch {
+	case snapErr == nil && snap.Snapshot != nil:
+		creds = snap.Snapshot.Credentials
+		if b.cache != nil && snap.Raw != nil {
+			if err := b.cache.Write(snap.Raw); err != nil {
+				b.log().Debug("auth-broker snapshot cache write failed", "error", err.Error())
+			}
+		}
+	case snapErr != nil:
+		var cached vault.Snapshot
+		err := remote.ErrCacheAbsent
+		if b.cache != nil {
+			cached, err = b.cache.Read()
+		}
+		if err != nil {
+			if brokerUnreachable(snapErr) {
+				return nil, nil, unreachableError(b.broker, snapErr)
+			}
+			return nil, nil, snapErr
+		}
+		creds = cached.Credentials
 	}
 	var accounts []usageview.Account
 	var pooled []vault.Entry // OAuth entries of pooled providers inside the pool
-	if snap.Snapshot != nil {
-		for _, e := range snap.Snapshot.Credentials {
-			if !b.pool.Allows(e) {
-				continue
-			}
-			if _, ok := b.pool[e.Provider]; ok && e.Credential.Type == vault.TypeOAuth {
-				pooled = append(pooled, e)
-			}
-			accounts = append(accounts, accountOf(e.Provider, e.Credential))
+	for _, e := range creds {
+		if !b.pool.Allows(e) {
+			continue
 		}
+		if _, ok := b.pool[e.Provider]; ok && e.Credential.Type == vault.TypeOAuth {
+			pooled = append(pooled, e)
+		}
+		accounts = append(accounts, accountOf(e.Provider, e.Credential))
+	}
+	if usageErr != nil {
+		why := "usage unavailable: " + brokerReason(usageErr)
+		b.log().Warn("auth-broker usage unavailable; accounts listed without usage data", "error", brokerReason(usageErr))
+		for i := range accounts {
+			accounts[i].Reason = why
+		}
+		return nil, accounts, nil
 	}
 	return b.poolReports(u.Reports, pooled), accounts, nil
+}
+
+func (b *brokerUsage) log() *slog.Logger {
+	if b.warn == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return b.warn
+}
+
+// brokerReason is a broker request's failure in a few words: the network
+// reason when no answer came, else the client's message.
+func brokerReason(err error) string {
+	var be *brokerclient.Error
+	if errors.As(err, &be) && be.Status == 0 && be.Err != nil {
+		return httpx.Reason(be.Err)
+	}
+	return err.Error()
 }
 
 // poolReports keeps the reports of pooled providers only when they belong

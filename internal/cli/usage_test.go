@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -352,5 +354,62 @@ func TestUsageListsEveryAccount(t *testing.T) {
 	}
 	if r := empty.run("", "usage", "--help"); !strings.Contains(r.stdout, "Exit status:") {
 		t.Errorf("help lacks the exit codes:\n%s", r.stdout)
+	}
+}
+
+// TestUsageBrokerDownServesTheSnapshotCache: a live `omp usage` writes the
+// encrypted snapshot cache (0600, in <config-dir>/cache); with the broker
+// stopped the cached accounts are listed without usage data, saying why,
+// and the command exits 0. Without a cache the outage is an error.
+func TestUsageBrokerDownServesTheSnapshotCache(t *testing.T) {
+	fake, _ := fakeAnthropicUsage(t, "acc-refresh-alice")
+	dead := "http://" + closedAddr(t)
+	b := startBrokerURLs(t, "", func(p, kind string) string {
+		if p == "anthropic" && kind == config.UsageURL {
+			return fake.URL + "/api/oauth"
+		}
+		return dead
+	})
+	b.upload(t, oauthCred("anthropic", "alice@example.com", "refresh-alice"))
+	c := newCLI(t)
+	c.useBroker(b)
+
+	if text := c.ok("", "usage"); !strings.Contains(text, "42.0% used") {
+		t.Fatalf("live usage:\n%s", text)
+	}
+	path := filepath.Join(c.configDir(), "cache", "auth-broker-snapshot.enc")
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatalf("no snapshot cache: %v", err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("cache mode %v, want 0600", fi.Mode().Perm())
+	}
+	if data := fileBytes(t, path); !strings.HasPrefix(string(data), "OMPS\x02") || strings.Contains(string(data), "alice@") {
+		t.Errorf("cache is not a sealed version 2 file: %.12q", data)
+	}
+
+	b.stop()
+	r := c.run("", "usage")
+	if r.code != 0 || !strings.Contains(r.stdout, "  ○ alice@example.com — usage unavailable: connection refused") {
+		t.Fatalf("broker down with a cache: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "accounts listed without usage data") {
+		t.Errorf("stderr does not say why usage is missing: %q", r.stderr)
+	}
+	r = c.run("", "usage", "--json")
+	var got usageJSON
+	if err := json.Unmarshal([]byte(r.stdout), &got); r.code != 0 || err != nil ||
+		len(got.Reports) != 0 || len(got.AccountsWithoutUsage) != 1 || got.AccountsWithoutUsage[0].Email != "alice@example.com" {
+		t.Fatalf("broker down, --json: exit %d %v\n%s", r.code, err, r.stdout)
+	}
+
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	r = c.run("", "usage")
+	if r.code != 1 || !strings.Contains(r.stderr, "auth broker "+b.url+" is unreachable: connection refused") || time.Since(start) > 5*time.Second {
+		t.Fatalf("broker down without a cache: exit %d after %v, stderr %q", r.code, time.Since(start), r.stderr)
 	}
 }
