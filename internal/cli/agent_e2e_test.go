@@ -743,3 +743,39 @@ func (e *e2eEnv) brokerPrint(t *testing.T, b *testBroker) ([]byte, *bytes.Buffer
 	out, err := cmd.Output()
 	return out, &stderr, err
 }
+
+// TestAgentE2EBrokerDownBootsFromTheSnapshotCache: a run with the broker up
+// writes the snapshot cache; with the broker stopped the next run boots
+// from it and answers with the cached credential.
+func TestAgentE2EBrokerDownBootsFromTheSnapshotCache(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	e := newE2E(t)
+	b := startBroker(t, "")
+	b.upload(t, oauthCred("anthropic", "a@example.com", "r1"))
+	e.anthropicAt(t, e.fake.srv.URL)
+	e.fake.push(asst(llm.StopEnd, llm.Text("live")), asst(llm.StopEnd, llm.Text("from the cache")))
+	if out, stderr, err := e.brokerPrint(t, b); err != nil || string(out) != "live\n" {
+		t.Fatalf("broker up: %v, stdout %q\n%s", err, out, stderr.String())
+	}
+	path := filepath.Join(e.home, ".omp", "cache", "auth-broker-snapshot.enc")
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("snapshot cache after a live boot: %v %v", fi, err)
+	}
+	b.stop()
+	start := time.Now()
+	out, stderr, err := e.brokerPrint(t, b)
+	if err != nil || string(out) != "from the cache\n" {
+		t.Fatalf("broker down with a fresh cache: %v, stdout %q\n%s", err, out, stderr.String())
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("run took %v", took)
+	}
+	if strings.Join(e.fake.keys, ",") != "acc-r1,acc-r1" {
+		t.Errorf("upstream credentials %v", e.fake.keys)
+	}
+	if strings.Contains(stderr.String(), "acc-") || strings.Contains(stderr.String(), b.token) {
+		t.Errorf("a secret reached stderr: %s", stderr.String())
+	}
+}
