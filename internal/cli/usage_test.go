@@ -413,3 +413,36 @@ func TestUsageBrokerDownServesTheSnapshotCache(t *testing.T) {
 		t.Fatalf("broker down without a cache: exit %d after %v, stderr %q", r.code, time.Since(start), r.stderr)
 	}
 }
+
+// TestUsageLocalInvalidateProbesAgain: `omp usage invalidate` without a
+// broker expires the vault's usage cache, so the next `omp usage` (another
+// process) probes upstream again instead of serving the cached report.
+func TestUsageLocalInvalidateProbesAgain(t *testing.T) {
+	fake, calls := fakeAnthropicUsage(t, "acc-refresh-alice")
+	c := newCLI(t)
+	c.seed(oauthCred("anthropic", "alice@example.com", "refresh-alice"))
+	c.env["OMP_PROVIDER_ANTHROPIC_USAGE_URL"] = fake.URL + "/api/oauth"
+	c.ok("", "usage", "--json")
+	c.ok("", "usage", "--json")
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("upstream probed %d times before invalidate; want the cache to answer the repeat", n)
+	}
+	// Another provider's invalidation leaves anthropic's report cached.
+	if out := c.ok("", "usage", "invalidate", "--provider", "openai-codex"); out != "Invalidated cached usage reports for provider \"openai-codex\".\n" {
+		t.Errorf("invalidate --provider: %q", out)
+	}
+	c.ok("", "usage", "--json")
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("upstream probed %d times after another provider's invalidate", n)
+	}
+	if out := c.ok("", "usage", "invalidate"); out != "Invalidated cached usage reports for all providers.\n" {
+		t.Errorf("invalidate: %q", out)
+	}
+	var got usageJSON
+	if err := json.Unmarshal([]byte(c.ok("", "usage", "--json")), &got); err != nil {
+		t.Fatal(err)
+	}
+	if n := calls.Load(); n != 2 || len(got.Reports) != 1 {
+		t.Fatalf("after invalidate: upstream probed %d times (want 2), reports %+v", n, got.Reports)
+	}
+}

@@ -58,3 +58,25 @@ func (s *Store) SetCache(ctx context.Context, key string, value []byte, keepUnti
 	}
 	return nil
 }
+
+// CacheKeys lists the keys of the cache rows that begin with prefix,
+// expired rows included.
+func (s *Store) CacheKeys(ctx context.Context, prefix string) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT key FROM cache WHERE substr(key, 1, length(?)) = ? ORDER BY key", prefix, prefix)
+	if err != nil {
+		return nil, fmt.Errorf("list cache: %w", err)
+	}
+	defer rows.Close()
+	var keys []string
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return nil, fmt.Errorf("list cache: %w", err)
+		}
+		keys = append(keys, k)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list cache: %w", err)
+	}
+	return keys, nil
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"strings"
 	"sync"
 	"time"
 
@@ -127,18 +128,50 @@ func (s *Service) fresh(provider string, e entry) bool {
 	return e.Value.FetchedAt >= since
 }
 
+// CacheLister is a CacheStore that can list its keys; with one,
+// InvalidateUsage expires the stored entries themselves, for every process
+// sharing the store.
+type CacheLister interface {
+	CacheKeys(ctx context.Context, prefix string) ([]string, error)
+}
+
 // InvalidateUsage expires the cached reports of provider ("" = every
 // provider): the next Report or Reports probes them upstream again
-// (POST /v1/usage/stale and OAuth block posts). The
-// marker is in memory: it expires this process's view of the cache.
-func (s *Service) InvalidateUsage(_ context.Context, provider string) error {
+// (POST /v1/usage/stale, OAuth block posts, omp usage invalidate). This
+// process marks them stale in memory; a cache that lists its keys also
+// has each entry's expiry set to now, so other processes probe too. An
+// expired report is kept as the last good one.
+func (s *Service) InvalidateUsage(ctx context.Context, provider string) error {
 	s.init()
+	now := s.now().UnixMilli()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.staleAt == nil {
 		s.staleAt = map[string]int64{}
 	}
-	s.staleAt[provider] = s.now().UnixMilli()
+	s.staleAt[provider] = now
+	s.mu.Unlock()
+	l, ok := s.cache().(CacheLister)
+	if !ok {
+		return nil
+	}
+	prefix := cachePrefix + "report:"
+	if provider != "" {
+		pk := provider
+		if o, ok := providerKeyOverrides[provider]; ok {
+			pk = o
+		}
+		prefix += pk + ":"
+	}
+	keys, err := l.CacheKeys(ctx, prefix)
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		key := strings.TrimPrefix(k, cachePrefix)
+		if e, ok := s.read(ctx, key, true); ok && int64(e.ExpiresAt) > now {
+			s.write(ctx, key, e.Value, now)
+		}
+	}
 	return nil
 }
 
@@ -251,4 +284,16 @@ func (c *memCache) SetCache(_ context.Context, key string, value []byte, keepUnt
 	}
 	c.m[key] = memEntry{value, keepUntil}
 	return nil
+}
+
+func (c *memCache) CacheKeys(_ context.Context, prefix string) ([]string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var keys []string
+	for k := range c.m {
+		if strings.HasPrefix(k, prefix) {
+			keys = append(keys, k)
+		}
+	}
+	return keys, nil
 }
