@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -461,11 +462,15 @@ func (b *brokerUsage) log() *slog.Logger {
 }
 
 // brokerReason is a broker request's failure in a few words: the network
-// reason when no answer came, else the client's message.
+// reason when no answer came, the status and the broker's own message when
+// it answered with one, else the client's message.
 func brokerReason(err error) string {
 	var be *brokerclient.Error
-	if errors.As(err, &be) && be.Status == 0 && be.Err != nil {
+	switch {
+	case errors.As(err, &be) && be.Status == 0 && be.Err != nil:
 		return httpx.Reason(be.Err)
+	case be != nil && be.BrokerMessage() != "":
+		return strconv.Itoa(be.Status) + " " + clitext.SafeLine(be.BrokerMessage())
 	}
 	return err.Error()
 }

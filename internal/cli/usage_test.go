@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -444,5 +446,35 @@ func TestUsageLocalInvalidateProbesAgain(t *testing.T) {
 	}
 	if n := calls.Load(); n != 2 || len(got.Reports) != 1 {
 		t.Fatalf("after invalidate: upstream probed %d times (want 2), reports %+v", n, got.Reports)
+	}
+}
+
+// TestUsageBrokerUsageFailureListsAccounts: a broker whose GET /v1/usage
+// fails has no reports to show: its accounts are listed without usage
+// data, with the reason, and the command exits 0.
+func TestUsageBrokerUsageFailureListsAccounts(t *testing.T) {
+	b := startBroker(t, "")
+	b.upload(t, oauthCred("anthropic", "alice@example.com", "refresh-alice"))
+	target, err := url.Parse(b.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/usage" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = w.Write([]byte(`{"error":"usage store unavailable"}`))
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	c := newCLI(t)
+	c.env["OMP_AUTH_BROKER_URL"], c.env["OMP_AUTH_BROKER_TOKEN"] = front.URL, b.token
+	r := c.run("", "usage")
+	if r.code != 0 || !strings.Contains(r.stdout, "  ○ alice@example.com — usage unavailable: 500 usage store unavailable") ||
+		!strings.Contains(r.stderr, `error="500 usage store unavailable"`) {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 }
