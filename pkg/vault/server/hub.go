@@ -111,10 +111,18 @@ func (h *hub) build(gen int64, records []vault.Record, blocks map[int64][]vault.
 		index:     make(map[int64]int, len(records)),
 		done:      make(chan struct{}),
 	}
-	for _, r := range records {
+	hint := 0 // where prev holds the next record's entry when both ascend by id
+	for i := range records {
+		r := &records[i]
+		var old *encodedEntry
+		if prev != nil {
+			if j, ok := prev.find(r.ID, hint); ok {
+				old, hint = &prev.entries[j], j+1
+			}
+		}
 		// Most rows are unchanged since prev: reuse their encoding, so a
 		// write costs one encoding, not one per stored credential.
-		e, err := encodeRecord(r, prev)
+		e, err := encodeRecord(r, old)
 		if err != nil {
 			h.log.Warn("auth-broker snapshot skipped credential", "id", r.ID, "provider", r.Provider, "error", err.Error())
 			continue
@@ -123,10 +131,8 @@ func (h *hub) build(gen int64, records []vault.Record, blocks map[int64][]vault.
 			e.rotates, e.target = true, now+ms
 		}
 		var prevBlk *entryBlocks
-		if prev != nil {
-			if j, ok := prev.index[r.ID]; ok {
-				prevBlk = prev.entries[j].blk
-			}
+		if old != nil {
+			prevBlk = old.blk
 		}
 		e.blk = newEntryBlocks(vault.LiveBlocks(blocks[r.ID], now), prevBlk)
 		sh.index[e.id] = len(sh.entries)
@@ -144,6 +150,18 @@ func (h *hub) build(gen int64, records []vault.Record, blocks map[int64][]vault.
 	return sh
 }
 
+// find returns the position of id in sh.entries. hint is where the caller
+// expects it: a caller walking rows in id order finds each one right after
+// the previous match, since entries ascend by id like the store's listing;
+// the index answers when the hint misses.
+func (sh *shared) find(id int64, hint int) (int, bool) {
+	if hint < len(sh.entries) && sh.entries[hint].id == id {
+		return hint, true
+	}
+	j, ok := sh.index[id]
+	return j, ok
+}
+
 // sameEntry compares the stream fingerprint of two entries as a reader of
 // the given shape sees them: id, provider, identityKey and credential (all
 // inside the encoded prefix), the absolute rotation target and the blocks.
@@ -158,19 +176,25 @@ func sameEntry(a, b *encodedEntry, sp shape) bool {
 // per-frame debug lines.
 func diff(dst []byte, old, cur *shared, sp shape, log *slog.Logger) []byte {
 	debug := log != nil && log.Enabled(context.Background(), slog.LevelDebug)
+	hint := 0
 	for i := range cur.entries {
 		e := &cur.entries[i]
-		if j, ok := old.index[e.id]; ok && sameEntry(&old.entries[j], e, sp) {
-			continue
+		if j, ok := old.find(e.id, hint); ok {
+			hint = j + 1
+			if sameEntry(&old.entries[j], e, sp) {
+				continue
+			}
 		}
 		dst = appendEntryFrame(dst, cur, e, sp)
 		if debug {
 			log.Debug("auth-broker stream entry", "id", e.id, "provider", e.provider, "generation", cur.gen)
 		}
 	}
+	hint = 0
 	for i := range old.entries {
 		id := old.entries[i].id
-		if _, ok := cur.index[id]; ok {
+		if j, ok := cur.find(id, hint); ok {
+			hint = j + 1
 			continue
 		}
 		dst = appendRemovedFrame(dst, cur, id)
