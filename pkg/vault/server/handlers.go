@@ -275,8 +275,15 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) error {
 	buf := getBuf()
 	defer putBuf(buf)
 	b := append(*buf, `{"entries":[`...)
-	for i, rec := range records {
-		e, err := encodeRecord(rec, sh)
+	hint := 0
+	for i := range records {
+		var old *encodedEntry
+		if sh != nil {
+			if j, ok := sh.find(records[i].ID, hint); ok {
+				old, hint = &sh.entries[j], j+1
+			}
+		}
+		e, err := encodeRecord(&records[i], old)
 		if err != nil {
 			return err
 		}

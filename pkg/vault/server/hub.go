@@ -2,9 +2,11 @@ package server
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,7 +16,8 @@ import (
 
 // shared is the redacted snapshot of one vault generation, encoded once and
 // shared by every request and stream subscriber. It is immutable once
-// published, except that done is closed when a newer snapshot replaces it.
+// published, except that done is closed when a newer snapshot replaces it
+// and that index and renders are built on first use.
 type shared struct {
 	seq       uint64 // build sequence number (unique per hub)
 	baseSeq   uint64 // seq of the snapshot delta was computed against (0: none)
@@ -23,7 +26,11 @@ type shared struct {
 	sched     vault.Schedule
 	refresher []byte // encoded RefresherSchedule at builtAt
 	entries   []encodedEntry
-	index     map[int64]int // id → position in entries
+	ascending bool // entries ascend by id (as the store lists them)
+	// index maps id → position in entries when they do not ascend, built
+	// on the first lookup that needs it (find).
+	index     map[int64]int
+	indexOnce sync.Once
 	delta     []byte        // pre-encoded entry/removed frames from the base snapshot (15.x shape)
 	deltaFull []byte        // the same for shapeFull readers (extension fields and blocks)
 	ext       bool          // some entry has extension fields or blocks
@@ -108,13 +115,21 @@ func (h *hub) build(gen int64, records []vault.Record, blocks map[int64][]vault.
 		seq: h.seq, gen: gen, builtAt: now, sched: sched,
 		refresher: appendRefresher(nil, sched.Wire(now)),
 		entries:   make([]encodedEntry, 0, len(records)),
-		index:     make(map[int64]int, len(records)),
 		done:      make(chan struct{}),
+		ascending: true,
 	}
-	for _, r := range records {
+	hint := 0 // where prev holds the next record's entry when both ascend by id
+	for i := range records {
+		r := &records[i]
+		var old *encodedEntry
+		if prev != nil {
+			if j, ok := prev.find(r.ID, hint); ok {
+				old, hint = &prev.entries[j], j+1
+			}
+		}
 		// Most rows are unchanged since prev: reuse their encoding, so a
 		// write costs one encoding, not one per stored credential.
-		e, err := encodeRecord(r, prev)
+		e, err := encodeRecord(r, old)
 		if err != nil {
 			h.log.Warn("auth-broker snapshot skipped credential", "id", r.ID, "provider", r.Provider, "error", err.Error())
 			continue
@@ -123,13 +138,13 @@ func (h *hub) build(gen int64, records []vault.Record, blocks map[int64][]vault.
 			e.rotates, e.target = true, now+ms
 		}
 		var prevBlk *entryBlocks
-		if prev != nil {
-			if j, ok := prev.index[r.ID]; ok {
-				prevBlk = prev.entries[j].blk
-			}
+		if old != nil {
+			prevBlk = old.blk
 		}
 		e.blk = newEntryBlocks(vault.LiveBlocks(blocks[r.ID], now), prevBlk)
-		sh.index[e.id] = len(sh.entries)
+		if n := len(sh.entries); n > 0 && sh.entries[n-1].id >= e.id {
+			sh.ascending = false
+		}
 		sh.entries = append(sh.entries, e)
 		sh.ext = sh.ext || (e.src != nil && e.src.full != nil) || e.blk != nil
 	}
@@ -142,6 +157,27 @@ func (h *hub) build(gen int64, records []vault.Record, blocks map[int64][]vault.
 		}
 	}
 	return sh
+}
+
+// find returns the position of id in sh.entries. hint is where the caller
+// expects it: a caller walking rows in id order finds each one right after
+// the previous match. When the hint misses, a binary search finds it in
+// entries that ascend by id, the index in any others.
+func (sh *shared) find(id int64, hint int) (int, bool) {
+	if hint < len(sh.entries) && sh.entries[hint].id == id {
+		return hint, true
+	}
+	if sh.ascending {
+		return slices.BinarySearchFunc(sh.entries, id, func(e encodedEntry, id int64) int { return cmp.Compare(e.id, id) })
+	}
+	sh.indexOnce.Do(func() {
+		sh.index = make(map[int64]int, len(sh.entries))
+		for i := range sh.entries {
+			sh.index[sh.entries[i].id] = i
+		}
+	})
+	j, ok := sh.index[id]
+	return j, ok
 }
 
 // sameEntry compares the stream fingerprint of two entries as a reader of
@@ -158,19 +194,25 @@ func sameEntry(a, b *encodedEntry, sp shape) bool {
 // per-frame debug lines.
 func diff(dst []byte, old, cur *shared, sp shape, log *slog.Logger) []byte {
 	debug := log != nil && log.Enabled(context.Background(), slog.LevelDebug)
+	hint := 0
 	for i := range cur.entries {
 		e := &cur.entries[i]
-		if j, ok := old.index[e.id]; ok && sameEntry(&old.entries[j], e, sp) {
-			continue
+		if j, ok := old.find(e.id, hint); ok {
+			hint = j + 1
+			if sameEntry(&old.entries[j], e, sp) {
+				continue
+			}
 		}
 		dst = appendEntryFrame(dst, cur, e, sp)
 		if debug {
 			log.Debug("auth-broker stream entry", "id", e.id, "provider", e.provider, "generation", cur.gen)
 		}
 	}
+	hint = 0
 	for i := range old.entries {
 		id := old.entries[i].id
-		if _, ok := cur.index[id]; ok {
+		if j, ok := cur.find(id, hint); ok {
+			hint = j + 1
 			continue
 		}
 		dst = appendRemovedFrame(dst, cur, id)

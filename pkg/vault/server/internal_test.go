@@ -40,3 +40,28 @@ func TestFramesSince(t *testing.T) {
 		t.Fatalf("an unchanged set emitted %q", d)
 	}
 }
+
+// find locates every id of a snapshot whatever the hint, whether the rows
+// ascend by id or not, and reports ids it does not hold as absent.
+func TestSharedFind(t *testing.T) {
+	h := testHub()
+	for _, ids := range [][]int64{{1, 4, 9}, {9, 1, 4}} {
+		var recs []vault.Record
+		for _, id := range ids {
+			recs = append(recs, key(id, "k"))
+		}
+		sh := h.build(1, recs, nil, nil)
+		for want, id := range ids {
+			for hint := range len(ids) + 1 {
+				if j, ok := sh.find(id, hint); !ok || j != want {
+					t.Errorf("ids %v: find(%d, hint %d) = %d, %v; want %d", ids, id, hint, j, ok, want)
+				}
+			}
+		}
+		for _, id := range []int64{0, 2, 10} {
+			if _, ok := sh.find(id, 0); ok {
+				t.Errorf("ids %v: find(%d) found an absent id", ids, id)
+			}
+		}
+	}
+}

@@ -147,9 +147,12 @@ type entrySrc struct {
 
 // encodes reports whether e's prefix is the encoding of record r: the
 // same id, provider, identity key and wire credential fields.
-func (e *encodedEntry) encodes(r vault.Record) bool {
-	return e.src != nil && e.src.ID == r.ID && e.src.Provider == r.Provider && e.src.IdentityKey == r.IdentityKey &&
-		sameWire(e.src.Credential, r.Credential.Redacted())
+func (e *encodedEntry) encodes(r *vault.Record) bool {
+	if e.src == nil || e.src.ID != r.ID || e.src.Provider != r.Provider || e.src.IdentityKey != r.IdentityKey {
+		return false
+	}
+	red := r.Credential.Redacted()
+	return sameWire(&e.src.Credential, &red)
 }
 
 // pfx returns the encoding for a 15.x (full false) or 18.1.21 reader.
@@ -164,7 +167,7 @@ func (e *encodedEntry) pfx(full bool) []byte {
 // JSON in both shapes: it compares exactly the fields of
 // vault.Credential.AppendWire (TestSameWireCoversEveryField keeps the two in
 // step).
-func sameWire(a, b vault.Credential) bool {
+func sameWire(a, b *vault.Credential) bool {
 	if a.Type != b.Type || a.Access != b.Access || a.Refresh != b.Refresh || a.Expires != b.Expires ||
 		a.EnterpriseURL != b.EnterpriseURL || a.ProjectID != b.ProjectID || a.Email != b.Email ||
 		a.AccountID != b.AccountID || a.Key != b.Key || a.Source != b.Source || len(a.Extra) != len(b.Extra) {
@@ -179,14 +182,13 @@ func sameWire(a, b vault.Credential) bool {
 	return true
 }
 
-// encodeRecord encodes r, reusing prev's encoding of it when r is unchanged.
-func encodeRecord(r vault.Record, prev *shared) (encodedEntry, error) {
-	if prev != nil {
-		if j, ok := prev.index[r.ID]; ok && prev.entries[j].encodes(r) {
-			return prev.entries[j], nil
-		}
+// encodeRecord encodes r, reusing old (the entry of r's id in an earlier
+// snapshot; nil when none) when r is unchanged since.
+func encodeRecord(r *vault.Record, old *encodedEntry) (encodedEntry, error) {
+	if old != nil && old.encodes(r) {
+		return *old, nil
 	}
-	return encodeEntry(vault.NewEntry(r))
+	return encodeEntry(vault.NewEntry(*r))
 }
 
 // encodeEntry redacts nothing itself: e.Credential must already be redacted
