@@ -1,10 +1,8 @@
 package broker_test
 
 import (
-	"bufio"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,30 +12,8 @@ import (
 
 	"github.com/ompgo/omp/internal/broker"
 	"github.com/ompgo/omp/internal/config"
+	"github.com/ompgo/omp/internal/httpx/httpxtest"
 )
-
-// rawExchange sends one raw HTTP/1.1 request on a new connection and reads
-// the answer; closed reports whether the broker closed the connection after
-// it.
-func rawExchange(t *testing.T, url, request string) (resp *http.Response, body string, closed bool) {
-	t.Helper()
-	c, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	go func() { _, _ = io.WriteString(c, request) }()
-	_ = c.SetReadDeadline(time.Now().Add(waitLong))
-	br := bufio.NewReader(c)
-	resp, err = http.ReadResponse(br, nil)
-	if err != nil {
-		t.Fatalf("read response: %v", err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	_, err = br.ReadByte()
-	return resp, string(b), err != nil
-}
 
 // Anonymous requests with unique long methods cost the broker a bounded
 // amount of log and metrics: the method label is one of a fixed set, the
@@ -66,7 +42,7 @@ func TestBrokerAnonymousFloodStaysBounded(t *testing.T) {
 			t.Fatalf("request %d = %d, want 401", i, resp.StatusCode)
 		}
 	}
-	huge, _, _ := rawExchange(t, b.url, strings.Repeat("M", 900<<10)+" /v1/snapshot HTTP/1.1\r\nHost: x\r\n\r\n")
+	huge, _, _ := httpxtest.RawExchange(t, b.url, strings.Repeat("M", 900<<10)+" /v1/snapshot HTTP/1.1\r\nHost: x\r\n\r\n", waitLong)
 	if huge.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
 		t.Fatalf("900 KB method = %d, want 431", huge.StatusCode)
 	}
@@ -151,8 +127,8 @@ func TestBrokerSlowBodyTimesOut(t *testing.T) {
 		if authz != "" {
 			hdr = "Authorization: " + authz + "\r\n"
 		}
-		resp, body, closed := rawExchange(t, b.url, "POST /v1/credential HTTP/1.1\r\nHost: x\r\n"+hdr+
-			"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"provider\":")
+		resp, body, closed := httpxtest.RawExchange(t, b.url, "POST /v1/credential HTTP/1.1\r\nHost: x\r\n"+hdr+
+			"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"provider\":", waitLong)
 		want := http.StatusRequestTimeout
 		if authz == "" {
 			want = http.StatusUnauthorized
@@ -214,7 +190,7 @@ func TestBrokerAnonymousPathsAre401(t *testing.T) {
 		"/no/such/route": http.StatusUnauthorized,
 		"/v1/snapshot":   http.StatusUnauthorized,
 	} {
-		resp, body, _ := rawExchange(t, b.url, "GET "+path+" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+		resp, body, _ := httpxtest.RawExchange(t, b.url, "GET "+path+" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", waitLong)
 		if resp.StatusCode != want {
 			t.Errorf("GET %s = %d %s, want %d", path, resp.StatusCode, body, want)
 		}

@@ -1,11 +1,9 @@
 package gateway_test
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -13,31 +11,9 @@ import (
 	"time"
 
 	"github.com/ompgo/omp/internal/config"
+	"github.com/ompgo/omp/internal/httpx/httpxtest"
 	"github.com/ompgo/omp/internal/syncbuf"
 )
-
-// rawExchange sends one raw HTTP/1.1 request on a new connection and reads
-// the answer; closed reports whether the gateway closed the connection
-// after it.
-func rawExchange(t *testing.T, url, request string) (resp *http.Response, body string, closed bool) {
-	t.Helper()
-	c, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	go func() { _, _ = io.WriteString(c, request) }()
-	_ = c.SetReadDeadline(time.Now().Add(waitLong))
-	br := bufio.NewReader(c)
-	resp, err = http.ReadResponse(br, nil)
-	if err != nil {
-		t.Fatalf("read response: %v", err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	_, err = br.ReadByte()
-	return resp, string(b), err != nil
-}
 
 // Without a token every path but the open ones is 401 on the gateway, an
 // escaped spelling of /healthz included.
@@ -50,7 +26,7 @@ func TestGatewayAnonymousPathsAre401(t *testing.T) {
 		"/no/such/route": http.StatusUnauthorized,
 		"/v1/models":     http.StatusUnauthorized,
 	} {
-		resp, body, _ := rawExchange(t, g.m.URL(), "GET "+path+" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+		resp, body, _ := httpxtest.RawExchange(t, g.m.URL(), "GET "+path+" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", waitLong)
 		if resp.StatusCode != want {
 			t.Errorf("GET %s = %d %s, want %d", path, resp.StatusCode, body, want)
 		}
@@ -105,8 +81,8 @@ func TestGatewaySlowBodyTimesOut(t *testing.T) {
 	cfg.BodyReadTimeout = 300 * time.Millisecond
 	g := startGateway(t, cfg)
 	raw, _ := os.ReadFile(cfg.TokenPath)
-	resp, body, closed := rawExchange(t, g.m.URL(), "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"+
-		"Authorization: Bearer "+strings.TrimSpace(string(raw))+"\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"model\":")
+	resp, body, closed := httpxtest.RawExchange(t, g.m.URL(), "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"+
+		"Authorization: Bearer "+strings.TrimSpace(string(raw))+"\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"model\":", waitLong)
 	if resp.StatusCode != http.StatusRequestTimeout || !closed {
 		t.Fatalf("status %d %s (closed %v), want 408 and the connection closed", resp.StatusCode, body, closed)
 	}
