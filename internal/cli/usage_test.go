@@ -216,9 +216,14 @@ func TestUsageNoColorAndTerminal(t *testing.T) {
 // refreshed through the provider's token endpoint before the probe, the
 // rotated refresh token is written to the vault, and the probe uses the
 // fresh access token.
-func TestUsageLocalModeRefreshesFirst(t *testing.T) {
+// staleAnthropicHome is a local vault holding one anthropic OAuth
+// credential whose access token has expired (refresh token
+// "refresh-stale"), with its usage and token endpoints faked: refreshes
+// counts the accepted refreshes, calls the usage probes.
+func staleAnthropicHome(t *testing.T) (c *cli, refreshes, calls *atomic.Int64) {
+	t.Helper()
 	usageSrv, calls := fakeAnthropicUsage(t, "acc-fresh")
-	var refreshes atomic.Int64
+	refreshes = new(atomic.Int64)
 	tokenSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var body map[string]any
 		_ = json.NewDecoder(r.Body).Decode(&body)
@@ -232,12 +237,17 @@ func TestUsageLocalModeRefreshesFirst(t *testing.T) {
 	}))
 	t.Cleanup(tokenSrv.Close)
 
-	c := newCLI(t)
+	c = newCLI(t)
 	stale := oauthCred("anthropic", "alice@example.com", "refresh-stale")
 	stale.cred.Expires = time.Now().Add(-time.Minute).UnixMilli()
 	c.seed(stale)
 	c.env["OMP_PROVIDER_ANTHROPIC_USAGE_URL"] = usageSrv.URL + "/api/oauth"
 	c.env["OMP_PROVIDER_ANTHROPIC_TOKEN_URL"] = tokenSrv.URL
+	return c, refreshes, calls
+}
+
+func TestUsageLocalModeRefreshesFirst(t *testing.T) {
+	c, refreshes, calls := staleAnthropicHome(t)
 	var got usageJSON
 	if err := json.Unmarshal([]byte(c.ok("", "usage", "--json")), &got); err != nil {
 		t.Fatal(err)
@@ -256,21 +266,7 @@ func TestUsageLocalModeRefreshesFirst(t *testing.T) {
 // itself (that would spend the refresh token the broker also holds) and
 // stores nothing over the broker's row.
 func TestUsageLocalModeLeavesRefreshToTheServingBroker(t *testing.T) {
-	usageSrv, _ := fakeAnthropicUsage(t, "acc-fresh")
-	var refreshes atomic.Int64
-	tokenSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		refreshes.Add(1)
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"access_token":"acc-fresh","refresh_token":"refresh-rotated","expires_in":3600}`))
-	}))
-	t.Cleanup(tokenSrv.Close)
-
-	c := newCLI(t)
-	stale := oauthCred("anthropic", "alice@example.com", "refresh-stale")
-	stale.cred.Expires = time.Now().Add(-time.Minute).UnixMilli()
-	c.seed(stale)
-	c.env["OMP_PROVIDER_ANTHROPIC_USAGE_URL"] = usageSrv.URL + "/api/oauth"
-	c.env["OMP_PROVIDER_ANTHROPIC_TOKEN_URL"] = tokenSrv.URL
+	c, refreshes, _ := staleAnthropicHome(t)
 
 	// The claim a serving broker holds on its vault.
 	hold, err := sqlite.HoldVault(c.vaultDB())
