@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"regexp"
@@ -13,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ompgo/omp/internal/broker"
 	"github.com/ompgo/omp/pkg/vault"
 	brokerclient "github.com/ompgo/omp/pkg/vault/client"
 )
@@ -99,19 +97,9 @@ func TestTokenCreateListRevoke(t *testing.T) {
 func TestTokenCLIAgainstRunningBroker(t *testing.T) {
 	c := newCLI(t)
 	c.ok("", "auth-broker", "token") // the shared bearer file
-	m := &broker.Main{Config: broker.Config{
-		Bind: "127.0.0.1:0", DBPath: c.vaultDB(), TokenPath: c.tokenPath(), KeyPath: c.vaultKey(),
-		Logger: slog.New(slog.DiscardHandler), RefreshInterval: time.Hour, PollInterval: 50 * time.Millisecond,
-	}}
+	m := c.serveVault(t)
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	if err := m.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- m.Run(runCtx) }()
-	t.Cleanup(func() { stop(); <-done; m.Close() })
 
 	tok := strings.TrimSpace(c.run("", "auth-broker", "token", "create", "gw-a").stdout)
 	cl := brokerclient.New(m.URL(), tok, nil)

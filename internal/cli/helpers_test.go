@@ -333,3 +333,23 @@ func fileBytes(t *testing.T, path string) []byte {
 	}
 	return b
 }
+
+// serveVault runs a real broker over c's vault, key and bearer token file
+// until the test ends.
+func (c *cli) serveVault(t *testing.T) *broker.Main {
+	t.Helper()
+	m := &broker.Main{Config: broker.Config{
+		Bind: "127.0.0.1:0", DBPath: c.vaultDB(), TokenPath: c.tokenPath(), KeyPath: c.vaultKey(),
+		Logger: slog.New(slog.DiscardHandler), RefreshInterval: time.Hour, PollInterval: 50 * time.Millisecond,
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if err := m.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(runCtx) }()
+	t.Cleanup(func() { stop(); <-done; m.Close() })
+	return m
+}

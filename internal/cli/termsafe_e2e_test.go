@@ -3,14 +3,12 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/ompgo/omp/internal/broker"
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/api"
 	brokerclient "github.com/ompgo/omp/pkg/vault/client"
@@ -50,19 +48,9 @@ func checkTerminalSafe(t *testing.T, what, out string) {
 func TestUsageClientsTerminalSafe(t *testing.T) {
 	c := newCLI(t)
 	c.ok("", "auth-broker", "token")
-	m := &broker.Main{Config: broker.Config{
-		Bind: "127.0.0.1:0", DBPath: c.vaultDB(), TokenPath: c.tokenPath(), KeyPath: c.vaultKey(),
-		Logger: slog.New(slog.DiscardHandler), RefreshInterval: time.Hour, PollInterval: 50 * time.Millisecond,
-	}}
+	m := c.serveVault(t)
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	if err := m.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- m.Run(runCtx) }()
-	t.Cleanup(func() { stop(); <-done; m.Close() })
 
 	clientTok := strings.TrimSpace(c.run("", "auth-broker", "token", "create", "fleet-laptop").stdout)
 	client := brokerclient.New(m.URL(), clientTok, nil)
