@@ -211,7 +211,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("bearer token: %w", err)
 	}
-	tokenMode := secureToken(c.Logger, "auth-broker", c.TokenPath)
+	tokenMode := config.SecureTokenFileLogged(c.Logger, "auth-broker", c.TokenPath)
 	for _, w := range config.CheckPerms(c.TokenPath) {
 		c.Logger.Warn(w)
 	}
@@ -460,24 +460,6 @@ func (m *Main) Close() error {
 	m.hold.Release()
 	m.hold = nil
 	return errors.Join(errs...)
-}
-
-// secureToken makes the token file private (config.SecureTokenFile),
-// warns when it had to or could not, and returns the file's mode as the
-// startup line shows it ("0600"; "unknown" when it cannot be read).
-func secureToken(log *slog.Logger, service, path string) string {
-	mode, was, err := config.SecureTokenFile(path)
-	if was != 0 {
-		log.Warn(service+" bearer token file was readable by group or others; changed to mode 0600",
-			"path", path, "was", fmt.Sprintf("%04o", was))
-	}
-	if err != nil {
-		log.Warn(service+" bearer token file mode not checked", "path", path, "error", err.Error())
-		if mode == 0 {
-			return "unknown"
-		}
-	}
-	return fmt.Sprintf("%04o", mode)
 }
 
 // Serve opens a broker with cfg, runs it until ctx is cancelled and closes

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"runtime"
 )
@@ -29,4 +30,23 @@ func SecureTokenFile(path string) (mode, was fs.FileMode, err error) {
 		return 0, mode, fmt.Errorf("token file %s: %w", path, err)
 	}
 	return st.Mode().Perm(), mode, nil
+}
+
+// SecureTokenFileLogged is SecureTokenFile for a daemon's start: it warns
+// on log when it had to change the mode or could not check it, and returns
+// the file's mode as the start-up line shows it ("0600"; "unknown" when it
+// cannot be read). service names the daemon in the warnings.
+func SecureTokenFileLogged(log *slog.Logger, service, path string) string {
+	mode, was, err := SecureTokenFile(path)
+	if was != 0 {
+		log.Warn(service+" bearer token file was readable by group or others; changed to mode 0600",
+			"path", path, "was", fmt.Sprintf("%04o", was))
+	}
+	if err != nil {
+		log.Warn(service+" bearer token file mode not checked", "path", path, "error", err.Error())
+		if mode == 0 {
+			return "unknown"
+		}
+	}
+	return fmt.Sprintf("%04o", mode)
 }

@@ -205,7 +205,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		if err != nil {
 			return fmt.Errorf("bearer token: %w", err)
 		}
-		secureToken(c.Logger, c.TokenPath)
+		config.SecureTokenFileLogged(c.Logger, "auth-gateway", c.TokenPath)
 		for _, w := range config.CheckPerms(c.TokenPath) {
 			c.Logger.Warn(w)
 		}
@@ -428,19 +428,6 @@ func syncStatus(s remote.Status) status {
 		out.LastSync = s.LastSync.UTC().Format(time.RFC3339Nano)
 	}
 	return out
-}
-
-// secureToken makes the token file private (config.SecureTokenFile) and
-// warns when it had to or could not.
-func secureToken(log *slog.Logger, path string) {
-	_, was, err := config.SecureTokenFile(path)
-	if was != 0 {
-		log.Warn("auth-gateway bearer token file was readable by group or others; changed to mode 0600",
-			"path", path, "was", fmt.Sprintf("%04o", was))
-	}
-	if err != nil {
-		log.Warn("auth-gateway bearer token file mode not checked", "path", path, "error", err.Error())
-	}
 }
 
 func trimBrackets(h string) string {
