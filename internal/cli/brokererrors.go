@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"syscall"
 
+	"github.com/ompgo/omp/internal/clitext"
 	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/internal/httpx"
 	brokerclient "github.com/ompgo/omp/pkg/vault/client"
@@ -85,4 +86,18 @@ func brokerError(b *config.Broker, dirs config.Dirs, err error) error {
 		return fmt.Errorf("%s: %s", be.Message, be.BrokerMessage())
 	}
 	return err
+}
+
+// brokerReason is a broker request's failure in a few words: the network
+// reason when no answer came, the status and the broker's own message when
+// it answered with one, else the client's message.
+func brokerReason(err error) string {
+	var be *brokerclient.Error
+	switch {
+	case errors.As(err, &be) && be.Status == 0 && be.Err != nil:
+		return httpx.Reason(be.Err)
+	case be != nil && be.BrokerMessage() != "":
+		return strconv.Itoa(be.Status) + " " + clitext.SafeLine(be.BrokerMessage())
+	}
+	return err.Error()
 }

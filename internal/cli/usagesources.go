@@ -6,14 +6,11 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/ompgo/omp/internal/cli/usageview"
-	"github.com/ompgo/omp/internal/clitext"
 	"github.com/ompgo/omp/internal/config"
-	"github.com/ompgo/omp/internal/httpx"
 	"github.com/ompgo/omp/pkg/llm/catalog"
 	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/api"
@@ -141,20 +138,6 @@ func (b *brokerUsage) log() *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	return b.warn
-}
-
-// brokerReason is a broker request's failure in a few words: the network
-// reason when no answer came, the status and the broker's own message when
-// it answered with one, else the client's message.
-func brokerReason(err error) string {
-	var be *brokerclient.Error
-	switch {
-	case errors.As(err, &be) && be.Status == 0 && be.Err != nil:
-		return httpx.Reason(be.Err)
-	case be != nil && be.BrokerMessage() != "":
-		return strconv.Itoa(be.Status) + " " + clitext.SafeLine(be.BrokerMessage())
-	}
-	return err.Error()
 }
 
 // poolReports keeps the reports of pooled providers only when they belong
