@@ -126,7 +126,7 @@ func addAgentFlags(c *cobra.Command, f *agentFlags) {
 	fs.Lookup("list-models").NoOptDefVal = "true"
 }
 
-var thinkingLevels = []string{"off", "minimal", "low", "medium", "high", "xhigh"}
+var thinkingLevels = agent.ThinkingLevels
 
 // errNoPrompt is the empty-prompt error of print mode.
 var errNoPrompt = errors.New("No prompt provided")

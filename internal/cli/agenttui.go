@@ -2,10 +2,8 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"path/filepath"
-	"time"
 
 	"github.com/ompgo/omp/internal/buildinfo"
 	"github.com/ompgo/omp/pkg/agent"
@@ -50,7 +48,7 @@ func (a *app) runInteractive(ctx context.Context, rt *agentRuntime, f *agentFlag
 			if err != nil {
 				return res, session.Message{}, err
 			}
-			m, err := bashExecution(command, res, exclude, a.now())
+			m, err := agent.BashExecution(command, res, exclude, a.now())
 			return res, m, err
 		},
 		OnSwitch: func(sf *session.File) {
@@ -88,26 +86,8 @@ func (rt *agentRuntime) switchModel(ctx context.Context, m llm.Model, role strin
 	if err := rt.ag.SetModel(m, prov, cred, role); err != nil {
 		return err
 	}
-	if lvl := rt.ag.CurrentThinkingLevel(); clampLevel(m, lvl) != lvl {
-		return rt.ag.SetThinkingLevel(clampLevel(m, lvl))
+	if lvl := rt.ag.CurrentThinkingLevel(); agent.ClampThinkingLevel(m, lvl) != lvl {
+		return rt.ag.SetThinkingLevel(agent.ClampThinkingLevel(m, lvl))
 	}
 	return nil
-}
-
-// bashExecution is the bashExecution session message of a user command
-// (`!cmd`, `!!cmd` with exclude, RPC bash).
-func bashExecution(command string, res tools.CommandResult, exclude bool, now time.Time) (session.Message, error) {
-	msg := map[string]any{"role": session.RoleBashExecution, "command": command, "output": res.Output,
-		"cancelled": res.Cancelled, "truncated": res.Truncated, "timestamp": now.UnixMilli()}
-	if res.ExitCode != nil {
-		msg["exitCode"] = *res.ExitCode
-	}
-	if res.ArtifactID != "" {
-		msg["artifactId"] = res.ArtifactID
-	}
-	if exclude {
-		msg["excludeFromContext"] = true
-	}
-	raw, _ := json.Marshal(msg)
-	return session.DecodeMessage(raw)
 }

@@ -1,8 +1,9 @@
-// Package rpc is the transport of `omp --mode rpc`: the JSON-lines
-// protocol over stdin and stdout. It holds the command and response
-// frames, the Model object the protocol reports, and the one stdout
-// writer with its frame size limits; the server that handles the
-// commands lives with the CLI, which owns the agent runtime.
+// Package rpc is `omp --mode rpc`: the JSON-lines protocol over stdin
+// and stdout. It holds the command and response frames, the Model object
+// the protocol reports, the one stdout writer with its frame size limits,
+// and the server (Serve) that reads commands and drives the agent; the
+// program running it supplies model switching and credentials through a
+// Host.
 package rpc
 
 import (

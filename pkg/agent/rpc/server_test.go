@@ -1,9 +1,10 @@
-package cli
+package rpc
 
 import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,16 +13,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/pkg/agent"
 	"github.com/ompgo/omp/pkg/agent/session"
 	"github.com/ompgo/omp/pkg/agent/tools"
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/catalog"
 	"github.com/ompgo/omp/pkg/llm/llmtest"
 )
 
-// rpcInProcess runs runRPC over pipes (so the race detector sees the
+// rpcInProcess runs Serve over pipes (so the race detector sees the
 // server, the loop and the writer together).
 type rpcInProcess struct {
 	t    *testing.T
@@ -51,13 +50,12 @@ func startRPCInProcessWith(t *testing.T, prov llm.Provider, configure func(*agen
 	if configure != nil {
 		configure(ag)
 	}
-	rt := &agentRuntime{ag: ag, cat: llm.Builtin().With(m), keys: &keyLadder{models: &catalog.File{}},
-		dirs: config.Dirs{AgentDir: dir}, cwd: dir, tenv: tenv, bashOpt: tools.BashOptions{NoLogin: true}}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	a := &app{stdin: inR, stdout: outW, stderr: io.Discard}
+	h := testHost(ag, m)
+	h.Stdin, h.Stdout, h.AgentDir, h.Cwd, h.ToolEnv, h.BashOptions = inR, outW, dir, dir, tenv, tools.BashOptions{NoLogin: true}
 	p := &rpcInProcess{t: t, in: inW, out: bufio.NewReader(outR), done: make(chan error, 1)}
-	go func() { p.done <- a.runRPC(context.Background(), rt); outW.Close() }()
+	go func() { p.done <- Serve(context.Background(), h); outW.Close() }()
 	return p
 }
 
@@ -217,3 +215,16 @@ func TestRPCInProcessSessionCommands(t *testing.T) {
 }
 
 func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// testHost is a Host for agent ag on model m: a catalogue of the built-in
+// models and m, no other credentials, model switches straight on the agent.
+func testHost(ag *agent.Agent, m llm.Model) *Host {
+	return &Host{
+		Agent: ag, Catalog: llm.Builtin().With(m), Stderr: io.Discard, Now: time.Now,
+		Available: func(context.Context, string) bool { return false },
+		SwitchModel: func(_ context.Context, m llm.Model, role string) error {
+			return errors.New("No credentials for provider: " + m.Provider)
+		},
+		RestoreModel: func(context.Context, llm.Model) error { return errors.New("no credentials") },
+	}
+}

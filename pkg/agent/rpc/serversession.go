@@ -1,4 +1,4 @@
-package cli
+package rpc
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 
 	"github.com/ompgo/omp/pkg/agent"
-	"github.com/ompgo/omp/pkg/agent/rpc"
 	"github.com/ompgo/omp/pkg/agent/session"
 	"github.com/ompgo/omp/pkg/agent/tools"
 	"github.com/ompgo/omp/pkg/llm"
@@ -17,7 +16,7 @@ import (
 
 // sessionChange is new_session, switch_session and branch: the
 // run is aborted and the queues cleared first.
-func (s *rpcServer) sessionChange(id *string, c *rpc.Command) any {
+func (s *server) sessionChange(id *string, c *Command) any {
 	cur := s.ag.Session
 	var sf *session.File
 	var err error
@@ -28,14 +27,14 @@ func (s *rpcServer) sessionChange(id *string, c *rpc.Command) any {
 		if cur.Path() != "" {
 			dir = filepath.Dir(cur.Path())
 		}
-		sf, err = session.Create(dir, s.rt.cwd, session.Options{ParentSession: c.ParentSession})
+		sf, err = session.Create(dir, s.h.Cwd, session.Options{ParentSession: c.ParentSession})
 	case "switch_session":
 		sf, err = session.Open(c.SessionPath)
 	case "branch":
 		e, ok := cur.Entry(c.EntryID)
 		text, ok = userEntryText(e, ok)
 		if !ok || !onPath(cur, c.EntryID) {
-			return rpc.Error(id, c.Type, "Invalid entry for branching: "+c.EntryID)
+			return Error(id, c.Type, "Invalid entry for branching: "+c.EntryID)
 		}
 		<-s.ag.Abort()
 		s.ag.ClearQueues()
@@ -48,55 +47,52 @@ func (s *rpcServer) sessionChange(id *string, c *rpc.Command) any {
 		if e.ParentID == "" {
 			cur.ResetLeaf()
 		} else if err := cur.Branch(e.ParentID); err != nil {
-			return rpc.Error(id, c.Type, err.Error())
+			return Error(id, c.Type, err.Error())
 		}
 		s.ag.ReloadContext()
-		return rpc.OK(id, c.Type, map[string]any{"text": text, "cancelled": false})
+		return OK(id, c.Type, map[string]any{"text": text, "cancelled": false})
 	}
 	if err != nil {
-		return rpc.Error(id, c.Type, err.Error())
+		return Error(id, c.Type, err.Error())
 	}
 	if sf.Path() != "" {
-		sf.SetBlobsDir(filepath.Join(s.rt.dirs.AgentDir, "blobs"))
+		sf.SetBlobsDir(filepath.Join(s.h.AgentDir, "blobs"))
 	}
 	_ = cur.Persist()
 	s.ag.SetSession(sf)
-	s.rt.keys.session = sf.Header().ID
+	if s.h.SessionChanged != nil {
+		s.h.SessionChanged(sf)
+	}
 	if c.Type == "switch_session" {
 		s.adoptSessionModel(sf)
 	}
 	if c.Type == "branch" {
-		return rpc.OK(id, c.Type, map[string]any{"text": text, "cancelled": false})
+		return OK(id, c.Type, map[string]any{"text": text, "cancelled": false})
 	}
-	return rpc.OK(id, c.Type, map[string]any{"cancelled": false})
+	return OK(id, c.Type, map[string]any{"cancelled": false})
 }
 
 // adoptSessionModel switches to the model and thinking level a resumed
 // session last used, when that model is known and has credentials;
 // otherwise the current model stays.
-func (s *rpcServer) adoptSessionModel(sf *session.File) {
+func (s *server) adoptSessionModel(sf *session.File) {
 	replay := sf.BuildContext()
 	if replay.Model != "" && replay.Model != s.ag.CurrentModel().Key() {
 		p, id := session.SplitModelKey(replay.Model)
-		if found, ok := s.rt.cat.Lookup(p, id); ok {
-			ctx := context.Background()
-			if cred, err := s.rt.keys.credential(ctx, found); err == nil {
-				if prov, err := s.rt.provider(found); err == nil {
-					s.ag.RestoreModel(found, prov, cred)
-				}
-			}
+		if found, ok := s.h.Catalog.Lookup(p, id); ok {
+			_ = s.h.RestoreModel(context.Background(), found)
 		}
 	}
 	if replay.ThinkingLevel != "" {
-		s.ag.RestoreThinkingLevel(clampLevel(s.ag.CurrentModel(), replay.ThinkingLevel))
+		s.ag.RestoreThinkingLevel(agent.ClampThinkingLevel(s.ag.CurrentModel(), replay.ThinkingLevel))
 	}
 }
 
 // state is the get_state payload.
-func (s *rpcServer) state() map[string]any {
+func (s *server) state() map[string]any {
 	steer, follow, interrupt := s.ag.Modes()
 	ns, nf := s.ag.QueuedCounts()
-	m := rpc.ModelOf(s.ag.CurrentModel())
+	m := ModelOf(s.ag.CurrentModel())
 	var todos any = agent.RestoreTodos(s.ag.Session)
 	if len(todos.([]tools.TodoPhase)) == 0 {
 		todos = []any{}
@@ -128,7 +124,7 @@ func (s *rpcServer) state() map[string]any {
 }
 
 // stats is get_session_stats over the in-memory context.
-func (s *rpcServer) stats() map[string]any {
+func (s *server) stats() map[string]any {
 	var user, asst, calls, results int
 	var u llm.Usage
 	cost := 0.0
@@ -168,7 +164,7 @@ func (s *rpcServer) stats() map[string]any {
 
 // branchMessages lists the user messages on the active path (branch
 // points) with their text.
-func (s *rpcServer) branchMessages() []map[string]string {
+func (s *server) branchMessages() []map[string]string {
 	out := []map[string]string{}
 	for _, e := range s.ag.Session.ActivePath() {
 		if text, ok := userEntryText(e, true); ok {

@@ -1,4 +1,4 @@
-package cli
+package rpc
 
 import (
 	"bufio"
@@ -6,11 +6,9 @@ import (
 	"io"
 	"testing"
 
-	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/pkg/agent"
 	"github.com/ompgo/omp/pkg/agent/session"
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/catalog"
 	"github.com/ompgo/omp/tools/benchcpu"
 )
 
@@ -23,13 +21,12 @@ func BenchmarkRPCGetState(b *testing.B) {
 	}
 	m := llm.Model{ID: "fake-model", Provider: "fake", API: llm.APIAnthropic, ContextWindow: 200000, MaxTokens: 8192}
 	ag := &agent.Agent{Session: sf, Model: m, ThinkingLevel: "off"}
-	rt := &agentRuntime{ag: ag, cat: llm.Builtin().With(m), keys: &keyLadder{models: &catalog.File{}},
-		dirs: config.Dirs{AgentDir: b.TempDir()}}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	a := &app{stdin: inR, stdout: outW, stderr: io.Discard}
+	h := testHost(ag, m)
+	h.Stdin, h.Stdout, h.AgentDir = inR, outW, b.TempDir()
 	done := make(chan error, 1)
-	go func() { done <- a.runRPC(context.Background(), rt); outW.Close() }()
+	go func() { done <- Serve(context.Background(), h); outW.Close() }()
 	r := bufio.NewReader(outR)
 	for range 2 { // ready, available_commands_update
 		if _, err := r.ReadBytes('\n'); err != nil {
