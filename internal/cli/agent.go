@@ -47,6 +47,7 @@ type agentFlags struct {
 	tools         string
 	noTools       bool
 	noRules       bool
+	noUI          bool
 	listModels    string // "" = off; listAll or a filter
 }
 
@@ -122,6 +123,7 @@ func addAgentFlags(c *cobra.Command, f *agentFlags) {
 	fs.StringVar(&f.tools, "tools", "", "comma-separated allowlist of built-in tools")
 	fs.BoolVar(&f.noTools, "no-tools", false, "disable every built-in tool")
 	fs.BoolVar(&f.noRules, "no-rules", false, "load no rules (.omp/rules, ~/.omp/agent/rules, .cursor/rules)")
+	fs.BoolVar(&f.noUI, "no-ui", false, "with --mode rpc: no extension UI requests (the RPC mode sends none anyway)")
 	fs.Var(optionalFilter{&f.listModels}, "list-models", "print the models and exit; `[filter]` keeps those whose provider/id contains it")
 	fs.Lookup("list-models").NoOptDefVal = "true"
 }
@@ -178,6 +180,9 @@ func (a *app) runAgent(ctx context.Context, f *agentFlags, messages []string) er
 		return fmt.Errorf("unsupported --mode %q (text, json or rpc)", f.mode)
 	}
 	rpc := f.mode == "rpc"
+	if f.noUI && !rpc {
+		return &exitError{code: 1, msg: "Error: --no-ui requires --mode rpc"}
+	}
 	if f.thinking != "" && !slices.Contains(thinkingLevels, f.thinking) {
 		return fmt.Errorf("invalid --thinking %q (want one of %s)", f.thinking, strings.Join(thinkingLevels, ", "))
 	}

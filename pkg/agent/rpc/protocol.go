@@ -40,6 +40,9 @@ type Command struct {
 	Name               *string         `json:"name"`
 	OutputPath         string          `json:"outputPath"`
 	ProtocolVersion    json.RawMessage `json:"protocolVersion"`
+	SessionDir         string          `json:"sessionDir"`
+	Since              *string         `json:"since"`
+	Events             json.RawMessage `json:"events"` // a list of strings, or null
 }
 
 // Response is a response frame; Data is omitted when nil (Null answers
@@ -51,6 +54,7 @@ type Response struct {
 	Success bool    `json:"success"`
 	Data    any     `json:"data,omitempty"`
 	Error   string  `json:"error,omitempty"`
+	Code    string  `json:"code,omitempty"`
 }
 
 // nullResponse is a successful response whose data is null.
@@ -78,6 +82,12 @@ func Null(id *string, command string) any {
 // Error is a failed response to command id.
 func Error(id *string, command, msg string) any {
 	return &Response{ID: id, Type: "response", Command: command, Success: false, Error: msg}
+}
+
+// ErrorCode is a failed response to command id whose failure has a
+// machine-readable code.
+func ErrorCode(id *string, command, msg, code string) any {
+	return &Response{ID: id, Type: "response", Command: command, Success: false, Error: msg, Code: code}
 }
 
 // Model is the protocol's Model object; it never carries the model's

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -64,6 +65,9 @@ type server struct {
 	bashCancel  context.CancelFunc
 	pendingBash []session.Message // user bash results during a run, appended once it has ended
 	background  sync.WaitGroup
+	run         *runTickets // the prompts waiting for the latest run
+
+	stream stream
 }
 
 // Serve serves the protocol until stdin closes (or ctx ends): then it
@@ -71,18 +75,10 @@ type server struct {
 func Serve(ctx context.Context, h *Host) error {
 	s := &server{h: h, ag: h.Agent, out: NewWriter(h.Stdout)}
 	defer s.out.Close()
-	var buf []byte
-	s.ag.Subscribe(func(e *agent.Event) {
-		buf = e.AppendJSON(buf[:0], false)
-		if e.Type == agent.EventAgentEnd {
-			s.out.AgentEnd(buf, len(e.Messages))
-			return
-		}
-		s.out.Raw(buf)
-	})
+	s.ag.Subscribe(s.forward)
 	s.out.Value(map[string]any{"type": "ready", "protocolVersion": 1, "supportedProtocolVersions": []int{1},
 		"maxFrameBytes": MaxFrame, "maxReassembledFrameBytes": MaxReassembly})
-	s.out.Value(map[string]any{"type": "available_commands_update", "commands": []any{}})
+	s.out.Value(map[string]any{"type": "available_commands_update", "commands": availableCommands()})
 
 	lines := make(chan []byte)
 	go func() {
@@ -160,20 +156,41 @@ func userContent(c *Command) []llm.Content {
 }
 
 // start schedules a run; a failure to schedule is reported later with the
-// command's id.
-func (s *server) start(ctx context.Context, c *Command, command string) error {
-	return s.ag.Start(ctx, userContent(c), func(_ *llm.Message, err error) {
+// command's id. With ticket the command is a prompt that gets its
+// prompt_result when the run ends.
+func (s *server) start(ctx context.Context, c *Command, command string, ticket bool) error {
+	run := &runTickets{}
+	if ticket {
+		run.ids = []*string{c.ID}
+	}
+	s.mu.Lock()
+	prev := s.run
+	s.run = run
+	s.mu.Unlock()
+	err := s.ag.Start(ctx, userContent(c), func(final *llm.Message, err error) {
 		if err != nil {
 			s.out.Value(Error(c.ID, command, err.Error()))
 		}
 		s.flushBash()
+		s.runEnded(run, final, err)
 	})
+	if err != nil {
+		s.mu.Lock()
+		s.run = prev
+		s.mu.Unlock()
+	}
+	return err
 }
 
 func (s *server) handle(ctx context.Context, c *Command) any {
 	id := c.ID
 	switch c.Type {
 	case "prompt":
+		if text, ok := strings.CutPrefix(c.Message, "/"); ok {
+			if data, ok := s.slashCommand(text); ok {
+				return OK(id, "prompt", data)
+			}
+		}
 		if s.ag.IsStreaming() {
 			switch c.StreamingBehavior {
 			case "steer":
@@ -183,17 +200,21 @@ func (s *server) handle(ctx context.Context, c *Command) any {
 			default:
 				return Error(id, "prompt", agent.ErrBusy.Error())
 			}
-			return OK(id, "prompt", nil)
+			// The queued message is answered with the run it joins.
+			s.out.Value(OK(id, "prompt", nil))
+			s.addTicket(id)
+			return nil
 		}
 		s.out.Value(OK(id, "prompt", nil)) // the ack precedes agent_start
-		if err := s.start(ctx, c, "prompt"); err != nil {
+		if err := s.start(ctx, c, "prompt", true); err != nil {
+			s.promptResult(id, outcome{status: StatusError, err: &PromptError{Message: err.Error()}})
 			return Error(id, "prompt", err.Error())
 		}
 		return nil
 	case "steer", "follow_up":
 		if !s.ag.IsStreaming() { // when idle, steer and follow_up start a run like prompt
 			s.out.Value(OK(id, c.Type, nil))
-			if err := s.start(ctx, c, c.Type); err != nil {
+			if err := s.start(ctx, c, c.Type, false); err != nil {
 				return Error(id, c.Type, err.Error())
 			}
 			return nil
@@ -210,7 +231,8 @@ func (s *server) handle(ctx context.Context, c *Command) any {
 	case "abort_and_prompt":
 		<-s.ag.Abort()
 		s.out.Value(OK(id, "abort_and_prompt", nil))
-		if err := s.start(ctx, c, "abort_and_prompt"); err != nil {
+		if err := s.start(ctx, c, "abort_and_prompt", true); err != nil {
+			s.promptResult(id, outcome{status: StatusError, err: &PromptError{Message: err.Error()}})
 			return Error(id, "abort_and_prompt", err.Error())
 		}
 		return nil
@@ -219,7 +241,23 @@ func (s *server) handle(ctx context.Context, c *Command) any {
 	case "negotiate_protocol":
 		return Error(id, "negotiate_protocol", "Unsupported RPC protocol version: "+string(c.ProtocolVersion))
 	case "get_available_commands":
-		return OK(id, c.Type, map[string]any{"commands": []any{}})
+		return OK(id, c.Type, map[string]any{"commands": availableCommands()})
+	case "get_available_thinking_levels":
+		return OK(id, c.Type, map[string]any{"levels": agent.AvailableThinkingLevels(s.ag.CurrentModel())})
+	case "set_event_filter":
+		var events []string
+		if len(c.Events) == 0 || json.Unmarshal(c.Events, &events) != nil || slices.Contains(events, "") {
+			return Error(id, c.Type, "events must be null or an array of non-empty event type strings")
+		}
+		return OK(id, c.Type, map[string]any{"events": s.stream.setFilter(events)})
+	case "get_entries":
+		data, err := entriesSince(s.ag.Session, c.Since)
+		if err != nil {
+			return ErrorCode(id, c.Type, err.Error(), "unknown_since")
+		}
+		return OK(id, c.Type, data)
+	case "get_tree":
+		return OK(id, c.Type, map[string]any{"tree": tree(s.ag.Session.Entries()), "leafId": leafID(s.ag.Session)})
 	case "set_model":
 		m, ok := s.h.Catalog.Lookup(c.Provider, c.ModelID)
 		if !ok {
@@ -350,8 +388,10 @@ func (s *server) handle(ctx context.Context, c *Command) any {
 		return OK(id, c.Type, nil)
 	case "new_session", "switch_session", "branch":
 		return s.sessionChange(id, c)
+	case "open_session":
+		return s.openSession(id, c.SessionDir)
 	}
-	return Error(nil, c.Type, "Unknown command: "+c.Type)
+	return Error(id, c.Type, "Unknown command: "+c.Type)
 }
 
 // switchModel makes m the session model: credential, provider, the

@@ -3,7 +3,11 @@ package rpc
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"path/filepath"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/ompgo/omp/pkg/agent"
 	"github.com/ompgo/omp/pkg/agent/session"
@@ -55,14 +59,7 @@ func (s *server) sessionChange(id *string, c *Command) any {
 	if err != nil {
 		return Error(id, c.Type, err.Error())
 	}
-	if sf.Path() != "" {
-		sf.SetBlobsDir(filepath.Join(s.h.AgentDir, "blobs"))
-	}
-	_ = cur.Persist()
-	s.ag.SetSession(sf)
-	if s.h.SessionChanged != nil {
-		s.h.SessionChanged(sf)
-	}
+	s.adopt(sf)
 	if c.Type == "switch_session" {
 		s.adoptSessionModel(sf)
 	}
@@ -70,6 +67,19 @@ func (s *server) sessionChange(id *string, c *Command) any {
 		return OK(id, c.Type, map[string]any{"text": text, "cancelled": false})
 	}
 	return OK(id, c.Type, map[string]any{"cancelled": false})
+}
+
+// adopt makes sf the agent's session: the current one is flushed and its
+// run aborted.
+func (s *server) adopt(sf *session.File) {
+	if sf.Path() != "" {
+		sf.SetBlobsDir(filepath.Join(s.h.AgentDir, "blobs"))
+	}
+	_ = s.ag.Session.Persist()
+	s.ag.SetSession(sf)
+	if s.h.SessionChanged != nil {
+		s.h.SessionChanged(sf)
+	}
 }
 
 // adoptSessionModel switches to the model and thinking level a resumed
@@ -109,6 +119,8 @@ func (s *server) state() map[string]any {
 		"autoCompactionEnabled": s.ag.AutoCompaction(),
 		"messageCount":          s.ag.MessageCount(),
 		"queuedMessageCount":    ns + nf,
+		"hasPendingAsyncWork":   s.hasPendingAsyncWork(),
+		"isSettled":             s.isSettled(),
 		"todoPhases":            todos,
 		"fastModeEnabled":       false,
 		"fastModeActive":        false,
@@ -198,4 +210,161 @@ func onPath(sf *session.File, id string) bool {
 		}
 	}
 	return false
+}
+
+// openSession is open_session: the most recent session in dir is resumed
+// (unless it is the current one); with none there a new session starts
+// in dir (unless the current one is an empty session there already).
+func (s *server) openSession(id *string, dir string) any {
+	cur := s.ag.Session
+	if cur.Path() == "" {
+		return Error(id, "open_session", "open_session requires session persistence (omit --no-session)")
+	}
+	if strings.TrimSpace(dir) == "" {
+		return Error(id, "open_session", "sessionDir must be a non-empty string")
+	}
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(s.h.Cwd, dir)
+	}
+	dir = filepath.Clean(dir)
+	latest := session.MostRecent(dir)
+	here := filepath.Dir(cur.Path()) == dir && s.ag.MessageCount() == 0
+	if latest != "" {
+		here = filepath.Clean(latest) == filepath.Clean(cur.Path())
+	}
+	if !here {
+		var sf *session.File
+		var err error
+		if latest != "" {
+			sf, err = session.Open(latest)
+		} else {
+			sf, err = session.Create(dir, s.h.Cwd, session.Options{})
+		}
+		if err != nil {
+			return Error(id, "open_session", err.Error())
+		}
+		s.adopt(sf)
+		if latest != "" {
+			s.adoptSessionModel(sf)
+		}
+	}
+	data := map[string]any{"cancelled": false, "resumed": latest != "", "sessionId": s.ag.SessionID()}
+	if f := s.ag.SessionFile(); f != "" {
+		data["sessionFile"] = f
+	}
+	return OK(id, "open_session", data)
+}
+
+// entriesSince is get_entries: every entry of the session in file order,
+// or with since those after the entry with that id.
+func entriesSince(sf *session.File, since *string) (map[string]any, error) {
+	entries := sf.Entries()
+	if since != nil {
+		i := slices.IndexFunc(entries, func(e *session.Entry) bool { return e.ID == *since })
+		if i < 0 {
+			return nil, errors.New("Unknown entries cursor: " + *since)
+		}
+		entries = entries[i+1:]
+	}
+	raw := make([]json.RawMessage, len(entries))
+	for i, e := range entries {
+		raw[i] = e.Raw
+	}
+	return map[string]any{"entries": raw, "leafId": leafID(sf)}, nil
+}
+
+// leafID is the session's leaf as the protocol reports it: null when the
+// next entry is a root.
+func leafID(sf *session.File) any {
+	if l := sf.Leaf(); l != "" {
+		return l
+	}
+	return nil
+}
+
+// treeNode is one entry of get_tree with its children, oldest first, and
+// the label a label entry gave it.
+type treeNode struct {
+	Entry    json.RawMessage `json:"entry"`
+	Children []*treeNode     `json:"children"`
+	Label    string          `json:"label,omitempty"`
+
+	timestamp, id, parentID string
+	cut                     bool // the parent link is not followed
+}
+
+// tree is get_tree's forest: roots are the entries without a parent in
+// the file, children sorted by timestamp.
+func tree(entries []*session.Entry) []*treeNode {
+	labels := map[string]string{}
+	for _, e := range entries {
+		if e.Type != session.TypeLabel {
+			continue
+		}
+		var l struct {
+			TargetID string `json:"targetId"`
+			Label    string `json:"label"`
+		}
+		if e.Decode(&l) == nil && l.TargetID != "" {
+			if l.Label == "" {
+				delete(labels, l.TargetID)
+			} else {
+				labels[l.TargetID] = l.Label
+			}
+		}
+	}
+	list := make([]*treeNode, len(entries))
+	byID := make(map[string]*treeNode, len(entries))
+	for i, e := range entries {
+		list[i] = &treeNode{Entry: e.Raw, Children: []*treeNode{}, Label: labels[e.ID], timestamp: e.Timestamp,
+			id: e.ID, parentID: e.ParentID}
+		byID[e.ID] = list[i]
+	}
+	parent := func(n *treeNode) *treeNode {
+		if n.parentID == "" || n.parentID == n.id {
+			return nil
+		}
+		return byID[n.parentID]
+	}
+	// A parent link that closes a cycle (a damaged file) is cut: that
+	// entry becomes a root, so the forest stays finite.
+	const (
+		walking = 1
+		done    = 2
+	)
+	state := make(map[*treeNode]int, len(list))
+	for _, n := range list {
+		var path []*treeNode
+		for cur := n; cur != nil && state[cur] == 0; {
+			state[cur] = walking
+			path = append(path, cur)
+			p := parent(cur)
+			if p != nil && state[p] == walking {
+				cur.cut = true
+				break
+			}
+			cur = p
+		}
+		for _, m := range path {
+			state[m] = done
+		}
+	}
+	roots := []*treeNode{}
+	for _, n := range list {
+		if p := parent(n); p != nil && !n.cut {
+			p.Children = append(p.Children, n)
+		} else {
+			roots = append(roots, n)
+		}
+	}
+	for _, n := range list {
+		slices.SortStableFunc(n.Children, func(a, b *treeNode) int { return entryTime(a.timestamp).Compare(entryTime(b.timestamp)) })
+	}
+	return roots
+}
+
+// entryTime is an entry timestamp; the zero time when it does not parse.
+func entryTime(ts string) time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, ts)
+	return t
 }
