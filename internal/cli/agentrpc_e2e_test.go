@@ -478,9 +478,18 @@ func TestAgentE2ERPCWhileStreaming(t *testing.T) {
 		!strings.Contains(strings.SplitN(string(data), "\n", 2)[0], `"title":"the slow one","titleSource":"user"`) {
 		t.Errorf("session after EOF:\n%s", data)
 	}
+	results := map[string][]string{}
 	for _, f := range d.seen {
 		if f.str("type") == "<not json>" {
 			t.Errorf("non-JSON on stdout: %s", f.raw)
 		}
+		if f.str("type") == "prompt_result" {
+			results[f.str("id")] = append(results[f.str("id")], f.str("status"))
+		}
+	}
+	// compact aborted the run: the prompt that started it and the one
+	// queued into it end aborted; the refused one gets none.
+	if len(results) != 2 || !slices.Equal(results["p1"], []string{"aborted"}) || !slices.Equal(results["p3"], []string{"aborted"}) {
+		t.Errorf("prompt results: %v", results)
 	}
 }

@@ -167,7 +167,9 @@ func (s *server) start(ctx context.Context, c *Command, command string, ticket b
 	prev := s.run
 	s.run = run
 	s.mu.Unlock()
+	s.background.Add(1) // Serve waits for the run's answers before it returns
 	err := s.ag.Start(ctx, userContent(c), func(final *llm.Message, err error) {
+		defer s.background.Done()
 		if err != nil {
 			s.out.Value(Error(c.ID, command, err.Error()))
 		}
@@ -175,6 +177,7 @@ func (s *server) start(ctx context.Context, c *Command, command string, ticket b
 		s.runEnded(run, final, err)
 	})
 	if err != nil {
+		s.background.Done()
 		s.mu.Lock()
 		s.run = prev
 		s.mu.Unlock()
