@@ -122,3 +122,34 @@ func TestWithMember(t *testing.T) {
 		}
 	}
 }
+
+// TestRPCInProcessEOFAnswersTheRun: closing stdin during a run aborts it,
+// and its prompt_result (aborted) is written before stdout ends.
+func TestRPCInProcessEOFAnswersTheRun(t *testing.T) {
+	prov := &llmtest.Provider{Chunk: 2, Messages: []llm.Message{
+		{Role: llm.RoleAssistant, StopReason: llm.StopToolUse, Content: []llm.Content{
+			llm.ToolCall("t1", "bash", json.RawMessage(`{"command":"sleep 30"}`))}},
+	}}
+	p := startRPCInProcess(t, prov)
+	p.next("ready")
+	p.send(`{"id":"1","type":"prompt","message":"go"}`)
+	p.next("tool_execution_start")
+	p.in.Close()
+	var results []string
+	for {
+		line, err := p.out.ReadBytes('\n')
+		if err != nil {
+			break
+		}
+		var f map[string]any
+		if json.Unmarshal(line, &f) == nil && f["type"] == "prompt_result" {
+			results = append(results, f["id"].(string)+":"+f["status"].(string))
+		}
+	}
+	if err := <-p.done; err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != 1 || results[0] != "1:aborted" {
+		t.Errorf("prompt results at EOF: %v", results)
+	}
+}
