@@ -71,8 +71,16 @@ type server struct {
 }
 
 // Serve serves the protocol until stdin closes (or ctx ends): then it
-// aborts the run, flushes the session and returns.
+// aborts the run, flushes the session and returns. Available, SwitchModel
+// and RestoreModel are required; Now defaults to time.Now, Stderr to
+// nowhere.
 func Serve(ctx context.Context, h *Host) error {
+	if h.Now == nil {
+		h.Now = time.Now
+	}
+	if h.Stderr == nil {
+		h.Stderr = io.Discard
+	}
 	s := &server{h: h, ag: h.Agent, out: NewWriter(h.Stdout)}
 	defer s.out.Close()
 	s.ag.Subscribe(s.forward)
