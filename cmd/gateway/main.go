@@ -34,6 +34,7 @@ func main() {
 		return nil
 	})
 	fs.Int64Var(&limits.MaxInFlightBytes, "max-inflight-bytes", 0, "cap on request body bytes held at once (0: $"+gateway.EnvMaxInFlightBytes+" or 256 MiB; negative: no cap)")
+	noCache := fs.Bool(gateway.NoSnapshotCacheFlag[2:], false, gateway.NoSnapshotCacheUsage)
 	logLevel := fs.String("log-level", "", logx.LevelUsage)
 	logFormat := fs.String("log-format", "", logx.FormatUsage)
 	version := fs.Bool("version", false, "print the version and exit")
@@ -42,16 +43,17 @@ func main() {
 		fmt.Println(buildinfo.String())
 		return
 	}
-	if err := run(bind, *noAuth, *optIn, limits, *logLevel, *logFormat); err != nil {
+	if err := run(bind, *noAuth, *optIn, *noCache, limits, *logLevel, *logFormat); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
 }
 
 // run serves with the flags until SIGINT or SIGTERM; limits holds the
-// flags' allow-lists and cap, which replace the environment's when given.
+// flags' allow-lists and cap, which replace the environment's when given;
+// noCache turns the snapshot cache off.
 // The startup and shutdown lines go to stdout, the logs to stderr.
-func run(bind string, noAuth, optIn bool, limits gateway.Config, logLevel, logFormat string) error {
+func run(bind string, noAuth, optIn, noCache bool, limits gateway.Config, logLevel, logFormat string) error {
 	ctx, stop := sigctx.NotifyContext(context.Background())
 	defer stop()
 	proc := config.ProcessEnv(os.Environ())
@@ -76,5 +78,8 @@ func run(bind string, noAuth, optIn bool, limits gateway.Config, logLevel, logFo
 	}
 	cfg.Bind, cfg.NoAuth, cfg.AllowNonLoopbackNoAuth = bind, noAuth, optIn
 	cfg.OverrideLimits(limits.AllowedHosts, limits.AllowedOrigins, limits.MaxInFlightBytes)
+	if noCache {
+		cfg.SnapshotCache = nil
+	}
 	return gateway.Serve(ctx, cfg)
 }

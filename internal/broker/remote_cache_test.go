@@ -24,6 +24,7 @@ type downable struct {
 	*httptest.Server
 	down    atomic.Bool
 	dropped atomic.Int64 // requests dropped while down
+	status  atomic.Int32 // when set, every request is answered with it instead
 }
 
 func newDownable(t *testing.T, b *runningBroker) *downable {
@@ -35,6 +36,10 @@ func newDownable(t *testing.T, b *runningBroker) *downable {
 			if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
 				conn.Close()
 			}
+			return
+		}
+		if code := s.status.Load(); code != 0 {
+			http.Error(w, `{"error":"front says no"}`, int(code))
 			return
 		}
 		api.ServeHTTP(w, r)
@@ -204,5 +209,104 @@ func TestRemoteBootFallsBackToLiveFetch(t *testing.T) {
 				t.Fatal("TTL 0 wrote the cache")
 			}
 		})
+	}
+}
+
+// TestRemoteLiveFirstBoot: a LiveFirst store (the gateway's) boots from
+// the broker whenever it answers, even over a fresh cache; it falls back
+// to the cache only when the broker gives no answer or a 5xx, and a
+// rejected token is an error whatever the cache holds.
+func TestRemoteLiveFirstBoot(t *testing.T) {
+	b := newHarness(t).start(t)
+	ctx := context.Background()
+	if _, err := b.client.Upload(ctx, "openai", vault.Credential{Type: vault.TypeAPIKey, Key: "sk-before"}); err != nil {
+		t.Fatal(err)
+	}
+	front := newDownable(t, b)
+	cache := &remote.Cache{Path: filepath.Join(t.TempDir(), "c.enc"), Token: b.token, URL: front.URL, TTL: time.Hour}
+	boot := func() (*remote.Store, bool, error) {
+		rs := remote.New(remote.Options{Client: brokerclient.New(front.URL, b.token, nil), Cache: cache, LiveFirst: true})
+		bctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		fromCache, err := rs.Boot(bctx)
+		return rs, fromCache, err
+	}
+	keys := func(rs *remote.Store) []string {
+		var out []string
+		l, _ := rs.List(ctx, "openai")
+		for _, e := range l {
+			out = append(out, e.Credential.Key)
+		}
+		return out
+	}
+	if _, fromCache, err := boot(); err != nil || fromCache {
+		t.Fatalf("first boot: fromCache=%v err=%v", fromCache, err)
+	}
+	// The cache is fresh, but the broker answers: its current state wins.
+	if _, err := b.client.Upload(ctx, "openai", vault.Credential{Type: vault.TypeAPIKey, Key: "sk-after"}); err != nil {
+		t.Fatal(err)
+	}
+	rs, fromCache, err := boot()
+	if err != nil || fromCache || len(keys(rs)) != 2 {
+		t.Fatalf("boot with the broker up: fromCache=%v err=%v keys=%v, want both keys live", fromCache, err, keys(rs))
+	}
+
+	front.down.Store(true)
+	rs, fromCache, err = boot()
+	if err != nil || !fromCache || len(keys(rs)) != 2 || rs.Status().Mode != remote.ModeCache {
+		t.Fatalf("boot with the broker unreachable: fromCache=%v err=%v keys=%v status=%+v", fromCache, err, keys(rs), rs.Status())
+	}
+	front.down.Store(false)
+
+	front.status.Store(http.StatusBadGateway)
+	if _, fromCache, err = boot(); err != nil || !fromCache {
+		t.Fatalf("boot behind a proxy answering 502: fromCache=%v err=%v, want the cache", fromCache, err)
+	}
+	front.status.Store(http.StatusUnauthorized)
+	if _, fromCache, err = boot(); err == nil || fromCache {
+		t.Fatalf("boot with the token rejected: fromCache=%v err=%v, want the 401", fromCache, err)
+	}
+	front.status.Store(0)
+
+	front.down.Store(true)
+	os.Remove(cache.Path)
+	if _, fromCache, err = boot(); err == nil || fromCache || !remote.Unreachable(err) {
+		t.Fatalf("boot with the broker unreachable and no cache: fromCache=%v err=%v", fromCache, err)
+	}
+}
+
+// TestRemoteRenewsCacheWhileFollowing: a store following the stream, with
+// nothing changing in the broker, rewrites the cache from a fresh
+// snapshot every half TTL, so the cache stays fresh for a restart during
+// a later outage.
+func TestRemoteRenewsCacheWhileFollowing(t *testing.T) {
+	b := newHarness(t).start(t)
+	ctx := context.Background()
+	if _, err := b.client.Upload(ctx, "openai", vault.Credential{Type: vault.TypeAPIKey, Key: "sk-renew"}); err != nil {
+		t.Fatal(err)
+	}
+	cache := &remote.Cache{Path: filepath.Join(t.TempDir(), "c.enc"), Token: b.token, URL: b.url, TTL: 2 * time.Second}
+	rs, _, err := bootStore(ctx, b.url, b.token, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	booted, err := cache.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	runStore(t, rs)
+	// The stream's first frame rewrites the cache once; later snapshots
+	// come only from the renewal.
+	var streamed vault.Snapshot
+	eventually(t, 10*time.Second, "the stream's snapshot cached", func() bool {
+		streamed, err = cache.Read()
+		return err == nil && streamed.GeneratedAt > booted.GeneratedAt
+	})
+	eventually(t, 10*time.Second, "the cache renewed by a fresh snapshot", func() bool {
+		snap, err := cache.Read()
+		return err == nil && snap.GeneratedAt > streamed.GeneratedAt && len(snap.Credentials) == 1
+	})
+	if st := rs.Status(); st.Mode != remote.ModeStream {
+		t.Fatalf("status %+v, want following the stream", st)
 	}
 }

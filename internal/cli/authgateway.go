@@ -23,6 +23,7 @@ type gatewayFlags struct {
 	noAuth     bool
 	optIn      bool
 	strict     bool
+	noCache    bool
 	// The serve limits: the no-auth allow-lists and the in-flight cap.
 	allowedHosts   []string
 	allowedOrigins []string
@@ -65,6 +66,9 @@ func newGatewayServeCmd(a *app, f *gatewayFlags) *cobra.Command {
 			}
 			cfg.Bind, cfg.NoAuth, cfg.AllowNonLoopbackNoAuth = f.bind, f.noAuth, f.optIn
 			cfg.OverrideLimits(f.allowedHosts, f.allowedOrigins, f.maxInFlight)
+			if f.noCache {
+				cfg.SnapshotCache = nil
+			}
 			cfg.Out = a.stdout
 			return gateway.Serve(cmd.Context(), cfg)
 		},
@@ -76,6 +80,7 @@ func newGatewayServeCmd(a *app, f *gatewayFlags) *cobra.Command {
 	fl.StringSliceVar(&f.allowedHosts, "allowed-host", nil, "with --no-auth, also answer this Host name besides localhost and IP addresses (repeatable; default $OMP_AUTH_GATEWAY_ALLOWED_HOSTS)")
 	fl.StringSliceVar(&f.allowedOrigins, "allowed-origin", nil, "with --no-auth, also answer browser requests from this origin, e.g. http://localhost:3000 (repeatable; default $OMP_AUTH_GATEWAY_ALLOWED_ORIGINS)")
 	fl.Int64Var(&f.maxInFlight, "max-inflight-bytes", 0, "cap on request body bytes held at once, past it 503 (0: $OMP_AUTH_GATEWAY_MAX_INFLIGHT_BYTES or 256 MiB; negative: no cap)")
+	fl.BoolVar(&f.noCache, gateway.NoSnapshotCacheFlag[2:], false, gateway.NoSnapshotCacheUsage)
 	logs.add(cmd)
 	return cmd
 }

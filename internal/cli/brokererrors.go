@@ -62,6 +62,15 @@ func brokerUnreachable(err error) bool {
 	return errors.As(err, &be) && be.Status == 0 && errors.Is(err, syscall.ECONNREFUSED)
 }
 
+// brokerFailure is brokerError, except that a broker refusing every
+// connection is named as unreachable, with its URL and how to start it.
+func brokerFailure(b *config.Broker, dirs config.Dirs, err error) error {
+	if brokerUnreachable(err) {
+		return unreachableError(b, err)
+	}
+	return brokerError(b, dirs, err)
+}
+
 // brokerError rewrites a broker client error for a person: a rejected
 // token names its source and where to fix it; other errors keep the
 // client's message with the reason and URL of a network failure, or the

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ompgo/omp/internal/gateway"
 	"github.com/ompgo/omp/internal/sigctx"
+	"github.com/ompgo/omp/pkg/vault"
 )
 
 func (c *cli) gatewayTokenPath() string { return filepath.Join(c.configDir(), "auth-gateway.token") }
@@ -209,5 +210,71 @@ func TestGatewayServeRefusals(t *testing.T) {
 	}
 	if out := c.ok("", "auth-gateway"); !strings.Contains(out, "serve") {
 		t.Fatalf("no action prints help: %q", out)
+	}
+}
+
+// TestGatewayServeSnapshotCacheFlag: `omp auth-gateway serve` started
+// while the broker is down serves from the snapshot cache a broker client
+// of the same home wrote; with --no-snapshot-cache it refuses to start.
+func TestGatewayServeSnapshotCacheFlag(t *testing.T) {
+	b := startBroker(t, "")
+	c := newCLI(t)
+	c.useBroker(b)
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if _, err := b.client.Upload(ctx, "openai", vault.Credential{Type: vault.TypeAPIKey, Key: "sk-cached-cli"}); err != nil {
+		t.Fatal(err)
+	}
+	if r := c.run("", "usage", "--json"); r.code != 0 {
+		t.Fatalf("usage (writes the cache): exit %d %q", r.code, r.stderr)
+	}
+	b.stop()
+
+	r := c.run("", "auth-gateway", "serve", "--no-snapshot-cache", "--bind", "127.0.0.1:0")
+	if r.code != 1 || !strings.Contains(r.stderr, gateway.MsgNoSnapshot) || strings.Contains(r.stdout, "upstream broker:") {
+		t.Fatalf("--no-snapshot-cache with the broker down: exit %d\nstdout %q\nstderr %q", r.code, r.stdout, r.stderr)
+	}
+
+	var stdout, stderr syncbuf.Buffer
+	a := &app{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, environ: c.environ(), cwd: c.cwd}
+	runCtx, stop := context.WithCancelCause(context.Background())
+	defer stop(nil)
+	done := make(chan int, 1)
+	go func() { done <- a.execute(runCtx, []string{"auth-gateway", "serve", "--bind", "127.0.0.1:0"}) }()
+	deadline := time.Now().Add(testTimeout)
+	for !strings.Contains(stdout.String(), "upstream broker:") {
+		select {
+		case code := <-done:
+			t.Fatalf("serve exited %d with the broker down and a cache\nstdout %q\nstderr %q", code, stdout.String(), stderr.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not start: %q", stdout.String())
+		}
+	}
+	if !strings.Contains(stderr.String(), "started from the snapshot cache") {
+		t.Errorf("stderr does not say the gateway serves the cache: %q", stderr.String())
+	}
+	url := strings.TrimPrefix(lines(stdout.String())[0], "auth-gateway listening on ")
+	token := strings.TrimSpace(string(fileBytes(t, c.gatewayTokenPath())))
+	req, _ := http.NewRequest(http.MethodGet, url+"/v1/models", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"owned_by":"openai"`) {
+		t.Fatalf("/v1/models from the cache: %d %.300s", resp.StatusCode, body)
+	}
+	stop(&sigctx.SignalError{Signal: syscall.SIGTERM})
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("serve exit %d after SIGTERM; stderr %q", code, stderr.String())
+		}
+	case <-time.After(testTimeout):
+		t.Fatal("serve did not stop")
 	}
 }

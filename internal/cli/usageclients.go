@@ -71,7 +71,9 @@ func (a *app) runUsageClients(ctx context.Context, f usageFlags) error {
 	if bc != nil {
 		u, err := brokerclient.New(bc.URL, bc.Token, nil).UsageClients(ctx, since)
 		if err != nil {
-			return err
+			// The per-client record lives only in the broker.
+			_, dirs, _ := a.setup()
+			return brokerFailure(bc, dirs, err)
 		}
 		clients = u.Clients
 	} else {

@@ -115,3 +115,43 @@ func TestUsageInvalidate(t *testing.T) {
 		t.Errorf("local: %q", out)
 	}
 }
+
+// TestUsageHistoryAndClientsBrokerDown: `omp usage --history` and
+// `omp usage clients` read records only the broker holds, so with the
+// broker stopped — even with a fresh snapshot cache — they exit 1 naming
+// the broker, its URL and the fix; a rejected token names the token's
+// source instead.
+func TestUsageHistoryAndClientsBrokerDown(t *testing.T) {
+	b := startBroker(t, "")
+	b.upload(t, apiKeyCred("openai", "sk-history"))
+	c := newCLI(t)
+	c.useBroker(b)
+	if r := c.run("", "usage", "--json"); r.code != 0 {
+		t.Fatalf("usage (writes the snapshot cache): exit %d %q", r.code, r.stderr)
+	}
+	for _, args := range [][]string{{"usage", "--history"}, {"usage", "--history", "--json"}, {"usage", "clients"}, {"usage", "clients", "--json"}} {
+		if r := c.run("", args...); r.code == 1 && strings.Contains(r.stderr, "unreachable") {
+			t.Fatalf("%v with the broker up: exit %d %q", args, r.code, r.stderr)
+		}
+	}
+	b.stop()
+	want := "error: auth broker " + b.url + " is unreachable: connection refused; start it (omp auth-broker serve) or check OMP_AUTH_BROKER_URL\n"
+	for _, args := range [][]string{{"usage", "--history"}, {"usage", "--history", "--json"}, {"usage", "clients"}, {"usage", "clients", "--json"}} {
+		r := c.run("", args...)
+		if r.code != 1 || r.stderr != want || r.stdout != "" {
+			t.Errorf("%v with the broker down: exit %d\nstdout %q\nstderr %q\nwant   %q", args, r.code, r.stdout, r.stderr, want)
+		}
+		assertNoSecrets(t, r, b.token)
+	}
+
+	// A broker that answers but rejects the token is not an outage.
+	other := startBroker(t, "")
+	c.env["OMP_AUTH_BROKER_URL"], c.env["OMP_AUTH_BROKER_TOKEN"] = other.url, "not-the-token"
+	for _, args := range [][]string{{"usage", "--history"}, {"usage", "clients"}} {
+		r := c.run("", args...)
+		if r.code != 1 || !strings.Contains(r.stderr, "auth-broker at "+other.url+" rejected the token from env OMP_AUTH_BROKER_TOKEN (401)") {
+			t.Errorf("%v with a rejected token: exit %d %q", args, r.code, r.stderr)
+		}
+		assertNoSecrets(t, r, "not-the-token")
+	}
+}

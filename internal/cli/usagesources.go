@@ -47,7 +47,7 @@ func (a *app) usageSource(ctx context.Context) (usageSource, error) {
 			return nil, err
 		}
 		warn := a.warnLogger()
-		return &brokerUsage{broker: bc, client: brokerclient.New(bc.URL, bc.Token, nil), pool: pool,
+		return &brokerUsage{broker: bc, dirs: dirs, client: brokerclient.New(bc.URL, bc.Token, nil), pool: pool,
 			cache: snapshotCache(env, dirs, bc, warn), warn: warn}, nil
 	}
 	return a.localUsage(ctx)
@@ -59,6 +59,7 @@ func (a *app) usageSource(ctx context.Context) (usageSource, error) {
 // fresh cached snapshot lists the accounts instead.
 type brokerUsage struct {
 	broker *config.Broker
+	dirs   config.Dirs // where the broker token came from, for errors
 	client *brokerclient.Client
 	pool   remote.Pool           // the account pool; nil: every account
 	cache  *remote.Cache         // the snapshot cache; nil: none
@@ -171,7 +172,11 @@ func (b *brokerUsage) history(ctx context.Context, since int64, provider string)
 	if errors.As(err, &be) && be.Status == http.StatusNotFound {
 		return nil, nil // a broker before 17.1.2: the reference's empty history
 	}
-	return h.Entries, err
+	if err != nil {
+		// The history lives only in the broker: nothing cached stands in.
+		return nil, brokerFailure(b.broker, b.dirs, err)
+	}
+	return h.Entries, nil
 }
 
 // localUsage probes directly with the local vault (on the broker host, or

@@ -9,8 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,6 +24,8 @@ import (
 	"github.com/ompgo/omp/pkg/vault"
 	brokerclient "github.com/ompgo/omp/pkg/vault/client"
 	"github.com/ompgo/omp/pkg/vault/remote"
+	"github.com/ompgo/omp/pkg/vault/seal"
+	"github.com/ompgo/omp/pkg/vault/sqlite"
 )
 
 const waitLong = 5 * time.Second
@@ -68,6 +68,70 @@ func startBroker(t *testing.T) *runningBroker {
 	})
 	tok := strings.TrimSpace(string(raw))
 	return &runningBroker{url: m.URL(), token: tok, client: brokerclient.New(m.URL(), tok, nil)}
+}
+
+// brokerConfig is a broker's configuration in a temp dir, bound to a free
+// loopback port.
+func brokerConfig(t *testing.T) broker.Config {
+	dir := t.TempDir()
+	return broker.Config{
+		Bind:         "127.0.0.1:0",
+		DBPath:       filepath.Join(dir, "vault.db"),
+		TokenPath:    filepath.Join(dir, "auth-broker.token"),
+		KeyPath:      filepath.Join(dir, "vault.key"),
+		Version:      "gateway-e2e",
+		Logger:       slog.New(slog.DiscardHandler),
+		PollInterval: 50 * time.Millisecond,
+		KeepAlive:    200 * time.Millisecond,
+	}
+}
+
+// stoppableBroker is a broker a test stops before it ends.
+type stoppableBroker struct {
+	*runningBroker
+	stop func() // stops serving and closes the vault; idempotent
+}
+
+// runBroker runs the real broker wiring with cfg until stop or the test's
+// end.
+func runBroker(t *testing.T, cfg broker.Config) *stoppableBroker {
+	t.Helper()
+	m := &broker.Main{Config: cfg}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*waitLong)
+	defer cancel()
+	if err := m.Open(ctx); err != nil {
+		t.Fatalf("broker Open: %v", err)
+	}
+	raw, err := os.ReadFile(cfg.TokenPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stopRun := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(runCtx) }()
+	stop := sync.OnceFunc(func() {
+		stopRun()
+		<-done
+		m.Close()
+	})
+	t.Cleanup(stop)
+	tok := strings.TrimSpace(string(raw))
+	return &stoppableBroker{&runningBroker{url: m.URL(), token: tok, client: brokerclient.New(m.URL(), tok, nil)}, stop}
+}
+
+// openVault opens the vault of a stopped broker, as the CLI does on its
+// host.
+func openVault(t *testing.T, cfg broker.Config) *sqlite.Store {
+	t.Helper()
+	kr, _, err := seal.LoadOrCreateKeyFile(cfg.KeyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlite.Open(context.Background(), cfg.DBPath, kr, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
 
 // runningGateway is one running gateway.Main.
@@ -329,42 +393,82 @@ func TestGatewayRelaysUsageHistory(t *testing.T) {
 	}
 }
 
-// TestGatewayRestartsFromCacheWhileBrokerDown: with a snapshot cache
-// configured, a gateway restarted while its broker is unreachable starts
-// from the cache and serves the cached credentials; without one it
-// refuses to start (gateway.md §1.1).
-func TestGatewayRestartsFromCacheWhileBrokerDown(t *testing.T) {
-	b := startBroker(t)
-	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+// TestGatewayServesThroughBrokerOutage: a gateway restarted while its
+// broker is stopped starts from the snapshot cache its previous run wrote
+// and serves the cached credential against the upstream; without a cache
+// it refuses to start. Once the broker is back on its address the gateway
+// catches up: a credential added to the vault during the outage is the
+// one used, and the one disabled meanwhile is gone.
+func TestGatewayServesThroughBrokerOutage(t *testing.T) {
+	var mu sync.Mutex
+	var keys []string // x-api-key of every upstream request
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		keys = append(keys, r.Header.Get("x-api-key"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, anthropicHello)
+	}))
+	t.Cleanup(up.Close)
+	lastKey := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(keys) == 0 {
+			return ""
+		}
+		return keys[len(keys)-1]
+	}
+
+	bcfg := brokerConfig(t)
+	b := runBroker(t, bcfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*waitLong)
 	defer cancel()
-	if _, err := b.client.Upload(ctx, "openai", vault.Credential{Type: vault.TypeAPIKey, Key: "sk-cached-gateway"}); err != nil {
+	before, err := b.client.Upload(ctx, "anthropic", vault.Credential{Type: vault.TypeAPIKey, Key: "sk-ant-before"})
+	if err != nil {
 		t.Fatal(err)
 	}
-	target, _ := url.Parse(b.url)
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	var down atomic.Bool
-	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if down.Load() {
-			if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
-				conn.Close() // unreachable: no answer at all
-			}
-			return
+	cfg := gatewayConfig(t, b.runningBroker)
+	cfg.URLs = func(provider, kind string) string {
+		if kind == "baseUrl" {
+			return up.URL
 		}
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(front.Close)
-
-	cfg := gatewayConfig(t, b)
-	cfg.BrokerURL = front.URL
+		return ""
+	}
 	cfg.SnapshotCache = &remote.Cache{Path: filepath.Join(t.TempDir(), "cache", "auth-broker-snapshot.enc"),
-		Token: b.token, URL: front.URL, TTL: time.Hour}
+		Token: b.token, URL: b.url, TTL: time.Hour}
+	chat := func(g *runningGateway) (int, string) {
+		t.Helper()
+		raw, _ := os.ReadFile(cfg.TokenPath)
+		req, _ := http.NewRequest(http.MethodPost, g.m.URL()+"/v1/chat/completions",
+			strings.NewReader(`{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"hi"}]}`))
+		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(raw)))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+
 	g := startGateway(t, cfg)
-	if _, err := os.Stat(cfg.SnapshotCache.Path); err != nil {
-		t.Fatalf("the gateway's live boot wrote no cache: %v", err)
+	if code, body := chat(g); code != 200 || !strings.Contains(body, "Hello") || lastKey() != "sk-ant-before" {
+		t.Fatalf("with the broker up: %d %.300s, upstream key %q", code, body, lastKey())
 	}
 	g.stop()
 
-	down.Store(true)
+	// The broker stops; while it is down the vault changes under it.
+	b.stop()
+	st := openVault(t, bcfg)
+	if err := st.Disable(ctx, before[0].ID, "rotated during the outage"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Upsert(ctx, "anthropic", vault.Credential{Type: vault.TypeAPIKey, Key: "sk-ant-added"}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+
 	noCache := cfg
 	noCache.SnapshotCache = nil
 	var se *gateway.SnapshotError
@@ -372,16 +476,29 @@ func TestGatewayRestartsFromCacheWhileBrokerDown(t *testing.T) {
 		t.Fatalf("restart without a cache while the broker is down: %v, want SnapshotError", err)
 	}
 	g = startGateway(t, cfg)
-	raw, _ := os.ReadFile(cfg.TokenPath)
-	code, body := get(t, g.m.URL()+"/v1/models", strings.TrimSpace(string(raw)))
-	if code != http.StatusOK || !strings.Contains(body, `"owned_by":"openai"`) {
-		t.Fatalf("/v1/models from the cache: %d %.300s", code, body)
+	if code, body := chat(g); code != 200 || !strings.Contains(body, "Hello") || lastKey() != "sk-ant-before" {
+		t.Fatalf("restarted during the outage: %d %.300s, upstream key %q, want the cached sk-ant-before", code, body, lastKey())
 	}
-	if e, err := g.m.Store.List(ctx, "openai"); err != nil || len(e) != 1 || e[0].Credential.Key != "sk-cached-gateway" {
-		t.Fatalf("cached credentials: %+v %v", e, err)
+	if s := g.m.Store.Status(); s.Mode != remote.ModeCache && s.Mode != remote.ModeBackoff {
+		t.Fatalf("store status %+v, want serving the cache", s)
 	}
-	if st := g.m.Store.Status(); st.Mode != remote.ModeCache && st.Mode != remote.ModeBackoff {
-		t.Fatalf("store status %+v, want serving the cache", st)
+
+	// The broker comes back on the same address and vault.
+	bcfg.Bind = strings.TrimPrefix(b.url, "http://")
+	runBroker(t, bcfg)
+	deadline := time.Now().Add(4 * waitLong)
+	for {
+		l, err := g.m.Store.List(ctx, "anthropic")
+		if err == nil && len(l) == 1 && l[0].Credential.Key == "sk-ant-added" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the gateway did not catch up with the broker: %+v %v (status %+v)", l, err, g.m.Store.Status())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if code, body := chat(g); code != 200 || lastKey() != "sk-ant-added" {
+		t.Fatalf("after the broker came back: %d %.300s, upstream key %q, want sk-ant-added", code, body, lastKey())
 	}
 }
 

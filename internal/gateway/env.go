@@ -49,8 +49,9 @@ func splitList(v string) []string {
 // FromEnv builds the standard Config of a gateway host: the token path
 // from dirs, the broker connection resolved as every broker client does
 // (OMP_AUTH_BROKER_URL/TOKEN, config.yml, the broker token file) and upstream URL overrides from the environment and config.yml.
-// With OMP_AUTH_BROKER_SNAPSHOT_CACHE set, SnapshotCache is that file
-// (TTL from OMP_AUTH_BROKER_SNAPSHOT_TTL_MS). The allow-lists and the
+// SnapshotCache is the encrypted snapshot cache every broker client of
+// this home uses (OMP_AUTH_BROKER_SNAPSHOT_CACHE, else the cache dir; TTL
+// from OMP_AUTH_BROKER_SNAPSHOT_TTL_MS, 0 turning it off). The allow-lists and the
 // in-flight cap come from EnvAllowedHosts, EnvAllowedOrigins and
 // EnvMaxInFlightBytes. No broker configured leaves
 // BrokerURL empty (Open then refuses with
@@ -93,11 +94,12 @@ func FromEnv(ctx context.Context, env *config.Env, dirs config.Dirs, log, warn *
 		} else {
 			warn.Warn("auth-gateway install id unavailable; observed usage not reported", "error", err.Error())
 		}
-		// The gateway uses the snapshot cache only when its path is set
-		// explicitly; the reference gateway never does.
-		if env.Get(config.EnvSnapshotCache) != "" {
+		// The reference gateway has no snapshot cache; ours keeps one so a
+		// gateway restarted during a broker outage still serves (Open
+		// reads it only when the broker does not answer).
+		if ttl := config.SnapshotTTL(env, warn); ttl > 0 {
 			cfg.SnapshotCache = &remote.Cache{Path: dirs.SnapshotCachePath(env), Token: b.Token, URL: b.URL,
-				TTL: config.SnapshotTTL(env, warn), Logger: log}
+				TTL: ttl, Logger: log}
 		}
 	}
 	return cfg, nil

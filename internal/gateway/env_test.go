@@ -52,12 +52,20 @@ func TestFromEnvResolvesBrokerLikeEveryClient(t *testing.T) {
 	if cfg, err = gateway.FromEnv(ctx, env, dirs, log, log); err != nil || cfg.BrokerToken != "env-tok" {
 		t.Fatalf("env token wins: %v", err)
 	}
-	if cfg.SnapshotCache != nil {
-		t.Fatal("snapshot cache used without OMP_AUTH_BROKER_SNAPSHOT_CACHE (the reference gateway has none)")
+	// The snapshot cache is on by default, at the path every broker
+	// client of this home uses, bound to the broker URL and token.
+	if c := cfg.SnapshotCache; c == nil || c.Path != dirs.SnapshotCachePath(env) || c.URL != "http://broker:8765" ||
+		c.Token != "env-tok" || c.TTL != config.DefaultSnapshotTTL {
+		t.Fatalf("default snapshot cache: %+v", cfg.SnapshotCache)
+	}
+	// A TTL of 0 turns it off.
+	env = config.NewEnv(map[string]string{"HOME": home, "OMP_AUTH_BROKER_URL": "http://broker:8765", "OMP_AUTH_BROKER_TOKEN": "env-tok",
+		"OMP_AUTH_BROKER_SNAPSHOT_TTL_MS": "0"})
+	if cfg, err = gateway.FromEnv(ctx, env, dirs, log, log); err != nil || cfg.SnapshotCache != nil {
+		t.Fatalf("snapshot cache with TTL 0: %+v %v", cfg.SnapshotCache, err)
 	}
 
-	// An explicit cache path turns the gateway's snapshot cache on, bound
-	// to the broker URL and token as resolved.
+	// An explicit cache path and TTL are used as given.
 	env = config.NewEnv(map[string]string{"HOME": home, "OMP_AUTH_BROKER_URL": "http://broker:8765/", "OMP_AUTH_BROKER_TOKEN": "env-tok",
 		"OMP_AUTH_BROKER_SNAPSHOT_CACHE": "/var/cache/gw.enc", "OMP_AUTH_BROKER_SNAPSHOT_TTL_MS": "60000"})
 	cfg, err = gateway.FromEnv(ctx, env, dirs, log, log)

@@ -7,13 +7,15 @@
 // The gateway holds no refresh token and never links SQLite or the
 // refresher (internal/deptest checks it).
 //
-// Readiness: Open boots the remote store (remote.Store.Boot) and refuses to
-// start unless the broker answers an initial GET /v1/snapshot, so a gateway that is listening holds the broker's credentials and
-// Run only follows the stream. With a snapshot cache configured
-// (Config.SnapshotCache; the reference gateway has none) a fresh cache for
-// this broker URL and token replaces that first fetch: a gateway restarted
-// while its broker is down still serves, and Run reconciles with the
-// broker in the background. Run logs `auth-gateway snapshot loaded`.
+// Readiness: Open boots the remote store (remote.Store.Boot) from the
+// broker's initial GET /v1/snapshot, so a gateway that is listening holds
+// the broker's credentials and Run only follows the stream. When the
+// broker gives no answer (or a 5xx), a fresh snapshot cache for this
+// broker URL and token (Config.SnapshotCache, on by default; the
+// reference gateway has none) stands in: a gateway restarted while its
+// broker is down still serves the cached credentials, and Run catches up
+// with the broker once it answers. Without a fresh cache Open refuses to
+// start. Run logs `auth-gateway snapshot loaded`.
 package gateway
 
 import (
@@ -50,6 +52,10 @@ const (
 	// AllowNonLoopbackNoAuthFlag is the opt-in flag that lets --no-auth run
 	// on a non-loopback bind; without it Open refuses such a run.
 	AllowNonLoopbackNoAuthFlag = config.AllowNonLoopbackNoAuthFlag
+	// NoSnapshotCacheFlag turns the gateway's snapshot cache off: it then
+	// neither writes the cache nor starts without the broker.
+	NoSnapshotCacheFlag  = "--no-snapshot-cache"
+	NoSnapshotCacheUsage = "neither write nor use the encrypted snapshot cache: refuse to start while the broker is unreachable (also: OMP_AUTH_BROKER_SNAPSHOT_TTL_MS=0)"
 )
 
 // The reference's exact texts.
@@ -86,9 +92,11 @@ type Config struct {
 	// DefaultShutdownGrace.
 	ShutdownGrace time.Duration
 	// SnapshotCache, when set, is the encrypted snapshot cache the gateway
-	// boots from while it is fresh and writes after every full snapshot
-	// (its Token and URL must be BrokerToken and BrokerURL).
-	// nil (the default, as the reference gateway): always a live fetch.
+	// writes after every full snapshot and boots from while it is fresh
+	// and the broker cannot be reached (its Token and URL must be
+	// BrokerToken and BrokerURL). nil: the broker must answer at start.
+	// FromEnv sets it unless the snapshot TTL is 0; --no-snapshot-cache
+	// clears it.
 	SnapshotCache *remote.Cache
 	// Pool is the account pool (OMP_AUTH_BROKER_ACCOUNT_POOL_FILE): the OAuth accounts this gateway serves. Providers left
 	// without credentials get no models. nil: every credential.
@@ -190,14 +198,14 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		}
 	}()
 	m.Broker = brokerclient.New(c.BrokerURL, c.BrokerToken, c.BrokerHTTPClient)
-	m.Store = remote.New(remote.Options{Client: m.Broker, Logger: c.Logger, Cache: c.SnapshotCache, Pool: c.Pool})
+	m.Store = remote.New(remote.Options{Client: m.Broker, Logger: c.Logger, Cache: c.SnapshotCache, LiveFirst: true, Pool: c.Pool})
 	fromCache, err := m.Store.Boot(ctx)
 	if err != nil {
 		c.Logger.Error("auth-gateway initial snapshot failed", "broker", c.BrokerURL, "error", err.Error())
 		return &SnapshotError{Err: err}
 	}
 	if fromCache {
-		c.Logger.Info("auth-gateway started from the snapshot cache; the broker is reconciled in the background", "broker", c.BrokerURL)
+		c.Logger.Warn("auth-gateway started from the snapshot cache: the broker is unreachable; serving the cached credentials until it answers", "broker", c.BrokerURL)
 	}
 	var tokens []string
 	if !c.NoAuth {

@@ -38,6 +38,12 @@ func disable(n, body string, accept ...string) Step {
 
 var upstream = Step{Upstream: true}
 
+// emptyRefresh uploads cred (its refresh token empty) under provider,
+// refreshes it, and shows the token endpoint's requests and the snapshot.
+func emptyRefresh(provider, cred string, more ...Step) []Step {
+	return with([]Step{up(provider, cred), refresh("1", "ER"), {Upstream: true, Accept: []string{"ER"}}, snap(true)}, more...)
+}
+
 // Fleet step builders (fleet.md §3–§8).
 func block(n, body string, accept ...string) Step {
 	return Step{Method: "POST", Path: "/v1/credential/{id" + n + "}/block", Body: body, Accept: accept}
@@ -191,6 +197,19 @@ var Sequences = []Sequence{
 	{"refresh gitlab-duo: success", []Step{
 		up("gitlab-duo", oauth("at-f11", "ok-f11", "")), refresh("1"), upstream, snap(true)}},
 	{"refresh an api key (not OAuth)", []Step{up("openai", apiKey("sk-f6", "")), refresh("1", "AK")}},
+	// An OAuth row uploaded with an empty refresh token (accepted by E2)
+	// meets a refresh: both brokers answer 500 and keep the row (ER).
+	{"refresh anthropic uploaded with an empty refresh token", emptyRefresh("anthropic", oauth("at-er1", "", `,"email":"er1@example.com"`), snap(false))},
+	{"refresh anthropic with org extras uploaded with an empty refresh token", emptyRefresh("anthropic",
+		oauth("at-er7", "", `,"email":"er7@example.com","orgId":"org-er7","orgName":"Seven","authorizedAt":1765500000000`))},
+	{"refresh openai-codex uploaded with an empty refresh token", emptyRefresh("openai-codex",
+		oauth("at-er2", "", `,"email":"er2@example.com","accountId":"acct-er2"`))},
+	{"refresh google-gemini-cli uploaded with an empty refresh token", emptyRefresh("google-gemini-cli",
+		oauth("at-er4", "", `,"email":"er4@example.com","projectId":"proj-er4"`))},
+	{"refresh google-antigravity uploaded with an empty refresh token", emptyRefresh("google-antigravity",
+		oauth("at-er5", "", `,"email":"er5@example.com","projectId":"proj-er5"`))},
+	{"refresh gitlab-duo uploaded with an empty refresh token", emptyRefresh("gitlab-duo", oauth("at-er6", "", ""))},
+	{"refresh mcp uploaded with an empty refresh token", emptyRefresh(mcpProfile, oauth("at-er3", "", mcpMaterial))},
 	{"refresh unknown and malformed ids", []Step{refresh("9"), {Method: "POST", Path: "/v1/credential/x/refresh"}, {Method: "GET", Path: "/v1/credential/1/refresh"}}},
 
 	// MCP OAuth refresh (E6).

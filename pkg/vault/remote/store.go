@@ -5,8 +5,10 @@
 // A Store keeps the broker's redacted snapshot in memory. Boot gives it its
 // first snapshot as a client starts: from the encrypted
 // snapshot cache (Cache, shared byte for byte with the reference's
-// clients) when that is fresh, else from the broker; every full snapshot
-// the broker sends later is written back to the cache as received. Run
+// clients) when that is fresh, else from the broker (LiveFirst turns the
+// order round: the cache serves only while the broker cannot be reached);
+// every full snapshot the broker sends later is written back to the cache
+// as received, and Run renews it every half TTL. Run
 // fetches the initial snapshot (GET /v1/snapshot) unless Boot did, then follows the SSE stream
 // (GET /v1/snapshot/stream), falling back to long-poll for the life of the
 // store when the broker has no stream (404), and reconnecting after any
@@ -96,8 +98,16 @@ type Options struct {
 	// Cache is the encrypted snapshot cache: Boot starts
 	// from it when it is fresh, and every full snapshot the broker sends
 	// (GET /v1/snapshot 200s, stream snapshot frames) is written to it as
-	// received. nil: no cache.
+	// received. nil: no cache. While Run follows the broker, the cache is
+	// rewritten from a fresh GET /v1/snapshot every half TTL, so a long
+	// stream (which sends a full snapshot only when it connects) does not
+	// let it go stale.
 	Cache *Cache
+	// LiveFirst makes Boot ask the broker first and read Cache only when
+	// the broker cannot be reached (no answer, or a 5xx): a long-running
+	// client starts from the broker's current state, and still starts
+	// during a broker outage.
+	LiveFirst bool
 	// Pool restricts the OAuth accounts this client uses (LoadPool): every
 	// applied snapshot, entry frame and refresh reply is filtered through it;
 	// the snapshot cache keeps what the broker sent. nil: every credential.

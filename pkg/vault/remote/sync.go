@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ompgo/omp/pkg/vault"
@@ -25,37 +26,77 @@ const (
 // starts: from Options.Cache when it holds a fresh
 // snapshot for this broker URL and token — no broker round trip; Run then
 // reconciles in the background — else from GET /v1/snapshot, written to
-// the cache. fromCache tells which. Its error is the live fetch's: no
-// fresh cache and no snapshot from the broker. Call it at most once,
-// before Run; a store that is not booted fetches its first snapshot in
-// Run.
+// the cache. With Options.LiveFirst the broker is asked first and the
+// cache serves only when the broker cannot be reached. fromCache tells
+// which. Its error is the live fetch's: no snapshot from the broker and no
+// fresh cache to stand in. Call it at most once, before Run; a store that
+// is not booted fetches its first snapshot in Run.
 func (s *Store) Boot(ctx context.Context) (fromCache bool, err error) {
-	if c := s.opts.Cache; c != nil {
-		snap, err := c.Read()
-		if err == nil {
-			s.applySnapshot(snap, true, nil)
-			s.mu.Lock()
-			s.status.Mode = ModeCache
-			s.mu.Unlock()
-			s.booted = bootCache
-			s.log.Info("auth-broker snapshot loaded from cache", "generation", snap.Generation,
-				"age", time.Duration(s.opts.Now().UnixMilli()-snap.GeneratedAt)*time.Millisecond, "credentials", len(snap.Credentials))
-			return true, nil
+	if s.opts.LiveFirst {
+		err := s.bootLive(ctx)
+		if err == nil || s.opts.Cache == nil || ctx.Err() != nil || !Unreachable(err) {
+			return false, err
 		}
-		if !errors.Is(err, ErrCacheDisabled) && !errors.Is(err, ErrCacheAbsent) {
-			s.log.Info("auth-broker snapshot cache not used; fetching live", "reason", err.Error())
+		if !s.bootCache() {
+			return false, err
 		}
+		s.log.Warn("auth broker unreachable; serving the snapshot cache until it answers", "error", err.Error())
+		return true, nil
 	}
+	if s.bootCache() {
+		return true, nil
+	}
+	return false, s.bootLive(ctx)
+}
+
+// bootCache applies the cached snapshot when Options.Cache holds a fresh
+// one, and reports whether it did.
+func (s *Store) bootCache() bool {
+	c := s.opts.Cache
+	if c == nil {
+		return false
+	}
+	snap, err := c.Read()
+	if err != nil {
+		if !errors.Is(err, ErrCacheDisabled) && !errors.Is(err, ErrCacheAbsent) {
+			s.log.Info("auth-broker snapshot cache not used", "reason", err.Error())
+		}
+		return false
+	}
+	s.applySnapshot(snap, true, nil)
+	s.mu.Lock()
+	s.status.Mode = ModeCache
+	s.mu.Unlock()
+	s.booted = bootCache
+	s.log.Info("auth-broker snapshot loaded from cache", "generation", snap.Generation,
+		"age", time.Duration(s.opts.Now().UnixMilli()-snap.GeneratedAt)*time.Millisecond, "credentials", len(snap.Credentials))
+	return true
+}
+
+// bootLive applies the broker's GET /v1/snapshot.
+func (s *Store) bootLive(ctx context.Context) error {
 	res, err := s.opts.Client.Snapshot(ctx, nil, 0)
 	if err != nil {
-		return false, err
+		return err
 	}
 	if res.Snapshot == nil {
-		return false, errors.New("auth broker answered the initial snapshot without a body")
+		return errors.New("auth broker answered the initial snapshot without a body")
 	}
 	s.applySnapshot(*res.Snapshot, true, res.Raw)
 	s.booted = bootLive
-	return false, nil
+	return nil
+}
+
+// Unreachable reports whether err is a broker request that got no answer
+// from the broker: no connection or no response, or a 5xx (the broker or
+// a proxy in front of it is down). A 4xx — a rejected token above all — is
+// an answer, not an outage.
+func Unreachable(err error) bool {
+	var be *brokerclient.Error
+	if !errors.As(err, &be) {
+		return false
+	}
+	return be.Status == 0 || be.Status >= 500
 }
 
 // Run keeps the store in sync with the broker until ctx is cancelled, then
@@ -64,6 +105,13 @@ func (s *Store) Boot(ctx context.Context) (fromCache bool, err error) {
 // the cache held, readers meanwhile served from it), then follows the
 // stream or long-polls.
 func (s *Store) Run(ctx context.Context) error {
+	if c := s.opts.Cache; c != nil && c.TTL > 0 {
+		renewCtx, stop := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		wg.Go(func() { s.renewCache(renewCtx, max(c.TTL/2, time.Second)) })
+		defer wg.Wait()
+		defer stop()
+	}
 	b := backoff{}
 	for s.booted != bootLive && ctx.Err() == nil {
 		res, err := s.opts.Client.Snapshot(ctx, nil, 0)
@@ -102,6 +150,31 @@ func (s *Store) Run(ctx context.Context) error {
 		b.reset()
 	}
 	return nil
+}
+
+// renewCache applies a fresh GET /v1/snapshot every interval until ctx
+// ends, which rewrites the snapshot cache: a stream sends a full snapshot
+// only when it connects, and a client restarted during a broker outage
+// needs a cache younger than its TTL. A failed fetch waits for the next
+// interval.
+func (s *Store) renewCache(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		res, err := s.opts.Client.Snapshot(ctx, nil, 0)
+		if err != nil || res.Snapshot == nil {
+			if ctx.Err() == nil && err != nil {
+				s.log.Debug("auth-broker snapshot cache not renewed", "error", err.Error())
+			}
+			continue
+		}
+		s.applySnapshot(*res.Snapshot, false, res.Raw)
+	}
 }
 
 // follow reads one stream connection until it ends. The backoff resets once

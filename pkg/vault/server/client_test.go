@@ -287,3 +287,38 @@ func TestClientStreamErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestSnapshotGeneratedAtIsExportTime: generatedAt is when the snapshot is
+// served, not when the vault last changed, so a client's snapshot cache
+// written an hour into an unchanged vault is fresh, and a stream's first
+// frame carries the time it was sent.
+func TestSnapshotGeneratedAtIsExportTime(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	if _, err := e.client.Upload(ctx, "openai", vault.Credential{Type: vault.TypeAPIKey, Key: "sk-still"}); err != nil {
+		t.Fatal(err)
+	}
+	first, err := e.client.Snapshot(ctx, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.clk.Add(2 * time.Hour)
+	later, err := e.client.Snapshot(ctx, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := e.clk.Now().UnixMilli()
+	if later.Generation != first.Generation || later.Snapshot.GeneratedAt != now || later.Snapshot.ServerNowMs != now {
+		t.Fatalf("two hours on, unchanged vault: generation %d→%d generatedAt %d serverNowMs %d, want both %d",
+			first.Generation, later.Generation, later.Snapshot.GeneratedAt, later.Snapshot.ServerNowMs, now)
+	}
+	st, err := e.client.Stream(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ev, err := st.Next()
+	if err != nil || ev.Snapshot == nil || ev.Snapshot.GeneratedAt != now {
+		t.Fatalf("stream snapshot frame: %+v %v, want generatedAt %d", ev, err, now)
+	}
+}

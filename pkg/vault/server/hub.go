@@ -22,7 +22,7 @@ type shared struct {
 	seq       uint64 // build sequence number (unique per hub)
 	baseSeq   uint64 // seq of the snapshot delta was computed against (0: none)
 	gen       int64
-	builtAt   int64 // epoch ms: generatedAt, and serverNowMs of its stream frames
+	builtAt   int64 // epoch ms: serverNowMs of its stream delta frames
 	sched     vault.Schedule
 	refresher []byte // encoded RefresherSchedule at builtAt
 	entries   []encodedEntry

@@ -333,7 +333,9 @@ func appendRefresher(b []byte, r vault.RefresherSchedule) []byte {
 
 // appendSnapshot appends the SnapshotResponse of sh as seen at now with
 // sched; with kind it is the stream's snapshot event body; sp is the
-// reader's shape.
+// reader's shape. generatedAt is now, when the set is exported, not when
+// sh was built: clients judge their snapshot cache's freshness by it, and
+// a vault that has not changed for an hour is still current.
 func appendSnapshot(b []byte, sh *shared, sched vault.Schedule, now int64, kind bool, sp shape) []byte {
 	b = append(b, '{')
 	if kind {
@@ -342,7 +344,7 @@ func appendSnapshot(b []byte, sh *shared, sched vault.Schedule, now int64, kind 
 	b = append(b, `"generation":`...)
 	b = strconv.AppendInt(b, sh.gen, 10)
 	b = append(b, `,"generatedAt":`...)
-	b = strconv.AppendInt(b, sh.builtAt, 10)
+	b = strconv.AppendInt(b, now, 10)
 	b = append(b, `,"serverNowMs":`...)
 	b = strconv.AppendInt(b, now, 10)
 	b = append(b, `,"refresher":`...)
