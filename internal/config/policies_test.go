@@ -53,7 +53,9 @@ func TestAccountPoliciesDefaults(t *testing.T) {
 }
 
 func TestAccountPoliciesErrorsNameFileAndEntry(t *testing.T) {
-	entry := func(body string) string { return "auth:\n  accountPolicies:\n    - provider: anthropic\n      account: {email: a@x}\n" + body }
+	entry := func(body string) string {
+		return "auth:\n  accountPolicies:\n    - provider: anthropic\n      account: {email: a@x}\n" + body
+	}
 	tests := []struct{ yaml, want string }{
 		{"auth:\n  accountPolicies: {provider: x}\n", "auth.accountPolicies must be an array"},
 		{"auth:\n  accountPolicies: [3]\n", "auth.accountPolicies[0] must be an object"},
