@@ -87,10 +87,10 @@ func (ps *Policies) For(provider string, c vault.Credential) *Policy {
 	return ps.Find(provider, AccountOf(c))
 }
 
-// Reserve returns the reserve of an account with policy pol (nil: none) as
-// a fraction in [0,1], and whether it is the account's own override.
-func (ps *Policies) Reserve(pol *Policy) (fraction float64, override bool) {
-	pct := DefaultReservePct * 1.0
+// Reserve returns the usage reserve in percent (0–100) of an account with
+// policy pol (nil: none), and whether it is the account's own override.
+func (ps *Policies) Reserve(pol *Policy) (pct float64, override bool) {
+	pct = DefaultReservePct
 	if ps != nil {
 		pct = ps.ReservePct
 	}
@@ -100,7 +100,7 @@ func (ps *Policies) Reserve(pol *Policy) (fraction float64, override bool) {
 	if math.IsNaN(pct) {
 		pct = DefaultReservePct
 	}
-	return min(100, max(0, pct)) / 100, override
+	return min(100, max(0, pct)), override
 }
 
 // Validate checks provider's policies against its stored OAuth credentials:

@@ -193,7 +193,7 @@ func (p *Picker) measurePolicy(provider string, sc limitScope, c *candidate, now
 	reserve, _ := p.Policies.Reserve(pol)
 	if left, ok := remaining(c.report, sc.rank(c.report.Limits), nowMs); ok {
 		c.reserveMeasured = true
-		c.inReserve = left <= reserve
+		c.inReserve = left <= reserve/100
 	}
 }
 
