@@ -103,6 +103,8 @@ type Server struct {
 	observer func(Observed)
 	now      func() time.Time
 	picker   *pick.Picker
+	// sessions are the client sessions' provider states (fallbacks).
+	sessions *sessionStates
 	probers  []usage.Prober
 	metrics  *metrics
 	models   *models
@@ -170,6 +172,7 @@ func New(o Options) (*Server, error) {
 		s.probers = usage.DefaultProbers()
 	}
 	s.picker = &pick.Picker{Source: o.Source, Now: s.now, Log: s.log, Policies: o.Policies}
+	s.sessions = newSessionStates(MaxSessionStates)
 	s.models = &models{catalog: llm.Builtin()}
 	s.metrics = newMetrics(s, o.Sync)
 	s.router = s.routes()
