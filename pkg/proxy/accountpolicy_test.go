@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ompgo/omp/pkg/proxy"
@@ -66,5 +67,33 @@ func TestGatewayAccountPolicies(t *testing.T) {
 		if got := up.seen()[before:]; !slices.Equal(got, []string{st.wantAccess}) {
 			t.Errorf("%s: upstream saw %q, want %q", st.name, got, st.wantAccess)
 		}
+	}
+}
+
+// A policy that names no stored account fails the provider's requests
+// like any failure to get a credential (502) with a message naming the
+// entry; nothing reaches the upstream.
+func TestGatewayAccountPolicyNamingNoAccount(t *testing.T) {
+	up := anthropicOK(t)
+	src := &memSource{entries: []vault.Entry{oauthEntry(1, "anthropic", "tok-a")}}
+	s, err := proxy.New(proxy.Options{
+		Source: src, Tokens: []string{gatewayToken}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		URLs: func(provider, kind string) string { return up.srv.URL },
+		Policies: &pick.Policies{ReservePct: 10, List: []pick.Policy{
+			{Provider: "anthropic", Account: pick.Account{Email: "gone@x"}}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := httptest.NewServer(s.Handler())
+	t.Cleanup(gw.Close)
+	resp := post(t, gw.URL+"/v1/messages", gatewayToken,
+		`{"model":"anthropic/claude-sonnet-4-5","max_tokens":16,"messages":[{"role":"user","content":"hi"}]}`)
+	body := readAll(t, resp)
+	if resp.StatusCode != 502 || !strings.Contains(body, "auth.accountPolicies[0].account matches no stored OAuth account for anthropic") {
+		t.Errorf("status %d body %s", resp.StatusCode, body)
+	}
+	if n := len(up.seen()); n != 0 {
+		t.Errorf("upstream saw %d requests", n)
 	}
 }
