@@ -43,7 +43,8 @@ type agentBroker struct {
 // URL without a token is a hard error. A broker that rejects the token or
 // refuses every connection fails at once: neither gets better by waiting.
 // Other failures of the first fetch are retried until brokerReadyTimeout,
-// with a line on progress saying so.
+// with a line on progress saying so. The account policies of config.yml
+// govern the picker; an invalid policy fails before the broker is asked.
 func connectBroker(ctx context.Context, env *config.Env, dirs config.Dirs, settings *config.Settings, resolver *config.Resolver, progress io.Writer) (*agentBroker, error) {
 	b, err := config.ResolveBroker(ctx, env, dirs, settings, resolver)
 	if err != nil || b == nil {
@@ -52,6 +53,10 @@ func connectBroker(ctx context.Context, env *config.Env, dirs config.Dirs, setti
 	pool, err := remote.LoadPool(env.Get(remote.EnvAccountPoolFile))
 	if err != nil {
 		return nil, err // an unusable pool file fails before the first snapshot request
+	}
+	policies, err := settings.AccountPolicies()
+	if err != nil {
+		return nil, err
 	}
 	var warn *slog.Logger
 	if resolver != nil {
@@ -85,7 +90,7 @@ func connectBroker(ctx context.Context, env *config.Env, dirs config.Dirs, setti
 		defer close(done)
 		_ = store.Run(sctx)
 	}()
-	ab := &agentBroker{store: store, picker: &vaultpick.Picker{Source: store}, app: config.AppName(env)}
+	ab := &agentBroker{store: store, picker: &vaultpick.Picker{Source: store, Policies: policies}, app: config.AppName(env)}
 	if id, err := config.InstallID(dirs.InstallIDPath()); err == nil {
 		ab.installID, ab.hostname = id, config.Hostname()
 		ab.reporter = &remote.Reporter{Client: store.Client()}

@@ -13,7 +13,9 @@ import (
 
 	"github.com/ompgo/omp/internal/cli/usageview"
 	"github.com/ompgo/omp/internal/clitext"
+	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/pkg/vault"
+	vaultpick "github.com/ompgo/omp/pkg/vault/pick"
 	"github.com/ompgo/omp/pkg/vault/usage"
 )
 
@@ -230,8 +232,22 @@ func (a *app) runUsage(ctx context.Context, f usageFlags) error {
 		}
 		return &exitError{code: 1, msg: noCredentialsMsg(f.provider)}
 	}
-	_, err = fmt.Fprint(a.stdout, usageview.Render(usageview.Breakdown(reports, listed, gone, now, red), a.colour()))
+	policies, err := a.accountPolicies()
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprint(a.stdout, usageview.Render(usageview.Breakdown(reports, listed, gone, now, red, policies), a.colour()))
 	return err
+}
+
+// accountPolicies are the account policies of config.yml, which the text
+// shows per account (priority, reserve, whether it is inside it).
+func (a *app) accountPolicies() (*vaultpick.Policies, error) {
+	_, dirs, err := a.setup()
+	if err != nil {
+		return nil, err
+	}
+	return config.LoadSettings(dirs.AgentDir, a.warnLogger()).AccountPolicies()
 }
 
 // noCredentialsMsg is the empty-vault message; it names the command that

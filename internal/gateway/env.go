@@ -76,6 +76,11 @@ func FromEnv(ctx context.Context, env *config.Env, dirs config.Dirs, log, warn *
 	} else {
 		cfg.BodyReadTimeout = d
 	}
+	policies, err := settings.AccountPolicies()
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Policies = policies
 	b, err := config.ResolveBroker(ctx, env, dirs, settings, &config.Resolver{Env: env, Logger: warn})
 	if err != nil {
 		return cfg, err

@@ -39,6 +39,7 @@ import (
 	"github.com/ompgo/omp/internal/sigctx"
 	"github.com/ompgo/omp/pkg/proxy"
 	brokerclient "github.com/ompgo/omp/pkg/vault/client"
+	"github.com/ompgo/omp/pkg/vault/pick"
 	"github.com/ompgo/omp/pkg/vault/remote"
 )
 
@@ -98,6 +99,9 @@ type Config struct {
 	// FromEnv sets it unless the snapshot TTL is 0; --no-snapshot-cache
 	// clears it.
 	SnapshotCache *remote.Cache
+	// Policies are the account policies of config.yml
+	// (auth.accountPolicies, retry.usageReservePct); nil: none.
+	Policies *pick.Policies
 	// Pool is the account pool (OMP_AUTH_BROKER_ACCOUNT_POOL_FILE): the OAuth accounts this gateway serves. Providers left
 	// without credentials get no models. nil: every credential.
 	Pool remote.Pool
@@ -240,6 +244,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	m.Proxy, err = proxy.New(proxy.Options{
 		Observe:    observe,
 		Source:     m.Store,
+		Policies:   c.Policies,
 		Tokens:     tokens,
 		NoAuth:     c.NoAuth,
 		Logger:     c.Logger,

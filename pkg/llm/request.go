@@ -145,6 +145,10 @@ type Request struct {
 	// unchanged and every other family ignores them.
 	OriginAPI string
 	Extra     map[string]json.RawMessage
+
+	// Session is the client session's provider state (fallbacks learned
+	// by earlier requests of the session); nil: none is kept.
+	Session *SessionState
 }
 
 // ExtraFor returns r.Extra when the request came from api, else nil.

@@ -108,6 +108,9 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, c *call) error 
 	// Cloned: the picker keeps it (sticky credential) past this request.
 	c.sid = strings.Clone(sessionID(f, req, body, r.Header))
 	req.SessionID = c.sid
+	// Fallbacks an upstream taught this session apply to its later
+	// requests, not to other sessions.
+	req.Session = s.sessions.get(c.sid)
 	if req.PromptCacheKey == "" {
 		req.PromptCacheKey = c.sid
 	}

@@ -74,6 +74,9 @@ type Options struct {
 	// query (sinceMs, days, provider); nil answers 404. A *vault.Error with
 	// EINVALID or ENOTFOUND keeps its status and message.
 	History func(ctx context.Context, query url.Values) (HistoryPage, error)
+	// Policies are the account policies of credential choice (routing
+	// priority and usage reserve per OAuth account); nil: none.
+	Policies *pick.Policies
 	// Observe receives the token burn of every settled upstream request,
 	// errored and aborted ones included, zero-token ones skipped; it must
 	// not block. nil: nothing is recorded.
@@ -100,6 +103,8 @@ type Server struct {
 	observer func(Observed)
 	now      func() time.Time
 	picker   *pick.Picker
+	// sessions are the client sessions' provider states (fallbacks).
+	sessions *sessionStates
 	probers  []usage.Prober
 	metrics  *metrics
 	models   *models
@@ -166,7 +171,8 @@ func New(o Options) (*Server, error) {
 	if s.probers == nil {
 		s.probers = usage.DefaultProbers()
 	}
-	s.picker = &pick.Picker{Source: o.Source, Now: s.now, Log: s.log}
+	s.picker = &pick.Picker{Source: o.Source, Now: s.now, Log: s.log, Policies: o.Policies}
+	s.sessions = newSessionStates(MaxSessionStates)
 	s.models = &models{catalog: llm.Builtin()}
 	s.metrics = newMetrics(s, o.Sync)
 	s.router = s.routes()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ompgo/omp/internal/clitext"
 	"github.com/ompgo/omp/pkg/vault"
+	"github.com/ompgo/omp/pkg/vault/pick"
 )
 
 // layout is the column plan of a block of limit (or history) lines: the
@@ -59,8 +60,10 @@ func providerHeading(provider string, n int) line {
 	return line{s(boldCyan, name), s(plain, " "), s(dim, count)}.cut(TermWidth)
 }
 
-// Breakdown renders the live usage text (formatUsageBreakdown).
-func Breakdown(reports []vault.UsageReport, accounts []Account, gone []Tombstone, now int64, redact map[string]string) []line {
+// Breakdown renders the live usage text (formatUsageBreakdown). With
+// account policies (ps not nil), every account of a provider that has a
+// policy gets a policy line under its header.
+func Breakdown(reports []vault.UsageReport, accounts []Account, gone []Tombstone, now int64, redact map[string]string, ps *pick.Policies) []line {
 	byProvider := map[string][]vault.UsageReport{}
 	for _, r := range reports {
 		byProvider[r.Provider] = append(byProvider[r.Provider], r)
@@ -89,14 +92,22 @@ func Breakdown(reports []vault.UsageReport, accounts []Account, gone []Tombstone
 	if latest > 0 {
 		head = append(head, s(dim, " · fetched "+FormatDuration(now-latest)+" ago"))
 	}
+	governed := policyProviders(reports, accounts, ps)
 	out := []line{head}
 	for _, p := range providers {
 		prs, un := byProvider[p], unreported[p]
+		pol := ps
+		if !governed[p] {
+			pol = nil
+		}
 		out = append(out, nil, providerHeading(p, len(prs)+len(un)))
-		out = append(out, providerLimits(prs, now, redact)...)
+		out = append(out, providerLimits(prs, now, redact, pol)...)
 		for _, a := range un {
 			l := line{s(plain, "  "), s(dim, "○"), s(plain, " "), s(dim, accountLabel(a, redact)), s(dim, " — "+cmp.Or(a.Reason, "no usage data"))}
 			out = append(out, fitLabel(l, 3))
+			if pol != nil && a.Type == string(vault.TypeOAuth) {
+				out = append(out, policyLine(p, accountOf(a), nil, pol))
+			}
 		}
 		for _, t := range tombs[p] {
 			out = append(out, tombstoneLine(t, now, redact))
@@ -139,8 +150,9 @@ func tombstoneLine(t Tombstone, now int64, redact map[string]string) line {
 	return fitLabel(l, 2)
 }
 
-// providerLimits renders one provider's account headers and limit lines.
-func providerLimits(prs []vault.UsageReport, now int64, redact map[string]string) []line {
+// providerLimits renders one provider's account headers and limit lines;
+// with ps each header is followed by the account's policy line.
+func providerLimits(prs []vault.UsageReport, now int64, redact map[string]string, ps *pick.Policies) []line {
 	type tmpl struct{ id, title string }
 	var templates []tmpl
 	seen := map[string]bool{}
@@ -160,6 +172,9 @@ func providerLimits(prs []vault.UsageReport, now int64, redact map[string]string
 	var out []line
 	for i, r := range prs {
 		out = append(out, accountHeader(r, i, now, redact))
+		if ps != nil {
+			out = append(out, policyLine(r.Provider, reportAccount(r), r.Limits, ps))
+		}
 		if len(r.Limits) == 0 {
 			out = append(out, line{s(plain, "      "), s(dim, "no limits reported")})
 			continue

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ompgo/omp/pkg/vault"
+	"github.com/ompgo/omp/pkg/vault/pick"
 )
 
 // fixedNow is the clock of every golden file.
@@ -155,12 +156,12 @@ func checkWidth(t *testing.T, out string) {
 
 func TestUsageTextGolden(t *testing.T) {
 	reports, accounts := goldenReports()
-	out := Render(Breakdown(reports, accounts, goldenTombstones(), fixedNow, nil), false)
+	out := Render(Breakdown(reports, accounts, goldenTombstones(), fixedNow, nil, nil), false)
 	checkWidth(t, out)
 	checkGolden(t, "live.txt", out)
 
 	red := RedactionMap(append(IdentityStrings(reports, accounts), TombstoneIdentities(goldenTombstones())...))
-	out = Render(Breakdown(reports, accounts, goldenTombstones(), fixedNow, red), false)
+	out = Render(Breakdown(reports, accounts, goldenTombstones(), fixedNow, red, nil), false)
 	checkWidth(t, out)
 	for _, secret := range []string{"alice@", "bob@example", "carol@", "acct-bob", "org-team-one", "gone@", "Team One"} {
 		if strings.Contains(out, secret) {
@@ -175,9 +176,27 @@ func TestUsageTextGolden(t *testing.T) {
 	checkGolden(t, "history.txt", out)
 }
 
+// With account policies, every account of a provider that has one gets a
+// policy line: priority, reserve (the global one or the account's
+// override), whether what its most used limit leaves is inside the reserve.
+// Z.ai has no policy and no line; an account without a report shows
+// "reserve unknown".
+func TestUsageTextPoliciesGolden(t *testing.T) {
+	reports, accounts := goldenReports()
+	two, minusOne, quarter, half := 2.0, -1.0, 25.0, 12.5
+	ps := &pick.Policies{ReservePct: 15, List: []pick.Policy{
+		{Provider: "anthropic", Account: pick.Account{Email: "alice@example.com"}, Priority: &two, ReservePct: &quarter},
+		{Provider: "openai-codex", Account: pick.Account{AccountID: "acct-bob"}, Priority: &minusOne},
+		{Provider: "google-gemini-cli", Account: pick.Account{ProjectID: "proj-1"}, ReservePct: &half},
+	}}
+	out := Render(Breakdown(reports, accounts, nil, fixedNow, nil, ps), false)
+	checkWidth(t, out)
+	checkGolden(t, "live-policies.txt", out)
+}
+
 func TestUsageTextColour(t *testing.T) {
 	reports, accounts := goldenReports()
-	out := Render(Breakdown(reports, accounts, nil, fixedNow, nil), true)
+	out := Render(Breakdown(reports, accounts, nil, fixedNow, nil, nil), true)
 	for _, want := range []string{"\x1b[1mUsage\x1b[22m", "\x1b[31m●\x1b[39m", "\x1b[33m", "\x1b[32m", "\x1b[1m\x1b[36mAnthropic\x1b[39m\x1b[22m"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("colour output lacks %q", want)
@@ -244,7 +263,7 @@ func FuzzUsageTextWidth(f *testing.F) {
 		r := vault.UsageReport{Provider: "anthropic" + plan, FetchedAt: fixedNow - 100_000, ResetCredits: &vault.ResetCredits{AvailableCount: 3},
 			Metadata: map[string]any{"email": email, "planType": plan, "orgName": window}, Limits: []vault.UsageLimit{l}}
 		accounts := []Account{{Provider: "anthropic", Type: "oauth", Email: email + label, OrgName: plan, AuthorizedAt: fixedNow - 25*dayMs}}
-		checkWidth(t, Render(Breakdown([]vault.UsageReport{r}, accounts, []Tombstone{{Provider: plan, Type: "oauth", Cause: label, Email: email, DisabledAtMs: fixedNow - 1}}, fixedNow, nil), false))
+		checkWidth(t, Render(Breakdown([]vault.UsageReport{r}, accounts, []Tombstone{{Provider: plan, Type: "oauth", Cause: label, Email: email, DisabledAtMs: fixedNow - 1}}, fixedNow, nil, nil), false))
 		h := []vault.UsageHistoryEntry{{RecordedAt: fixedNow - 1000, Provider: plan, AccountKey: label, Email: email, LimitID: "x", Label: label, WindowLabel: window, UsedFraction: &used}}
 		checkWidth(t, Render(History(h, fixedNow-7*dayMs, fixedNow, nil), false))
 	})

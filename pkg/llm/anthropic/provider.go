@@ -73,7 +73,27 @@ func (p *Provider) endpoint(model llm.Model) string {
 // *llm.UpstreamError when the upstream answers non-2xx, or when its first
 // event is already an error, so the gateway can still answer with an HTTP
 // status.
+//
+// Strict tools fall back: when the upstream rejects strict tool schemas
+// the request is sent once more without them, and the session
+// (req.Session) remembers it for its later requests to the same endpoint
+// and model.
 func (p *Provider) Stream(ctx context.Context, req *llm.Request, model *llm.Model, cred llm.Credential) (*llm.Stream, error) {
+	strict := hasStrictTools(req)
+	scope := llm.StrictToolsScope(providerID(*model), p.endpoint(*model), model.ID)
+	if strict && req.Session.StrictToolsDisabled(scope) {
+		req, strict = withoutStrictTools(req), false
+	}
+	st, err := p.send(ctx, req, model, cred)
+	if err != nil && strict && ctx.Err() == nil && strictRejected(err) {
+		req.Session.DisableStrictTools(scope)
+		return p.send(ctx, withoutStrictTools(req), model, cred)
+	}
+	return st, err
+}
+
+// send makes one upstream attempt of req.
+func (p *Provider) send(ctx context.Context, req *llm.Request, model *llm.Model, cred llm.Credential) (*llm.Stream, error) {
 	hreq, release, err := p.newRequest(ctx, req, model, cred)
 	if err != nil {
 		return nil, err

@@ -11,6 +11,11 @@
 // credentials and blocks — lives in memory in a Picker and is cleared for a
 // provider whenever that provider's credential set changes.
 //
+// Account policies (Policies: a routing priority and a usage reserve per
+// OAuth account) take part in the OAuth ranking; they depend only on the
+// snapshot, the usage reports and the configuration, so replicas with the
+// same configuration still agree.
+//
 // Blocks are keyed by credential id, not by position (the reference keys
 // its in-memory map by candidate index); see Blocks. Shared, broker-side
 // blocks are keyed by credential id and scope too; the Picker takes the

@@ -1,7 +1,9 @@
 package pick
 
 import (
+	"cmp"
 	"context"
+	"slices"
 
 	"github.com/ompgo/omp/pkg/vault"
 )
@@ -15,6 +17,20 @@ func (p *Picker) pickOAuth(ctx context.Context, provider, session string, opts O
 	strat, ranked := strategies[provider]
 	sc := scopeFor(provider, opts.ModelID)
 
+	// The provider's account policies must name stored accounts
+	// unambiguously; they govern the provider when one names any of its
+	// accounts.
+	if err := p.Policies.Validate(provider, creds); err != nil {
+		return vault.Entry{}, err
+	}
+	governed, prioritised := false, false
+	for i := range creds {
+		if pol := p.Policies.For(provider, creds[i].Credential); pol != nil {
+			governed = true
+			prioritised = prioritised || pol.Priority != nil
+		}
+	}
+
 	stickyID, hasSticky := p.getSticky(provider, session)
 	stickyUnblocked := false
 	if hasSticky {
@@ -25,17 +41,29 @@ func (p *Picker) pickOAuth(ctx context.Context, provider, session string, opts O
 		}
 	}
 
-	// Ranking runs when a strategy exists and there is a choice to make
-	// (or a spark model), unless the session already has an unblocked
-	// sticky credential. Its prefetch order (the final tie-break) is the
-	// natural row order with a session id, else the round-robin rotation;
-	// without ranking the order is the plain rotation (see rotation).
-	rankNow := ranked && (len(creds) > 1 || spark) && (!stickyUnblocked || spark)
+	// Ranking runs when a strategy exists or account policies govern the
+	// provider, and there is a choice to make (or a spark model), unless
+	// the session already has an unblocked sticky credential and no policy
+	// applies (policies re-rank every request: a sticky account that
+	// entered its reserve gives way). Its prefetch order (the final
+	// tie-break) is the natural row order with a session id; otherwise,
+	// and without ranking, it is the order by descending policy priority
+	// when a policy sets one, else the plain rotation (see rotation).
+	rankNow := (ranked || governed) && (len(creds) > 1 || spark) && (!stickyUnblocked || spark || governed)
 	ord := p.order(pk, len(creds), session)
-	if rankNow && session != "" {
+	switch {
+	case rankNow && session != "":
 		for i := range ord {
 			ord[i] = i
 		}
+	case prioritised:
+		for i := range ord {
+			ord[i] = i
+		}
+		slices.SortStableFunc(ord, func(a, b int) int {
+			return cmp.Compare(p.Policies.For(provider, creds[b].Credential).PriorityValue(),
+				p.Policies.For(provider, creds[a].Credential).PriorityValue())
+		})
 	}
 	cs := make([]*candidate, len(creds))
 	for i, j := range ord {
@@ -46,11 +74,16 @@ func (p *Picker) pickOAuth(ctx context.Context, provider, session string, opts O
 		reports = p.usage(ctx)
 		for _, c := range cs {
 			p.applyUsage(pk, sc, c, reports, nowMs)
-			strat.measure(c, sc, spark, nowMs)
+			if ranked {
+				strat.measure(c, sc, spark, nowMs)
+			}
+			if governed {
+				p.measurePolicy(provider, sc, c, nowMs)
+			}
 		}
-		cs = rank(cs, session)
+		cs = rank(cs, session, !governed)
 	}
-	if hasSticky && !spark {
+	if hasSticky && !spark && !(governed && leavesReserve(cs, stickyID)) {
 		for i, c := range cs {
 			if c.entry.ID == stickyID && i > 0 {
 				copy(cs[1:i+1], cs[:i])
@@ -146,4 +179,41 @@ func (p *Picker) prepare(ctx context.Context, e vault.Entry, force bool) (vault.
 		return p.Source.Refresh(ctx, e.ID)
 	}
 	return e, nil
+}
+
+// measurePolicy fills c's account-policy inputs: its priority and whether
+// its remaining usage (over the limits the request ranks on) is inside
+// its reserve.
+func (p *Picker) measurePolicy(provider string, sc limitScope, c *candidate, nowMs int64) {
+	pol := p.Policies.For(provider, c.entry.Credential)
+	c.priority = pol.PriorityValue()
+	if c.report == nil {
+		return
+	}
+	reserve, _ := p.Policies.Reserve(pol)
+	if left, ok := remaining(c.report, sc.rank(c.report.Limits), nowMs); ok {
+		c.reserveMeasured = true
+		c.inReserve = left <= reserve/100
+	}
+}
+
+// leavesReserve reports whether the session's sticky account stickyID is
+// inside its reserve while another unblocked account is measured outside
+// its own: the sticky account then gives way to the ranked order.
+func leavesReserve(cs []*candidate, stickyID int64) bool {
+	var sticky *candidate
+	for _, c := range cs {
+		if c.entry.ID == stickyID {
+			sticky = c
+		}
+	}
+	if sticky == nil || sticky.blocked || !sticky.inReserve {
+		return false
+	}
+	for _, c := range cs {
+		if c != sticky && !c.blocked && c.reserveMeasured && !c.inReserve {
+			return true
+		}
+	}
+	return false
 }

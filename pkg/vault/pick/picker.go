@@ -61,6 +61,9 @@ type Picker struct {
 	// !command); InvalidateMatching compares
 	// the failed key with both forms. nil: the value is the key.
 	ResolveKey func(string) string
+	// Policies are the account policies (routing priority and usage
+	// reserve per OAuth account); nil: none.
+	Policies *Policies
 
 	// Blocks are this process's blocks. Exposed so a caller can read them
 	// (status pages) or seed them; Picker sets its clock when nil.

@@ -254,6 +254,13 @@ type candidate struct {
 	secUsed      float64
 	priDrain     float64
 	priUsed      float64
+	// inReserve: the account's remaining usage is measured and at or
+	// below its reserve (account policies); reserveMeasured: remaining
+	// usage is known and a reserve applies.
+	inReserve       bool
+	reserveMeasured bool
+	// priority is the account policy's priority (0 without one).
+	priority float64
 }
 
 // usedFraction is amount.usedFraction clamped to [0,1]; 0.5 when missing.
@@ -329,8 +336,9 @@ func compareMetric(a, b float64) int {
 
 // comparePriority orders two candidates without the prefetch-order
 // tie-break: unblocked first; blocked by earliest unblock; Pro plans first
-// (spark); boosted first; then ascending secondary drain, secondary used,
-// primary drain, primary used.
+// (spark); accounts outside their usage reserve before those inside it;
+// boosted first; higher account priority first; then ascending secondary
+// drain, secondary used, primary drain, primary used.
 func comparePriority(a, b *candidate) int {
 	if a.blocked != b.blocked {
 		if a.blocked {
@@ -344,8 +352,20 @@ func comparePriority(a, b *candidate) int {
 	if a.plan != b.plan {
 		return a.plan - b.plan
 	}
+	if a.inReserve != b.inReserve {
+		if a.inReserve {
+			return 1
+		}
+		return -1
+	}
 	if a.boost != b.boost {
 		if a.boost {
+			return -1
+		}
+		return 1
+	}
+	if a.priority != b.priority {
+		if a.priority > b.priority {
 			return -1
 		}
 		return 1
@@ -368,14 +388,19 @@ func cmpInt(a, b int64) int {
 	return 0
 }
 
-// rank sorts cs (ties keep prefetch order) and, with a session id and at
-// least two unblocked candidates, moves the weighted pick to the front:
+// rank sorts cs (ties keep prefetch order) and, when weighted, with a
+// session id and at least two unblocked candidates, moves the weighted pick
+// to the front:
 // unblocked candidates are bucketed (a new bucket whenever the priority
 // comparison differs from the previous candidate's), bucket b has weight
 // 1 + (1 − b/maxBucket) (1 when there is one bucket), and the pick is the
 // candidate whose cumulative weight first exceeds
 // xxHash32(sessionId)/2^32 × totalWeight.
-func rank(cs []*candidate, sessionID string) []*candidate {
+//
+// A provider governed by account policies is not weighted: the sorted
+// order is the policy's order (a weighted pick could land a session on an
+// account inside its reserve or below a higher priority).
+func rank(cs []*candidate, sessionID string, weighted bool) []*candidate {
 	slices.SortStableFunc(cs, func(a, b *candidate) int {
 		if c := comparePriority(a, b); c != 0 {
 			return c
@@ -386,7 +411,7 @@ func rank(cs []*candidate, sessionID string) []*candidate {
 	for unblocked < len(cs) && !cs[unblocked].blocked {
 		unblocked++
 	}
-	if sessionID == "" || unblocked < 2 {
+	if !weighted || sessionID == "" || unblocked < 2 {
 		return cs
 	}
 	buckets := make([]int, unblocked)
