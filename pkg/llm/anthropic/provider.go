@@ -23,12 +23,8 @@ const DefaultBaseURL = provider.AnthropicBaseURL
 // APIVersion is the anthropic-version header value.
 const APIVersion = "2023-06-01"
 
-// Claude Code fingerprint sent with OAuth tokens (from the reference's
-// claude-code-fingerprint.ts and buildAnthropicHeaders).
-const (
-	ClaudeCodeUserAgent = provider.ClaudeCodeUserAgent
-	oauthBetas          = provider.AnthropicBetasMessagesOAuth
-)
+// oauthBetas is the anthropic-beta set sent with OAuth tokens.
+const oauthBetas = provider.AnthropicBetasMessagesOAuth
 
 // maxErrorBody bounds how much of a non-2xx body is read.
 const maxErrorBody = 1 << 20
@@ -73,8 +69,23 @@ func (p *Provider) endpoint(model llm.Model) string {
 // *llm.UpstreamError when the upstream answers non-2xx, or when its first
 // event is already an error, so the gateway can still answer with an HTTP
 // status.
+//
+// With an OAuth token, a rejection of the Claude Code version that names a
+// newer minimum makes that minimum the process's version
+// (provider.AdoptClaudeCodeVersion) and the request is sent once more.
 func (p *Provider) Stream(ctx context.Context, req *llm.Request, model *llm.Model, cred llm.Credential) (*llm.Stream, error) {
-	hreq, release, err := p.newRequest(ctx, req, model, cred)
+	version := provider.ClaudeCodeVersion()
+	st, err := p.send(ctx, req, model, cred, version)
+	if cred.Kind == llm.CredentialOAuth && clientUserAgent(req) == "" && versionTooOld(err, version) {
+		return p.send(ctx, req, model, cred, provider.ClaudeCodeVersion())
+	}
+	return st, err
+}
+
+// send makes one upstream call; version is the Claude Code version an
+// OAuth request presents.
+func (p *Provider) send(ctx context.Context, req *llm.Request, model *llm.Model, cred llm.Credential, version string) (*llm.Stream, error) {
+	hreq, release, err := p.newRequest(ctx, req, model, cred, version)
 	if err != nil {
 		return nil, err
 	}
@@ -87,9 +98,22 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, model *llm.Mode
 	return p.answer(ctx, model, cred.Kind == llm.CredentialOAuth, resp, err)
 }
 
+// versionTooOld reports whether err rejects the Claude Code version sent
+// and the process has moved to the newer minimum it names.
+func versionTooOld(err error, sent string) bool {
+	var ue *llm.UpstreamError
+	if !errors.As(err, &ue) {
+		return false
+	}
+	if ue.Type != provider.ClaudeCodeVersionTooOld && !strings.Contains(ue.Message, provider.ClaudeCodeVersionTooOld) {
+		return false
+	}
+	return provider.AdoptClaudeCodeVersion(sent, ue.Message)
+}
+
 // newRequest builds the upstream request of req; release recycles its body
 // once the transport has sent it.
-func (p *Provider) newRequest(ctx context.Context, req *llm.Request, model *llm.Model, cred llm.Credential) (hreq *http.Request, release func(), err error) {
+func (p *Provider) newRequest(ctx context.Context, req *llm.Request, model *llm.Model, cred llm.Credential, version string) (hreq *http.Request, release func(), err error) {
 	oauth := cred.Kind == llm.CredentialOAuth
 	// A recycled buffer: a large request is encoded without a fresh,
 	// zeroed allocation; it goes back once the transport has sent it.
@@ -98,7 +122,7 @@ func (p *Provider) newRequest(ctx context.Context, req *llm.Request, model *llm.
 	if err != nil {
 		return nil, nil, fmt.Errorf("anthropic: build request: %w", err)
 	}
-	p.setHeaders(hreq.Header, req, *model, cred)
+	p.setHeaders(hreq.Header, req, *model, cred, version)
 	return hreq, release, nil
 }
 
@@ -133,7 +157,7 @@ func providerID(model llm.Model) string {
 	return "anthropic"
 }
 
-func (p *Provider) setHeaders(h http.Header, req *llm.Request, model llm.Model, cred llm.Credential) {
+func (p *Provider) setHeaders(h http.Header, req *llm.Request, model llm.Model, cred llm.Credential, version string) {
 	for k, v := range model.Headers {
 		h.Set(k, v)
 	}
@@ -156,16 +180,27 @@ func (p *Provider) setHeaders(h http.Header, req *llm.Request, model llm.Model, 
 	case llm.CredentialOAuth:
 		h.Set("Authorization", "Bearer "+cred.Secret)
 		h.Set("anthropic-beta", mergeBetas(oauthBetas, clientBeta))
-		ua := ClaudeCodeUserAgent
-		for k, v := range req.Headers {
-			if strings.EqualFold(k, "user-agent") && strings.HasPrefix(strings.ToLower(v), "claude-cli") {
-				ua = v
-			}
+		ua := clientUserAgent(req)
+		if ua == "" {
+			ua = provider.ClaudeCodeUserAgentFor(version)
 		}
 		h.Set("User-Agent", ua)
 		h.Set("x-app", "cli")
 		h.Set("anthropic-dangerous-direct-browser-access", "true")
 	}
+}
+
+// clientUserAgent returns the client's own Claude Code User-Agent
+// ("claude-cli…"), which an OAuth request carries in place of ours; ""
+// when the client sent none.
+func clientUserAgent(req *llm.Request) string {
+	ua := ""
+	for k, v := range req.Headers {
+		if strings.EqualFold(k, "user-agent") && strings.HasPrefix(strings.ToLower(v), "claude-cli") {
+			ua = v
+		}
+	}
+	return ua
 }
 
 // reqHeaders are the constant upstream request headers, set straight into
