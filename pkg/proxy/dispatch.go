@@ -108,7 +108,7 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, c *call) error 
 	// Cloned: the picker keeps it (sticky credential) past this request.
 	c.sid = strings.Clone(sessionID(f, req, body, r.Header))
 	req.SessionID = c.sid
-	if req.PromptCacheKey == "" {
+	if !given(req.PromptCacheKey) {
 		req.PromptCacheKey = c.sid
 	}
 	if c.model.API == llm.APICodex {
