@@ -26,6 +26,10 @@ const APIVersion = "2023-06-01"
 // oauthBetas is the anthropic-beta set sent with OAuth tokens.
 const oauthBetas = provider.AnthropicBetasMessagesOAuth
 
+// userProfileHeader names the Claude user profile a request is made for;
+// a client's value is passed on to Anthropic with either credential kind.
+const userProfileHeader = "anthropic-user-profile-id"
+
 // maxErrorBody bounds how much of a non-2xx body is read.
 const maxErrorBody = 1 << 20
 
@@ -167,8 +171,11 @@ func (p *Provider) setHeaders(h http.Header, req *llm.Request, model llm.Model, 
 	h[reqHeaders.versionKey] = reqHeaders.version
 	clientBeta := ""
 	for k, v := range req.Headers {
-		if strings.EqualFold(k, "anthropic-beta") && req.OriginAPI == llm.APIAnthropic {
+		switch {
+		case strings.EqualFold(k, "anthropic-beta") && req.OriginAPI == llm.APIAnthropic:
 			clientBeta = v
+		case strings.EqualFold(k, userProfileHeader) && v != "":
+			h.Set(userProfileHeader, v)
 		}
 	}
 	switch cred.Kind {
