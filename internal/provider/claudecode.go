@@ -47,8 +47,15 @@ func ClaudeCodeVersion() string {
 	return DefaultClaudeCodeVersion
 }
 
+// defaultClaudeCodeUserAgent is the User-Agent of the default version,
+// built once: it is the one nearly every request sends.
+const defaultClaudeCodeUserAgent = "claude-cli/" + DefaultClaudeCodeVersion + " (external, cli)"
+
 // ClaudeCodeUserAgentFor returns the Claude Code CLI User-Agent of version.
 func ClaudeCodeUserAgentFor(version string) string {
+	if version == DefaultClaudeCodeVersion {
+		return defaultClaudeCodeUserAgent
+	}
 	return "claude-cli/" + version + " (external, cli)"
 }
 
@@ -87,13 +94,6 @@ func AdoptClaudeCodeVersion(sent, message string) bool {
 		claudeCode.adopted = m[1]
 	}
 	return true
-}
-
-// resetClaudeCodeVersion forgets an adopted version (tests).
-func resetClaudeCodeVersion() {
-	claudeCode.mu.Lock()
-	claudeCode.adopted = ""
-	claudeCode.mu.Unlock()
 }
 
 // compareVersions compares two "major.minor.patch" versions numerically:

@@ -2,6 +2,13 @@ package provider
 
 import "testing"
 
+// resetClaudeCodeVersion forgets an adopted version.
+func resetClaudeCodeVersion() {
+	claudeCode.mu.Lock()
+	claudeCode.adopted = ""
+	claudeCode.mu.Unlock()
+}
+
 func TestClaudeCodeVersion(t *testing.T) {
 	t.Cleanup(resetClaudeCodeVersion)
 	resetClaudeCodeVersion()
