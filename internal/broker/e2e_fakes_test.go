@@ -343,7 +343,7 @@ func (u *upstream) anthropicUsage(w http.ResponseWriter, r *http.Request) {
 	if got := r.Header.Get("anthropic-beta"); got != anthropicUsageBeta {
 		u.problem("anthropic usage anthropic-beta %q", got)
 	}
-	if got := r.Header.Get("User-Agent"); got != "claude-cli/2.1.165 (external, cli)" {
+	if got := r.Header.Get("User-Agent"); got != "claude-cli/2.1.280 (external, cli)" {
 		u.problem("anthropic usage user-agent %q", got)
 	}
 	w.Header().Set("Content-Type", "application/json")

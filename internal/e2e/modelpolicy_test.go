@@ -17,7 +17,7 @@ import (
 // codexModelDenied is Codex's answer when a ChatGPT account is not
 // entitled to the requested model: an account-policy denial scoped to
 // that model (fleet.md §5).
-const codexModelDenied = `{"detail":"The 'gpt-5.4' model is not supported when using Codex with a ChatGPT account."}`
+const codexModelDenied = `{"detail":"The 'gpt-6-sol' model is not supported when using Codex with a ChatGPT account."}`
 
 // codexChat sends one non-streamed chat completion for model through
 // gateway url with session id sid and returns the HTTP status.
@@ -48,7 +48,7 @@ func TestCodexModelPolicyDenialBlocksTheModelFleetWide(t *testing.T) {
 	const denied, other = "codex-policy-x", "codex-policy-y"
 	f := newUpstream(t, codexWire, func(w http.ResponseWriter, r *http.Request, _ int, key string) {
 		body, _ := io.ReadAll(r.Body)
-		if key == denied && bytes.Contains(body, []byte(`"model":"gpt-5.4"`)) {
+		if key == denied && bytes.Contains(body, []byte(`"model":"gpt-6-sol"`)) {
 			writeJSON(w, http.StatusForbidden, nil, codexModelDenied)
 			return
 		}
@@ -70,7 +70,7 @@ func TestCodexModelPolicyDenialBlocksTheModelFleetWide(t *testing.T) {
 	for i := range 16 {
 		n := len(f.requests())
 		try := fmt.Sprintf("policy-session-%d", i)
-		if code := codexChat(t, s.gwURL, token, "openai-codex/gpt-5.4", try); code != http.StatusOK {
+		if code := codexChat(t, s.gwURL, token, "openai-codex/gpt-6-sol", try); code != http.StatusOK {
 			t.Fatalf("session %s: status %d, want 200 (the sibling serves)", try, code)
 		}
 		if reqs := f.requests()[n:]; reqs[0].key == denied {
@@ -115,14 +115,14 @@ func TestCodexModelPolicyDenialBlocksTheModelFleetWide(t *testing.T) {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
-	if len(got) != 1 || got[0].ProviderKey != "openai-codex:oauth" || got[0].Scope != "model-policy:gpt-5.4" {
-		t.Fatalf("broker blocks %+v, want one openai-codex:oauth model-policy:gpt-5.4", got)
+	if len(got) != 1 || got[0].ProviderKey != "openai-codex:oauth" || got[0].Scope != "model-policy:gpt-6-sol" {
+		t.Fatalf("broker blocks %+v, want one openai-codex:oauth model-policy:gpt-6-sol", got)
 	}
 	if left := time.Until(time.UnixMilli(got[0].UntilMs)); left < 50*time.Second || left > 61*time.Second {
 		t.Fatalf("block ends in %v, want about 60 s", left)
 	}
 
-	// The denied account is skipped for gpt-5.4 only: sessions that
+	// The denied account is skipped for gpt-6-sol only: sessions that
 	// start on it for gpt-5.5 still get it.
 	served := func(url, tok, model, session string) []string {
 		t.Helper()
@@ -136,8 +136,8 @@ func TestCodexModelPolicyDenialBlocksTheModelFleetWide(t *testing.T) {
 		}
 		return keys
 	}
-	if k := served(s.gwURL, token, "openai-codex/gpt-5.4", sid); strings.Join(k, ",") != other {
-		t.Errorf("gpt-5.4 after the block went to %v, want the sibling only", k)
+	if k := served(s.gwURL, token, "openai-codex/gpt-6-sol", sid); strings.Join(k, ",") != other {
+		t.Errorf("gpt-6-sol after the block went to %v, want the sibling only", k)
 	}
 	usedDenied := false
 	for i := range 16 {
@@ -148,17 +148,17 @@ func TestCodexModelPolicyDenialBlocksTheModelFleetWide(t *testing.T) {
 		usedDenied = usedDenied || k[0] == denied
 	}
 	if !usedDenied {
-		t.Error("no gpt-5.5 request used the account blocked for gpt-5.4 only")
+		t.Error("no gpt-5.5 request used the account blocked for gpt-6-sol only")
 	}
 
 	// A second gateway of the fleet holds the shared block and never sends
-	// gpt-5.4 to the denied account, whatever the session.
+	// gpt-6-sol to the denied account, whatever the session.
 	gm2, token2 := startGateway(t, f, b, filepath.Join(dir, "gw-b"))
 	s2 := &stack{fake: f, broker: b.client(), gw: gm2, gwURL: gm2.URL(), token: token2}
 	s2.waitStore(t, "openai-codex", 2)
 	for i := range 8 {
-		if k := served(s2.gwURL, token2, "openai-codex/gpt-5.4", fmt.Sprintf("fleet-session-%d", i)); strings.Join(k, ",") != other {
-			t.Fatalf("gateway B sent gpt-5.4 to %v, want the sibling only", k)
+		if k := served(s2.gwURL, token2, "openai-codex/gpt-6-sol", fmt.Sprintf("fleet-session-%d", i)); strings.Join(k, ",") != other {
+			t.Fatalf("gateway B sent gpt-6-sol to %v, want the sibling only", k)
 		}
 	}
 }

@@ -88,7 +88,7 @@ func upstreamCases() []upstreamCase {
 	}, {
 		name:  "ChatGPTCodex",
 		wire:  codexWire,
-		model: "openai-codex/gpt-5.4",
+		model: "openai-codex/gpt-5.5",
 		cred: vault.Credential{Type: vault.TypeOAuth, Access: codexAccess, Refresh: codexRefresh,
 			Expires: expires, AccountID: codexAccount},
 		stream:    "openai/testdata/codex_sparse.sse",

@@ -3,7 +3,8 @@
 // User-Agent strings and anthropic-beta sets. The provider adapters under
 // pkg/llm, the OAuth registry (pkg/vault/oauth) and the usage fetchers
 // (pkg/vault/usage) read their defaults here, so that one value is changed
-// in one place. Every value is the one the reference sends; the
+// in one place. The Claude Code version (claudecode.go) is the one value
+// that can move while the process runs. Every value is the one the reference sends; the
 // conformance goldens of pkg/llm and the oauth and usage tests check the
 // bytes sent.
 //
@@ -33,13 +34,9 @@ const (
 	// the token reply lacks them.
 	AnthropicBootstrapPath = "/api/claude_cli/bootstrap"
 
-	// ClaudeCodeUserAgent is the Claude Code User-Agent sent with Claude
-	// OAuth tokens on messages and usage requests, at the version the
-	// reference's usage request sends.
-	ClaudeCodeUserAgent = "claude-cli/2.1.165 (external, cli)"
 	// AnthropicRefreshUserAgent is the User-Agent of a Claude OAuth token
-	// refresh: the reference's TypeScript SDK, 0.94.0.
-	AnthropicRefreshUserAgent = "anthropic-sdk-typescript/0.94.0 userOAuthProvider"
+	// refresh: the Anthropic TypeScript SDK that Claude Code bundles.
+	AnthropicRefreshUserAgent = "anthropic-sdk-typescript/0.112.1 userOAuthProvider"
 
 	// AnthropicBetasMessagesOAuth is the anthropic-beta set of a messages
 	// request made with a Claude OAuth token (client betas are merged in).
@@ -78,7 +75,7 @@ const (
 	CodexOriginator = "omp"
 	// CodexClientVersion is the Codex client version header value (the
 	// backend gates models on it).
-	CodexClientVersion = "0.153.0"
+	CodexClientVersion = "0.155.1"
 	// CodexUsageUserAgent is the User-Agent of the Codex usage request.
 	CodexUsageUserAgent = "OpenCode-Status-Plugin/1.0"
 	// OpenAIAuthClaim and OpenAIProfileClaim are the ChatGPT id/access

@@ -111,7 +111,7 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, c *call) error 
 	// Fallbacks an upstream taught this session apply to its later
 	// requests, not to other sessions.
 	req.Session = s.sessions.get(c.sid)
-	if req.PromptCacheKey == "" {
+	if !given(req.PromptCacheKey) {
 		req.PromptCacheKey = c.sid
 	}
 	if c.model.API == llm.APICodex {

@@ -217,7 +217,7 @@ func (s *Server) routes() http.Handler {
 
 // CORS headers of every response.
 const (
-	corsAllowHeaders  = "authorization, content-type, anthropic-version, anthropic-beta, openai-organization, openai-project, x-stainless-*, x-api-key"
+	corsAllowHeaders  = "authorization, content-type, anthropic-version, anthropic-beta, anthropic-user-profile-id, openai-organization, openai-project, x-stainless-*, x-api-key"
 	corsExposeHeaders = "x-request-id, request-id, x-litellm-model-id, x-litellm-model-api-base, x-litellm-response-cost, x-litellm-response-duration-ms, openai-processing-ms"
 )
 

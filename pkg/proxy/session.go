@@ -17,7 +17,7 @@ import (
 // layer, besides every x-stainless-*. The provider
 // decides which of them reach the upstream.
 var passthroughHeaders = canonicalNames(
-	"anthropic-beta", "anthropic-version", "openai-organization", "openai-project",
+	"anthropic-beta", "anthropic-version", "anthropic-user-profile-id", "openai-organization", "openai-project",
 	"openai-beta", "chatgpt-account-id", "originator", "session_id", "conversation_id",
 	"x-prompt-cache-key", "x-session-id", "x-conversation-id",
 )
@@ -89,7 +89,8 @@ type sessionBody struct {
 
 // sessionID returns the session id of a request:
 // the first client-supplied key, else an id derived from the conversation
-// head, so one conversation keeps its credential and its prompt cache.
+// head, so one conversation keeps its credential and its prompt cache. A
+// key that is empty or only white space counts as absent.
 //
 // The derived id hashes the requested model id, the system prompt, the
 // tools as sent and the first non-system message as sent; the reference hashes its
@@ -104,7 +105,7 @@ type sessionBody struct {
 // past the array finds them (docs/performance.md).
 func sessionID(f *format, req *llm.Request, body []byte, h http.Header) string {
 	if f.piNative {
-		if req.SessionID != "" {
+		if given(req.SessionID) {
 			return req.SessionID
 		}
 		return derivedSessionID(req, nil, nil)
@@ -114,16 +115,16 @@ func sessionID(f *format, req *llm.Request, body []byte, h http.Header) string {
 		sb = sessionBody{}
 		_ = json.Unmarshal(body, &sb) // the codec has accepted the body already
 	}
-	if sb.PromptCacheKey != "" {
+	if given(sb.PromptCacheKey) {
 		return sb.PromptCacheKey
 	}
 	for _, k := range []string{"prompt_cache_key", "session_id", "conversation_id"} {
-		if s, ok := sb.Metadata[k].(string); ok && s != "" {
+		if s, ok := sb.Metadata[k].(string); ok && given(s) {
 			return s
 		}
 	}
 	for _, k := range sessionHeaders {
-		if v := k.get(h); v != "" {
+		if v := k.get(h); given(v) {
 			return v
 		}
 	}
@@ -135,6 +136,10 @@ func sessionID(f *format, req *llm.Request, body []byte, h http.Header) string {
 	}
 	return derivedSessionID(req, sb.Tools, first)
 }
+
+// given reports whether a client's session key is set: not empty and not
+// only white space.
+func given(key string) bool { return strings.TrimSpace(key) != "" }
 
 // firstMessage returns the first element of the JSON array raw that is
 // not a system message (system messages are part of the system prompt,

@@ -42,9 +42,44 @@ func TestSessionID(t *testing.T) {
 		{"metadata before headers", `{"metadata":{"conversation_id":"mc"}}`, http.Header{"X-Session-Id": {"hs"}}, "mc"},
 		{"header order", `{}`, http.Header{"X-Session-Id": {"xs"}, "Conversation_id": {"cv"}}, "cv"},
 		{"empty values skipped", `{"prompt_cache_key":""}`, http.Header{"X-Prompt-Cache-Key": {"xp"}}, "xp"},
+		{"blank values skipped", `{"prompt_cache_key":" \t","metadata":{"session_id":" "}}`, http.Header{"Session_id": {"  "}, "X-Session-Id": {"xs"}}, "xs"},
 	} {
 		if got := sessionID(chatFormat, req, []byte(tc.body), tc.header); got != tc.want {
 			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestBlankSessionKeyIsAbsent: an empty or blank prompt_cache_key, or
+// pi-native options.sessionId, gives the id derived from the conversation,
+// as if the client had sent no key.
+func TestBlankSessionKeyIsAbsent(t *testing.T) {
+	for _, tc := range []struct {
+		f         *format
+		tmpl      string // %s is where the key member goes
+		keyMember string
+	}{
+		{chatFormat, `{"model":"m",%s"messages":[{"role":"user","content":"hi"}]}`, `"prompt_cache_key":%q,`},
+		{responsesFormat, `{"model":"m",%s"input":"hi"}`, `"prompt_cache_key":%q,`},
+		{piFormat, `{"model":"m","context":{"messages":[{"role":"user","content":"hi","timestamp":1}]},"options":{%s"maxTokens":5}}`, `"sessionId":%q,`},
+	} {
+		id := func(member string) string {
+			t.Helper()
+			body := []byte(fmt.Sprintf(tc.tmpl, member))
+			req, err := tc.f.decode(body)
+			if err != nil {
+				t.Fatalf("%s: decode %s: %v", tc.f.name, body, err)
+			}
+			return sessionID(tc.f, req, body, http.Header{})
+		}
+		absent := id("")
+		for _, key := range []string{"", " ", "\t\n "} {
+			if got := id(fmt.Sprintf(tc.keyMember, key)); got != absent {
+				t.Errorf("%s: key %q gave session %q, want %q (as without a key)", tc.f.name, key, got, absent)
+			}
+		}
+		if got := id(fmt.Sprintf(tc.keyMember, "k-1")); got != "k-1" {
+			t.Errorf("%s: key k-1 gave session %q", tc.f.name, got)
 		}
 	}
 }

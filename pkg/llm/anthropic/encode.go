@@ -70,8 +70,7 @@ func EncodeMessage(dst []byte, m *llm.Message, model, id string) ([]byte, error)
 		}
 		first = false
 	}
-	reason := m.StopReason
-	sr, seq := StopToWire(reason, m.Stop)
+	sr, seq := messageStop(m.StopReason, m)
 	dst = append(dst, `],"stop_reason":`...)
 	dst = jsonw.String(dst, sr)
 	dst = append(dst, `,"stop_sequence":`...)

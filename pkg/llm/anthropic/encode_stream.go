@@ -249,13 +249,12 @@ func (e *StreamEncoder) catchUp(dst []byte, m *llm.Message, upTo int) []byte {
 
 func (e *StreamEncoder) finish(dst []byte, m *llm.Message, reason llm.StopReason) []byte {
 	dst = e.closeOpen(dst)
-	var d llm.StopDetail
 	var u llm.Usage
 	if m != nil {
 		dst = e.catchUp(dst, m, len(m.Content))
-		d, u = m.Stop, m.Usage
+		u = m.Usage
 	}
-	sr, seq := StopToWire(reason, d)
+	sr, seq := messageStop(reason, m)
 	dst = frameStart(dst, "message_delta")
 	dst = append(dst, `,"delta":{"stop_reason":`...)
 	dst = jsonw.String(dst, sr)

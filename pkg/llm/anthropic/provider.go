@@ -23,12 +23,12 @@ const DefaultBaseURL = provider.AnthropicBaseURL
 // APIVersion is the anthropic-version header value.
 const APIVersion = "2023-06-01"
 
-// Claude Code fingerprint sent with OAuth tokens (from the reference's
-// claude-code-fingerprint.ts and buildAnthropicHeaders).
-const (
-	ClaudeCodeUserAgent = provider.ClaudeCodeUserAgent
-	oauthBetas          = provider.AnthropicBetasMessagesOAuth
-)
+// oauthBetas is the anthropic-beta set sent with OAuth tokens.
+const oauthBetas = provider.AnthropicBetasMessagesOAuth
+
+// userProfileHeader names the Claude user profile a request is made for;
+// a client's value is passed on to Anthropic with either credential kind.
+const userProfileHeader = "anthropic-user-profile-id"
 
 // maxErrorBody bounds how much of a non-2xx body is read.
 const maxErrorBody = 1 << 20
@@ -84,17 +84,31 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, model *llm.Mode
 	if strict && req.Session.StrictToolsDisabled(scope) {
 		req, strict = withoutStrictTools(req), false
 	}
-	st, err := p.send(ctx, req, model, cred)
+	st, err := p.sendVersioned(ctx, req, model, cred)
 	if err != nil && strict && ctx.Err() == nil && strictRejected(err) {
 		req.Session.DisableStrictTools(scope)
-		return p.send(ctx, withoutStrictTools(req), model, cred)
+		return p.sendVersioned(ctx, withoutStrictTools(req), model, cred)
 	}
 	return st, err
 }
 
-// send makes one upstream attempt of req.
-func (p *Provider) send(ctx context.Context, req *llm.Request, model *llm.Model, cred llm.Credential) (*llm.Stream, error) {
-	hreq, release, err := p.newRequest(ctx, req, model, cred)
+// sendVersioned sends req presenting the process's Claude Code version.
+// With an OAuth token, a rejection of that version which names a newer
+// minimum makes the minimum the process's version
+// (provider.AdoptClaudeCodeVersion) and the request is sent once more.
+func (p *Provider) sendVersioned(ctx context.Context, req *llm.Request, model *llm.Model, cred llm.Credential) (*llm.Stream, error) {
+	version := provider.ClaudeCodeVersion()
+	st, err := p.send(ctx, req, model, cred, version)
+	if cred.Kind == llm.CredentialOAuth && clientUserAgent(req) == "" && versionTooOld(err, version) {
+		return p.send(ctx, req, model, cred, provider.ClaudeCodeVersion())
+	}
+	return st, err
+}
+
+// send makes one upstream call; version is the Claude Code version an
+// OAuth request presents.
+func (p *Provider) send(ctx context.Context, req *llm.Request, model *llm.Model, cred llm.Credential, version string) (*llm.Stream, error) {
+	hreq, release, err := p.newRequest(ctx, req, model, cred, version)
 	if err != nil {
 		return nil, err
 	}
@@ -107,9 +121,22 @@ func (p *Provider) send(ctx context.Context, req *llm.Request, model *llm.Model,
 	return p.answer(ctx, model, cred.Kind == llm.CredentialOAuth, resp, err)
 }
 
+// versionTooOld reports whether err rejects the Claude Code version sent
+// and the process has moved to the newer minimum it names.
+func versionTooOld(err error, sent string) bool {
+	var ue *llm.UpstreamError
+	if !errors.As(err, &ue) {
+		return false
+	}
+	if ue.Type != provider.ClaudeCodeVersionTooOld && !strings.Contains(ue.Message, provider.ClaudeCodeVersionTooOld) {
+		return false
+	}
+	return provider.AdoptClaudeCodeVersion(sent, ue.Message)
+}
+
 // newRequest builds the upstream request of req; release recycles its body
 // once the transport has sent it.
-func (p *Provider) newRequest(ctx context.Context, req *llm.Request, model *llm.Model, cred llm.Credential) (hreq *http.Request, release func(), err error) {
+func (p *Provider) newRequest(ctx context.Context, req *llm.Request, model *llm.Model, cred llm.Credential, version string) (hreq *http.Request, release func(), err error) {
 	oauth := cred.Kind == llm.CredentialOAuth
 	// A recycled buffer: a large request is encoded without a fresh,
 	// zeroed allocation; it goes back once the transport has sent it.
@@ -118,7 +145,7 @@ func (p *Provider) newRequest(ctx context.Context, req *llm.Request, model *llm.
 	if err != nil {
 		return nil, nil, fmt.Errorf("anthropic: build request: %w", err)
 	}
-	p.setHeaders(hreq.Header, req, *model, cred)
+	p.setHeaders(hreq.Header, req, *model, cred, version)
 	return hreq, release, nil
 }
 
@@ -153,7 +180,7 @@ func providerID(model llm.Model) string {
 	return "anthropic"
 }
 
-func (p *Provider) setHeaders(h http.Header, req *llm.Request, model llm.Model, cred llm.Credential) {
+func (p *Provider) setHeaders(h http.Header, req *llm.Request, model llm.Model, cred llm.Credential, version string) {
 	for k, v := range model.Headers {
 		h.Set(k, v)
 	}
@@ -163,8 +190,11 @@ func (p *Provider) setHeaders(h http.Header, req *llm.Request, model llm.Model, 
 	h[reqHeaders.versionKey] = reqHeaders.version
 	clientBeta := ""
 	for k, v := range req.Headers {
-		if strings.EqualFold(k, "anthropic-beta") && req.OriginAPI == llm.APIAnthropic {
+		switch {
+		case strings.EqualFold(k, "anthropic-beta") && req.OriginAPI == llm.APIAnthropic:
 			clientBeta = v
+		case strings.EqualFold(k, userProfileHeader) && v != "":
+			h.Set(userProfileHeader, v)
 		}
 	}
 	switch cred.Kind {
@@ -176,16 +206,27 @@ func (p *Provider) setHeaders(h http.Header, req *llm.Request, model llm.Model, 
 	case llm.CredentialOAuth:
 		h.Set("Authorization", "Bearer "+cred.Secret)
 		h.Set("anthropic-beta", mergeBetas(oauthBetas, clientBeta))
-		ua := ClaudeCodeUserAgent
-		for k, v := range req.Headers {
-			if strings.EqualFold(k, "user-agent") && strings.HasPrefix(strings.ToLower(v), "claude-cli") {
-				ua = v
-			}
+		ua := clientUserAgent(req)
+		if ua == "" {
+			ua = provider.ClaudeCodeUserAgentFor(version)
 		}
 		h.Set("User-Agent", ua)
 		h.Set("x-app", "cli")
 		h.Set("anthropic-dangerous-direct-browser-access", "true")
 	}
+}
+
+// clientUserAgent returns the client's own Claude Code User-Agent
+// ("claude-cli…"), which an OAuth request carries in place of ours; ""
+// when the client sent none.
+func clientUserAgent(req *llm.Request) string {
+	ua := ""
+	for k, v := range req.Headers {
+		if strings.EqualFold(k, "user-agent") && strings.HasPrefix(strings.ToLower(v), "claude-cli") {
+			ua = v
+		}
+	}
+	return ua
 }
 
 // reqHeaders are the constant upstream request headers, set straight into

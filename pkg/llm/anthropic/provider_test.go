@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ompgo/omp/internal/provider"
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/llm/llmtest"
 )
@@ -130,7 +131,7 @@ func TestProviderOAuthHeadersAndToolPrefix(t *testing.T) {
 	}
 	h := f.gotReq.Header
 	if h.Get("Authorization") != "Bearer oat-secret" || h.Get("x-api-key") != "" || h.Get("x-app") != "cli" ||
-		h.Get("User-Agent") != ClaudeCodeUserAgent || h.Get("anthropic-dangerous-direct-browser-access") != "true" {
+		h.Get("User-Agent") != provider.ClaudeCodeUserAgent() || h.Get("anthropic-dangerous-direct-browser-access") != "true" {
 		t.Errorf("oauth headers = %v", h)
 	}
 	if got := h.Get("anthropic-beta"); got != oauthBetas+",context-management-2025-06-27" {

@@ -49,6 +49,27 @@ func StopToWire(reason llm.StopReason, d llm.StopDetail) (stopReason, stopSequen
 	return "end_turn", ""
 }
 
+// messageStop is StopToWire for the message m ends with (nil when there
+// is none): a message that carries a client tool call stops with tool_use
+// unless the output limit cut it, whatever the upstream's reason was, so
+// that the client runs the calls.
+func messageStop(reason llm.StopReason, m *llm.Message) (stopReason, stopSequence string) {
+	var d llm.StopDetail
+	if m != nil {
+		d = m.Stop
+	}
+	stopReason, stopSequence = StopToWire(reason, d)
+	if reason == llm.StopLength || m == nil {
+		return stopReason, stopSequence
+	}
+	for i := range m.Content {
+		if m.Content[i].Type == llm.ContentToolCall {
+			return "tool_use", ""
+		}
+	}
+	return stopReason, stopSequence
+}
+
 // ErrorType returns the Anthropic error type for an HTTP status.
 func ErrorType(status int) string {
 	switch status {

@@ -32,6 +32,10 @@ var stopCases = []stopCase{
 	{"an_max_tokens_is_length", "anthropic", "max_tokens", "", false, "max_tokens", "length", "incomplete:max_output_tokens", "done:length", 200},
 	{"an_context_window_is_length_raw_for_a", "anthropic", "model_context_window_exceeded", "", false, "model_context_window_exceeded", "length", "incomplete:max_output_tokens", "done:length", 200},
 	{"an_tool_use_is_tool_use", "anthropic", "tool_use", "", true, "tool_use", "tool_calls", "completed", "done:toolUse", 200},
+	{"an_end_turn_with_calls_is_tool_use_for_a", "anthropic", "end_turn", "", true, "tool_use", "tool_calls", "completed", "done:toolUse", 200},
+	{"an_stop_sequence_with_calls_is_tool_use_for_a", "anthropic", "stop_sequence", "###", true, "tool_use", "tool_calls", "completed", "done:toolUse", 200},
+	{"an_max_tokens_with_calls_is_length", "anthropic", "max_tokens", "", true, "max_tokens", "length", "incomplete:max_output_tokens", "done:length", 200},
+	{"an_refusal_with_calls_is_tool_use_for_a", "anthropic", "refusal", "", true, "tool_use", "content_filter", "incomplete:content_filter", "error:error", 200},
 	{"an_pause_turn_is_stop_raw_for_a", "anthropic", "pause_turn", "", false, "pause_turn", "stop", "completed", "done:stop", 200},
 	{"an_refusal_is_safety", "anthropic", "refusal", "", false, "refusal", "content_filter", "incomplete:content_filter", "error:error", 200},
 
@@ -43,6 +47,7 @@ var stopCases = []stopCase{
 	// deltas are tool_calls, and a function_call finish would make SDKs
 	// look for the legacy function_call field.
 	{"oc_function_call_is_tool_use", "openai-chat", "function_call", "", true, "tool_use", "tool_calls", "completed", "done:toolUse", 200},
+	{"oc_content_filter_with_calls_is_tool_use_for_a", "openai-chat", "content_filter", "", true, "tool_use", "content_filter", "incomplete:content_filter", "error:error", 200},
 	{"oc_content_filter_is_safety", "openai-chat", "content_filter", "", false, "refusal", "content_filter", "incomplete:content_filter", "error:error", 200},
 
 	{"or_completed_is_stop", "openai-responses", "completed", "", false, "end_turn", "stop", "completed", "done:stop", 200},

@@ -114,7 +114,7 @@ func (r *Registry) anthropicBootstrap(ctx context.Context, hc *http.Client, acce
 	}
 	err := getJSON(ctx, hc, http.MethodGet, base+provider.AnthropicBootstrapPath+"?entrypoint=cli", nil, map[string]string{
 		"Authorization":  "Bearer " + access,
-		"User-Agent":     provider.ClaudeCodeUserAgent,
+		"User-Agent":     "claude-code/" + provider.ClaudeCodeVersion(),
 		"anthropic-beta": provider.AnthropicBetasRefresh,
 		"Accept":         "application/json",
 	}, &out, "Anthropic bootstrap")

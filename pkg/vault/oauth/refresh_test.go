@@ -110,7 +110,7 @@ func TestRefreshSendsProviderWireAndMapsReply(t *testing.T) {
 			// JSON, in the reference's key order.
 			contentType: "application/json",
 			raw:         `{"grant_type":"refresh_token","client_id":"9d1c250a-e61b-44d9-88ed-5944d1962f5e","refresh_token":"r1"}`,
-			headers:     map[string]string{"anthropic-beta": "oauth-2025-04-20", "User-Agent": "anthropic-sdk-typescript/0.94.0 userOAuthProvider"},
+			headers:     map[string]string{"anthropic-beta": "oauth-2025-04-20", "User-Agent": "anthropic-sdk-typescript/0.112.1 userOAuthProvider"},
 			want: vault.Credential{Type: vault.TypeOAuth, Access: "a2", Refresh: "r2", Expires: t0.UnixMilli() + 28800_000 - 300_000,
 				Email: "me@example.com", AccountID: "acct-1", Extra: map[string]json.RawMessage{"orgId": json.RawMessage(`"org"`)}},
 		},

@@ -17,7 +17,6 @@ import (
 const (
 	AnthropicDefaultBase = provider.AnthropicUsageBaseURL
 	anthropicBeta        = provider.AnthropicBetasUsage
-	anthropicUserAgent   = provider.ClaudeCodeUserAgent
 	anthropicAttempts    = 3
 	anthropicBaseDelay   = 500 * time.Millisecond
 	hourMs               = int64(3_600_000)
@@ -55,7 +54,7 @@ func anthropicHeaders(access string) map[string]string {
 		"accept":         "application/json, text/plain, */*",
 		"anthropic-beta": anthropicBeta,
 		"content-type":   "application/json",
-		"user-agent":     anthropicUserAgent,
+		"user-agent":     provider.ClaudeCodeUserAgent(),
 		"authorization":  "Bearer " + access,
 	}
 }

@@ -34,7 +34,7 @@ func TestAnthropicFetchBuildsBuckets(t *testing.T) {
 			"accept":         "application/json, text/plain, */*",
 			"anthropic-beta": anthropicBeta,
 			"content-type":   "application/json",
-			"user-agent":     "claude-cli/2.1.165 (external, cli)",
+			"user-agent":     "claude-cli/2.1.280 (external, cli)",
 			"authorization":  "Bearer sk-ant-oat-1",
 		} {
 			if got := r.Header.Get(k); got != want {

@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 
@@ -295,6 +296,11 @@ func (s *Server) operation(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) bootstrap(w http.ResponseWriter, r *http.Request) {
 	if !s.accessOK(w, r) {
+		return
+	}
+	// Claude Code's bootstrap request names the CLI as claude-code/<version>.
+	if ua := r.Header.Get("User-Agent"); !strings.HasPrefix(ua, "claude-code/") {
+		http.Error(w, "unexpected User-Agent "+ua, http.StatusBadRequest)
 		return
 	}
 	s.mu.Lock()
