@@ -89,6 +89,26 @@ interop: build interop-install ## check the reference TypeScript omp against our
 	scripts/interop-fleet.sh $(REFERENCE_DIR) $(BIN)
 	$(INTEROP_DIFF)
 
+# The reference 18.3.4: its own pins are not on the registry, so
+# scripts/interop183-install.sh assembles a runnable copy (see its header and
+# the README). The same interop scripts then run against it, plus its
+# RpcClient driving our `omp --mode rpc`.
+REFERENCE183_DIR := .interop183
+.PHONY: interop183 interop183-install
+interop183-install: ## assemble the reference omp 18.3.4 (bundle + natives 18.2.x + stubs) into .interop183/ unless present
+	scripts/interop183-install.sh $(REFERENCE183_DIR)
+
+interop183: build interop183-install ## the interop scripts against the reference 18.3.4, and its RpcClient (promptAndWait, waitForSettled) driving our omp --mode rpc
+	$(GO) build -o $(BIN)/fakeupstream ./tools/fakeupstream
+	scripts/interop-rpc183.sh $(REFERENCE183_DIR) $(BIN)
+	scripts/interop.sh $(REFERENCE183_DIR)
+	scripts/interop-gateway.sh $(REFERENCE183_DIR) $(BIN)
+	scripts/interop-samehome.sh $(REFERENCE183_DIR) $(BIN)
+	scripts/interop-agent.sh $(REFERENCE183_DIR) $(BIN)
+	scripts/interop-compact.sh $(REFERENCE183_DIR) $(BIN)
+	scripts/interop-fleet.sh $(REFERENCE183_DIR) $(BIN)
+	scripts/interop-refgateway-block.sh $(REFERENCE183_DIR) $(BIN)
+
 interop-fleet: build interop-install ## only the fleet interop: our gateway's usage-limit block reaches a reference gateway through our broker
 	$(GO) build -o $(BIN)/fakeupstream ./tools/fakeupstream
 	scripts/interop-fleet.sh $(REFERENCE_DIR) $(BIN)
