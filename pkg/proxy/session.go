@@ -127,6 +127,9 @@ func sessionID(f *format, req *llm.Request, body []byte, h http.Header) string {
 			return v
 		}
 	}
+	if f.gemini {
+		return geminiSessionID(req, body)
+	}
 	first, isArray := firstMessage(sb.Messages)
 	if !isArray && len(sb.Input) > 0 {
 		if first, isArray = firstMessage(sb.Input); !isArray {
@@ -134,6 +137,22 @@ func sessionID(f *format, req *llm.Request, body []byte, h http.Header) string {
 		}
 	}
 	return derivedSessionID(req, sb.Tools, first)
+}
+
+// geminiSessionID derives the session id of a Gemini API body from the
+// model, the system instruction, the tools and the first turn of
+// "contents".
+func geminiSessionID(req *llm.Request, body []byte) string {
+	var gb struct {
+		Contents []json.RawMessage `json:"contents"`
+		Tools    json.RawMessage   `json:"tools"`
+	}
+	_ = json.Unmarshal(body, &gb) // the codec has accepted the body already
+	var first json.RawMessage
+	if len(gb.Contents) > 0 {
+		first = gb.Contents[0]
+	}
+	return derivedSessionID(req, gb.Tools, first)
 }
 
 // firstMessage returns the first element of the JSON array raw that is
