@@ -52,17 +52,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, c *call) error {
 
 // call is one inference request between its phases.
 type call struct {
-	f     *format
+	f *format
 	// pathModel and pathStream are the model and stream flag of a route
 	// that names them in the URL (Gemini), set when pathModel is not "".
 	pathModel  string
 	pathStream bool
 	id         string // the request id
-	start time.Time
-	body  []byte // recycled by recycle
-	req   *llm.Request
-	model *llm.Model // the model table's: read-only
-	sid   string
+	start      time.Time
+	body       []byte // recycled by recycle
+	req        *llm.Request
+	model      *llm.Model // the model table's: read-only
+	sid        string
 	// credID is the credential of the open upstream stream.
 	credID int64
 	// inflight is the gateway's in-flight byte count, of which the body
