@@ -278,6 +278,11 @@ func decodeModelTurn(c *inboundContent, i int, nextID *int) (llm.Message, error)
 		case p.InlineData != nil || p.FileData != nil:
 			return m, llm.InvalidRequestf("contents[%d].parts[%d]: media in a \"model\" turn is not supported", i, j)
 		}
+		// A turn whose signatures are another provider's gateway tokens
+		// was produced by that provider: its upstream may replay it.
+		if _, api, ok := llm.DecodeSignatureToken(sig); ok {
+			m.API = api
+		}
 	}
 	return m, nil
 }
