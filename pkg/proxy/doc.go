@@ -2,8 +2,9 @@
 // Chat Completions (POST /v1/chat/completions), Anthropic Messages (POST
 // /v1/messages), OpenAI Responses (POST /v1/responses), pi-native (POST
 // /v1/pi/stream) and Gemini API (POST /v1beta/models/{model}:generateContent,
-// :streamGenerateContent, :countTokens; gemini.go) requests, and answers each in its own wire format with a
-// broker-backed credential the client never sees. There is no raw
+// :streamGenerateContent, :countTokens; gemini.go) requests, and answers
+// each in its own wire format with a broker-backed credential the client
+// never sees. There is no raw
 // passthrough: every request is decoded into the canonical llm.Request and
 // re-encoded by an upstream llm.Provider.
 //
