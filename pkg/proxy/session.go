@@ -110,7 +110,7 @@ func sessionID(f *format, req *llm.Request, body []byte, h http.Header) string {
 		return derivedSessionID(req, nil, nil)
 	}
 	var sb sessionBody
-	if !scanSessionBody(body, &sb) {
+	if !f.gemini && !scanSessionBody(body, &sb) { // a Gemini body has none of its keys
 		sb = sessionBody{}
 		_ = json.Unmarshal(body, &sb) // the codec has accepted the body already
 	}
@@ -128,7 +128,7 @@ func sessionID(f *format, req *llm.Request, body []byte, h http.Header) string {
 		}
 	}
 	if f.gemini {
-		return geminiSessionID(req, body)
+		return geminiSessionID(req)
 	}
 	first, isArray := firstMessage(sb.Messages)
 	if !isArray && len(sb.Input) > 0 {
@@ -139,20 +139,19 @@ func sessionID(f *format, req *llm.Request, body []byte, h http.Header) string {
 	return derivedSessionID(req, sb.Tools, first)
 }
 
-// geminiSessionID derives the session id of a Gemini API body from the
-// model, the system instruction, the tools and the first turn of
-// "contents".
-func geminiSessionID(req *llm.Request, body []byte) string {
-	var gb struct {
-		Contents []json.RawMessage `json:"contents"`
-		Tools    json.RawMessage   `json:"tools"`
+// geminiSessionID derives the session id of a Gemini API request from the
+// model, the system instruction, the tools and the first turn, read from
+// the decoded request: a second pass over a large body would cost as much
+// as its decoding.
+func geminiSessionID(req *llm.Request) string {
+	var tools, first []byte
+	if len(req.Tools) > 0 {
+		tools, _ = json.Marshal(req.Tools)
 	}
-	_ = json.Unmarshal(body, &gb) // the codec has accepted the body already
-	var first json.RawMessage
-	if len(gb.Contents) > 0 {
-		first = gb.Contents[0]
+	if len(req.Messages) > 0 {
+		first, _ = json.Marshal(req.Messages[0].Content)
 	}
-	return derivedSessionID(req, gb.Tools, first)
+	return derivedSessionID(req, tools, first)
 }
 
 // firstMessage returns the first element of the JSON array raw that is
