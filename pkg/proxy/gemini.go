@@ -62,6 +62,9 @@ func geminiRest(r *http.Request) (string, error) {
 	if err != nil {
 		return "", errorf(http.StatusBadRequest, "Invalid model name in the path")
 	}
+	if rest == "" {
+		return "", errorf(http.StatusNotFound, "A model name is required: /v1beta/models/{model}")
+	}
 	return rest, nil
 }
 
@@ -69,6 +72,9 @@ func geminiRest(r *http.Request) (string, error) {
 // not ask an upstream (not every upstream can count), it counts about four
 // characters a token (google.CountTokens).
 func (s *Server) geminiCountTokens(w http.ResponseWriter, r *http.Request, model string) error {
+	if s.browser != nil && !isJSON(r.Header.Get("Content-Type")) {
+		return &apiError{Status: http.StatusUnsupportedMediaType, Message: msgNotJSON}
+	}
 	c := &call{f: geminiFormat, inflight: s.inflight}
 	defer c.recycle()
 	body, err := s.readBody(w, r, c)

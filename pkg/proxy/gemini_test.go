@@ -2,10 +2,15 @@ package proxy_test
 
 import (
 	"encoding/json"
+	"io"
+	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/ompgo/omp/internal/syncbuf"
+	"github.com/ompgo/omp/pkg/proxy"
 	"github.com/ompgo/omp/pkg/vault"
 )
 
@@ -180,6 +185,8 @@ func TestGeminiErrors(t *testing.T) {
 		{"bad role", "POST", base + "claude-sonnet-4-5:generateContent", "key", `{"contents":[{"role":"system","parts":[{"text":"x"}]}]}`, 400, "INVALID_ARGUMENT", ""},
 		{"rate limited upstream", "POST", base + "claude-sonnet-4-5:generateContent", "key", geminiHello, 429, "RESOURCE_EXHAUSTED", "7"},
 		{"unknown route", "GET", gw.URL + "/v1beta/files", "key", "", 404, "NOT_FOUND", ""},
+		{"no model", "POST", base + ":generateContent", "key", geminiHello, 404, "NOT_FOUND", ""},
+		{"no model, GET", "GET", base, "key", "", 404, "NOT_FOUND", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resp, body := geminiDo(t, tc.method, tc.url, tc.auth, tc.body)
@@ -203,5 +210,64 @@ func TestGeminiErrors(t *testing.T) {
 				t.Errorf("token in the answer: %s", body)
 			}
 		})
+	}
+}
+
+// The Gemini routes go through the same dispatch as the others: observed
+// usage with the x-omp-* attribution, the request log line (never the
+// token, which came in the query), and the metrics by route and format.
+func TestGeminiDispatch(t *testing.T) {
+	up := anthropicOK(t)
+	src := &memSource{entries: []vault.Entry{apiKeyEntry(7, "anthropic", "sk-ant-vault")}}
+	var logs syncbuf.Buffer
+	var mu sync.Mutex
+	var got []proxy.Observed
+	gw := gateway(t, src, map[string]string{"anthropic": up.srv.URL}, nil, func(s *proxy.Server) {
+		proxy.SetLogger(s, slog.New(slog.NewTextHandler(&logs, nil)))
+		proxy.SetObserve(s, func(o proxy.Observed) { mu.Lock(); got = append(got, o); mu.Unlock() })
+	})
+	req, err := http.NewRequest(http.MethodPost, gw.URL+"/v1beta/models/claude-sonnet-4-5:streamGenerateContent?alt=sse&key="+gatewayToken, strings.NewReader(geminiHello))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("x-omp-app", "gemini-client")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	mu.Lock()
+	if len(got) != 1 || got[0].App != "gemini-client" || got[0].Provider != "anthropic" || got[0].CredentialID != 7 || got[0].Usage.Output != 5 {
+		t.Errorf("observed %+v", got)
+	}
+	mu.Unlock()
+	if !strings.Contains(logs.String(), `msg="auth-gateway request" format=gemini model=claude-sonnet-4-5 resolvedProvider=anthropic`) {
+		t.Errorf("no request line for the Gemini call:\n%s", logs.String())
+	}
+	_, _ = geminiDo(t, http.MethodGet, gw.URL+"/v1beta/models?key=wrong-"+gatewayToken, "", "")
+	if strings.Contains(logs.String(), gatewayToken) {
+		t.Errorf("the token is in the log:\n%s", logs.String())
+	}
+	_, metrics := geminiDo(t, http.MethodGet, gw.URL+"/metrics", "bearer", "")
+	want := `omp_gateway_http_requests_total{format="gemini",provider="anthropic",route="/v1beta/models/*",status="200"} 1`
+	if !strings.Contains(metrics, want) {
+		t.Errorf("metrics lack %s", want)
+	}
+}
+
+// Without a token (NoAuth), a non-JSON body to a Gemini method is 415 in
+// Google's shape, as on the other inference routes.
+func TestGeminiNoAuthRefusesNonJSON(t *testing.T) {
+	up := anthropicOK(t)
+	gw := noAuthGateway(t, up, nil, nil)
+	for _, method := range []string{"generateContent", "countTokens"} {
+		resp, body := send(t, http.MethodPost, gw.URL+"/v1beta/models/claude-sonnet-4-5:"+method, "", geminiHello, map[string]string{"Content-Type": "text/plain"})
+		if resp.StatusCode != http.StatusUnsupportedMediaType || !strings.Contains(body, `"status":"INVALID_ARGUMENT"`) {
+			t.Errorf("%s: status %d: %s", method, resp.StatusCode, body)
+		}
 	}
 }
