@@ -169,10 +169,7 @@ func (s *Server) geminiGetModel(w http.ResponseWriter, r *http.Request) error {
 // renderGemini writes Google's error envelope
 // {"error":{"code","message","status"}}; an upstream 529 is 503.
 func renderGemini(w http.ResponseWriter, _ *http.Request, p httpx.Problem) {
-	status := p.Status
-	if status == 529 {
-		status = http.StatusServiceUnavailable
-	}
+	status := google.ClientStatus(p.Status)
 	writeError(w, status, "application/json; charset=UTF-8", google.AppendErrorBody(nil, status, p.Message))
 }
 

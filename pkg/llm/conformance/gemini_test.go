@@ -34,8 +34,8 @@ func geminiInbound(model string, stream bool) inbound {
 			return google.AppendResponse(nil, m, req.Model, geminiResponseID)
 		},
 		errorBody: func(err error) (int, []byte) {
-			c := llm.Classify(err)
-			return c.Status, google.AppendErrorBody(nil, c.Status, errorMessage(err))
+			status := google.ClientStatus(llm.Classify(err).Status)
+			return status, google.AppendErrorBody(nil, status, errorMessage(err))
 		},
 		errorType: "application/json",
 	}
@@ -350,5 +350,78 @@ func TestGeminiForeignSignatureReplay(t *testing.T) {
 	}
 	if !strings.Contains(sent, `"tool_use_id":"toolu_`) && !strings.Contains(sent, `"tool_use_id":"call_`) {
 		t.Errorf("tool results not paired with their calls: %s", sent)
+	}
+}
+
+// geminiErrorStatus is the status a Gemini client gets for an upstream
+// status, and its google.rpc code name.
+func geminiErrorStatus(status int) (int, string) {
+	switch status {
+	case 400, 413:
+		return status, "INVALID_ARGUMENT"
+	case 401:
+		return 401, "UNAUTHENTICATED"
+	case 403:
+		return 403, "PERMISSION_DENIED"
+	case 404:
+		return 404, "NOT_FOUND"
+	case 429:
+		return 429, "RESOURCE_EXHAUSTED"
+	case 503, 529:
+		return 503, "UNAVAILABLE"
+	}
+	return status, "INTERNAL"
+}
+
+// TestGeminiUpstreamErrors: every upstream failure of the error table
+// reaches a Gemini client as Google's error object with the mapped status
+// and the upstream's own message, streaming or not.
+func TestGeminiUpstreamErrors(t *testing.T) {
+	for _, tc := range errCases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			up := upstreamNamed(t, tc.upstream)
+			for _, stream := range []bool{true, false} {
+				res := exchange(t, geminiInbound(up.model.ID, stream), up, geminiBody("tools"), tc.reply)
+				var e struct {
+					Error struct {
+						Code    int    `json:"code"`
+						Message string `json:"message"`
+						Status  string `json:"status"`
+					} `json:"error"`
+				}
+				if err := json.Unmarshal(res.body, &e); err != nil {
+					t.Fatalf("stream=%v: not an error object: %s", stream, res.body)
+				}
+				code, name := geminiErrorStatus(tc.status)
+				if res.status != code || e.Error.Code != code || e.Error.Status != name || e.Error.Message != tc.message {
+					t.Errorf("stream=%v: %d %s, want %d %s with %q", stream, res.status, res.body, code, name, tc.message)
+				}
+				if got := res.header.Get("Retry-After"); got != tc.retry {
+					t.Errorf("stream=%v: Retry-After %q, want %q", stream, got, tc.retry)
+				}
+			}
+		})
+	}
+}
+
+// TestGeminiMidStreamErrors: after partial text the upstream fails; the
+// Gemini stream ends with an error object and no finishReason, and the
+// non-streaming client gets an error status.
+func TestGeminiMidStreamErrors(t *testing.T) {
+	for _, up := range upstreams {
+		t.Run(up.name, func(t *testing.T) {
+			t.Parallel()
+			tn := turn{text: []string{"Partial ", "answer"}, failAfterText: true}
+			res := exchange(t, geminiInbound(up.model.ID, true), up, geminiBody("tools"), okReply(up, tn))
+			s := geminiStream(t, res.body)
+			if !s.errored || s.finish != "" || s.text != "Partial answer" {
+				t.Errorf("stream %+v:\n%s", s, res.body)
+			}
+			whole := exchange(t, geminiInbound(up.model.ID, false), up, geminiBody("tools"), okReply(up, tn))
+			if whole.status < 500 || !strings.Contains(string(whole.body), `"status":"`) {
+				t.Errorf("non-stream: status %d: %s", whole.status, whole.body)
+			}
+		})
 	}
 }

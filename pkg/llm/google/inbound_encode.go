@@ -251,7 +251,7 @@ func eventError(ev *llm.Event) (int, string) {
 	if errors.Is(ev.Err, context.Canceled) || (ev.Partial != nil && ev.Partial.StopReason == llm.StopAborted) {
 		return 499, msg
 	}
-	return llm.Classify(ev.Err).Status, msg
+	return ClientStatus(llm.Classify(ev.Err).Status), msg
 }
 
 func (e *StreamEncoder) chunk(dst []byte, r outResponse) []byte {
@@ -278,6 +278,16 @@ func (e *StreamEncoder) element(dst, obj []byte) []byte {
 	return append(dst, obj...)
 }
 
+// ClientStatus is the HTTP status a Gemini client gets for a failure of
+// status: Anthropic's 529 (overloaded), which Google's API never sends,
+// is 503; the rest unchanged.
+func ClientStatus(status int) int {
+	if status == 529 {
+		return http.StatusServiceUnavailable
+	}
+	return status
+}
+
 // ErrorStatus is the google.rpc.Code name Google's REST API gives an HTTP
 // status.
 func ErrorStatus(code int) string {
@@ -298,7 +308,7 @@ func ErrorStatus(code int) string {
 		return "CANCELLED"
 	case http.StatusNotImplemented:
 		return "UNIMPLEMENTED"
-	case http.StatusServiceUnavailable, http.StatusBadGateway, 529:
+	case http.StatusServiceUnavailable, http.StatusBadGateway:
 		return "UNAVAILABLE"
 	case http.StatusGatewayTimeout, http.StatusRequestTimeout:
 		return "DEADLINE_EXCEEDED"
