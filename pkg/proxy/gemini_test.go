@@ -271,3 +271,24 @@ func TestGeminiNoAuthRefusesNonJSON(t *testing.T) {
 		}
 	}
 }
+
+// A Gemini request walks the same retry ladder: a usage limit on the first
+// account switches to its sibling before the client sees a byte.
+func TestGeminiUsageLimitFailsOver(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, _ *http.Request, n int, _ string) {
+		if n == 0 {
+			writeJSON(w, 429, map[string]string{"retry-after": "120"}, usageLimit429)
+			return
+		}
+		writeSSE(w, anthropicText)
+	})
+	src := &memSource{entries: []vault.Entry{apiKeyEntry(1, "anthropic", "sk-one"), apiKeyEntry(2, "anthropic", "sk-two")}}
+	gw := gateway(t, src, map[string]string{"anthropic": up.srv.URL}, nil)
+	resp, body := geminiDo(t, http.MethodPost, gw.URL+"/v1beta/models/claude-sonnet-4-5:streamGenerateContent?alt=sse", "x-goog-api-key", geminiHello)
+	if resp.StatusCode != 200 || !strings.Contains(body, `"finishReason":"STOP"`) {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	if got := up.seen(); len(got) != 2 || got[0] == got[1] {
+		t.Errorf("upstream credentials %q, want the limited key, then its sibling", got)
+	}
+}

@@ -17,14 +17,17 @@ import (
 // canonical events back as GenerateContentResponse objects.
 
 // inboundRequest is a generateContent body as a client sends it. Fields
-// the canonical request has no place for (safetySettings, cachedContent,
-// labels) are accepted and ignored.
+// the canonical request has no place for (safetySettings, labels) are
+// accepted and ignored.
 type inboundRequest struct {
 	Contents          []inboundContent             `json:"contents"`
 	SystemInstruction *inboundContent              `json:"systemInstruction"`
 	Tools             []map[string]json.RawMessage `json:"tools"`
 	ToolConfig        *ToolConfig                  `json:"toolConfig"`
 	GenerationConfig  *inboundGenerationConfig     `json:"generationConfig"`
+	// CachedContent names server-side cached content, which the gateway
+	// does not have: such a request is refused.
+	CachedContent string `json:"cachedContent"`
 	// GenerateContentRequest is countTokens' wrapped form.
 	GenerateContentRequest *inboundRequest `json:"generateContentRequest"`
 }
@@ -88,6 +91,9 @@ func DecodeRequest(body []byte) (*llm.Request, error) {
 	}
 	if in.GenerateContentRequest != nil {
 		in = *in.GenerateContentRequest
+	}
+	if in.CachedContent != "" {
+		return nil, llm.InvalidRequestf("cachedContent is not supported: send the contents themselves")
 	}
 	req := &llm.Request{OriginAPI: llm.APIGoogle}
 	if err := decodeSystem(req, in.SystemInstruction); err != nil {
@@ -165,7 +171,7 @@ func decodeContents(contents []inboundContent) ([]llm.Message, error) {
 			if len(m.Content) > 0 {
 				msgs = append(msgs, m)
 			}
-		case "user", "":
+		case "user", "function", "":
 			var user llm.Message
 			user.Role = llm.RoleUser
 			for j := range c.Parts {

@@ -136,6 +136,7 @@ func TestDecodeRequestRejects(t *testing.T) {
 		{`{"contents":[],"tools":[{"functionDeclarations":[{"description":"x"}]}]}`, "name is required"},
 		{`{"contents":[],"toolConfig":{"functionCallingConfig":{"mode":"SOMETIMES"}}}`, `"SOMETIMES" is not a mode`},
 		{`{"contents":[],"generationConfig":{"candidateCount":2}}`, "only 1 candidate"},
+		{`{"contents":[],"cachedContent":"cachedContents/abc"}`, "cachedContent is not supported"},
 		{`{"contents":[],"generationConfig":{"thinkingConfig":{"thinkingLevel":"extreme"}}}`, `"extreme" is not a level`},
 	} {
 		_, err := DecodeRequest([]byte(tc.body))
