@@ -32,19 +32,21 @@ type inboundRequest struct {
 	GenerateContentRequest *inboundRequest `json:"generateContentRequest"`
 }
 
-// inboundContent is one turn; parts keep their raw JSON so that an
-// unknown part kind can be named in the error.
+// inboundContent is one turn as a client sends it.
 type inboundContent struct {
 	Role  string        `json:"role"`
 	Parts []inboundPart `json:"parts"`
 }
 
+// inboundPart is a part: the kinds the gateway reads, and the code
+// execution kinds, which it refuses.
 type inboundPart struct {
 	Part
 	ExecutableCode      json.RawMessage `json:"executableCode"`
 	CodeExecutionResult json.RawMessage `json:"codeExecutionResult"`
 }
 
+// inboundGenerationConfig is generationConfig; topK is a number there.
 type inboundGenerationConfig struct {
 	Temperature        *float64               `json:"temperature"`
 	TopP               *float64               `json:"topP"`
@@ -58,6 +60,7 @@ type inboundGenerationConfig struct {
 	ResponseJSONSchema json.RawMessage        `json:"responseJsonSchema"`
 }
 
+// inboundThinkingConfig is generationConfig.thinkingConfig.
 type inboundThinkingConfig struct {
 	IncludeThoughts *bool  `json:"includeThoughts"`
 	ThinkingBudget  *int   `json:"thinkingBudget"`
