@@ -35,7 +35,7 @@ type format struct {
 	// header cache keys.
 	piNative bool
 	// gemini: the model and the stream flag come from the URL, and the
-	// conversation is the body's "contents".
+	// derived session id is read from the decoded request.
 	gemini bool
 	// streamType, when set, is the Content-Type of a streamed 200 that is
 	// not SSE (Gemini's JSON array).
