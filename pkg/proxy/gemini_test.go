@@ -292,3 +292,17 @@ func TestGeminiUsageLimitFailsOver(t *testing.T) {
 		t.Errorf("upstream credentials %q, want the limited key, then its sibling", got)
 	}
 }
+
+// The Gemini forms of the token (x-goog-api-key, ?key=) open only the
+// Gemini routes.
+func TestGeminiKeyFormsOnlyOnGeminiRoutes(t *testing.T) {
+	gw := gateway(t, &memSource{entries: []vault.Entry{apiKeyEntry(1, "anthropic", "sk-ant-vault")}}, nil, nil)
+	for _, auth := range []string{"key", "x-goog-api-key"} {
+		if resp, body := geminiDo(t, http.MethodGet, gw.URL+"/v1/models", auth, ""); resp.StatusCode != http.StatusUnauthorized || body != `{"error":"unauthorized"}` {
+			t.Errorf("%s on /v1/models: %d %s", auth, resp.StatusCode, body)
+		}
+		if resp, _ := geminiDo(t, http.MethodGet, gw.URL+"/v1beta/models", auth, ""); resp.StatusCode != http.StatusOK {
+			t.Errorf("%s on /v1beta/models: %d", auth, resp.StatusCode)
+		}
+	}
+}
