@@ -99,9 +99,7 @@ func DecodeRequest(body []byte) (*llm.Request, error) {
 		return nil, llm.InvalidRequestf("cachedContent is not supported: send the contents themselves")
 	}
 	req := &llm.Request{OriginAPI: llm.APIGoogle}
-	if err := decodeSystem(req, in.SystemInstruction); err != nil {
-		return nil, err
-	}
+	decodeSystem(req, in.SystemInstruction)
 	msgs, err := decodeContents(in.Contents)
 	if err != nil {
 		return nil, err
@@ -128,9 +126,11 @@ func jsonProblem(err error) string {
 	return err.Error()
 }
 
-func decodeSystem(req *llm.Request, c *inboundContent) error {
+// decodeSystem keeps the text parts of the system instruction, one
+// system block each.
+func decodeSystem(req *llm.Request, c *inboundContent) {
 	if c == nil {
-		return nil
+		return
 	}
 	for i := range c.Parts {
 		p := &c.Parts[i]
@@ -139,7 +139,6 @@ func decodeSystem(req *llm.Request, c *inboundContent) error {
 		}
 		req.System = append(req.System, llm.SystemBlock{Text: p.Text})
 	}
-	return nil
 }
 
 // inboundCall is a model function call of the previous turn that a
