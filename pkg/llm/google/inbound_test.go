@@ -204,3 +204,43 @@ func FuzzDecodeRequest(f *testing.F) {
 		}
 	})
 }
+
+// The JSON array form of streamGenerateContent is one valid array at the
+// end of the stream, whether the turn finished or failed.
+func TestStreamEncoderArray(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		m := &llm.Message{Role: llm.RoleAssistant, API: llm.APIAnthropic, Content: []llm.Content{llm.Text("Hello")}, Usage: llm.Usage{Input: 3, Output: 2}}
+		events := []llm.Event{
+			{Type: llm.EventStart, Partial: m},
+			{Type: llm.EventTextStart, Partial: m},
+			{Type: llm.EventTextDelta, Delta: "Hello", Partial: m},
+			{Type: llm.EventTextEnd, Partial: m},
+			{Type: llm.EventDone, Reason: llm.StopEnd, Partial: m},
+		}
+		m.StopReason = llm.StopEnd
+		if fail {
+			m.StopReason, m.ErrorMessage = llm.StopError, "overloaded"
+			events[4] = llm.Event{Type: llm.EventError, Reason: llm.StopError, Partial: m,
+				Err: &llm.UpstreamError{Status: 529, Message: "overloaded"}}
+		}
+		e := NewStreamEncoder("claude-x", "resp-1", true)
+		var out []byte
+		for i := range events {
+			out = e.Encode(out, &events[i])
+		}
+		var chunks []map[string]json.RawMessage
+		if err := json.Unmarshal(out, &chunks); err != nil {
+			t.Fatalf("fail=%v: not one JSON array: %v\n%s", fail, err, out)
+		}
+		if len(chunks) != 2 {
+			t.Fatalf("fail=%v: %d elements: %s", fail, len(chunks), out)
+		}
+		last := string(chunks[1]["error"])
+		if fail && last != `{"code":503,"message":"overloaded","status":"UNAVAILABLE"}` {
+			t.Errorf("error element %s", out)
+		}
+		if !fail && !strings.Contains(string(chunks[1]["candidates"]), `"finishReason":"STOP"`) {
+			t.Errorf("last element %s", out)
+		}
+	}
+}
