@@ -89,8 +89,11 @@ const (
 // an *llm.InvalidRequestError whose message says what is wrong.
 func DecodeRequest(body []byte) (*llm.Request, error) {
 	var in inboundRequest
-	if err := json.Unmarshal(body, &in); err != nil {
-		return nil, &llm.InvalidRequestError{Message: "Invalid JSON payload received: " + jsonProblem(err), Err: err}
+	if !decodeInboundFast(body, &in) {
+		in = inboundRequest{}
+		if err := json.Unmarshal(body, &in); err != nil {
+			return nil, &llm.InvalidRequestError{Message: "Invalid JSON payload received: " + jsonProblem(err), Err: err}
+		}
 	}
 	if in.GenerateContentRequest != nil {
 		in = *in.GenerateContentRequest

@@ -3,6 +3,7 @@ package google
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -182,13 +183,26 @@ func TestAppendErrorBody(t *testing.T) {
 }
 
 // FuzzDecodeRequest: any body decodes or is rejected as an invalid
-// request, never a panic; a decoded tool result always names its call.
+// request, never a panic; a decoded tool result always names its call;
+// and whatever the fast reader accepts, encoding/json reads the same.
 func FuzzDecodeRequest(f *testing.F) {
+	f.Add([]byte(`{"contents":[{"role":"model","parts":[{"text":"a\u00e9\ud800","thought":true,"thoughtSignature":"c2ln"},{"inlineData":{"mimeType":"image/png","data":"AA=="}},{"Text":"x"}]}],"Contents":[]}`))
+	f.Add([]byte(`{"contents":[{"parts":[{"text":"a","text":"b"}]}],"safetySettings":[{"category":"X"}]}`))
+	f.Add([]byte(`{"contents":[{"role":"user","parts":[{"functionResponse":{"name":"f","response":{"output":"x"}}},{"fileData":{"fileUri":"gs://x","mimeType":"image/png"}}]}],"cachedContent":"x"}`))
 	f.Add([]byte(`{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`))
 	f.Add([]byte(`{"contents":[{"role":"model","parts":[{"functionCall":{"name":"f","args":{}}}]},{"role":"user","parts":[{"functionResponse":{"name":"f","response":{"output":"x"}}}]}]}`))
 	f.Add([]byte(`{"tools":[{"functionDeclarations":[{"name":"f","parameters":{"type":"OBJECT","properties":{"a":{"type":"ARRAY","items":{"type":"STRING"}}}}}]}]}`))
 	f.Add([]byte(`{"generateContentRequest":{"contents":[]},"generationConfig":{"thinkingConfig":{"thinkingBudget":-1}}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
+		var fast, plain inboundRequest
+		if decodeInboundFast(body, &fast) {
+			if err := json.Unmarshal(body, &plain); err != nil {
+				t.Fatalf("the fast reader accepted what encoding/json refuses (%v): %q", err, body)
+			}
+			if !reflect.DeepEqual(fast, plain) {
+				t.Fatalf("the readers differ on %q:\nfast  %+v\nplain %+v", body, fast, plain)
+			}
+		}
 		req, err := DecodeRequest(body)
 		if err != nil {
 			var ir *llm.InvalidRequestError
@@ -241,6 +255,33 @@ func TestStreamEncoderArray(t *testing.T) {
 		}
 		if !fail && !strings.Contains(string(chunks[1]["candidates"]), `"finishReason":"STOP"`) {
 			t.Errorf("last element %s", out)
+		}
+	}
+}
+
+// The fast reader takes what Gemini clients send (so it is the path that
+// runs), and declines what only encoding/json reads exactly.
+func TestFastReaderTakesTheUsualBodies(t *testing.T) {
+	for _, tc := range []struct {
+		body string
+		fast bool
+	}{
+		{`{"contents":[{"role":"user","parts":[{"text":"hi"},{"inlineData":{"mimeType":"image/png","data":"AA=="}}]},
+		  {"role":"model","parts":[{"text":"t","thought":true,"thoughtSignature":"c2ln"},{"functionCall":{"id":"a","name":"f","args":{"x":1}},"thoughtSignature":"c2ln"}]},
+		  {"role":"user","parts":[{"functionResponse":{"id":"a","name":"f","response":{"output":"y"}}}]}],
+		  "systemInstruction":{"role":"user","parts":[{"text":"sys"}]},
+		  "tools":[{"functionDeclarations":[{"name":"f","parametersJsonSchema":{"type":"object"}}]}],
+		  "toolConfig":{"functionCallingConfig":{"mode":"AUTO"}},"safetySettings":[],"labels":{"a":"b"},
+		  "generationConfig":{"temperature":1,"thinkingConfig":{"includeThoughts":true,"thinkingBudget":-1}}}`, true},
+		{`{"contents":[],"Contents":[]}`, false},
+		{`{"contents":[{"parts":[{"text":null}]}]}`, false},
+		{`{"contents":[{"parts":[{"text":"a","TEXT":"b"}]}]}`, false},
+		{`{"generateContentRequest":{"contents":[]}}`, false},
+		{`{"contents":[]} x`, false},
+	} {
+		var in inboundRequest
+		if got := decodeInboundFast([]byte(tc.body), &in); got != tc.fast {
+			t.Errorf("fast=%v, want %v: %s", got, tc.fast, tc.body)
 		}
 	}
 }
