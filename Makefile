@@ -135,12 +135,12 @@ bench-vault: build ## upload write path: our broker vs the reference broker, int
 # upstream (scripts/e2e-clis.sh). Needs npm once; not part of `make test`.
 E2E_CLIS_DIR := .e2e-clis
 .PHONY: e2e-clis e2e-clis-install
-e2e-clis-install: ## install @anthropic-ai/claude-code and @openai/codex from npm into .e2e-clis/ unless present
+e2e-clis-install: ## install @anthropic-ai/claude-code, @openai/codex and @google/gemini-cli from npm into .e2e-clis/ unless present
 	@mkdir -p $(E2E_CLIS_DIR) && cd $(E2E_CLIS_DIR) && \
-	  { [ -x node_modules/.bin/claude ] && [ -x node_modules/.bin/codex ]; } || \
-	  npm install --no-audit --no-fund @anthropic-ai/claude-code @openai/codex >/dev/null
+	  { [ -x node_modules/.bin/claude ] && [ -x node_modules/.bin/codex ] && [ -x node_modules/.bin/gemini ]; } || \
+	  npm install --no-audit --no-fund @anthropic-ai/claude-code @openai/codex @google/gemini-cli >/dev/null
 
-e2e-clis: build e2e-clis-install ## claude -p and codex exec complete a prompt through our gateway (fake upstream; installs the CLIs into .e2e-clis/)
+e2e-clis: build e2e-clis-install ## claude -p, codex exec and gemini -p (also a tool turn) complete a prompt through our gateway (fake upstream; installs the CLIs into .e2e-clis/)
 	$(GO) build -o $(BIN)/fakeupstream ./tools/fakeupstream
 	scripts/e2e-clis.sh $(E2E_CLIS_DIR) $(BIN)
 

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# `make e2e-clis`: the real Claude Code and Codex CLIs (from npm, cached in
-# the given dir) complete a one-shot prompt through our gateway against a
-# fake upstream (tools/fakeupstream). Everything runs on
+# `make e2e-clis`: the real Claude Code, Codex and Gemini CLIs (from npm,
+# cached in the given dir) complete a one-shot prompt through our gateway
+# against a fake upstream (tools/fakeupstream). Everything runs on
 # loopback under a throwaway home; no provider is contacted.
-#   broker  ← POST /v1/credential: an anthropic and an openai API key
-#   gateway → OMP_PROVIDER_{ANTHROPIC,OPENAI}_BASE_URL = the fake
-#   claude -p / codex exec → the gateway with the gateway token
+#   broker  ← POST /v1/credential: an anthropic, an openai and a google API key
+#   gateway → OMP_PROVIDER_{ANTHROPIC,OPENAI,GOOGLE}_BASE_URL = the fake
+#   claude -p / codex exec / gemini -p → the gateway with the gateway token
+# The Gemini CLI also runs a tool-using turn: the fake answers a prompt
+# holding TOOL-TURN with a list_directory call, the CLI runs it and sends
+# the result back, and the fake then answers with its text.
 # It asserts each CLI exits 0 printing the fake's answer, and that the fake
 # saw the broker-held keys and never the gateway token.
-# Usage: scripts/e2e-clis.sh [cli-dir] [bin-dir]; E2E_CLIS=claude|codex
+# Usage: scripts/e2e-clis.sh [cli-dir] [bin-dir]; E2E_CLIS=claude|codex|gemini
 # runs one only; E2E_KEEP=1 keeps the work dir (logs) for inspection.
 # The fake saves each upstream body under <work>/upstream-bodies.
 # Claude runs with its own default model (claude-opus-4-8 for Claude Code
@@ -20,10 +23,13 @@ clis=$(cd "$clis" && pwd); bin=$(cd "$bin" && pwd)
 claude="$clis/node_modules/@anthropic-ai/claude-code-linux-x64/claude"
 [ -x "$claude" ] || claude="$clis/node_modules/.bin/claude"
 codex="$clis/node_modules/.bin/codex"
-which=${E2E_CLIS:-claude codex}
+gemini="$clis/node_modules/.bin/gemini"
+which=${E2E_CLIS:-claude codex gemini}
 answer="pong from fake upstream"
 anthropic_key=sk-ant-api03-e2e-broker-held
 openai_key=sk-proj-e2e-broker-held
+google_key=AIzaSy-e2e-broker-held
+gemini_model=${E2E_GEMINI_MODEL:-gemini-2.5-flash}
 claude_model=${E2E_CLAUDE_MODEL:-}
 codex_model=${E2E_CODEX_MODEL:-gpt-5}
 
@@ -47,12 +53,14 @@ btoken=$(cat "$HOME/.omp/auth-broker.token")
 up() { curl -fsS -H "Authorization: Bearer $btoken" -H 'Content-Type: application/json' -d "$1" "http://127.0.0.1:$bport/v1/credential" >/dev/null; }
 up '{"provider":"anthropic","credential":{"type":"api_key","key":"'"$anthropic_key"'"}}'
 up '{"provider":"openai","credential":{"type":"api_key","key":"'"$openai_key"'"}}'
+up '{"provider":"google","credential":{"type":"api_key","key":"'"$google_key"'"}}'
 
 # The gateway, its upstreams pointed at the fake.
 gtoken=$("$bin/omp" auth-gateway token)
 OMP_AUTH_BROKER_URL="http://127.0.0.1:$bport" \
 OMP_PROVIDER_ANTHROPIC_BASE_URL="$upstream" \
 OMP_PROVIDER_OPENAI_BASE_URL="$upstream/v1" \
+OMP_PROVIDER_GOOGLE_BASE_URL="$upstream/v1beta" \
   "$bin/gateway" --bind "127.0.0.1:$gport" >"$work/gateway.log" 2>&1 &
 pids+=($!)
 gateway="http://127.0.0.1:$gport"
@@ -112,20 +120,54 @@ TOML
   check "codex exec ($("$codex" --version 2>/dev/null | head -1))" "$work/codex.out" "$rc"
 fi
 
+if [[ " $which " == *" gemini "* ]]; then
+  gh="$work/gemini-home"; mkdir -p "$gh/.gemini" "$work/gemini-project"
+  echo "a file for list_directory" >"$work/gemini-project/marker.txt"
+  # The API-key auth type: with GOOGLE_GEMINI_BASE_URL set the CLI picks
+  # its "gateway" type on its own, which -p then refuses ("Invalid auth
+  # method selected", Gemini CLI 0.61); the API-key type honours the base
+  # URL too. No telemetry, usage statistics or update checks (no network).
+  cat >"$gh/.gemini/settings.json" <<'JSON'
+{"security": {"auth": {"selectedType": "gemini-api-key"}},
+ "privacy": {"usageStatisticsEnabled": false}, "telemetry": {"enabled": false},
+ "general": {"disableAutoUpdate": true, "disableUpdateNag": true}}
+JSON
+  gem() { # outfile prompt...
+    local out=$1; shift
+    (cd "$work/gemini-project" && HOME="$gh" GOOGLE_GEMINI_BASE_URL="$gateway" GEMINI_API_KEY="$gtoken" \
+      GEMINI_CLI_TRUST_WORKSPACE=true timeout 120 "$gemini" -m "$gemini_model" -p "$@" </dev/null >"$out" 2>&1)
+  }
+  gversion=$("$gemini" --version 2>/dev/null | head -1)
+  set +e
+  gem "$work/gemini.out" "say pong"; rc=$?
+  set -e
+  check "gemini -p (Gemini CLI $gversion)" "$work/gemini.out" "$rc"
+  set +e
+  gem "$work/gemini-tool.out" "TOOL-TURN: list the files in this directory, then say pong"; rc=$?
+  set -e
+  check "gemini -p, a list_directory turn (Gemini CLI $gversion)" "$work/gemini-tool.out" "$rc"
+  # The CLI ran the tool and sent its result back through the gateway.
+  if grep -l '"functionResponse"' "$work"/upstream-bodies/*_v1beta_* 2>/dev/null | xargs -r grep -l 'marker.txt' >/dev/null; then
+    echo "== gemini tool turn: OK (the list_directory result, naming marker.txt, reached the upstream)"
+  else
+    echo "== gemini tool turn: FAILED (no functionResponse naming marker.txt reached the upstream)"; fail=1
+  fi
+fi
+
 # What reached the upstream: the broker's keys, never the gateway token.
 echo "== upstream requests"
-python3 - "$work/upstream.jsonl" "$gtoken" "$anthropic_key" "$openai_key" <<'PY' || fail=1
+python3 - "$work/upstream.jsonl" "$gtoken" "$anthropic_key" "$openai_key" "$google_key" <<'PY' || fail=1
 import json, sys
-path, gtoken, akey, okey = sys.argv[1:5]
+path, gtoken, akey, okey, gkey = sys.argv[1:6]
 rows = [json.loads(l) for l in open(path)] if open(path).read().strip() else []
 ok = True
 for r in rows:
     print(f"   {r['method']} {r['path']} model={r.get('model','')} stream={r['stream']} -> {r['status']}"
-          f"  x-api-key={r.get('x_api_key','')[:16]}… auth={r.get('authorization','')[:23]}…")
-    cred = r.get("x_api_key", "") + " " + r.get("authorization", "")
+          f"  x-api-key={r.get('x_api_key','')[:16]}… x-goog-api-key={r.get('x_goog_api_key','')[:16]}… auth={r.get('authorization','')[:23]}…")
+    cred = r.get("x_api_key", "") + " " + r.get("x_goog_api_key", "") + " " + r.get("authorization", "")
     if gtoken in cred:
         print("   !! the gateway token reached the upstream"); ok = False
-    want = akey if r["path"].startswith("/v1/messages") else okey
+    want = akey if r["path"].startswith("/v1/messages") else gkey if r["path"].startswith("/v1beta/") else okey
     if want not in cred:
         print(f"   !! expected the broker-held key {want}"); ok = False
 if not rows:

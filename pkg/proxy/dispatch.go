@@ -21,40 +21,48 @@ import (
 // described in the package doc.
 func (s *Server) inference(f *format) httpx.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		c := &call{f: f, inflight: s.inflight}
-		// The body is recycled once nothing views it: in openUpstream, as soon
-		// as the upstream has the request, or here (nil by then is a no-op).
-		defer c.recycle()
-		if err := s.prepare(w, r, c); err != nil {
-			return err
-		}
-		s.logRequest(r, c)
-		stream, err := s.openUpstream(w, r, c)
-		if err != nil {
-			return err
-		}
-		defer stream.Close()
-		if !c.req.Stream {
-			return s.answerFinal(w, r, c, stream)
-		}
-		s.metrics.streams.Inc()
-		defer s.metrics.streams.Dec()
-		if out := startStream(w); out != nil {
-			s.observe(r, c.model, c.credID, s.writeStream(out, c.f, c.req, stream))
-		}
-		return nil
+		return s.serve(w, r, &call{f: f, inflight: s.inflight})
 	}
+}
+
+// serve runs one inference call.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, c *call) error {
+	// The body is recycled once nothing views it: in openUpstream, as soon
+	// as the upstream has the request, or here (nil by then is a no-op).
+	defer c.recycle()
+	if err := s.prepare(w, r, c); err != nil {
+		return err
+	}
+	s.logRequest(r, c)
+	stream, err := s.openUpstream(w, r, c)
+	if err != nil {
+		return err
+	}
+	defer stream.Close()
+	if !c.req.Stream {
+		return s.answerFinal(w, r, c, stream)
+	}
+	s.metrics.streams.Inc()
+	defer s.metrics.streams.Dec()
+	if out := startStream(w, c.f); out != nil {
+		s.observe(r, c.model, c.credID, s.writeStream(out, c.f, c.req, stream))
+	}
+	return nil
 }
 
 // call is one inference request between its phases.
 type call struct {
-	f     *format
-	id    string // the request id
-	start time.Time
-	body  []byte // recycled by recycle
-	req   *llm.Request
-	model *llm.Model // the model table's: read-only
-	sid   string
+	f *format
+	// pathModel and pathStream are the model and stream flag of a route
+	// that names them in the URL (Gemini), set when pathModel is not "".
+	pathModel  string
+	pathStream bool
+	id         string // the request id
+	start      time.Time
+	body       []byte // recycled by recycle
+	req        *llm.Request
+	model      *llm.Model // the model table's: read-only
+	sid        string
 	// credID is the credential of the open upstream stream.
 	credID int64
 	// inflight is the gateway's in-flight byte count, of which the body
@@ -98,6 +106,9 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, c *call) error 
 	req, err := f.decode(body)
 	if err != nil {
 		return err
+	}
+	if c.pathModel != "" {
+		req.Model, req.Stream = c.pathModel, c.pathStream
 	}
 	c.req = req
 	if c.model, err = s.models.resolve(r.Context(), s, req.Model); err != nil {

@@ -1,8 +1,10 @@
 // Package proxy is the gateway's HTTP core: it accepts OpenAI
 // Chat Completions (POST /v1/chat/completions), Anthropic Messages (POST
-// /v1/messages), OpenAI Responses (POST /v1/responses) and pi-native (POST
-// /v1/pi/stream) requests, and answers each in its own wire format with a
-// broker-backed credential the client never sees. There is no raw
+// /v1/messages), OpenAI Responses (POST /v1/responses), pi-native (POST
+// /v1/pi/stream) and Gemini API (POST /v1beta/models/{model}:generateContent,
+// :streamGenerateContent, :countTokens; gemini.go) requests, and answers
+// each in its own wire format with a broker-backed credential the client
+// never sees. There is no raw
 // passthrough: every request is decoded into the canonical llm.Request and
 // re-encoded by an upstream llm.Provider.
 //
@@ -10,7 +12,8 @@
 //
 //  1. CORS headers on every response; OPTIONS → 204 and GET /healthz
 //     without auth; everything else needs the gateway token (Bearer or
-//     x-api-key, constant time) before routing. Without a token
+//     x-api-key, and on the Gemini routes x-goog-api-key or ?key=,
+//     constant time) before routing. Without a token
 //     (browser.go), a Host or Origin a web page could send is 403 first,
 //     CORS names the Origin instead of "*", and a non-JSON POST is 415.
 //  2. Read the body (BodyLimit, else 413) and decode it with the format's

@@ -7,6 +7,7 @@ import (
 	"github.com/ompgo/omp/internal/httpx"
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/llm/anthropic"
+	"github.com/ompgo/omp/pkg/llm/google"
 	"github.com/ompgo/omp/pkg/llm/openai"
 	"github.com/ompgo/omp/pkg/llm/pinative"
 )
@@ -33,6 +34,12 @@ type format struct {
 	// piNative: session id from options.sessionId only, no body or
 	// header cache keys.
 	piNative bool
+	// gemini: the model and the stream flag come from the URL, and the
+	// derived session id is read from the decoded request.
+	gemini bool
+	// streamType, when set, is the Content-Type of a streamed 200 that is
+	// not SSE (Gemini's JSON array).
+	streamType string
 }
 
 // encoder is the SSE encoder of one streamed response: encode appends the
@@ -112,8 +119,34 @@ var piFormat = &format{
 	piNative: true,
 }
 
+// geminiFormat is the Gemini API (generateContent, and
+// streamGenerateContent with alt=sse); geminiArrayFormat is
+// streamGenerateContent without alt=sse, one JSON array written as the
+// chunks arrive.
+var geminiFormat, geminiArrayFormat = newGeminiFormat(false), newGeminiFormat(true)
+
+func newGeminiFormat(array bool) *format {
+	f := &format{
+		name:   "gemini",
+		decode: google.DecodeRequest,
+		newEncoder: func(req *llm.Request, _ time.Time) encoder {
+			return encoder{encode: google.NewStreamEncoder(req.Model, newGeminiResponseID(), array).Encode}
+		},
+		final: func(req *llm.Request, m *llm.Message, _ time.Time) ([]byte, bool) {
+			return google.AppendResponse(nil, m, req.Model, newGeminiResponseID())
+		},
+		jsonType: "application/json; charset=UTF-8",
+		render:   renderGemini,
+		gemini:   true,
+	}
+	if array {
+		f.streamType = f.jsonType
+	}
+	return f
+}
+
 func init() {
-	for _, f := range []*format{chatFormat, messagesFormat, responsesFormat, piFormat} {
+	for _, f := range []*format{chatFormat, messagesFormat, responsesFormat, piFormat, geminiFormat, geminiArrayFormat} {
 		f.jsonTypeValue = []string{f.jsonType}
 	}
 }

@@ -210,6 +210,7 @@ func (s *Server) routes() http.Handler {
 		a := httpx.Adapter{Logger: s.log, CrashMessage: "auth-gateway handler crashed", Classify: problem, Render: f.render}
 		r.Method(http.MethodPost, path, a.Handler(s.inference(f)))
 	}
+	s.geminiRoutes(r)
 	r.NotFound(noRoute)
 	r.MethodNotAllowed(noRoute)
 	return r
@@ -281,21 +282,36 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 // fields clipped: anyone who can connect can make the gateway write it.
 func (s *Server) unauthorized(w http.ResponseWriter, r *http.Request) {
 	s.unauthLog.LogRequest(s.log, "auth-gateway request unauthorized", r)
+	if isGeminiPath(r) {
+		renderGemini(w, r, httpx.Problem{Status: http.StatusUnauthorized, Message: "API key not valid. Pass the gateway token as x-goog-api-key, ?key= or a bearer token."})
+		return
+	}
 	writeGeneric(w, http.StatusUnauthorized, []byte(`{"error":"unauthorized"}`))
 }
 
 // authorized checks Authorization: Bearer, then x-api-key (the Anthropic
-// SDK's default), both in constant time.
+// SDK's default), then on the Gemini routes x-goog-api-key and the key
+// query parameter (the Gemini SDKs'), all in constant time.
 func (s *Server) authorized(r *http.Request) bool {
 	if s.bearer.Authorized(r) {
 		return true
 	}
-	k := r.Header.Get("x-api-key")
+	if k := r.Header.Get("x-api-key"); k != "" && s.bearer.Allow(k) {
+		return true
+	}
+	if !isGeminiPath(r) {
+		return false
+	}
+	k := geminiKey(r)
 	return k != "" && s.bearer.Allow(k)
 }
 
 // noRoute answers every unknown method/path.
 func noRoute(w http.ResponseWriter, r *http.Request) {
+	if isGeminiPath(r) {
+		renderGemini(w, r, httpx.Problem{Status: http.StatusNotFound, Message: "No route: " + r.Method + " " + r.URL.EscapedPath()})
+		return
+	}
 	body, _ := json.Marshal(map[string]string{"error": "No route: " + r.Method + " " + r.URL.EscapedPath()})
 	writeGeneric(w, http.StatusNotFound, body)
 }

@@ -111,7 +111,7 @@ func sessionID(f *format, req *llm.Request, body []byte, h http.Header) string {
 		return derivedSessionID(req, nil, nil)
 	}
 	var sb sessionBody
-	if !scanSessionBody(body, &sb) {
+	if !f.gemini && !scanSessionBody(body, &sb) { // a Gemini body has none of its keys
 		sb = sessionBody{}
 		_ = json.Unmarshal(body, &sb) // the codec has accepted the body already
 	}
@@ -128,6 +128,9 @@ func sessionID(f *format, req *llm.Request, body []byte, h http.Header) string {
 			return v
 		}
 	}
+	if f.gemini {
+		return geminiSessionID(req)
+	}
 	first, isArray := firstMessage(sb.Messages)
 	if !isArray && len(sb.Input) > 0 {
 		if first, isArray = firstMessage(sb.Input); !isArray {
@@ -140,6 +143,21 @@ func sessionID(f *format, req *llm.Request, body []byte, h http.Header) string {
 // given reports whether a client's session key is set: not empty and not
 // only white space.
 func given(key string) bool { return strings.TrimSpace(key) != "" }
+
+// geminiSessionID derives the session id of a Gemini API request from the
+// model, the system instruction, the tools and the first turn, read from
+// the decoded request: a second pass over a large body would cost as much
+// as its decoding.
+func geminiSessionID(req *llm.Request) string {
+	var tools, first []byte
+	if len(req.Tools) > 0 {
+		tools, _ = json.Marshal(req.Tools)
+	}
+	if len(req.Messages) > 0 {
+		first, _ = json.Marshal(req.Messages[0].Content)
+	}
+	return derivedSessionID(req, tools, first)
+}
 
 // firstMessage returns the first element of the JSON array raw that is
 // not a system message (system messages are part of the system prompt,

@@ -12,10 +12,14 @@ import (
 // PingInterval is how often an Anthropic Messages stream gets a ping frame.
 const PingInterval = 15 * time.Second
 
-// startStream answers 200 with the SSE headers and sends them at once;
-// nil when the client is gone.
-func startStream(w http.ResponseWriter) *sse.Writer {
+// startStream answers 200 with the SSE headers (or the format's own
+// streamed Content-Type) and sends them at once; nil when the client is
+// gone.
+func startStream(w http.ResponseWriter, f *format) *sse.Writer {
 	sse.SetHeaders(w.Header())
+	if f.streamType != "" {
+		w.Header()["Content-Type"] = f.jsonTypeValue
+	}
 	w.WriteHeader(http.StatusOK)
 	if http.NewResponseController(w).Flush() != nil {
 		return nil

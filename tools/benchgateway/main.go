@@ -22,7 +22,9 @@
 // request that wakes each side up), in an order that rotates each turn, so
 // machine-load drift hits all alike; each figure is the median over rounds.
 // -compare adds a second gateway binary to the turns (an A/B of two builds
-// in one run).
+// in one run). -inbound gemini sends the gateway the same requests in the
+// Gemini API (generateContent, streamGenerateContent?alt=sse) instead of
+// Chat Completions.
 //
 // Targets, as ratios to the bare proxy in the same run: the gateway's
 // process CPU per request at concurrency 16 is at most 1.5× the proxy's,
@@ -69,6 +71,7 @@ type options struct {
 	scale    bool
 	netns    bool
 	compare  string
+	inbound  string
 }
 
 func main() {
@@ -88,11 +91,16 @@ func main() {
 	flag.DurationVar(&o.duration, "duration", time.Second, "throughput run per target per round")
 	flag.IntVar(&o.streams, "streams", 1000, "concurrent open streams for the memory figure")
 	flag.StringVar(&o.compare, "compare", "", "a second gateway binary measured alongside (its added latencies are reported per round): an A/B of two builds in one run")
+	flag.StringVar(&o.inbound, "inbound", "chat", "the wire the gateway's client speaks: chat (Chat Completions) or gemini (the Gemini API); the bare proxy always passes Anthropic Messages through")
 	flag.BoolVar(&o.jsonOut, "json", false, "print the report as JSON")
 	flag.BoolVar(&o.strict, "strict", false, "exit 1 when a target is missed")
 	flag.BoolVar(&o.scale, "scale", false, "measure one gateway against three on one broker instead (throughput and gateway CPU per request)")
 	flag.BoolVar(&o.netns, "netns", true, "with -scale: each gateway in its own network namespace when root and the ip tool allow (else loopback ports)")
 	flag.Parse()
+	if o.inbound != "chat" && o.inbound != "gemini" {
+		fmt.Fprintln(os.Stderr, "benchgateway: -inbound is chat or gemini")
+		os.Exit(2)
+	}
 	if o.rounds < 1 || o.n < 1 || o.nStream < 1 || o.nBig < 1 || o.streams < 1 {
 		fmt.Fprintln(os.Stderr, "benchgateway: -rounds, -n, -n-stream, -n-big and -streams must be at least 1")
 		os.Exit(2)
@@ -144,7 +152,7 @@ func run(o options) (*report, error) {
 	raiseFDLimit()
 
 	rep := &report{Config: map[string]any{"rounds": o.rounds, "n": o.n, "nStream": o.nStream, "nBig": o.nBig,
-		"duration": o.duration.String(), "streams": o.streams, "bigBytes": len(chatBig.body), "deltas": deltas},
+		"duration": o.duration.String(), "streams": o.streams, "bigBytes": len(chatBig.body), "deltas": deltas, "inbound": o.inbound},
 		LoadBefore: benchproc.LoadAvg()}
 	var r rounds
 	t0 := time.Now()
@@ -219,8 +227,12 @@ func oneRound(o options, f *fake, b *runningBroker, gwBin string, i int, r *roun
 		r.idleRSS[j] = append(r.idleRSS[j], float64(rss)/1024)
 		r.start[j] = append(r.start[j], float64(p.startToFirst.Microseconds())/1000)
 	}
+	gwEP := &endpoint{name: "gateway", url: procs[ours].url, token: procs[ours].token, small: chatSmall, stream: chatStream, big: chatBig, hold: chatHold, pid: procs[ours].pid}
+	if o.inbound == "gemini" {
+		gwEP.small, gwEP.stream, gwEP.big, gwEP.hold = geminiSmall, geminiStream, geminiBig, geminiHold
+	}
 	eps := []*endpoint{
-		{name: "gateway", url: procs[ours].url, token: procs[ours].token, small: chatSmall, stream: chatStream, big: chatBig, hold: chatHold, pid: procs[ours].pid},
+		gwEP,
 		{name: "bare", url: procs[bare].url, small: anthropicSmall, stream: anthropicStream, big: anthropicBig, hold: anthropicHold, pid: procs[bare].pid},
 		{name: "direct", url: f.url, small: anthropicSmall, stream: anthropicStream, big: anthropicBig},
 	}

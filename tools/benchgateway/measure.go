@@ -32,6 +32,36 @@ var (
 	chatBig         = bigRequest(true)
 )
 
+// The gateway's requests in the Gemini API (-inbound gemini): the same
+// conversations, the model and the stream flag in the path.
+const geminiModelPath = "/v1beta/models/anthropic/claude-sonnet-4-5"
+
+var (
+	geminiSmall  = request{geminiModelPath + ":generateContent", []byte(`{"contents":[{"role":"user","parts":[{"text":"Say hello"}]}]}`)}
+	geminiStream = request{geminiModelPath + ":streamGenerateContent?alt=sse", []byte(`{"contents":[{"role":"user","parts":[{"text":"` + longMarker + `"}]}]}`)}
+	geminiHold   = request{geminiModelPath + ":streamGenerateContent?alt=sse", []byte(`{"contents":[{"role":"user","parts":[{"text":"` + holdMarker + `"}]}]}`)}
+	geminiBig    = bigGeminiRequest()
+)
+
+// bigGeminiRequest is bigRequest's conversation as Gemini contents.
+func bigGeminiRequest() request {
+	var b bytes.Buffer
+	b.WriteString(`{"contents":[`)
+	for i := range 300 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		role := "user"
+		if i%2 == 1 {
+			role = "model"
+		}
+		text := fmt.Sprintf("message %d: %s", i, strings.Repeat("lorem ipsum dolor sit amet ", 37))
+		fmt.Fprintf(&b, `{"role":%q,"parts":[{"text":%q}]}`, role, text)
+	}
+	b.WriteString(`]}`)
+	return request{geminiModelPath + ":generateContent", b.Bytes()}
+}
+
 // bigRequest is a ~300 KB conversation of 300 messages (~1 KB each),
 // alternating user and assistant, in the chat or the Messages format.
 func bigRequest(chat bool) request {

@@ -1,8 +1,12 @@
 // Command fakeupstream is the stand-in provider of `make e2e-clis`
 // (scripts/e2e-clis.sh): it speaks just enough of the Anthropic Messages
 // API (POST /v1/messages, streamed or not, and /v1/messages/count_tokens)
-// and the OpenAI Responses API (POST /v1/responses, streamed or not) to
-// answer every request with a fixed text. It logs one JSON line per
+// the OpenAI Responses API (POST /v1/responses, streamed or not) and the
+// Gemini API (POST /v1beta/models/{model}:generateContent and
+// :streamGenerateContent) to answer every request with a fixed text. A
+// Gemini request whose user text holds ToolTurn and that offers the
+// list_directory function (the Gemini CLI's) is answered with a call to
+// it; once the conversation holds a functionResponse, with the text. It logs one JSON line per
 // request (method, path, the credential headers it saw, the model) to
 // -log, so the script can assert which key reached the upstream.
 package main
@@ -25,11 +29,15 @@ import (
 // Answer is the text every completion returns.
 const Answer = "pong from fake upstream"
 
+// ToolTurn in a Gemini request's user text asks for a function call first.
+const ToolTurn = "TOOL-TURN"
+
 type entry struct {
 	Time          string `json:"time"`
 	Method        string `json:"method"`
 	Path          string `json:"path"`
 	XAPIKey       string `json:"x_api_key,omitempty"`
+	XGoogAPIKey   string `json:"x_goog_api_key,omitempty"`
 	Authorization string `json:"authorization,omitempty"`
 	Model         string `json:"model,omitempty"`
 	Stream        bool   `json:"stream"`
@@ -95,7 +103,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.dump(r, body)
 	e := entry{
 		Time: time.Now().UTC().Format(time.RFC3339Nano), Method: r.Method, Path: r.URL.Path,
-		XAPIKey: r.Header.Get("x-api-key"), Authorization: r.Header.Get("Authorization"),
+		XAPIKey: r.Header.Get("x-api-key"), XGoogAPIKey: r.Header.Get("x-goog-api-key"), Authorization: r.Header.Get("Authorization"),
 		Model: req.Model, Stream: req.Stream, Status: http.StatusOK,
 	}
 	defer func() { s.record(e) }()
@@ -114,6 +122,17 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, map[string]any{"input_tokens": 42})
 	case r.Method == http.MethodPost && p == "/v1/responses":
 		responses(w, req.Model, req.Stream)
+	case r.Method == http.MethodPost && strings.HasPrefix(p, "/v1beta/models/"):
+		model, method, _ := strings.Cut(strings.TrimPrefix(p, "/v1beta/models/"), ":")
+		e.Model, e.Stream = model, method == "streamGenerateContent"
+		if method != "generateContent" && method != "streamGenerateContent" {
+			e.Status = http.StatusNotFound
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprintf(w, `{"error":{"code":404,"message":"fake upstream: no method %s","status":"NOT_FOUND"}}`, method)
+			return
+		}
+		gemini(w, model, e.Stream, body)
 	case r.Method == http.MethodGet && p == "/v1/models":
 		writeJSON(w, map[string]any{"object": "list", "data": []any{}})
 	default:
@@ -226,4 +245,88 @@ func responses(w http.ResponseWriter, model string, stream bool) {
 	ev("response.content_part.done", map[string]any{"item_id": msgID, "output_index": 0, "content_index": 0, "part": text})
 	ev("response.output_item.done", map[string]any{"output_index": 0, "item": item})
 	ev("response.completed", map[string]any{"response": resp("completed", []any{item}, usage)})
+}
+
+// geminiRequest is what the fake reads of a generateContent body.
+type geminiRequest struct {
+	Contents []struct {
+		Role  string `json:"role"`
+		Parts []struct {
+			Text             string          `json:"text"`
+			FunctionResponse json.RawMessage `json:"functionResponse"`
+		} `json:"parts"`
+	} `json:"contents"`
+	Tools []struct {
+		FunctionDeclarations []struct {
+			Name string `json:"name"`
+		} `json:"functionDeclarations"`
+	} `json:"tools"`
+}
+
+// wantsCall reports whether the fake answers with a list_directory call:
+// the user asked for ToolTurn, the function is offered, and no function
+// has answered yet.
+func (g *geminiRequest) wantsCall() bool {
+	asked, offered := false, false
+	for _, c := range g.Contents {
+		for _, p := range c.Parts {
+			if len(p.FunctionResponse) > 0 {
+				return false
+			}
+			asked = asked || c.Role == "user" && strings.Contains(p.Text, ToolTurn)
+		}
+	}
+	for _, t := range g.Tools {
+		for _, f := range t.FunctionDeclarations {
+			offered = offered || f.Name == "list_directory"
+		}
+	}
+	return asked && offered
+}
+
+// gemini answers generateContent / streamGenerateContent: the fixed text
+// in three chunks, or one list_directory call.
+func gemini(w http.ResponseWriter, model string, stream bool, body []byte) {
+	var req geminiRequest
+	_ = json.Unmarshal(body, &req)
+	var chunks [][]any
+	if req.wantsCall() {
+		chunks = [][]any{{map[string]any{"functionCall": map[string]any{"name": "list_directory", "args": map[string]any{"dir_path": "."}}}}}
+	} else {
+		for _, part := range []string{"pong ", "from fake ", "upstream"} {
+			chunks = append(chunks, []any{map[string]any{"text": part}})
+		}
+	}
+	usage := map[string]any{"promptTokenCount": 12, "candidatesTokenCount": 6, "totalTokenCount": 18}
+	response := func(parts []any, finish string) map[string]any {
+		cand := map[string]any{"content": map[string]any{"role": "model", "parts": parts}, "index": 0}
+		r := map[string]any{"candidates": []any{cand}, "modelVersion": model, "responseId": "fake-gemini-1"}
+		if finish != "" {
+			cand["finishReason"] = finish
+			r["usageMetadata"] = usage
+		}
+		return r
+	}
+	if !stream {
+		var parts []any
+		for _, c := range chunks {
+			parts = append(parts, c...)
+		}
+		writeJSON(w, response(parts, "STOP"))
+		return
+	}
+	startSSE(w)
+	for _, c := range chunks {
+		data(w, response(c, ""))
+	}
+	data(w, response([]any{map[string]any{"text": ""}}, "STOP"))
+}
+
+// data writes one SSE frame without an event name.
+func data(w http.ResponseWriter, v any) {
+	b, _ := json.Marshal(v)
+	fmt.Fprintf(w, "data: %s\r\n\r\n", b)
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
 }

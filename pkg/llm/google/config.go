@@ -1,6 +1,7 @@
 package google
 
 import (
+	"encoding/json"
 	"strings"
 
 	"github.com/ompgo/omp/pkg/llm"
@@ -36,8 +37,13 @@ func (b *builder) generation(req *llm.Request) {
 			g.MaxOutputTokens = p.maxOutput
 		}
 	}
+	if x := req.ExtraFor(llm.APIGoogle); x != nil {
+		_ = json.Unmarshal(x[ExtraResponseMimeType], &g.ResponseMimeType)
+		g.ResponseSchema, g.ResponseJSONSchema = x[ExtraResponseSchema], x[ExtraResponseJSONSchema]
+	}
 	if g.Temperature != nil || g.TopP != nil || g.TopK != nil || g.MaxOutputTokens > 0 ||
-		len(g.StopSequences) > 0 || g.ThinkingConfig != nil {
+		len(g.StopSequences) > 0 || g.ThinkingConfig != nil ||
+		g.ResponseMimeType != "" || len(g.ResponseSchema) > 0 || len(g.ResponseJSONSchema) > 0 {
 		b.out.GenerationConfig = g
 	}
 }

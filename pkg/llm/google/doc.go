@@ -8,4 +8,10 @@
 // (streamGenerateContent SSE chunks → canonical events). Code Assist wraps
 // the request as {model, project, request} and each response chunk as
 // {response: …}.
+//
+// The inbound half (inbound.go, inbound_fast.go, inbound_encode.go) is the
+// Gemini API as a client of the gateway speaks it: DecodeRequest turns a
+// generateContent body into the canonical request, StreamEncoder and
+// AppendResponse render the canonical events as GenerateContentResponse
+// objects.
 package google

@@ -107,6 +107,18 @@ func appendGeneration(dst []byte, g *GenerationConfig) []byte {
 		}
 		dst = append(dst, '}')
 	}
+	if g.ResponseMimeType != "" {
+		dst = append(sep(dst), `"responseMimeType":`...)
+		dst = jsonw.Plain(dst, g.ResponseMimeType)
+	}
+	if len(g.ResponseSchema) > 0 {
+		dst = append(sep(dst), `"responseSchema":`...)
+		dst = appendTrustedJSON(dst, g.ResponseSchema)
+	}
+	if len(g.ResponseJSONSchema) > 0 {
+		dst = append(sep(dst), `"responseJsonSchema":`...)
+		dst = appendTrustedJSON(dst, g.ResponseJSONSchema)
+	}
 	return append(dst, '}')
 }
 

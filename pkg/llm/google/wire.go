@@ -85,6 +85,11 @@ type GenerationConfig struct {
 	MaxOutputTokens int             `json:"maxOutputTokens,omitempty"`
 	StopSequences   []string        `json:"stopSequences,omitempty"`
 	ThinkingConfig  *ThinkingConfig `json:"thinkingConfig,omitempty"`
+	// The structured output settings, sent only for a request that came
+	// in on the Gemini API (see ExtraResponseMimeType).
+	ResponseMimeType   string          `json:"responseMimeType,omitempty"`
+	ResponseSchema     json.RawMessage `json:"responseSchema,omitempty"`
+	ResponseJSONSchema json.RawMessage `json:"responseJsonSchema,omitempty"`
 }
 
 // ThinkingConfig controls reasoning: a token budget (Gemini 2.5; -1 is

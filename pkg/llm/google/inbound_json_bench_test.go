@@ -1,0 +1,58 @@
+package google
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/ompgo/omp/tools/benchcpu"
+)
+
+// geminiConversation is a ~300 KB Gemini body of 300 alternating turns
+// with a tool offered, the gateway's large-request case.
+func geminiConversation() []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"systemInstruction":{"parts":[{"text":"You are terse."}]},"contents":[`)
+	for i := range 300 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		role := "user"
+		if i%2 == 1 {
+			role = "model"
+		}
+		fmt.Fprintf(&b, `{"role":%q,"parts":[{"text":%q}]}`, role, fmt.Sprintf("message %d: %s", i, strings.Repeat("lorem ipsum dolor sit amet ", 37)))
+	}
+	b.WriteString(`],"tools":[{"functionDeclarations":[{"name":"read","parametersJsonSchema":{"type":"object"}}]}],` +
+		`"generationConfig":{"maxOutputTokens":4096,"thinkingConfig":{"includeThoughts":true,"thinkingBudget":-1}}}`)
+	return b.Bytes()
+}
+
+// The request reader's fast path (decodeInboundFast) against
+// encoding/json (its fallback) on a 300-turn conversation. The decision
+// these numbers back is in pkg/llm's doc (Hand-written JSON).
+//
+//	go test -run '^$' -bench 'DecodeRequest300KB' -count 6 ./pkg/llm/google/ > new.txt
+//	benchstat -col /impl new.txt
+func BenchmarkDecodeRequest300KB(b *testing.B) {
+	body := geminiConversation()
+	run := func(b *testing.B, decode func() bool) {
+		b.SetBytes(int64(len(body)))
+		b.ReportAllocs()
+		stop := benchcpu.Start(b)
+		for b.Loop() {
+			if !decode() {
+				b.Fatal("not decoded")
+			}
+		}
+		stop()
+	}
+	b.Run("impl=fast", func(b *testing.B) {
+		run(b, func() bool { var in inboundRequest; return decodeInboundFast(body, &in) })
+	})
+	b.Run("impl=encoding_json", func(b *testing.B) {
+		run(b, func() bool { var in inboundRequest; return json.Unmarshal(body, &in) == nil })
+	})
+}
