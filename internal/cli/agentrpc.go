@@ -202,6 +202,9 @@ func (s *rpcServer) handle(ctx context.Context, c *rpc.Command) any {
 	case "get_available_models":
 		var out []rpc.Model
 		for _, m := range s.rt.cat.Models() {
+			if m.ModelKind() != llm.KindChat {
+				continue
+			}
 			if s.rt.keys.flag != "" && m.Provider == s.ag.CurrentModel().Provider || s.rt.keys.available(ctx, m.Provider) {
 				out = append(out, rpc.ModelOf(m))
 			}
@@ -334,7 +337,7 @@ func (s *rpcServer) cycleModel(ctx context.Context, id *string) any {
 	cur := s.ag.CurrentModel()
 	var avail []llm.Model
 	for _, m := range s.rt.cat.Models() {
-		if m.Key() == cur.Key() || s.rt.keys.available(ctx, m.Provider) {
+		if m.ModelKind() == llm.KindChat && (m.Key() == cur.Key() || s.rt.keys.available(ctx, m.Provider)) {
 			avail = append(avail, m)
 		}
 	}
