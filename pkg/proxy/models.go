@@ -137,8 +137,10 @@ type modelRow struct {
 	API             string   `json:"api"`
 	DisplayName     string   `json:"display_name"`
 	InputModalities []string `json:"input_modalities"`
-	ContextLength   int      `json:"context_length,omitempty"`
-	MaxOutputTokens int      `json:"max_output_tokens,omitempty"`
+	// Kind is set on non-chat models only.
+	Kind            string `json:"kind,omitempty"`
+	ContextLength   int    `json:"context_length,omitempty"`
+	MaxOutputTokens int    `json:"max_output_tokens,omitempty"`
 }
 
 type modelList struct {
@@ -166,6 +168,7 @@ func (s *Server) listModels(w http.ResponseWriter, r *http.Request) error {
 		out.Data = append(out.Data, modelRow{
 			ID: m.Provider + "/" + m.ID, Object: "model", OwnedBy: m.Provider, API: m.API,
 			DisplayName: name, InputModalities: in, ContextLength: m.ContextWindow, MaxOutputTokens: m.MaxTokens,
+			Kind: m.Kind,
 		})
 	}
 	body, err := json.Marshal(out)
