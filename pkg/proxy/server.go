@@ -204,6 +204,7 @@ func (s *Server) routes() http.Handler {
 		a := httpx.Adapter{Logger: s.log, CrashMessage: "auth-gateway handler crashed", Classify: problem, Render: f.render}
 		r.Method(http.MethodPost, path, a.Handler(s.inference(f)))
 	}
+	s.mediaRoutes(r)
 	r.NotFound(noRoute)
 	r.MethodNotAllowed(noRoute)
 	return r

@@ -1,0 +1,138 @@
+package proxy
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/pkg/llm/openai"
+)
+
+// speechRequest is the OpenAI speech request.
+type speechRequest struct {
+	Model          string   `json:"model"`
+	Input          string   `json:"input"`
+	Voice          *string  `json:"voice,omitempty"`
+	ResponseFormat *string  `json:"response_format,omitempty"`
+	Speed          *float64 `json:"speed,omitempty"`
+	Instructions   *string  `json:"instructions,omitempty"`
+}
+
+// speechFormats are the audio formats a speech request may ask for.
+var speechFormats = map[string]string{
+	"mp3": "audio/mpeg", "wav": "audio/wav", "pcm": "audio/pcm", "opus": "audio/opus", "aac": "audio/aac", "flac": "audio/flac",
+}
+
+// speech answers POST /v1/audio/speech (OpenAI speech wire) with the
+// upstream's audio bytes, passed on as they arrive.
+func (s *Server) speech(w http.ResponseWriter, r *http.Request) error {
+	m := s.beginMedia(w, r, "speech")
+	c := &call{inflight: s.inflight}
+	defer c.recycle()
+	body, err := s.readBody(w, r, c)
+	c.body = body
+	if err != nil {
+		return err
+	}
+	req, err := decodeSpeech(body)
+	if err != nil {
+		return err
+	}
+	if err := s.resolveMedia(r, m, req.Model, []string{apiSpeech}, notSpeech); err != nil {
+		return err
+	}
+	req.Model = m.model.WireID()
+	out, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	c.recycle()
+	resp, err := s.sendMedia(r.Context(), m, func() (openai.MediaRequest, error) {
+		return jsonRequest(s.mediaURL(m, "/audio/speech"), out), nil
+	})
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	s.mediaHeaders(w, m)
+	h := w.Header()
+	ct := resp.Header.Get("Content-Type")
+	if ct == "" {
+		ct = speechFormats["mp3"]
+		if req.ResponseFormat != nil {
+			ct = speechFormats[*req.ResponseFormat]
+		}
+	}
+	h["Content-Type"] = []string{ct}
+	if resp.ContentLength >= 0 {
+		h["Content-Length"] = []string{strconv.FormatInt(resp.ContentLength, 10)}
+	}
+	w.WriteHeader(http.StatusOK)
+	if err := copyFlushing(w, resp.Body); err != nil && r.Context().Err() == nil {
+		s.log.Warn("auth-gateway speech failed", "format", m.format, "error", err)
+		// The status is sent: cut the body short so the client sees it
+		// incomplete rather than a shorter file.
+		panic(http.ErrAbortHandler)
+	}
+	return nil
+}
+
+// notSpeech is the 400 text of a model that does not synthesize speech:
+// it names the route of an image, transcription or judge model.
+func notSpeech(id string, model *llm.Model) string {
+	msg := "Model " + id + " does not synthesize speech"
+	switch model.ModelKind() {
+	case llm.KindImage, llm.KindSTT, llm.KindJudge:
+		msg += "; use " + kindRoutes[model.ModelKind()]
+	}
+	return msg
+}
+
+// decodeSpeech validates a speech request.
+func decodeSpeech(body []byte) (*speechRequest, error) {
+	bad := func(msg string) error { return errorf(http.StatusBadRequest, "speech: "+msg) }
+	var req speechRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, errorf(http.StatusBadRequest, "Invalid JSON body: "+err.Error())
+	}
+	switch {
+	case req.Model == "":
+		return nil, bad("model must be a non-empty string")
+	case req.Input == "":
+		return nil, bad("input must be a non-empty string")
+	case req.Voice != nil && *req.Voice == "":
+		return nil, bad("voice must be a non-empty string")
+	}
+	if f := req.ResponseFormat; f != nil {
+		if _, ok := speechFormats[*f]; !ok {
+			return nil, bad(`response_format must be "mp3", "wav", "pcm", "opus", "aac" or "flac"`)
+		}
+	}
+	return &req, nil
+}
+
+// copyFlushing copies src to w, flushing after each read so that bytes
+// reach the client as the upstream sends them and nothing is held whole.
+func copyFlushing(w http.ResponseWriter, src io.Reader) error {
+	rc := http.NewResponseController(w)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return werr
+			}
+			if ferr := rc.Flush(); ferr != nil {
+				return ferr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
