@@ -49,7 +49,7 @@ type media struct {
 	model  *llm.Model // the model table's: read-only
 	// clientID is the model id the client sent.
 	clientID string
-	credID int64      // the credential that served
+	credID   int64 // the credential that served
 }
 
 // beginMedia sets the request ids and the metrics format of a non-chat
