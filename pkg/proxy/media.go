@@ -18,7 +18,7 @@ import (
 	"github.com/ompgo/omp/pkg/llm/openai"
 )
 
-// The non-chat routes (embeddings, images, audio) share the chat routes'
+// The non-chat routes (embeddings, images, audio, rerank) share the chat routes'
 // credential choice (dispatch), observed usage, request ids, x-litellm-*
 // headers and metrics labels. Their error envelope is
 // {"error":{"code","type","message"}}.
@@ -31,6 +31,7 @@ func (s *Server) mediaRoutes(r chi.Router) {
 	r.Method(http.MethodPost, "/v1/images", a.Handler(s.imageGenerations))
 	r.Method(http.MethodPost, "/v1/audio/speech", a.Handler(s.speech))
 	r.Method(http.MethodPost, "/v1/audio/transcriptions", a.Handler(s.transcriptions))
+	r.Method(http.MethodPost, "/v1/rerank", a.Handler(s.rerank))
 }
 
 // Wire APIs of the non-chat models the gateway sends upstream.

@@ -364,3 +364,26 @@ func TestTranscriptionTooLarge(t *testing.T) {
 		t.Errorf("%d %s, want 413 %s", resp.StatusCode, body, want)
 	}
 }
+
+func TestRerankToOpenRouter(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request, _ int, _ string) {
+		if r.URL.Path != "/api/v1/rerank" {
+			t.Errorf("upstream path %q", r.URL.Path)
+		}
+		writeJSON(w, 200, nil, `{"model":"cohere/rerank-v3.5","results":[{"index":1,"relevance_score":0.9},{"index":0,"relevance_score":0.1}],"usage":{"total_tokens":12,"cost":0.002}}`)
+	})
+	src := &memSource{entries: []vault.Entry{apiKeyEntry(1, "openrouter", "sk-or")}}
+	gw := gateway(t, src, map[string]string{"openrouter": up.srv.URL + "/api/v1"}, nil)
+	resp := post(t, gw.URL+"/v1/rerank", gatewayToken, `{"model":"openrouter/cohere/rerank-v3.5","query":"fruit","documents":["car",{"text":"apple"}],"top_n":2,"return_documents":true}`)
+	body := readAll(t, resp)
+	want := `{"model":"openrouter/cohere/rerank-v3.5","results":[{"index":1,"relevance_score":0.9,"document":{"text":"apple"}},{"index":0,"relevance_score":0.1,"document":{"text":"car"}}],"usage":{"total_tokens":12,"cost":0.002}}`
+	if resp.StatusCode != 200 || body != want {
+		t.Errorf("%d %s\nwant %s", resp.StatusCode, body, want)
+	}
+	if sent := up.bodies[0]; sent != `{"model":"cohere/rerank-v3.5","query":"fruit","documents":["car","apple"],"top_n":2,"return_documents":true}` {
+		t.Errorf("upstream body %s", sent)
+	}
+	if got := up.seen(); len(got) != 1 || got[0] != "sk-or" {
+		t.Errorf("upstream credentials %q", got)
+	}
+}
