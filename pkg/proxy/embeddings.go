@@ -82,7 +82,7 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) error {
 	if err := readMediaAnswer(resp, &ans); err != nil {
 		return err
 	}
-	s.observeMedia(r, m, llm.Usage{Input: ans.Usage.PromptTokens})
+	s.observeMedia(r, m, llm.Usage{Input: ans.Usage.PromptTokens}.WithCost(m.model.Cost))
 	if ans.Data == nil {
 		ans.Data = []json.RawMessage{}
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/ompgo/omp/pkg/llm/openai"
 )
 
-// The non-chat routes (embeddings, images, audio, rerank) share the chat routes'
+// The non-chat routes (embeddings, images, audio, rerank, videos) share the chat routes'
 // credential choice (dispatch), observed usage, request ids, x-litellm-*
 // headers and metrics labels. Their error envelope is
 // {"error":{"code","type","message"}}.
@@ -32,6 +32,9 @@ func (s *Server) mediaRoutes(r chi.Router) {
 	r.Method(http.MethodPost, "/v1/audio/speech", a.Handler(s.speech))
 	r.Method(http.MethodPost, "/v1/audio/transcriptions", a.Handler(s.transcriptions))
 	r.Method(http.MethodPost, "/v1/rerank", a.Handler(s.rerank))
+	r.Method(http.MethodPost, "/v1/videos", a.Handler(s.videoSubmit))
+	r.Method(http.MethodGet, "/v1/videos/{id}", a.Handler(s.videoPoll))
+	r.Method(http.MethodGet, "/v1/videos/{id}/content", a.Handler(s.videoContent))
 }
 
 // Wire APIs of the non-chat models the gateway sends upstream.
@@ -180,10 +183,10 @@ func readMediaAnswer(resp *http.Response, v any) error {
 	return nil
 }
 
-// observeMedia hands a settled non-chat request's token counts to
-// Options.Observe.
+// observeMedia hands a settled non-chat request's usage (tokens and
+// cost) to Options.Observe.
 func (s *Server) observeMedia(r *http.Request, m *media, u llm.Usage) {
-	s.observe(r, m.model, m.credID, &llm.Message{Usage: u.WithCost(m.model.Cost)})
+	s.observe(r, m.model, m.credID, &llm.Message{Usage: u})
 }
 
 // mediaBodyError is the 413 text of a non-chat route's body limit.

@@ -387,3 +387,67 @@ func TestRerankToOpenRouter(t *testing.T) {
 		t.Errorf("upstream credentials %q", got)
 	}
 }
+
+func TestVideoJobStateless(t *testing.T) {
+	video := bytes.Repeat([]byte("mp4!"), 50000)
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request, _ int, _ string) {
+		switch r.Method + " " + r.URL.Path {
+		case "POST /api/v1/videos":
+			writeJSON(w, 202, nil, `{"id":"job-42","status":"queued","polling_url":"https://openrouter.example/api/v1/videos/job-42"}`)
+		case "GET /api/v1/videos/job-42":
+			writeJSON(w, 200, nil, `{"id":"job-42","status":"completed","generation_id":"gen-1","unsigned_urls":["https://cdn.example/x.mp4"],"usage":{"cost":0.5}}`)
+		case "GET /api/v1/videos/job-42/content":
+			w.Header().Set("Content-Type", "video/mp4")
+			_, _ = w.Write(video)
+		default:
+			t.Errorf("upstream %s %s", r.Method, r.URL.Path)
+			http.NotFound(w, r)
+		}
+	})
+	src := &memSource{entries: []vault.Entry{apiKeyEntry(1, "openrouter", "sk-or")}}
+	var mu sync.Mutex
+	var seen []proxy.Observed
+	gw := gateway(t, src, map[string]string{"openrouter": up.srv.URL + "/api/v1"}, nil, func(s *proxy.Server) {
+		proxy.SetObserve(s, func(o proxy.Observed) { mu.Lock(); seen = append(seen, o); mu.Unlock() })
+	})
+	resp := post(t, gw.URL+"/v1/videos", gatewayToken, `{"model":"openrouter/google/veo-3.1","prompt":"waves","resolution":"720p","unknown":1}`)
+	var job map[string]any
+	if err := json.Unmarshal([]byte(readAll(t, resp)), &job); err != nil || resp.StatusCode != 202 {
+		t.Fatalf("%d %v %v", resp.StatusCode, job, err)
+	}
+	id, _ := job["id"].(string)
+	if job["status"] != "queued" || job["polling_url"] != gw.URL+"/v1/videos/"+id {
+		t.Errorf("submit answer %v", job)
+	}
+	if sent := up.bodies[0]; sent != `{"model":"google/veo-3.1","prompt":"waves","resolution":"720p"}` {
+		t.Errorf("upstream body %s", sent)
+	}
+	get := func(path string) (*http.Response, string) {
+		req, _ := http.NewRequest(http.MethodGet, gw.URL+path, nil)
+		req.Header.Set("Authorization", "Bearer "+gatewayToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp, readAll(t, resp)
+	}
+	resp, body := get("/v1/videos/" + id)
+	want := `{"id":"` + id + `","status":"completed","polling_url":"` + gw.URL + `/v1/videos/` + id + `","generation_id":"gen-1","unsigned_urls":["` + gw.URL + `/v1/videos/` + id + `/content"],"usage":{"cost":0.5}}`
+	if resp.StatusCode != 200 || body != want {
+		t.Errorf("poll %d %s\nwant %s", resp.StatusCode, body, want)
+	}
+	resp, body = get("/v1/videos/" + id + "/content")
+	if resp.StatusCode != 200 || body != string(video) || resp.Header.Get("Content-Type") != "video/mp4" {
+		t.Errorf("content %d, %d bytes, %q", resp.StatusCode, len(body), resp.Header.Get("Content-Type"))
+	}
+	resp, body = get("/v1/videos/not-an-id")
+	if want := `{"error":{"code":400,"type":"invalid_request_error","message":"videos: invalid video job id"}}`; resp.StatusCode != 400 || body != want {
+		t.Errorf("bad id %d %s", resp.StatusCode, body)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 1 || seen[0].Usage.Cost.Total != 0.5 {
+		t.Errorf("observed %+v", seen)
+	}
+}

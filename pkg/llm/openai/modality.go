@@ -21,6 +21,8 @@ type MediaRequest struct {
 	URL string
 	// ContentType is the body's type ("" without a body).
 	ContentType string
+	// Accept is the Accept header; "" sends none.
+	Accept string
 	// Body is sent as is, Length bytes long (-1 when unknown); nil sends
 	// no body.
 	Body   io.Reader
@@ -58,6 +60,9 @@ func Send(ctx context.Context, r MediaRequest, cred llm.Credential) (*http.Respo
 	}
 	if r.ContentType != "" {
 		hreq.Header.Set("Content-Type", r.ContentType)
+	}
+	if r.Accept != "" {
+		hreq.Header.Set("Accept", r.Accept)
 	}
 	for k, v := range r.Header {
 		hreq.Header.Set(k, v)
