@@ -18,7 +18,8 @@ import (
 	"github.com/ompgo/omp/pkg/llm/openai"
 )
 
-// The non-chat routes (embeddings, images, audio, rerank, videos) share the chat routes'
+// The non-chat routes (embeddings, images, audio, rerank, videos,
+// judgments) share the chat routes'
 // credential choice (dispatch), observed usage, request ids, x-litellm-*
 // headers and metrics labels. Their error envelope is
 // {"error":{"code","type","message"}}.
@@ -35,6 +36,10 @@ func (s *Server) mediaRoutes(r chi.Router) {
 	r.Method(http.MethodPost, "/v1/videos", a.Handler(s.videoSubmit))
 	r.Method(http.MethodGet, "/v1/videos/{id}", a.Handler(s.videoPoll))
 	r.Method(http.MethodGet, "/v1/videos/{id}/content", a.Handler(s.videoContent))
+	j := a
+	j.Render = renderJudgment
+	r.Method(http.MethodPost, "/v1/systemone", j.Handler(s.systemOne))
+	r.Method(http.MethodPost, "/alpha/decisions", j.Handler(s.systemOne))
 }
 
 // Wire APIs of the non-chat models the gateway sends upstream.
@@ -200,26 +205,28 @@ func mediaBodyError(err error, limit string) error {
 
 // renderMedia writes the non-chat envelope {"error":{"code","type","message"}}.
 func renderMedia(w http.ResponseWriter, _ *http.Request, p httpx.Problem) {
-	status := p.Status
-	if status < 400 || status > 599 {
-		status = http.StatusBadGateway
-	}
-	var typ string
-	switch {
-	case status == 401 || status == 403:
-		typ = "authentication_error"
-	case status == 429:
-		typ = "rate_limit_error"
-	case status == 499:
-		typ = "request_aborted"
-	case status < 500:
-		typ = "invalid_request_error"
-	default:
-		typ = "upstream_error"
-	}
+	status, typ := mediaErrorType(p.Status)
 	body, _ := json.Marshal(map[string]any{"error": mediaError{Code: status, Type: typ, Message: p.Message}})
 	w.Header()["Cache-Control"] = noStore
 	writeError(w, status, "application/json; charset=utf-8", body)
+}
+
+// mediaErrorType is the status and error type of a problem's status on
+// the non-chat routes.
+func mediaErrorType(status int) (int, string) {
+	switch {
+	case status < 400 || status > 599:
+		return http.StatusBadGateway, "upstream_error"
+	case status == 401 || status == 403:
+		return status, "authentication_error"
+	case status == 429:
+		return status, "rate_limit_error"
+	case status == 499:
+		return status, "request_aborted"
+	case status < 500:
+		return status, "invalid_request_error"
+	}
+	return status, "upstream_error"
 }
 
 type mediaError struct {

@@ -451,3 +451,33 @@ func TestVideoJobStateless(t *testing.T) {
 		t.Errorf("observed %+v", seen)
 	}
 }
+
+func TestSystemOneJudgments(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request, _ int, _ string) {
+		if r.URL.Path != "/v1/systemone" {
+			t.Errorf("upstream path %q", r.URL.Path)
+		}
+		writeJSON(w, 200, nil, `{"model":"jev-1.13","answers":{"done":{"type":"noul","noul":1}},"usage":{"input_tokens":30,"output_tokens":2,"cost":0.001}}`)
+	})
+	src := &memSource{entries: []vault.Entry{apiKeyEntry(1, "typesafe", "ts-key")}}
+	gw := gateway(t, src, map[string]string{"typesafe": up.srv.URL}, nil)
+	for _, path := range []string{"/v1/systemone", "/alpha/decisions"} {
+		resp := post(t, gw.URL+path, gatewayToken, `{"model":"typesafe/jev-latest","state":"the tests pass","questions":{"done":{"type":"noul","instructions":"Is the task done?"}}}`)
+		want := `{"model":"jev-1.13","answers":{"done":{"type":"noul","noul":1}},"usage":{"input_tokens":30,"output_tokens":2,"cost":0.001}}`
+		if body := readAll(t, resp); resp.StatusCode != 200 || body != want {
+			t.Errorf("%s: %d %s\nwant %s", path, resp.StatusCode, body, want)
+		}
+	}
+	if sent := up.bodies[0]; sent != `{"state":"the tests pass","model":"jev-latest","questions":{"done":{"type":"noul","instructions":"Is the task done?"}}}` {
+		t.Errorf("upstream body %s", sent)
+	}
+	for _, tc := range []struct{ body, want string }{
+		{`{"model":"typesafe/jev-latest","state":1,"questions":{}}`, `{"error":{"type":"invalid_request_error","message":"systemone: state must be a string or an object"}}`},
+		{`{"model":"typesafe/jev-latest","state":"s","questions":{"q":{"type":"maybe","instructions":"?"}}}`, `{"error":{"type":"invalid_request_error","message":"systemone: questions.q.type must be \"noul\", \"choice\" or \"score\""}}`},
+	} {
+		resp := post(t, gw.URL+"/v1/systemone", gatewayToken, tc.body)
+		if body := readAll(t, resp); resp.StatusCode != 422 || body != tc.want {
+			t.Errorf("%d %s\nwant 422 %s", resp.StatusCode, body, tc.want)
+		}
+	}
+}

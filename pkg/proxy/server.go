@@ -75,8 +75,8 @@ type Options struct {
 	// EINVALID or ENOTFOUND keeps its status and message.
 	History func(ctx context.Context, query url.Values) (HistoryPage, error)
 	// Observe receives the token burn of every settled upstream request,
-	// errored and aborted ones included, those with neither tokens nor cost skipped; it must
-	// not block. nil: nothing is recorded.
+	// errored and aborted ones included, those with neither tokens nor
+	// cost skipped; it must not block. nil: nothing is recorded.
 	Observe func(Observed)
 }
 
