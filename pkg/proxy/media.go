@@ -30,6 +30,7 @@ func (s *Server) mediaRoutes(r chi.Router) {
 	r.Method(http.MethodPost, "/v1/embeddings", a.Handler(s.embeddings))
 	r.Method(http.MethodPost, "/v1/images/generations", a.Handler(s.imageGenerations))
 	r.Method(http.MethodPost, "/v1/images", a.Handler(s.imageGenerations))
+	r.Method(http.MethodPost, "/v1/images/edits", a.Handler(s.imageEdits))
 	r.Method(http.MethodPost, "/v1/audio/speech", a.Handler(s.speech))
 	r.Method(http.MethodPost, "/v1/audio/transcriptions", a.Handler(s.transcriptions))
 	r.Method(http.MethodPost, "/v1/rerank", a.Handler(s.rerank))

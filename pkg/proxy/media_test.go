@@ -481,3 +481,45 @@ func TestSystemOneJudgments(t *testing.T) {
 		}
 	}
 }
+
+func TestImageEdits(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request, n int, _ string) {
+		if n == 0 && r.URL.Path == "/v1/images/edits" {
+			writeJSON(w, 404, nil, `{"error":{"message":"no edits here"}}`)
+			return
+		}
+		writeJSON(w, 200, nil, `{"data":[{"b64_json":"ZWRpdA=="}]}`)
+	})
+	src := &memSource{entries: []vault.Entry{apiKeyEntry(1, "xai", "xai-key")}}
+	gw := gateway(t, src, map[string]string{"xai": up.srv.URL + "/v1"}, nil)
+	c := openaiClient(gw.URL)
+	// The SDK sends a multipart form; xAI takes one reference image as
+	// "image", and a base without /images/edits gets the generation route.
+	res, err := c.Images.Edit(context.Background(), openaisdk.ImageEditParams{
+		Model: "xai/grok-imagine-image", Prompt: "add a hat",
+		Image: openaisdk.ImageEditParamsImageUnion{OfFile: openaisdk.File(bytes.NewReader([]byte("PNGDATA")), "in.png", "image/png")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Data) != 1 || res.Data[0].B64JSON != "ZWRpdA==" {
+		t.Errorf("answer %s", res.RawJSON())
+	}
+	if len(up.bodies) != 2 || up.bodies[0] != up.bodies[1] {
+		t.Fatalf("upstream bodies %q", up.bodies)
+	}
+	var sent map[string]any
+	if err := json.Unmarshal([]byte(up.bodies[0]), &sent); err != nil {
+		t.Fatal(err)
+	}
+	img, _ := sent["image"].(map[string]any)
+	if sent["model"] != "grok-imagine-image" || sent["aspect_ratio"] != "1:1" || sent["resolution"] != "1k" ||
+		img["type"] != "image_url" || img["url"] != "data:image/png;base64,UE5HREFUQQ==" {
+		t.Errorf("upstream body %s", up.bodies[0])
+	}
+	resp := post(t, gw.URL+"/v1/images/edits", gatewayToken, `{"model":"xai/grok-imagine-image","prompt":"x"}`)
+	want := `{"error":{"code":400,"type":"invalid_request_error","message":"images: image edit requires at least one input image"}}`
+	if body := readAll(t, resp); resp.StatusCode != 400 || body != want {
+		t.Errorf("%d %s", resp.StatusCode, body)
+	}
+}
