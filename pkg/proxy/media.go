@@ -19,10 +19,9 @@ import (
 )
 
 // The non-chat routes (embeddings, images, audio, rerank, videos,
-// judgments) share the chat routes'
-// credential choice (dispatch), observed usage, request ids, x-litellm-*
-// headers and metrics labels. Their error envelope is
-// {"error":{"code","type","message"}}.
+// judgments) share the chat routes' credential choice (dispatch), observed
+// usage, request ids, x-litellm-* headers and metrics labels. Their error
+// envelope is {"error":{"code","type","message"}}.
 
 // mediaRoutes registers the non-chat routes.
 func (s *Server) mediaRoutes(r chi.Router) {
