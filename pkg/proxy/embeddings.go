@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"net/http"
+	"strconv"
 
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/llm/openai"
@@ -34,10 +35,8 @@ type embeddingsUpstream struct {
 // embeddingsAnswer is the OpenAI embeddings answer; the data items are
 // kept as sent.
 type embeddingsAnswer struct {
-	Object string            `json:"object"`
-	Data   []json.RawMessage `json:"data"`
-	Model  string            `json:"model"`
-	Usage  struct {
+	Data  []json.RawMessage `json:"data"`
+	Usage struct {
 		PromptTokens int64 `json:"prompt_tokens"`
 		TotalTokens  int64 `json:"total_tokens"`
 	} `json:"usage"`
@@ -83,11 +82,28 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.observeMedia(r, m, llm.Usage{Input: ans.Usage.PromptTokens}.WithCost(m.model.Cost))
-	if ans.Data == nil {
-		ans.Data = []json.RawMessage{}
+	return s.writeMediaBody(w, m, appendEmbeddings(nil, &ans, m.clientID))
+}
+
+// appendEmbeddings appends the answer: the upstream's data items as they
+// came (json.Unmarshal has checked them; json.Marshal would scan the
+// vectors, most of the answer, once more) under the client's model id.
+func appendEmbeddings(dst []byte, ans *embeddingsAnswer, model string) []byte {
+	dst = append(dst, `{"object":"list","data":[`...)
+	for i, d := range ans.Data {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, d...)
 	}
-	ans.Object, ans.Model = "list", m.clientID
-	return s.writeMediaJSON(w, m, ans)
+	dst = append(dst, `],"model":`...)
+	quoted, _ := json.Marshal(model)
+	dst = append(dst, quoted...)
+	dst = append(dst, `,"usage":{"prompt_tokens":`...)
+	dst = strconv.AppendInt(dst, ans.Usage.PromptTokens, 10)
+	dst = append(dst, `,"total_tokens":`...)
+	dst = strconv.AppendInt(dst, ans.Usage.TotalTokens, 10)
+	return append(dst, "}}"...)
 }
 
 // decodeEmbeddings validates an embeddings request as the reference does

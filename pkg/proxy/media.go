@@ -154,12 +154,17 @@ func (s *Server) mediaHeaders(w http.ResponseWriter, m *media) {
 // noStore is the Cache-Control of the non-chat answers.
 var noStore = []string{"no-store"}
 
-// writeMediaJSON answers 200 with a JSON body.
+// writeMediaJSON answers 200 with v as JSON.
 func (s *Server) writeMediaJSON(w http.ResponseWriter, m *media, v any) error {
 	body, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
+	return s.writeMediaBody(w, m, body)
+}
+
+// writeMediaBody answers 200 with a JSON body.
+func (s *Server) writeMediaBody(w http.ResponseWriter, m *media, body []byte) error {
 	s.mediaHeaders(w, m)
 	h := w.Header()
 	h["Content-Type"] = mediaJSONType
