@@ -125,6 +125,9 @@ func TestModelsListKinds(t *testing.T) {
 	kinds := map[string]any{}
 	for _, row := range list.Data {
 		kinds[row["id"].(string)] = row["kind"]
+		if tools, ok := row["supports_tools"]; ok != (row["kind"] != nil) || ok && tools != false {
+			t.Errorf("%s: supports_tools %v (kind %v)", row["id"], tools, row["kind"])
+		}
 	}
 	for id, want := range map[string]any{"openai/gpt-4.1": nil, "openai/text-embedding-3-small": "embedding", "openai/whisper-1": "stt", "openai/gpt-image-1": "image"} {
 		got, ok := kinds[id]

@@ -141,6 +141,8 @@ type modelRow struct {
 	Kind            string `json:"kind,omitempty"`
 	ContextLength   int    `json:"context_length,omitempty"`
 	MaxOutputTokens int    `json:"max_output_tokens,omitempty"`
+	// SupportsTools is false on non-chat models, absent otherwise.
+	SupportsTools *bool `json:"supports_tools,omitempty"`
 }
 
 type modelList struct {
@@ -170,6 +172,9 @@ func (s *Server) listModels(w http.ResponseWriter, r *http.Request) error {
 			DisplayName: name, InputModalities: in, ContextLength: m.ContextWindow, MaxOutputTokens: m.MaxTokens,
 			Kind: m.Kind,
 		})
+		if m.Kind != "" {
+			out.Data[len(out.Data)-1].SupportsTools = new(bool)
+		}
 	}
 	body, err := json.Marshal(out)
 	if err != nil {
