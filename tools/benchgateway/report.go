@@ -93,6 +93,7 @@ func (rep *report) fill(r *rounds) {
 		"bare = this program re-executed as an httputil.ReverseProxy process (its binary links the broker, so its idle RSS is not a minimal proxy's) (FlushInterval -1, EnableFullDuplex), Anthropic requests passed through",
 		"the gateway always streams upstream: its small non-streaming request is answered by a 2-delta SSE stream, the others by the JSON body",
 		"added = p50 through the proxy − p50 direct to the fake, same round, the endpoints taken in turns of 20 requests; figures are medians over rounds",
+		"embeddings: ours decodes, validates and re-encodes an OpenAI embeddings request and its 1536-float answer (credential from the broker's openai API key); bare passes both through",
 		"CPU per request = the process's utime+stime (/proc/<pid>/stat, 10 ms ticks) over the c=16 throughput run, divided by its completions",
 		"rows with target — are information")
 }
