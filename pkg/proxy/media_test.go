@@ -9,6 +9,7 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -407,5 +408,29 @@ func TestImageEdits(t *testing.T) {
 	want := `{"error":{"code":400,"type":"invalid_request_error","message":"images: image edit requires at least one input image"}}`
 	if body := readAll(t, resp); resp.StatusCode != 400 || body != want {
 		t.Errorf("%d %s", resp.StatusCode, body)
+	}
+}
+
+func TestTranscriptionWithoutSpoolRoom(t *testing.T) {
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+	src := &memSource{entries: []vault.Entry{apiKeyEntry(1, "openai", "sk-one")}}
+	gw := gateway(t, src, nil, nil)
+	var b bytes.Buffer
+	mw := multipart.NewWriter(&b)
+	part, _ := mw.CreateFormFile("file", "a.wav")
+	_, _ = part.Write([]byte("RIFF"))
+	_ = mw.WriteField("model", "openai/whisper-1")
+	_ = mw.Close()
+	req, _ := http.NewRequest(http.MethodPost, gw.URL+"/v1/audio/transcriptions", &b)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Authorization", "Bearer "+gatewayToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := readAll(t, resp)
+	want := `{"error":{"code":503,"type":"upstream_error","message":"The gateway has no room to hold the upload; retry later"}}`
+	if resp.StatusCode != 503 || body != want {
+		t.Errorf("%d %s\nwant 503 %s", resp.StatusCode, body, want)
 	}
 }

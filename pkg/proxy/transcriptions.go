@@ -136,8 +136,12 @@ func readTranscriptionForm(mr *multipart.Reader) (*transcription, error) {
 	t := &transcription{}
 	invalid := func(err error) error {
 		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
+		var se *spoolError
+		switch {
+		case errors.As(err, &tooBig):
 			return err
+		case errors.As(err, &se):
+			return se.problem()
 		}
 		return &apiError{Status: http.StatusBadRequest, Message: "Invalid multipart/form-data body", Err: err}
 	}
@@ -153,9 +157,9 @@ func readTranscriptionForm(mr *multipart.Reader) (*transcription, error) {
 		switch {
 		case name == "file" && t.audio == nil:
 			if t.audio, err = os.CreateTemp("", "omp-transcription-*"); err != nil {
-				return t, err
+				return t, (&spoolError{err}).problem()
 			}
-			if t.size, err = io.Copy(t.audio, p); err != nil {
+			if t.size, err = io.Copy(spoolWriter{t.audio}, p); err != nil {
 				return t, invalid(err)
 			}
 			t.fileName, t.contentType = p.FileName(), p.Header.Get("Content-Type")
@@ -243,11 +247,38 @@ func readTranscriptionJSON(body []byte) (*transcription, error) {
 		t.fields = append(t.fields, [2]string{"timestamp_granularities[]", g})
 	}
 	if t.audio, err = os.CreateTemp("", "omp-transcription-*"); err != nil {
-		return t, err
+		return t, (&spoolError{err}).problem()
 	}
 	n, err := t.audio.Write(audio)
 	t.size = int64(n)
-	return t, err
+	if err != nil {
+		return t, (&spoolError{err}).problem()
+	}
+	return t, nil
+}
+
+// spoolWriter writes the spool file, marking its failures as the
+// gateway's (a full temporary directory) rather than the upload's.
+type spoolWriter struct{ f *os.File }
+
+func (w spoolWriter) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	if err != nil {
+		err = &spoolError{err}
+	}
+	return n, err
+}
+
+// spoolError is a failure to write the spooled audio.
+type spoolError struct{ err error }
+
+func (e *spoolError) Error() string { return "spool upload: " + e.err.Error() }
+func (e *spoolError) Unwrap() error { return e.err }
+
+// problem is the 503 of a spool failure; the file system's message (with
+// its path) is only logged.
+func (e *spoolError) problem() error {
+	return &apiError{Status: http.StatusServiceUnavailable, Message: "The gateway has no room to hold the upload; retry later", Err: e}
 }
 
 // upstream is the multipart request of one attempt: written through a
