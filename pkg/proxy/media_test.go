@@ -434,3 +434,26 @@ func TestTranscriptionWithoutSpoolRoom(t *testing.T) {
 		t.Errorf("%d %s\nwant 503 %s", resp.StatusCode, body, want)
 	}
 }
+
+func TestSpeechToXAI(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request, _ int, _ string) {
+		if r.URL.Path != "/v1/tts" {
+			t.Errorf("upstream path %q", r.URL.Path)
+		}
+		w.Header().Set("Content-Type", "audio/wav")
+		_, _ = io.WriteString(w, "RIFFwave")
+	})
+	src := &memSource{entries: []vault.Entry{apiKeyEntry(1, "xai", "xai-key")}}
+	gw := gateway(t, src, map[string]string{"xai": up.srv.URL + "/v1"}, nil)
+	resp := post(t, gw.URL+"/v1/audio/speech", gatewayToken, `{"model":"xai/grok-tts","input":"hello","response_format":"wav"}`)
+	if body := readAll(t, resp); resp.StatusCode != 200 || body != "RIFFwave" || resp.Header.Get("Content-Type") != "audio/wav" {
+		t.Errorf("%d %q %q", resp.StatusCode, body, resp.Header.Get("Content-Type"))
+	}
+	if want := `{"text":"hello","voice_id":"eve","output_format":{"codec":"wav","sample_rate":24000}}`; len(up.bodies) != 1 || up.bodies[0] != want {
+		t.Errorf("upstream bodies %q, want %s", up.bodies, want)
+	}
+	resp = post(t, gw.URL+"/v1/audio/speech", gatewayToken, `{"model":"xai/grok-tts","input":"hello","speed":1.5}`)
+	if want := `{"error":{"code":400,"type":"invalid_request_error","message":"xai-tts does not support speed"}}`; readAll(t, resp) != want {
+		t.Errorf("speed on xai-tts: %d", resp.StatusCode)
+	}
+}

@@ -40,17 +40,20 @@ func (s *Server) speech(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.resolveMedia(r, m, req.Model, []string{apiSpeech}, notSpeech); err != nil {
+	if err := s.resolveMedia(r, m, req.Model, []string{apiSpeech, apiXAISpeech}, notSpeech); err != nil {
 		return err
 	}
-	req.Model = m.model.WireID()
-	out, err := json.Marshal(req)
+	format := "mp3"
+	if req.ResponseFormat != nil {
+		format = *req.ResponseFormat
+	}
+	path, out, err := speechBody(m.model, req, format)
 	if err != nil {
 		return err
 	}
 	c.recycle()
 	resp, err := s.sendMedia(r.Context(), m, func() (openai.MediaRequest, error) {
-		return jsonRequest(s.mediaURL(m, "/audio/speech"), out), nil
+		return jsonRequest(s.mediaURL(m, path), out), nil
 	})
 	if err != nil {
 		return err
@@ -60,10 +63,7 @@ func (s *Server) speech(w http.ResponseWriter, r *http.Request) error {
 	h := w.Header()
 	ct := resp.Header.Get("Content-Type")
 	if ct == "" {
-		ct = speechFormats["mp3"]
-		if req.ResponseFormat != nil {
-			ct = speechFormats[*req.ResponseFormat]
-		}
+		ct = speechFormats[format]
 	}
 	h["Content-Type"] = []string{ct}
 	if resp.ContentLength >= 0 {
@@ -77,6 +77,54 @@ func (s *Server) speech(w http.ResponseWriter, r *http.Request) error {
 		panic(http.ErrAbortHandler)
 	}
 	return nil
+}
+
+// apiXAISpeech is xAI's speech wire: POST /tts {text, voice_id,
+// output_format}.
+const apiXAISpeech = "xai-tts"
+
+// xAI speech limits and defaults.
+const (
+	xaiMaxText = 15000
+	xaiVoice   = "eve"
+)
+
+// speechBody is the upstream path and body of a speech request in format.
+func speechBody(model *llm.Model, req *speechRequest, format string) (string, []byte, error) {
+	if model.API != apiXAISpeech {
+		up := *req
+		up.Model, up.ResponseFormat = model.WireID(), &format
+		b, err := json.Marshal(up)
+		return "/audio/speech", b, err
+	}
+	bad := func(msg string) error { return errorf(http.StatusBadRequest, "xai-tts "+msg) }
+	switch {
+	case len([]rune(req.Input)) > xaiMaxText:
+		return "", nil, bad("input exceeds the " + strconv.Itoa(xaiMaxText) + "-character limit")
+	case format != "mp3" && format != "wav":
+		return "", nil, bad("does not support " + format + " output; use mp3 or wav")
+	case req.Speed != nil:
+		return "", nil, bad("does not support speed")
+	case req.Instructions != nil:
+		return "", nil, bad("does not support instructions")
+	}
+	type outputFormat struct {
+		Codec      string `json:"codec"`
+		SampleRate int    `json:"sample_rate"`
+	}
+	v := struct {
+		Text         string        `json:"text"`
+		VoiceID      string        `json:"voice_id"`
+		OutputFormat *outputFormat `json:"output_format,omitempty"`
+	}{Text: req.Input, VoiceID: xaiVoice}
+	if req.Voice != nil {
+		v.VoiceID = *req.Voice
+	}
+	if format != "mp3" {
+		v.OutputFormat = &outputFormat{Codec: format, SampleRate: 24000}
+	}
+	b, err := json.Marshal(v)
+	return "/tts", b, err
 }
 
 // notSpeech is the 400 text of a model that does not synthesize speech:
