@@ -31,8 +31,8 @@ var (
 )
 
 const (
-	openaiMediaKey    = "sk-proj-e2e-media"
-	deepinfraKey = "di-e2e-media"
+	openaiMediaKey = "sk-proj-e2e-media"
+	deepinfraKey   = "di-e2e-media"
 )
 
 // mediaStack is a broker holding an OpenAI and a DeepInfra API key and a
