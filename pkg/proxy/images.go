@@ -11,6 +11,7 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
+	neturl "net/url"
 	"strconv"
 	"strings"
 
@@ -157,8 +158,11 @@ func (s *Server) imageEdits(w http.ResponseWriter, r *http.Request) error {
 // edit goes to /images/edits, and to /images/generations when the base
 // has no edits endpoint (404).
 func (s *Server) answerImages(w http.ResponseWriter, r *http.Request, m *media, c *call, job *imageJob) error {
-	if err := s.resolveMedia(r, m, job.model, []string{apiImages}, notImages); err != nil {
+	if err := s.resolveMedia(r, m, job.model, []string{apiImages, llm.APIGoogle}, notImages); err != nil {
 		return err
+	}
+	if m.model.API == llm.APIGoogle {
+		return s.answerGeminiImages(w, r, m, c, job)
 	}
 	out, err := job.upstreamBody(m.model)
 	if err != nil {
@@ -188,6 +192,15 @@ func (s *Server) answerImages(w http.ResponseWriter, r *http.Request, m *media, 
 	}
 	u := llm.Usage{Input: ans.Usage.InputTokens, Output: ans.Usage.OutputTokens}.WithCost(m.model.Cost)
 	s.observeMedia(r, m, u)
+	images := make([]string, 0, len(ans.Data))
+	for _, d := range ans.Data {
+		images = append(images, d.B64JSON)
+	}
+	return s.writeImages(w, m, images, u)
+}
+
+// writeImages answers the images (base64) and the usage.
+func (s *Server) writeImages(w http.ResponseWriter, m *media, images []string, u llm.Usage) error {
 	type image struct {
 		B64JSON string `json:"b64_json"`
 	}
@@ -201,12 +214,90 @@ func (s *Server) answerImages(w http.ResponseWriter, r *http.Request, m *media, 
 		Created int64   `json:"created"`
 		Data    []image `json:"data"`
 		Usage   usage   `json:"usage"`
-	}{Created: s.now().Unix(), Data: make([]image, 0, len(ans.Data)),
+	}{Created: s.now().Unix(), Data: make([]image, 0, len(images)),
 		Usage: usage{u.Input, u.Output, u.Input + u.Output, u.Cost.Total}}
-	for _, d := range ans.Data {
-		v.Data = append(v.Data, image{d.B64JSON})
+	for _, b := range images {
+		v.Data = append(v.Data, image{b})
 	}
 	return s.writeMediaJSON(w, m, v)
+}
+
+// answerGeminiImages generates the images of job with a Gemini model
+// (generateContent asking for image output, the key in x-goog-api-key).
+func (s *Server) answerGeminiImages(w http.ResponseWriter, r *http.Request, m *media, c *call, job *imageJob) error {
+	type blob struct {
+		MimeType string `json:"mimeType"`
+		Data     string `json:"data"`
+	}
+	type part struct {
+		InlineData *blob  `json:"inlineData,omitempty"`
+		Text       string `json:"text,omitempty"`
+	}
+	type imageConfig struct {
+		AspectRatio string `json:"aspectRatio,omitempty"`
+		ImageSize   string `json:"imageSize,omitempty"`
+	}
+	type generationConfig struct {
+		ResponseModalities []string     `json:"responseModalities"`
+		ImageConfig        *imageConfig `json:"imageConfig,omitempty"`
+		CandidateCount     int          `json:"candidateCount,omitempty"`
+	}
+	type content struct {
+		Role  string `json:"role"`
+		Parts []part `json:"parts"`
+	}
+	parts := make([]part, 0, len(job.inputs)+1)
+	for _, u := range job.inputs {
+		meta, data, _ := strings.Cut(strings.TrimPrefix(u, "data:"), ";base64,")
+		parts = append(parts, part{InlineData: &blob{MimeType: meta, Data: data}})
+	}
+	parts = append(parts, part{Text: job.prompt})
+	gc := generationConfig{ResponseModalities: []string{"IMAGE"}, CandidateCount: job.n}
+	if job.aspectRatio != "" || job.size != "" {
+		gc.ImageConfig = &imageConfig{AspectRatio: job.aspectRatio, ImageSize: job.size}
+	}
+	out, err := json.Marshal(struct {
+		Contents         []content        `json:"contents"`
+		GenerationConfig generationConfig `json:"generationConfig"`
+	}{[]content{{Role: "user", Parts: parts}}, gc})
+	if err != nil {
+		return err
+	}
+	c.recycle()
+	url := s.mediaURL(m, "/models/"+neturl.PathEscape(m.model.WireID())+":generateContent")
+	resp, err := s.sendMedia(r.Context(), m, func() (openai.MediaRequest, error) {
+		req := jsonRequest(url, out)
+		req.KeyHeader = "x-goog-api-key"
+		return req, nil
+	})
+	if err != nil {
+		return err
+	}
+	var ans struct {
+		Candidates []struct {
+			Content struct {
+				Parts []part `json:"parts"`
+			} `json:"content"`
+		} `json:"candidates"`
+		UsageMetadata struct {
+			PromptTokenCount     int64 `json:"promptTokenCount"`
+			CandidatesTokenCount int64 `json:"candidatesTokenCount"`
+		} `json:"usageMetadata"`
+	}
+	if err := readMediaAnswer(resp, &ans); err != nil {
+		return err
+	}
+	var images []string
+	for _, cand := range ans.Candidates {
+		for _, p := range cand.Content.Parts {
+			if p.InlineData != nil && p.InlineData.Data != "" {
+				images = append(images, p.InlineData.Data)
+			}
+		}
+	}
+	u := llm.Usage{Input: ans.UsageMetadata.PromptTokenCount, Output: ans.UsageMetadata.CandidatesTokenCount}.WithCost(m.model.Cost)
+	s.observeMedia(r, m, u)
+	return s.writeImages(w, m, images, u)
 }
 
 // notImages is the 400 text of a model the image route cannot serve.
@@ -214,7 +305,7 @@ func notImages(id string, model *llm.Model) string {
 	switch model.API {
 	case llm.APIOpenAIResponses, llm.APICodex:
 		return "Model " + id + " requires a hosted image carrier, which the auth gateway cannot resolve"
-	case "openrouter-images", llm.APIGoogle, llm.APIGeminiCLI:
+	case "openrouter-images", llm.APIGeminiCLI:
 		return "Model " + id + " uses api " + model.API + ", which the gateway does not serve for images"
 	}
 	return "Model " + id + " does not support image generation"

@@ -457,3 +457,31 @@ func TestSpeechToXAI(t *testing.T) {
 		t.Errorf("speed on xai-tts: %d", resp.StatusCode)
 	}
 }
+
+func TestImageGenerationWithGemini(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request, _ int, _ string) {
+		if r.URL.Path != "/v1beta/models/gemini-2.5-flash-image:generateContent" || r.Header.Get("x-goog-api-key") != "AIza-key" {
+			t.Errorf("upstream %s key %q", r.URL.Path, r.Header.Get("x-goog-api-key"))
+		}
+		writeJSON(w, 200, nil, `{"candidates":[{"content":{"parts":[{"text":"here"},{"inlineData":{"mimeType":"image/png","data":"Z2VtaW5p"}}]}}],"usageMetadata":{"promptTokenCount":6,"candidatesTokenCount":1290}}`)
+	})
+	src := &memSource{entries: []vault.Entry{apiKeyEntry(1, "google", "AIza-key")}}
+	gw := gateway(t, src, map[string]string{"google": up.srv.URL + "/v1beta"}, nil)
+	resp := post(t, gw.URL+"/v1/images/generations", gatewayToken, `{"model":"google/gemini-2.5-flash-image","prompt":"a kite","aspect_ratio":"16:9"}`)
+	var ans struct {
+		Data []struct {
+			B64JSON string `json:"b64_json"`
+		} `json:"data"`
+		Usage struct {
+			TotalTokens int64 `json:"total_tokens"`
+		} `json:"usage"`
+	}
+	body := readAll(t, resp)
+	if err := json.Unmarshal([]byte(body), &ans); err != nil || resp.StatusCode != 200 || len(ans.Data) != 1 || ans.Data[0].B64JSON != "Z2VtaW5p" || ans.Usage.TotalTokens != 1296 {
+		t.Errorf("%d %s", resp.StatusCode, body)
+	}
+	want := `{"contents":[{"role":"user","parts":[{"text":"a kite"}]}],"generationConfig":{"responseModalities":["IMAGE"],"imageConfig":{"aspectRatio":"16:9"}}}`
+	if len(up.bodies) != 1 || up.bodies[0] != want {
+		t.Errorf("upstream bodies %q\nwant %s", up.bodies, want)
+	}
+}

@@ -27,6 +27,9 @@ type MediaRequest struct {
 	// no body.
 	Body   io.Reader
 	Length int64
+	// KeyHeader, when set, carries the credential's secret as is (Gemini's
+	// x-goog-api-key) instead of Authorization: Bearer.
+	KeyHeader string
 	// Header holds extra request headers (the model's own).
 	Header map[string]string
 	// Client sends the request; nil is http.DefaultClient.
@@ -68,7 +71,11 @@ func Send(ctx context.Context, r MediaRequest, cred llm.Credential) (*http.Respo
 		hreq.Header.Set(k, v)
 	}
 	if cred.Kind != llm.CredentialNone && cred.Secret != "" {
-		hreq.Header.Set("Authorization", "Bearer "+cred.Secret)
+		if r.KeyHeader != "" {
+			hreq.Header.Set(r.KeyHeader, cred.Secret)
+		} else {
+			hreq.Header.Set("Authorization", "Bearer "+cred.Secret)
+		}
 	}
 	t := transport{provider: firstOf(r.Provider, "openai"), client: r.Client, now: r.Now}
 	resp, err := t.httpClient().Do(hreq)
