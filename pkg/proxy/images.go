@@ -52,15 +52,39 @@ type imageRef struct {
 	URL  string `json:"url"`
 }
 
-// upstreamBody is the JSON body of job for model: xAI takes an aspect
-// ratio and a resolution class and its inputs as image or images, the
-// other OpenAI-compatible bases a size and input_references.
+// upstreamBody is the JSON body of job for model: OpenRouter takes
+// aspect_ratio, image_size and input_references of image_url objects; xAI
+// an aspect ratio and a resolution class and its inputs as image or
+// images; the other OpenAI-compatible bases a size and input_references.
 func (job *imageJob) upstreamBody(model *llm.Model) ([]byte, error) {
 	n := job.n
 	if n == 0 {
 		n = 1
 	}
 	v := map[string]any{"model": model.WireID(), "prompt": job.prompt, "n": n, "response_format": "b64_json"}
+	if model.API == apiOpenRouterImages {
+		if job.aspectRatio != "" {
+			v["aspect_ratio"] = job.aspectRatio
+		}
+		if job.size != "" {
+			v["image_size"] = job.size
+		}
+		if len(job.inputs) > 0 {
+			type url struct {
+				URL string `json:"url"`
+			}
+			type ref struct {
+				Type     string `json:"type"`
+				ImageURL url    `json:"image_url"`
+			}
+			refs := make([]ref, 0, len(job.inputs))
+			for _, u := range job.inputs {
+				refs = append(refs, ref{"image_url", url{u}})
+			}
+			v["input_references"] = refs
+		}
+		return json.Marshal(v)
+	}
 	refs := make([]imageRef, 0, len(job.inputs))
 	for _, u := range job.inputs {
 		refs = append(refs, imageRef{Type: "image_url", URL: u})
@@ -157,7 +181,7 @@ func (s *Server) imageEdits(w http.ResponseWriter, r *http.Request) error {
 // edit goes to /images/edits, and to /images/generations when the base
 // has no edits endpoint (404).
 func (s *Server) answerImages(w http.ResponseWriter, r *http.Request, m *media, c *call, job *imageJob) error {
-	if err := s.resolveMedia(r, m, job.model, []string{apiImages, llm.APIGoogle}, notImages); err != nil {
+	if err := s.resolveMedia(r, m, job.model, []string{apiImages, apiOpenRouterImages, llm.APIGoogle}, notImages); err != nil {
 		return err
 	}
 	if m.model.API == llm.APIGoogle {
@@ -169,7 +193,10 @@ func (s *Server) answerImages(w http.ResponseWriter, r *http.Request, m *media, 
 	}
 	c.recycle()
 	path := "/images/generations"
-	if len(job.inputs) > 0 {
+	switch {
+	case m.model.API == apiOpenRouterImages:
+		path = "/images"
+	case len(job.inputs) > 0:
 		path = "/images/edits"
 	}
 	send := func(path string) (*http.Response, error) {
@@ -226,7 +253,7 @@ func notImages(id string, model *llm.Model) string {
 	switch model.API {
 	case llm.APIOpenAIResponses, llm.APICodex:
 		return "Model " + id + " requires a hosted image carrier, which the auth gateway cannot resolve"
-	case "openrouter-images", llm.APIGeminiCLI:
+	case llm.APIGeminiCLI:
 		return "Model " + id + " uses api " + model.API + ", which the gateway does not serve for images"
 	}
 	return "Model " + id + " does not support image generation"

@@ -44,10 +44,11 @@ func (s *Server) mediaRoutes(r chi.Router) {
 
 // Wire APIs of the non-chat models the gateway sends upstream.
 const (
-	apiEmbeddings     = "openai-embeddings"
-	apiImages         = "openai-images"
-	apiSpeech         = "openai-speech"
-	apiTranscriptions = "openai-transcriptions"
+	apiEmbeddings       = "openai-embeddings"
+	apiImages           = "openai-images"
+	apiOpenRouterImages = "openrouter-images"
+	apiSpeech           = "openai-speech"
+	apiTranscriptions   = "openai-transcriptions"
 )
 
 // media is one non-chat request between its phases.

@@ -485,3 +485,22 @@ func TestImageGenerationWithGemini(t *testing.T) {
 		t.Errorf("upstream bodies %q\nwant %s", up.bodies, want)
 	}
 }
+
+func TestImageGenerationWithOpenRouter(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request, _ int, _ string) {
+		if r.URL.Path != "/api/v1/images" {
+			t.Errorf("upstream path %q", r.URL.Path)
+		}
+		writeJSON(w, 200, nil, `{"data":[{"b64_json":"b3I="}],"usage":{"input_tokens":4,"output_tokens":1000}}`)
+	})
+	src := &memSource{entries: []vault.Entry{apiKeyEntry(1, "openrouter", "sk-or")}}
+	gw := gateway(t, src, map[string]string{"openrouter": up.srv.URL + "/api/v1"}, nil)
+	resp := post(t, gw.URL+"/v1/images/edits", gatewayToken, `{"model":"openrouter/black-forest-labs/flux.2-flex","prompt":"brighter","image":"aGk=","aspect_ratio":"1:1"}`)
+	if body := readAll(t, resp); resp.StatusCode != 200 || !strings.Contains(body, `"data":[{"b64_json":"b3I="}]`) {
+		t.Errorf("%d %s", resp.StatusCode, body)
+	}
+	want := `{"aspect_ratio":"1:1","input_references":[{"type":"image_url","image_url":{"url":"data:image/png;base64,aGk="}}],"model":"black-forest-labs/flux.2-flex","n":1,"prompt":"brighter","response_format":"b64_json"}`
+	if len(up.bodies) != 1 || up.bodies[0] != want {
+		t.Errorf("upstream bodies %q\nwant %s", up.bodies, want)
+	}
+}
