@@ -11,10 +11,18 @@ import (
 	"github.com/ompgo/omp/pkg/llm/openai"
 )
 
-// judgmentRoutes are the upstream paths of the judge models' wire APIs.
-var judgmentRoutes = map[string]string{
-	"typesafe":             "/v1/systemone",
-	"openrouter-decisions": "/decisions",
+// Wire APIs of the judge models.
+const (
+	apiTypeSafe            = "typesafe"
+	apiOpenRouterDecisions = "openrouter-decisions"
+)
+
+// judgmentPath is the upstream path of a judge model's wire API.
+func judgmentPath(api string) string {
+	if api == apiOpenRouterDecisions {
+		return "/decisions"
+	}
+	return "/v1/systemone"
 }
 
 // judgmentRequest is a System One judgment request: a state and named
@@ -56,11 +64,7 @@ func (s *Server) systemOne(w http.ResponseWriter, r *http.Request) error {
 	if msg := checkJudgment(&req); msg != "" {
 		return errorf(http.StatusUnprocessableEntity, "systemone: "+msg)
 	}
-	apis := make([]string, 0, len(judgmentRoutes))
-	for api := range judgmentRoutes {
-		apis = append(apis, api)
-	}
-	if err := s.resolveMedia(r, m, req.Model, apis, func(id string, _ *llm.Model) string {
+	if err := s.resolveMedia(r, m, req.Model, []string{apiTypeSafe, apiOpenRouterDecisions}, func(id string, _ *llm.Model) string {
 		return "Model " + id + " does not answer System One judgments"
 	}); err != nil {
 		var ae *apiError
@@ -80,7 +84,7 @@ func (s *Server) systemOne(w http.ResponseWriter, r *http.Request) error {
 	}
 	c.recycle()
 	resp, err := s.sendMedia(r.Context(), m, func() (openai.MediaRequest, error) {
-		r := jsonRequest(s.mediaURL(m, judgmentRoutes[m.model.API]), out)
+		r := jsonRequest(s.mediaURL(m, judgmentPath(m.model.API)), out)
 		r.Accept = "application/json"
 		return r, nil
 	})

@@ -20,9 +20,16 @@ type speechRequest struct {
 	Instructions   *string  `json:"instructions,omitempty"`
 }
 
-// speechFormats are the audio formats a speech request may ask for.
-var speechFormats = map[string]string{
-	"mp3": "audio/mpeg", "wav": "audio/wav", "pcm": "audio/pcm", "opus": "audio/opus", "aac": "audio/aac", "flac": "audio/flac",
+// speechType is the media type of an audio format a speech request may
+// ask for, "" for any other.
+func speechType(format string) string {
+	switch format {
+	case "mp3":
+		return "audio/mpeg"
+	case "wav", "pcm", "opus", "aac", "flac":
+		return "audio/" + format
+	}
+	return ""
 }
 
 // speech answers POST /v1/audio/speech (OpenAI speech wire) with the
@@ -63,7 +70,7 @@ func (s *Server) speech(w http.ResponseWriter, r *http.Request) error {
 	h := w.Header()
 	ct := resp.Header.Get("Content-Type")
 	if ct == "" {
-		ct = speechFormats[format]
+		ct = speechType(format)
 	}
 	h["Content-Type"] = []string{ct}
 	if resp.ContentLength >= 0 {
@@ -133,7 +140,7 @@ func notSpeech(id string, model *llm.Model) string {
 	msg := "Model " + id + " does not synthesize speech"
 	switch model.ModelKind() {
 	case llm.KindImage, llm.KindSTT, llm.KindJudge:
-		msg += "; use " + kindRoutes[model.ModelKind()]
+		msg += "; use " + kindRoute(model.ModelKind())
 	}
 	return msg
 }
@@ -154,7 +161,7 @@ func decodeSpeech(body []byte) (*speechRequest, error) {
 		return nil, bad("voice must be a non-empty string")
 	}
 	if f := req.ResponseFormat; f != nil {
-		if _, ok := speechFormats[*f]; !ok {
+		if speechType(*f) == "" {
 			return nil, bad(`response_format must be "mp3", "wav", "pcm", "opus", "aac" or "flac"`)
 		}
 	}

@@ -45,10 +45,13 @@ func (t *transcription) close() {
 	}
 }
 
-// transcriptionFields are the form fields passed on upstream.
-var transcriptionFields = map[string]bool{
-	"language": true, "prompt": true, "temperature": true, "response_format": true,
-	"timestamp_granularities[]": true, "timestamp_granularities": true,
+// transcriptionField reports whether a form field is passed on upstream.
+func transcriptionField(name string) bool {
+	switch name {
+	case "language", "prompt", "temperature", "response_format", "timestamp_granularities[]", "timestamp_granularities":
+		return true
+	}
+	return false
 }
 
 // transcriptions answers POST /v1/audio/transcriptions (OpenAI
@@ -163,7 +166,7 @@ func readTranscriptionForm(mr *multipart.Reader) (*transcription, error) {
 				return t, invalid(err)
 			}
 			t.fileName, t.contentType = p.FileName(), p.Header.Get("Content-Type")
-		case name == "model" || transcriptionFields[name]:
+		case name == "model" || transcriptionField(name):
 			v, err := io.ReadAll(io.LimitReader(p, maxFormField+1))
 			if err != nil {
 				return t, invalid(err)
@@ -188,10 +191,21 @@ func readTranscriptionForm(mr *multipart.Reader) (*transcription, error) {
 	return t, nil
 }
 
-// audioTypes maps an input_audio format to its media type.
-var audioTypes = map[string]string{
-	"wav": "audio/wav", "wave": "audio/wav", "mp3": "audio/mpeg", "mpeg": "audio/mpeg", "flac": "audio/flac",
-	"m4a": "audio/mp4", "mp4": "audio/mp4", "ogg": "audio/ogg", "opus": "audio/ogg", "webm": "audio/webm", "aac": "audio/aac",
+// audioType is the media type of an input_audio format, "" when unknown.
+func audioType(format string) string {
+	switch format {
+	case "wav", "wave":
+		return "audio/wav"
+	case "mp3", "mpeg":
+		return "audio/mpeg"
+	case "m4a", "mp4":
+		return "audio/mp4"
+	case "ogg", "opus":
+		return "audio/ogg"
+	case "flac", "webm", "aac":
+		return "audio/" + format
+	}
+	return ""
 }
 
 // readTranscriptionJSON reads the JSON form {model, input_audio:{data,
@@ -228,7 +242,7 @@ func readTranscriptionJSON(body []byte) (*transcription, error) {
 	if format == "" {
 		return t, errorf(http.StatusBadRequest, "input_audio.format must not be empty")
 	}
-	t.model, t.fileName, t.contentType = req.Model, "audio."+format, audioTypes[format]
+	t.model, t.fileName, t.contentType = req.Model, "audio."+format, audioType(format)
 	if t.contentType == "" {
 		t.contentType = "application/octet-stream"
 	}
