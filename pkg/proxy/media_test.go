@@ -69,6 +69,10 @@ func TestEmbeddingsToOpenAI(t *testing.T) {
 	if len(seen) != 1 || seen[0].Usage.Input != 7 || seen[0].Model != "text-embedding-3-small" || seen[0].CredentialID != 2 {
 		t.Errorf("observed %+v", seen)
 	}
+	_, metrics := get(t, gw.URL+"/metrics", gatewayToken)
+	if want := `omp_gateway_http_requests_total{format="embeddings",provider="openai",route="/v1/embeddings",status="200"} 1`; !strings.Contains(metrics, want) {
+		t.Errorf("/metrics lacks %s", want)
+	}
 }
 
 func TestMediaErrors(t *testing.T) {
