@@ -220,7 +220,7 @@ func pickModel(ctx context.Context, cat *llm.Catalog, sel, sessionModel string, 
 			continue
 		}
 		for _, m := range cat.Models() {
-			if m.Provider == p {
+			if m.Provider == p && m.ModelKind() == llm.KindChat {
 				return m, nil
 			}
 		}

@@ -27,6 +27,9 @@ func (a *app) runInteractive(ctx context.Context, rt *agentRuntime, f *agentFlag
 	}
 	var models []llm.Model
 	for _, m := range rt.cat.Models() {
+		if m.ModelKind() != llm.KindChat {
+			continue
+		}
 		if m.Key() == ag.Model.Key() || rt.keys.available(ctx, m.Provider) || rt.keys.flag != "" && m.Provider == ag.Model.Provider {
 			models = append(models, m)
 		}

@@ -123,7 +123,7 @@ func TestBuiltinCatalog(t *testing.T) {
 		for _, m := range c.Models() {
 			if m.Provider == p {
 				found = true
-				if m.API == "" || m.ContextWindow <= 0 || m.MaxTokens <= 0 {
+				if m.API == "" || m.ModelKind() == KindChat && (m.ContextWindow <= 0 || m.MaxTokens <= 0) {
 					t.Errorf("%s: incomplete entry %+v", m.Key(), m)
 				}
 			}

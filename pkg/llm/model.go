@@ -57,6 +57,30 @@ type Model struct {
 	Headers map[string]string `json:"headers,omitempty"`
 	// Compat holds models.yml compatibility switches, raw.
 	Compat json.RawMessage `json:"compat,omitempty"`
+	// Kind is what the model does (KindImage, KindEmbedding, …); "" is
+	// KindChat.
+	Kind string `json:"kind,omitempty"`
+}
+
+// Model kinds: the routes that serve them. A chat model answers the chat
+// routes; every other kind has its own route.
+const (
+	KindChat      = "chat"
+	KindJudge     = "judge"
+	KindImage     = "image"
+	KindTTS       = "tts"
+	KindSTT       = "stt"
+	KindEmbedding = "embedding"
+	KindRerank    = "rerank"
+	KindVideo     = "video"
+)
+
+// ModelKind returns the model's kind, KindChat when unset.
+func (m Model) ModelKind() string {
+	if m.Kind == "" {
+		return KindChat
+	}
+	return m.Kind
 }
 
 // WireID returns the model id to send upstream.

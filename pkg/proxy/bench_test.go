@@ -239,3 +239,46 @@ func BenchmarkOpenStreams(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkEmbeddings is one embeddings request through the gateway: a
+// short input, a 1536-float answer (text-embedding-3-small's size), as in
+// tools/benchgateway.
+func BenchmarkEmbeddings(b *testing.B) {
+	var answer bytes.Buffer
+	answer.WriteString(`{"object":"list","data":[{"object":"embedding","index":0,"embedding":[`)
+	for i := range 1536 {
+		if i > 0 {
+			answer.WriteByte(',')
+		}
+		fmt.Fprintf(&answer, "%.8f", float64(i%97)/97-0.5)
+	}
+	answer.WriteString(`]}],"model":"text-embedding-3-small","usage":{"prompt_tokens":8,"total_tokens":8}}`)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(answer.Bytes())
+	}))
+	b.Cleanup(up.Close)
+	src := &memSource{entries: []vault.Entry{apiKeyEntry(1, "openai", "sk-vault")}}
+	gw := gateway(b, src, map[string]string{"openai": up.URL + "/v1"}, nil)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16, DisableCompression: true}}
+	b.Cleanup(client.CloseIdleConnections)
+	body := []byte(`{"model":"openai/text-embedding-3-small","input":"The quick brown fox jumps over the lazy dog"}`)
+	b.ReportAllocs()
+	done := benchcpu.Start(b)
+	for b.Loop() {
+		req, _ := http.NewRequest(http.MethodPost, gw.URL+"/v1/embeddings", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+gatewayToken)
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+	done()
+}

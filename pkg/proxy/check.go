@@ -149,7 +149,7 @@ func (s *Server) probeModels(provider string) []llm.Model {
 	var out []llm.Model
 	for _, m := range s.models.catalog.Models() {
 		cost := m.Cost.Input + m.Cost.Output
-		if m.Provider != provider || !slices.Contains(m.Input, llm.ModalityText) || m.MaxTokens <= 0 ||
+		if m.Provider != provider || m.ModelKind() != llm.KindChat || !slices.Contains(m.Input, llm.ModalityText) || m.MaxTokens <= 0 ||
 			cost < 0 || math.IsNaN(cost) || math.IsInf(cost, 0) {
 			continue
 		}

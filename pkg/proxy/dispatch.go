@@ -13,7 +13,6 @@ import (
 	"github.com/ompgo/omp/internal/httpx"
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/llm/upstream"
-	"github.com/ompgo/omp/pkg/vault"
 	"github.com/ompgo/omp/pkg/vault/pick"
 )
 
@@ -114,6 +113,9 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, c *call) error 
 	if c.model, err = s.models.resolve(r.Context(), s, req.Model); err != nil {
 		return err
 	}
+	if msg := notChat(c.model); msg != "" {
+		return errorf(http.StatusBadRequest, msg)
+	}
 	ri.provider, ri.stream = c.model.Provider, req.Stream
 	mergePassthrough(req, r.Header)
 	// Cloned: the picker keeps it (sticky credential) past this request.
@@ -206,13 +208,19 @@ var hdr = struct {
 // a body of unknown length as it is read. A body that does not fit is
 // answered 503.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request, c *call) ([]byte, error) {
+	return s.readBodyLimit(w, r, c, s.bodyLimit)
+}
+
+// readBodyLimit is readBody with its own limit (a route's smaller one).
+func (s *Server) readBodyLimit(w http.ResponseWriter, r *http.Request, c *call, limit int64) ([]byte, error) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, nil
 	}
-	if r.ContentLength > s.bodyLimit {
+	limit = min(limit, s.bodyLimit)
+	if r.ContentLength > limit {
 		return nil, &apiError{Status: http.StatusRequestEntityTooLarge, Message: msgBodyTooLarge}
 	}
-	var body io.Reader = http.MaxBytesReader(w, r.Body, s.bodyLimit)
+	var body io.Reader = http.MaxBytesReader(w, r.Body, limit)
 	if r.ContentLength > 0 {
 		if !c.inflight.take(r.ContentLength) {
 			return nil, errInFlightFull(c.inflight.limit)
@@ -221,7 +229,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, c *call) ([]by
 	} else {
 		body = &meteredBody{r: body, f: c.inflight, held: &c.held}
 	}
-	b, err := readAllSized(body, r.ContentLength, s.bodyLimit)
+	b, err := readAllSized(body, r.ContentLength, limit)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		var ae *apiError
@@ -268,69 +276,62 @@ func readAllSized(r io.Reader, n, limit int64) ([]byte, error) {
 	}
 }
 
-// open picks a credential and opens the upstream stream, walking the
-// retry ladder while nothing has been sent
-// to the client: a Provider fails before the first byte only by returning
-// an error, so every retry here is invisible to the client.
+// open picks a credential and opens the upstream stream through dispatch.
+// A Provider fails before the first byte only by returning an error, so
+// every retry is invisible to the client.
 func (s *Server) open(ctx context.Context, req *llm.Request, model *llm.Model, sid string) (*llm.Stream, int64, error) {
 	prov, err := s.provider(model)
 	if err != nil {
 		return nil, 0, err
 	}
+	var st *llm.Stream
+	credID, err := s.dispatch(ctx, model, sid, func(cred llm.Credential) error {
+		var err error
+		st, err = prov.Stream(ctx, req, model, cred)
+		return err
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return st, credID, nil
+}
+
+// dispatch is the credential choice every route shares: it walks the retry
+// ladder of model's provider for session sid, calling try with each
+// credential in turn until one call succeeds, the ladder has no next
+// credential for the failure (a usage limit or policy denial marks the
+// account; a 401 re-mints it once) or ctx ends. try must not have sent
+// anything to the client when it fails. It returns the id of the
+// credential that served, or the last failure.
+func (s *Server) dispatch(ctx context.Context, model *llm.Model, sid string, try func(llm.Credential) error) (int64, error) {
 	lad := s.picker.Ladder(model.Provider, sid, model.ID)
-	e, err := first(ctx, lad)
+	e, err := lad.First(ctx)
 	if err != nil {
 		if !errors.Is(err, pick.ErrNoCredential) {
 			s.log.Warn("auth-gateway getApiKey threw", "provider", model.Provider, "error", err)
 		}
-		return nil, 0, err
+		return 0, err
 	}
-	st, err := attempt(ctx, prov, req, model, e)
-	if err == nil {
-		return st, e.ID, nil
-	}
-	return s.retry(ctx, prov, lad, req, model, e, err)
-}
-
-// first is the ladder's first credential.
-func first(ctx context.Context, lad *pick.Ladder) (*vault.Entry, error) {
-	e, err := lad.First(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &e, nil
-}
-
-// attempt opens the upstream stream with e's credential.
-func attempt(ctx context.Context, prov llm.Provider, req *llm.Request, model *llm.Model, e *vault.Entry) (*llm.Stream, error) {
-	return prov.Stream(ctx, req, model, pick.CredentialOf(e))
-}
-
-// retry walks the rest of the ladder after the attempt with the failed
-// entry ended in err.
-func (s *Server) retry(ctx context.Context, prov llm.Provider, lad *pick.Ladder, req *llm.Request, model *llm.Model, failed *vault.Entry, err error) (*llm.Stream, int64, error) {
-	e := *failed
 	for {
+		err := try(pick.CredentialOf(&e))
+		if err == nil {
+			return e.ID, nil
+		}
 		if ctx.Err() != nil {
-			return nil, 0, err
+			return 0, err
 		}
 		fail, retryAfter := ladderFailure(err, model.Provider, model.ID)
 		next, ok, lerr := lad.Next(ctx, e, fail, retryAfter)
 		if lerr != nil {
 			s.log.Warn("auth-gateway getApiKey threw", "provider", model.Provider, "error", lerr)
-			return nil, 0, err
+			return 0, err
 		}
 		if !ok {
-			return nil, 0, err
+			return 0, err
 		}
 		s.log.Info("auth-gateway credential retry", "provider", model.Provider,
 			"failed", e.ID, "next", next.ID, "status", llm.Classify(err).Status)
 		e = next
-		st, serr := attempt(ctx, prov, req, model, &e)
-		if serr == nil {
-			return st, e.ID, nil
-		}
-		err = serr
 	}
 }
 

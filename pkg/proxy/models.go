@@ -137,8 +137,12 @@ type modelRow struct {
 	API             string   `json:"api"`
 	DisplayName     string   `json:"display_name"`
 	InputModalities []string `json:"input_modalities"`
-	ContextLength   int      `json:"context_length,omitempty"`
-	MaxOutputTokens int      `json:"max_output_tokens,omitempty"`
+	// Kind is set on non-chat models only.
+	Kind            string `json:"kind,omitempty"`
+	ContextLength   int    `json:"context_length,omitempty"`
+	MaxOutputTokens int    `json:"max_output_tokens,omitempty"`
+	// SupportsTools is false on non-chat models, absent otherwise.
+	SupportsTools *bool `json:"supports_tools,omitempty"`
 }
 
 type modelList struct {
@@ -166,7 +170,11 @@ func (s *Server) listModels(w http.ResponseWriter, r *http.Request) error {
 		out.Data = append(out.Data, modelRow{
 			ID: m.Provider + "/" + m.ID, Object: "model", OwnedBy: m.Provider, API: m.API,
 			DisplayName: name, InputModalities: in, ContextLength: m.ContextWindow, MaxOutputTokens: m.MaxTokens,
+			Kind: m.Kind,
 		})
+		if m.Kind != "" {
+			out.Data[len(out.Data)-1].SupportsTools = new(bool)
+		}
 	}
 	body, err := json.Marshal(out)
 	if err != nil {

@@ -43,14 +43,15 @@ func attribution(h http.Header) (installID, hostname, app string) {
 	return installID, hostname, app
 }
 
-// observe hands a settled request's usage to Options.Observe; zero-token
-// requests (and a nil final message) are skipped.
+// observe hands a settled request's usage to Options.Observe; requests
+// with neither tokens nor cost (a finished video job has only a cost), and
+// a nil final message, are skipped.
 func (s *Server) observe(r *http.Request, model *llm.Model, credID int64, final *llm.Message) {
 	if s.observer == nil || final == nil {
 		return
 	}
 	u := final.Usage
-	if u.Input+u.Output+u.CacheRead+u.CacheWrite == 0 {
+	if u.Input+u.Output+u.CacheRead+u.CacheWrite == 0 && u.Cost.Total == 0 {
 		return
 	}
 	inst, host, app := attribution(r.Header)

@@ -78,8 +78,8 @@ type Options struct {
 	// priority and usage reserve per OAuth account); nil: none.
 	Policies *pick.Policies
 	// Observe receives the token burn of every settled upstream request,
-	// errored and aborted ones included, zero-token ones skipped; it must
-	// not block. nil: nothing is recorded.
+	// errored and aborted ones included, those with neither tokens nor
+	// cost skipped; it must not block. nil: nothing is recorded.
 	Observe func(Observed)
 }
 
@@ -211,6 +211,7 @@ func (s *Server) routes() http.Handler {
 		r.Method(http.MethodPost, path, a.Handler(s.inference(f)))
 	}
 	s.geminiRoutes(r)
+	s.mediaRoutes(r)
 	r.NotFound(noRoute)
 	r.MethodNotAllowed(noRoute)
 	return r

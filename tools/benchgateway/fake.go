@@ -13,7 +13,8 @@ import (
 // deltas is the number of text deltas of the streamed reply.
 const deltas = 50
 
-// fake is a local Anthropic Messages API on plain HTTP: a request with
+// fake is a local Anthropic Messages API (and an OpenAI /v1/embeddings
+// answering one fixed vector) on plain HTTP: a request with
 // "stream":true gets an SSE stream (one flush per event); a non-streaming
 // one gets the JSON message. A request whose body holds holdMarker gets
 // message_start and the first delta, then is held until release (or the
@@ -41,6 +42,21 @@ var (
 	shortSSE  = sseEvents([]string{"Hello ", "world"})
 	streamSSE = sseEvents(tokens(deltas))
 )
+
+// embeddingJSON is an OpenAI embeddings answer: one 1536-dimension
+// vector, the size of text-embedding-3-small's.
+var embeddingJSON = func() []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"object":"list","data":[{"object":"embedding","index":0,"embedding":[`)
+	for i := range 1536 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%.8f", float64(i%97)/97-0.5)
+	}
+	b.WriteString(`]}],"model":"text-embedding-3-small","usage":{"prompt_tokens":8,"total_tokens":8}}`)
+	return b.Bytes()
+}()
 
 func tokens(n int) []string {
 	out := make([]string, n)
@@ -89,6 +105,12 @@ func (f *fake) release() {
 }
 
 func (f *fake) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost && r.URL.Path == "/v1/embeddings" {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(embeddingJSON)
+		return
+	}
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
 		http.NotFound(w, r)
 		return

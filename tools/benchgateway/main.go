@@ -184,6 +184,7 @@ type rounds struct {
 	direct, directStream, directBig []float64    // µs p50
 	addSmall, addTTFT, addBig       [4][]float64 // by endpoint index (direct unused)
 	rps, cpu, perStr                [2][]float64 // cpu: µs of process CPU per completion at c=16
+	embedRPS, embedCPU              [2][]float64 // the same for embeddings
 	idleRSS, start                  [2][]float64
 }
 
@@ -227,13 +228,13 @@ func oneRound(o options, f *fake, b *runningBroker, gwBin string, i int, r *roun
 		r.idleRSS[j] = append(r.idleRSS[j], float64(rss)/1024)
 		r.start[j] = append(r.start[j], float64(p.startToFirst.Microseconds())/1000)
 	}
-	gwEP := &endpoint{name: "gateway", url: procs[ours].url, token: procs[ours].token, small: chatSmall, stream: chatStream, big: chatBig, hold: chatHold, pid: procs[ours].pid}
+	gwEP := &endpoint{name: "gateway", url: procs[ours].url, token: procs[ours].token, small: chatSmall, stream: chatStream, big: chatBig, hold: chatHold, embed: embedOurs, pid: procs[ours].pid}
 	if o.inbound == "gemini" {
 		gwEP.small, gwEP.stream, gwEP.big, gwEP.hold = geminiSmall, geminiStream, geminiBig, geminiHold
 	}
 	eps := []*endpoint{
 		gwEP,
-		{name: "bare", url: procs[bare].url, small: anthropicSmall, stream: anthropicStream, big: anthropicBig, hold: anthropicHold, pid: procs[bare].pid},
+		{name: "bare", url: procs[bare].url, small: anthropicSmall, stream: anthropicStream, big: anthropicBig, hold: anthropicHold, embed: embedBare, pid: procs[bare].pid},
 		{name: "direct", url: f.url, small: anthropicSmall, stream: anthropicStream, big: anthropicBig},
 	}
 	if o.compare != "" {
@@ -280,6 +281,25 @@ func oneRound(o options, f *fake, b *runningBroker, gwBin string, i int, r *roun
 		}
 		r.rps[k] = append(r.rps[k], rps)
 		r.cpu[k] = append(r.cpu[k], float64((after-before).Microseconds())/float64(n))
+	}
+	for _, k := range order {
+		if _, err := latency(eps[k], eps[k].embed, 20); err != nil {
+			return err
+		}
+		before, err := cpuTime(eps[k : k+1])
+		if err != nil {
+			return err
+		}
+		rps, n, err := throughput(eps[k:k+1], eps[k].embed, 16, o.duration)
+		if err != nil {
+			return err
+		}
+		after, err := cpuTime(eps[k : k+1])
+		if err != nil {
+			return err
+		}
+		r.embedRPS[k] = append(r.embedRPS[k], rps)
+		r.embedCPU[k] = append(r.embedCPU[k], float64((after-before).Microseconds())/float64(n))
 	}
 	for _, k := range order {
 		per, err := openStreams(eps[k], f, o.streams)

@@ -25,6 +25,8 @@ var (
 	anthropicSmall  = request{"/v1/messages", []byte(`{"model":"claude-sonnet-4-5","max_tokens":64,"messages":[{"role":"user","content":"Say hello"}]}`)}
 	anthropicStream = request{"/v1/messages", []byte(`{"model":"claude-sonnet-4-5","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"` + longMarker + `"}]}`)}
 	anthropicHold   = request{"/v1/messages", []byte(`{"model":"claude-sonnet-4-5","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"` + holdMarker + `"}]}`)}
+	embedOurs       = request{"/v1/embeddings", []byte(`{"model":"openai/text-embedding-3-small","input":"The quick brown fox jumps over the lazy dog"}`)}
+	embedBare       = request{"/v1/embeddings", []byte(`{"model":"text-embedding-3-small","input":"The quick brown fox jumps over the lazy dog"}`)}
 	chatSmall       = request{"/v1/chat/completions", []byte(`{"model":"anthropic/claude-sonnet-4-5","messages":[{"role":"user","content":"Say hello"}]}`)}
 	chatStream      = request{"/v1/chat/completions", []byte(`{"model":"anthropic/claude-sonnet-4-5","stream":true,"messages":[{"role":"user","content":"` + longMarker + `"}]}`)}
 	chatHold        = request{"/v1/chat/completions", []byte(`{"model":"anthropic/claude-sonnet-4-5","stream":true,"messages":[{"role":"user","content":"` + holdMarker + `"}]}`)}
@@ -114,6 +116,7 @@ type endpoint struct {
 	name                     string
 	url, token               string
 	small, stream, big, hold request
+	embed                    request
 	pid                      int
 }
 

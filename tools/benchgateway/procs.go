@@ -76,6 +76,10 @@ func startBrokerOn(bind string) (*runningBroker, error) {
 		b.stop()
 		return nil, err
 	}
+	if _, err := c.Upload(ctx, "openai", vault.Credential{Type: vault.TypeAPIKey, Key: "sk-proj-benchgateway"}); err != nil {
+		b.stop()
+		return nil, err
+	}
 	return b, nil
 }
 
@@ -90,7 +94,8 @@ type proc struct {
 }
 
 // startGateway runs a real bin/gateway process with a throwaway HOME,
-// following the broker, with the anthropic base URL pointed at the fake.
+// following the broker, with the anthropic and openai base URLs pointed at
+// the fake.
 func startGateway(bin string, b *runningBroker, upstream string) (*proc, error) {
 	return startGatewayAt(bin, b.url, b.token, upstream, "", nil)
 }
@@ -111,7 +116,7 @@ func startGatewayAt(bin, brokerURL, brokerToken, upstream, bind string, prefix [
 		return nil, err
 	}
 	env := append(benchproc.CleanEnv(), "HOME="+home, "OMP_AUTH_BROKER_URL="+brokerURL, "OMP_AUTH_BROKER_TOKEN="+brokerToken,
-		"OMP_PROVIDER_ANTHROPIC_BASE_URL="+upstream)
+		"OMP_PROVIDER_ANTHROPIC_BASE_URL="+upstream, "OMP_PROVIDER_OPENAI_BASE_URL="+upstream+"/v1")
 	p, err := startProcAt("gateway", home, bin, nil, env, token, chatSmall, bind, prefix)
 	if err != nil {
 		os.RemoveAll(home)

@@ -283,6 +283,9 @@ func (s *server) handle(ctx context.Context, c *Command) any {
 	case "get_available_models":
 		var out []Model
 		for _, m := range s.h.Catalog.Models() {
+			if m.ModelKind() != llm.KindChat {
+				continue
+			}
 			if s.h.FixedKey && m.Provider == s.ag.CurrentModel().Provider || s.h.Available(ctx, m.Provider) {
 				out = append(out, ModelOf(m))
 			}
@@ -417,7 +420,7 @@ func (s *server) cycleModel(ctx context.Context, id *string) any {
 	cur := s.ag.CurrentModel()
 	var avail []llm.Model
 	for _, m := range s.h.Catalog.Models() {
-		if m.Key() == cur.Key() || s.h.Available(ctx, m.Provider) {
+		if m.ModelKind() == llm.KindChat && (m.Key() == cur.Key() || s.h.Available(ctx, m.Provider)) {
 			avail = append(avail, m)
 		}
 	}

@@ -88,6 +88,7 @@ type model struct {
 	RequestModelID string            `json:"requestModelId"`
 	Headers        map[string]string `json:"headers"`
 	Compat         json.RawMessage   `json:"compat"`
+	Kind           string            `json:"kind"`
 }
 
 // generate reads the catalogue at path and returns the source of
@@ -165,6 +166,9 @@ func render(models []model) ([]byte, error) {
 		}
 		if m.Compat != nil {
 			fmt.Fprintf(&b, ", Compat: json.RawMessage(%s)", q(string(m.Compat)))
+		}
+		if m.Kind != "" {
+			fmt.Fprintf(&b, ", Kind: %s", q(m.Kind))
 		}
 		b.WriteString("},\n")
 	}
