@@ -11,7 +11,7 @@
 //
 // # Hand-written JSON
 //
-// The codecs read JSON with internal/jsonr and write it with internal/jsonw
+// The codecs read JSON with the module's internal/jsonr and write it with internal/jsonw
 // instead of encoding/json. A hand-written path stays only while a
 // side-by-side benchmark against encoding/json on the real workload shows it
 // clearly cheaper (about 2x CPU, or a named allocation win on the per-chunk

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
+	"github.com/ompgo/omp/internal/jsonr"
 )
 
 var emptyObject = json.RawMessage("{}")

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/ompgo/omp/internal/jsonr"
 	"github.com/ompgo/omp/pkg/llm"
 )
 
@@ -97,12 +98,11 @@ type sessionBody struct {
 // parsed context instead, so the ids differ from the reference's (they are
 // stable across Go replicas, which is what stickiness needs).
 //
-// Cost: hashing is proportional to the hashed parts (the first message is
-// compacted into the hash without a copy), but finding the top-level
-// members still crosses the whole messages value, one bytes.IndexByte
-// per string: members after it (prompt_cache_key, metadata, tools, a
-// repeated messages, whose last copy wins) are common, and only a scan
-// past the array finds them (docs/performance.md).
+// Cost: hashing is proportional to the hashed parts, but finding the
+// top-level members still crosses the whole messages value: members after
+// it (prompt_cache_key, metadata, tools, a repeated messages, whose last
+// copy wins) are common, and only a read past the array finds them
+// (docs/performance.md).
 func sessionID(f *format, req *llm.Request, body []byte, h http.Header) string {
 	if f.piNative {
 		if given(req.SessionID) {
@@ -112,8 +112,7 @@ func sessionID(f *format, req *llm.Request, body []byte, h http.Header) string {
 	}
 	var sb sessionBody
 	if !f.gemini && !scanSessionBody(body, &sb) { // a Gemini body has none of its keys
-		sb = sessionBody{}
-		_ = json.Unmarshal(body, &sb) // the codec has accepted the body already
+		sb = sessionBody{} // not a JSON object: json.Unmarshal would read nothing either
 	}
 	if given(sb.PromptCacheKey) {
 		return sb.PromptCacheKey
@@ -159,47 +158,73 @@ func geminiSessionID(req *llm.Request) string {
 	return derivedSessionID(req, tools, first)
 }
 
+// scanSessionBody fills sb from body as json.Unmarshal would, reading only
+// the members it needs with the shared JSON reader, which skips the others
+// (the whole messages array, usually) without decoding them; false when
+// body is not a JSON object.
+func scanSessionBody(body []byte, sb *sessionBody) bool {
+	r := jsonr.NewReader(body)
+	r.Object(func(key []byte) error {
+		switch {
+		case jsonr.FoldsTo(key, "prompt_cache_key"):
+			sb.PromptCacheKey = ""
+			if r.Peek() == '"' {
+				sb.PromptCacheKey = r.String()
+			} else {
+				r.Skip() // null leaves it empty; another kind fails json.Unmarshal alike
+			}
+		case jsonr.FoldsTo(key, "metadata"):
+			sb.Metadata = nil
+			_ = json.Unmarshal(r.Raw(), &sb.Metadata)
+		case jsonr.FoldsTo(key, "tools"):
+			sb.Tools = r.Raw()
+		case jsonr.FoldsTo(key, "messages"):
+			sb.Messages = r.Raw()
+		case jsonr.FoldsTo(key, "input"):
+			sb.Input = r.Raw()
+		default:
+			r.Skip()
+		}
+		return nil
+	})
+	return r.End() == nil
+}
+
 // firstMessage returns the first element of the JSON array raw that is
 // not a system message (system messages are part of the system prompt,
 // hashed on their own); isArray reports whether raw is an array. It stops
 // reading at that element.
 func firstMessage(raw json.RawMessage) (first json.RawMessage, isArray bool) {
-	isArray = eachElement(raw, func(m []byte) bool {
-		if isSystem(m) {
-			return true
+	r := jsonr.NewReader(raw)
+	if !r.BeginArray() {
+		return nil, false
+	}
+	for r.More() {
+		if m := r.Raw(); r.Err() == nil && !isSystem(m) {
+			return m, true
 		}
-		first = m
-		return false
-	})
-	return first, isArray
+	}
+	return nil, r.Err() == nil
 }
 
 // isSystem reports whether message m has the role "system" as
-// encoding/json reads it (the last "role" member, its key matched without
-// case). The lenient scan answers for plain members; a key or value with
-// an escape, a key that is "role" only without case, or a body the scan
-// cannot follow goes to encoding/json.
+// encoding/json reads it: the last member whose key is "role" without
+// case; null leaves the role unset, any other kind is no role at all.
 func isSystem(m []byte) bool {
-	system, plain := false, true
-	ok := eachMember(m, func(key, val []byte) {
-		k := key[1 : len(key)-1]
-		switch {
-		case string(k) == "role":
-			system = string(val) == `"system"`
-			if len(val) == 0 || val[0] != '"' || bytes.IndexByte(val, '\\') >= 0 {
-				plain = false // null (a no-op for encoding/json), a non-string or an escape
-			}
-		case bytes.IndexByte(k, '\\') >= 0 || strings.EqualFold(string(k), "role"):
-			plain = false
+	r := jsonr.NewReader(m)
+	system := false
+	r.Object(func(key []byte) error {
+		if !jsonr.FoldsTo(key, "role") {
+			r.Skip()
+			return nil
 		}
+		if r.Null() {
+			return nil
+		}
+		system = string(r.Bytes()) == "system"
+		return nil
 	})
-	if ok && plain {
-		return system
-	}
-	var r struct {
-		Role string `json:"role"`
-	}
-	return json.Unmarshal(m, &r) == nil && r.Role == "system"
+	return r.End() == nil && system
 }
 
 // derivedSessionID is SHA-256 over the parts joined with NUL, its first 32
@@ -249,55 +274,18 @@ func uuidShape(x *[32]byte, v byte) string {
 // noTools reports whether the raw tools value is null or an empty array.
 func noTools(raw []byte) bool {
 	t := bytes.TrimSpace(raw)
-	return string(t) == "null" || len(t) >= 2 && t[0] == '[' && skipWS(t, 1) == len(t)-1
+	return string(t) == "null" || len(t) >= 2 && t[0] == '[' && len(bytes.TrimSpace(t[1:len(t)-1])) == 0
 }
 
 // writeCompact writes raw to w as json.Compact writes it (raw as it is
-// when json.Compact fails), without a copy: a value without whitespace
-// between its tokens, the usual case, goes to w whole, others run by run
-// between the spaces. The lenient scan is exact for valid JSON, which raw
-// is (its body passed the format's decoder); raw with a string it cannot
-// follow goes to json.Compact.
+// when json.Compact fails).
 func writeCompact(w io.Writer, raw []byte) {
-	spaced := false
-	for i := 0; i < len(raw); {
-		switch raw[i] {
-		case '"':
-			if i = skipString(raw, i); i < 0 {
-				var b bytes.Buffer
-				if json.Compact(&b, raw) != nil {
-					_, _ = w.Write(raw)
-					return
-				}
-				_, _ = w.Write(b.Bytes())
-				return
-			}
-			continue
-		case ' ', '\t', '\n', '\r':
-			spaced = true
-		}
-		i++
-	}
-	if !spaced {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
 		_, _ = w.Write(raw)
 		return
 	}
-	// The pass above followed every string, so this one meets the same.
-	start := 0
-	for i := 0; i < len(raw); {
-		switch raw[i] {
-		case '"':
-			i = skipString(raw, i)
-			continue
-		case ' ', '\t', '\n', '\r':
-			_, _ = w.Write(raw[start:i])
-			i = skipWS(raw, i)
-			start = i
-			continue
-		}
-		i++
-	}
-	_, _ = w.Write(raw[start:])
+	_, _ = w.Write(b.Bytes())
 }
 
 // newMessageID returns an Anthropic message id: "msg_" + 24 hex digits.

@@ -58,10 +58,21 @@ type Store interface {
 	// Get returns the record with id, active or not. ENOTFOUND if no row.
 	Get(ctx context.Context, id int64) (Record, error)
 
+	// Walk calls fn with each active record of provider ("" means every
+	// provider), ordered by id ascending, as List would return them but
+	// without copying them: r is the store's own record, valid only during
+	// the call. fn must not modify r or keep it (or its Extra values), and
+	// must not call the store.
+	Walk(ctx context.Context, provider string, fn func(r *Record)) error
+
 	// Upsert stores cred for provider by identity and returns
 	// every active record of the provider afterwards. EINVALID if cred fails
 	// Validate.
 	Upsert(ctx context.Context, provider string, cred Credential) ([]Record, error)
+
+	// UpsertWalk is Upsert showing the provider's active records afterwards
+	// to fn, under Walk's rules, instead of returning copies of them.
+	UpsertWalk(ctx context.Context, provider string, cred Credential, fn func(r *Record)) error
 
 	// ReplaceAll stores creds with replace-all semantics (API-key login).
 	ReplaceAll(ctx context.Context, provider string, creds []Credential) ([]Record, error)

@@ -1,11 +1,13 @@
 package secrets
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"sync"
@@ -381,4 +383,65 @@ func TestPassiveObservesOnly(t *testing.T) {
 	if got := o.RestoreArguments(json.RawMessage(`{"a":"` + code + `"}`)); string(got) != `{"a":"sk-proj-SECRETSECRET"}` {
 		t.Fatalf("restore after observing = %s", got)
 	}
+}
+
+// mapStrings is MapJSONStrings on a decoded value.
+func mapStrings(v any, f func(string) string) any {
+	switch v := v.(type) {
+	case string:
+		return f(v)
+	case []any:
+		for i := range v {
+			v[i] = mapStrings(v[i], f)
+		}
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[f(k)] = mapStrings(x, f)
+		}
+		return out
+	}
+	return v
+}
+
+// MapJSONStrings rewrites exactly the strings: the result decodes to the
+// input's value with f applied to every string and key, and with f the
+// identity it is the input itself.
+func FuzzMapJSONStrings(f *testing.F) {
+	for _, s := range []string{`{ "b":1, "a":"x\u0041y", "c":["<&>", "q"] }`, `"abc"`, `[1e999,"\"",{"":""}]`, `{"a":"unterminated`, `{"a" 1}`} {
+		f.Add([]byte(s))
+	}
+	// Odd strings grow by two, so the rewrite is one-to-one.
+	odd := func(s string) string {
+		if len(s)%2 == 1 {
+			return s + "!!"
+		}
+		return s
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if same := MapJSONStrings(raw, func(s string) string { return s }); !bytes.Equal(same, raw) {
+			t.Fatalf("identity changed %q to %q", raw, same)
+		}
+		out := MapJSONStrings(raw, odd)
+		if !json.Valid(raw) {
+			if !bytes.Equal(out, raw) {
+				t.Fatalf("malformed %q changed to %q", raw, out)
+			}
+			return
+		}
+		decode := func(b []byte) (any, error) { // numbers as text: 1e999 is valid JSON
+			dec := json.NewDecoder(bytes.NewReader(b))
+			dec.UseNumber()
+			var v any
+			return v, dec.Decode(&v)
+		}
+		in, _ := decode(raw)
+		got, err := decode(out)
+		if err != nil || !json.Valid(out) {
+			t.Fatalf("%q mapped to invalid %q: %v", raw, out, err)
+		}
+		if want := mapStrings(in, odd); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q mapped to %q: got %v, want %v", raw, out, got, want)
+		}
+	})
 }

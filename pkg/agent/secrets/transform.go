@@ -147,40 +147,36 @@ func (o *Obfuscator) RestoreArguments(args json.RawMessage) json.RawMessage {
 // through f, byte-for-byte unchanged elsewhere: key order, numbers and
 // spacing survive. A string f leaves alone keeps its original escaping.
 // Malformed JSON is returned as it is.
+//
+// encoding/json's token stream finds the strings: a string token ends at
+// the decoder's offset, and between the previous token's end and its
+// opening quote there is only whitespace and a ',' or ':'.
 func MapJSONStrings(raw json.RawMessage, f func(string) string) json.RawMessage {
-	if bytes.IndexByte(raw, '"') < 0 {
+	if bytes.IndexByte(raw, '"') < 0 || !json.Valid(raw) {
 		return raw
 	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber() // numbers are skipped, never converted
 	var out []byte
-	last := 0
-	for i := 0; i < len(raw); i++ {
-		if raw[i] != '"' {
-			continue
+	last, prev := 0, 0 // raw[:last] is settled; prev is where the previous token ended
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			break // io.EOF: raw is one valid value
 		}
-		end := i + 1
-		for end < len(raw) && raw[end] != '"' {
-			if raw[end] == '\\' {
-				end++
+		end := int(dec.InputOffset())
+		if s, ok := tok.(string); ok {
+			if t := f(s); t != s {
+				start := prev + bytes.IndexByte(raw[prev:end], '"')
+				if out == nil {
+					out = make([]byte, 0, len(raw)+16)
+				}
+				out = append(out, raw[last:start]...)
+				out = appendJSONString(out, t)
+				last = end
 			}
-			end++
 		}
-		if end >= len(raw) {
-			return raw // unterminated string: not JSON
-		}
-		lit := raw[i : end+1]
-		var s string
-		if err := json.Unmarshal(lit, &s); err != nil {
-			return raw
-		}
-		if t := f(s); t != s {
-			if out == nil {
-				out = make([]byte, 0, len(raw)+16)
-			}
-			out = append(out, raw[last:i]...)
-			out = appendJSONString(out, t)
-			last = end + 1
-		}
-		i = end
+		prev = end
 	}
 	if out == nil {
 		return raw

@@ -371,10 +371,19 @@ func TestBuildContextTable(t *testing.T) {
 			lines: []string{msg("a", "", "user", "u1"),
 				`{"type":"message","id":"b","parentId":"a","timestamp":"t","message":{"role":"user","Content":"folded","timestamp":1}}`,
 				`{"type":"message","id":"c","parentId":"b","timestamp":"t","message":{"role":"bashExecution","command":"ls","output":"o","exitCode":0,"timestamp":1}}`,
-				`{"type":"message","id":"d","parentId":"c","timestamp":"t","message":{"role":"user","content":tru}}`,
+				`{"type":"message","id":"d","parentId":"c","timestamp":"t","message":[{"role":"user","content":"not a message object"}]}`,
 				`{"type":"message","id":"e","parentId":"d","timestamp":"t"}`,
 				msg("f", "e", "assistant", "a1")},
 			want: []string{"u1", "folded", "Ran `ls`\n\n```\no\n```", "a1"},
+		},
+		{
+			// As the reference reads a session file: a line that is not
+			// valid JSON is no entry, so the chain through it ends there.
+			name: "a line that does not parse is skipped",
+			lines: []string{msg("a", "", "user", "u1"),
+				`{"type":"message","id":"b","parentId":"a","timestamp":"t","message":{"role":"user","content":tru}}`,
+				msg("c", "b", "assistant", "a1")},
+			want: []string{"a1"},
 		},
 		{
 			name: "cycle guard",

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/ompgo/omp/internal/jsonr"
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
 )
 
 // DecodeRequest decodes a POST /v1/messages body into a canonical request

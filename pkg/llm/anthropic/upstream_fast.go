@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
+	"github.com/ompgo/omp/internal/jsonr"
 )
 
 // The known fields of each object fastEvent reads: a key that is not one

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
-	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
+	"github.com/ompgo/omp/internal/jsonr"
 )
 
 // errFallback makes the one-pass chunk reader hand the chunk to

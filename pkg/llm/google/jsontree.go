@@ -5,7 +5,7 @@ import (
 	"errors"
 	"slices"
 
-	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
+	"github.com/ompgo/omp/internal/jsonr"
 	"github.com/ompgo/omp/pkg/llm/internal/jsonw"
 )
 

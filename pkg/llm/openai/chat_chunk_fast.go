@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
+	"github.com/ompgo/omp/internal/jsonr"
 )
 
 // chatFast decodes the common shape of a chat.completion.chunk without

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"sync"
 
+	"github.com/ompgo/omp/internal/jsonr"
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
 	"github.com/ompgo/omp/pkg/llm/internal/toolargs"
 )
 

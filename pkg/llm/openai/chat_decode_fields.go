@@ -1,8 +1,8 @@
 package openai
 
 import (
+	"github.com/ompgo/omp/internal/jsonr"
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
 )
 
 // Readers of the Chat request members shared with the Responses decoder:

@@ -12,7 +12,7 @@
 //     AppendErrorBody writes the error envelope.
 //
 // The request translation path (decode one format, encode the other) uses
-// the layer's single-pass reader and writer (pkg/llm/internal/jsonr and
+// the single-pass reader and writer (the module's internal/jsonr and this layer's
 // jsonw) instead of encoding/json, which on its own costs more than the
 // 1 ms budget for a 300 KB request. Strings and raw request parts (tool
 // schemas, same-family extra fields) alias the decoded body: a caller must

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
+	"github.com/ompgo/omp/internal/jsonr"
 )
 
 // RequestError is an inbound request the codec cannot accept. Message is

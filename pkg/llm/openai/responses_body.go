@@ -1,8 +1,8 @@
 package openai
 
 import (
+	"github.com/ompgo/omp/internal/jsonr"
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
 	"github.com/ompgo/omp/pkg/llm/internal/jsonw"
 )
 

@@ -3,8 +3,8 @@ package openai
 import (
 	"encoding/json"
 
+	"github.com/ompgo/omp/internal/jsonr"
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
 	"github.com/ompgo/omp/pkg/llm/internal/toolargs"
 )
 

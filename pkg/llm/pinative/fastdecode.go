@@ -6,8 +6,8 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/ompgo/omp/internal/jsonr"
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
 	"github.com/ompgo/omp/pkg/llm/internal/toolargs"
 )
 

@@ -1,8 +1,8 @@
 package pinative
 
 import (
+	"github.com/ompgo/omp/internal/jsonr"
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
 )
 
 // DecodeMessages decodes message objects of the pi-native shape (what a

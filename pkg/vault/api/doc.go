@@ -16,7 +16,7 @@
 // # Decoders
 //
 // Request decoders (DecodeUpload, DecodeDisable, DecodeBlock,
-// DecodeClientUsage, FastClientUsage) are strict: unknown keys and wrong
+// DecodeClientUsage) are strict: unknown keys and wrong
 // kinds are a vault EINVALID error whose text names keys and JSON kinds,
 // never values, so it is safe to show to the sender. Answer decoders
 // (DecodeSnapshot, DecodeEvent, DecodeHealth, …) are lenient: unknown

@@ -24,7 +24,7 @@ const (
 // through Put; when the durable write fails for any reason other than
 // ENOTFOUND, the fresh credential is kept in memory as a pending write and:
 //
-//   - List and Get return it in place of the stored one (so snapshots,
+//   - List, Walk and Get return it in place of the stored one (so snapshots,
 //     streams, the usage service and the next refresh all use the NEW
 //     tokens), as long as the stored row is still active and still holds
 //     the credential the refresh started from;
@@ -234,6 +234,22 @@ func (k *Keeper) List(ctx context.Context, provider string) ([]vault.Record, err
 	return out, nil
 }
 
+// Walk shows the store's active records to fn as List returns them, with
+// pending credentials served in place of the stored ones.
+func (k *Keeper) Walk(ctx context.Context, provider string, fn func(r *vault.Record)) error {
+	return k.Store.Walk(ctx, provider, func(r *vault.Record) {
+		k.mu.Lock()
+		p := k.overlay(*r)
+		k.mu.Unlock()
+		if p == nil {
+			fn(r)
+			return
+		}
+		rec := served(*r, p.fresh, p.at)
+		fn(&rec)
+	})
+}
+
 // Get returns the record id, with its pending credential if it has one.
 func (k *Keeper) Get(ctx context.Context, id int64) (vault.Record, error) {
 	rec, err := k.Store.Get(ctx, id)
@@ -330,6 +346,17 @@ func (k *Keeper) Upsert(ctx context.Context, provider string, cred vault.Credent
 		k.prune(ctx)
 	}
 	return recs, err
+}
+
+// UpsertWalk is Upsert showing the provider's records to fn instead of
+// returning copies.
+func (k *Keeper) UpsertWalk(ctx context.Context, provider string, cred vault.Credential, fn func(r *vault.Record)) error {
+	err := k.Store.UpsertWalk(ctx, provider, cred, fn)
+	if err == nil {
+		k.wrote()
+		k.prune(ctx)
+	}
+	return err
 }
 
 // ReplaceAll stores creds through the store and drops pending values it

@@ -114,6 +114,11 @@ func TestFailedWriteBackServesFreshCredentialAndRetriesUntilItLands(t *testing.T
 	if len(list) != 1 || list[0].Credential.Access != "acc-r1" {
 		t.Fatalf("Keeper.List serves %+v", list)
 	}
+	var walked []vault.Record
+	if err := f.keep.Walk(ctx, "anthropic", func(r *vault.Record) { walked = append(walked, *r) }); err != nil ||
+		len(walked) != 1 || walked[0].Credential.Access != "acc-r1" || walked[0].IdentityKey != "email:full@x" {
+		t.Fatalf("Keeper.Walk serves %+v, %v", walked, err)
+	}
 	if gen, _ := f.keep.Generation(ctx); gen <= genBefore {
 		t.Errorf("generation %d did not move from %d: the hub would not republish", gen, genBefore)
 	}

@@ -17,7 +17,7 @@ import (
 type faultStore struct {
 	vault.Store
 	mu  sync.Mutex
-	err error // returned by Upsert and Disable when set
+	err error // returned by Upsert, UpsertWalk and Disable when set
 }
 
 func (f *faultStore) fail(err error) { f.mu.Lock(); f.err = err; f.mu.Unlock() }
@@ -29,6 +29,13 @@ func (f *faultStore) Upsert(ctx context.Context, provider string, c vault.Creden
 		return nil, err
 	}
 	return f.Store.Upsert(ctx, provider, c)
+}
+
+func (f *faultStore) UpsertWalk(ctx context.Context, provider string, c vault.Credential, fn func(*vault.Record)) error {
+	if err := f.failure(); err != nil {
+		return err
+	}
+	return f.Store.UpsertWalk(ctx, provider, c, fn)
 }
 
 func (f *faultStore) Disable(ctx context.Context, id int64, cause string) error {

@@ -162,14 +162,12 @@ func (s *Server) usageObserved(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rep, ok := api.FastClientUsage(raw)
-	if !ok { // anything uncommon: the schema path words the 400s
-		if err := httpx.CheckJSON(raw); err != nil {
-			return err
-		}
-		if rep, err = api.DecodeClientUsage(raw); err != nil {
-			return err
-		}
+	if err := httpx.CheckJSON(raw); err != nil {
+		return err
+	}
+	rep, err := api.DecodeClientUsage(raw)
+	if err != nil {
+		return err
 	}
 	if s.ClientUsage == nil {
 		return errNoClientUsage

@@ -260,37 +260,45 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	records, err := s.Store.Upsert(r.Context(), provider, cred)
+	// The reply reuses the published snapshot's encoding of every credential
+	// that did not change since, so it costs one encoding, not one per
+	// stored credential; the records are walked, not copied.
+	sh := s.hub.current()
+	buf := getBuf()
+	defer putBuf(buf)
+	b := append(*buf, `{"entries":[`...)
+	n, hint := 0, 0
+	var encErr error
+	err = s.Store.UpsertWalk(r.Context(), provider, cred, func(rec *vault.Record) {
+		n++
+		if encErr != nil {
+			return
+		}
+		var old *encodedEntry
+		if sh != nil {
+			if j, ok := sh.find(rec.ID, hint); ok {
+				old, hint = &sh.entries[j], j+1
+			}
+		}
+		e, err := encodeRecord(rec, old)
+		if err != nil {
+			encErr = err
+			return
+		}
+		if n > 1 {
+			b = append(b, ',')
+		}
+		b = appendPlainEntry(b, &e)
+	})
 	if err != nil {
 		s.log.Warn("auth-broker upload failed", "provider", provider, peer, "error", vault.ErrorMessage(err))
 		return err
 	}
 	s.Notify()
-	// The reply reuses the published snapshot's encoding of every credential
-	// that did not change since, so it costs one encoding, not one per
-	// stored credential.
-	sh := s.hub.current()
 	s.log.Info("auth-broker credential upserted", "provider", provider, "type", string(cred.Type),
-		"identity", cred.Identity(), peer, "providerTotal", len(records))
-	buf := getBuf()
-	defer putBuf(buf)
-	b := append(*buf, `{"entries":[`...)
-	hint := 0
-	for i := range records {
-		var old *encodedEntry
-		if sh != nil {
-			if j, ok := sh.find(records[i].ID, hint); ok {
-				old, hint = &sh.entries[j], j+1
-			}
-		}
-		e, err := encodeRecord(&records[i], old)
-		if err != nil {
-			return err
-		}
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendPlainEntry(b, &e)
+		"identity", cred.Identity(), peer, "providerTotal", n)
+	if encErr != nil {
+		return encErr
 	}
 	*buf = append(b, "]}"...)
 	return httpx.WriteJSONBytes(w, http.StatusOK, *buf)

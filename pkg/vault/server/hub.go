@@ -84,17 +84,19 @@ func (h *hub) sync(ctx context.Context) (*shared, error) {
 	if cur != nil && cur.gen == gen {
 		return cur, nil // rebuilt by someone else meanwhile
 	}
-	records, err := h.store.List(ctx, "")
-	if err != nil {
-		return nil, fmt.Errorf("list vault: %w", err)
-	}
 	var blocks map[int64][]vault.CredentialBlock
 	if h.blocks != nil {
 		if blocks, err = h.blocks.Blocks(ctx, h.now().UnixMilli()); err != nil {
 			return nil, fmt.Errorf("list credential blocks: %w", err)
 		}
 	}
-	next := h.build(gen, records, blocks, cur)
+	// Walk, not List: the build keeps only encodings, so the records need
+	// not be copied out of the store.
+	b := h.newBuilder(gen, blocks, cur)
+	if err := h.store.Walk(ctx, "", b.add); err != nil {
+		return nil, fmt.Errorf("list vault: %w", err)
+	}
+	next := b.finish()
 	h.cur.Store(next)
 	if cur != nil {
 		close(cur.done)
@@ -105,52 +107,72 @@ func (h *hub) sync(ctx context.Context) (*shared, error) {
 	return next, nil
 }
 
-// build encodes records (with their blocks, keyed by id) as the snapshot of
-// gen, reusing prev's encodings of what did not change.
-func (h *hub) build(gen int64, records []vault.Record, blocks map[int64][]vault.CredentialBlock, prev *shared) *shared {
+// builder encodes the snapshot of one generation record by record (with
+// their blocks, keyed by id), reusing prev's encodings of what did not
+// change.
+type builder struct {
+	h      *hub
+	sh     *shared
+	prev   *shared // nil: none
+	blocks map[int64][]vault.CredentialBlock
+	now    int64
+	hint   int // where prev holds the next record's entry when both ascend by id
+}
+
+func (h *hub) newBuilder(gen int64, blocks map[int64][]vault.CredentialBlock, prev *shared) *builder {
 	now := h.now().UnixMilli()
 	sched := h.schedule()
 	h.seq++
-	sh := &shared{
+	size := 0
+	if prev != nil {
+		size = len(prev.entries) + 1
+	}
+	return &builder{h: h, prev: prev, blocks: blocks, now: now, sh: &shared{
 		seq: h.seq, gen: gen, builtAt: now, sched: sched,
 		refresher: appendRefresher(nil, sched.Wire(now)),
-		entries:   make([]encodedEntry, 0, len(records)),
+		entries:   make([]encodedEntry, 0, size),
 		done:      make(chan struct{}),
 		ascending: true,
+	}}
+}
+
+// add encodes r as the next entry; r is not kept.
+func (b *builder) add(r *vault.Record) {
+	sh := b.sh
+	var old *encodedEntry
+	if b.prev != nil {
+		if j, ok := b.prev.find(r.ID, b.hint); ok {
+			old, b.hint = &b.prev.entries[j], j+1
+		}
 	}
-	hint := 0 // where prev holds the next record's entry when both ascend by id
-	for i := range records {
-		r := &records[i]
-		var old *encodedEntry
-		if prev != nil {
-			if j, ok := prev.find(r.ID, hint); ok {
-				old, hint = &prev.entries[j], j+1
-			}
-		}
-		// Most rows are unchanged since prev: reuse their encoding, so a
-		// write costs one encoding, not one per stored credential.
-		e, err := encodeRecord(r, old)
-		if err != nil {
-			h.log.Warn("auth-broker snapshot skipped credential", "id", r.ID, "provider", r.Provider, "error", err.Error())
-			continue
-		}
-		if ms, ok := e.rotatesInMs(sched, now); ok {
-			e.rotates, e.target = true, now+ms
-		}
-		var prevBlk *entryBlocks
-		if old != nil {
-			prevBlk = old.blk
-		}
-		e.blk = newEntryBlocks(vault.LiveBlocks(blocks[r.ID], now), prevBlk)
-		if n := len(sh.entries); n > 0 && sh.entries[n-1].id >= e.id {
-			sh.ascending = false
-		}
-		sh.entries = append(sh.entries, e)
-		sh.ext = sh.ext || (e.src != nil && e.src.full != nil) || e.blk != nil
+	// Most rows are unchanged since prev: reuse their encoding, so a
+	// write costs one encoding, not one per stored credential.
+	e, err := encodeRecord(r, old)
+	if err != nil {
+		b.h.log.Warn("auth-broker snapshot skipped credential", "id", r.ID, "provider", r.Provider, "error", err.Error())
+		return
 	}
+	if ms, ok := e.rotatesInMs(sh.sched, b.now); ok {
+		e.rotates, e.target = true, b.now+ms
+	}
+	var prevBlk *entryBlocks
+	if old != nil {
+		prevBlk = old.blk
+	}
+	e.blk = newEntryBlocks(vault.LiveBlocks(b.blocks[r.ID], b.now), prevBlk)
+	if n := len(sh.entries); n > 0 && sh.entries[n-1].id >= e.id {
+		sh.ascending = false
+	}
+	sh.entries = append(sh.entries, e)
+	sh.ext = sh.ext || (e.src != nil && e.src.full != nil) || e.blk != nil
+}
+
+// finish computes the delta frames from prev and returns the snapshot.
+func (b *builder) finish() *shared {
+	sh, prev := b.sh, b.prev
 	if prev != nil {
 		sh.baseSeq = prev.seq
-		sh.delta = diff(nil, prev, sh, shape15, h.log)
+		sh.delta = diff(nil, prev, sh, shape15, b.h.log)
 		sh.deltaFull = sh.delta
 		if sh.ext || prev.ext {
 			sh.deltaFull = diff(nil, prev, sh, shapeFull, nil)

@@ -14,6 +14,16 @@ func testHub() *hub {
 		log: slog.New(slog.DiscardHandler)}
 }
 
+// buildOf builds the snapshot of gen from records, as sync does from a walk
+// of the store.
+func buildOf(h *hub, gen int64, records []vault.Record, blocks map[int64][]vault.CredentialBlock, prev *shared) *shared {
+	b := h.newBuilder(gen, blocks, prev)
+	for i := range records {
+		b.add(&records[i])
+	}
+	return b.finish()
+}
+
 func key(id int64, k string) vault.Record {
 	return vault.Record{ID: id, Provider: "openai", Credential: vault.Credential{Type: vault.TypeAPIKey, Key: k}}
 }
@@ -22,9 +32,9 @@ func key(id int64, k string) vault.Record {
 // further behind gets its own coalesced diff.
 func TestFramesSince(t *testing.T) {
 	h := testHub()
-	s1 := h.build(1, []vault.Record{key(1, "a"), key(2, "b")}, nil, nil)
-	s2 := h.build(2, []vault.Record{key(1, "a"), key(2, "b2"), key(3, "c")}, nil, s1)
-	s3 := h.build(3, []vault.Record{key(2, "b2"), key(3, "c")}, nil, s2)
+	s1 := buildOf(h, 1, []vault.Record{key(1, "a"), key(2, "b")}, nil, nil)
+	s2 := buildOf(h, 2, []vault.Record{key(1, "a"), key(2, "b2"), key(3, "c")}, nil, s1)
+	s3 := buildOf(h, 3, []vault.Record{key(2, "b2"), key(3, "c")}, nil, s2)
 	if got := framesSince(s2, s3, shape15); &got[0] != &s3.delta[0] {
 		t.Fatal("an in-sync subscriber did not get the shared delta")
 	}
@@ -36,7 +46,7 @@ func TestFramesSince(t *testing.T) {
 	if strings.Count(got, "event: ") != 3 || ib < 0 || ic < ib || ia < ic || !strings.Contains(got, `"id":1}`) {
 		t.Fatalf("coalesced diff s1→s3 = %q", got)
 	}
-	if d := diff(nil, s3, h.build(4, []vault.Record{key(2, "b2"), key(3, "c")}, nil, nil), shape15, nil); len(d) != 0 {
+	if d := diff(nil, s3, buildOf(h, 4, []vault.Record{key(2, "b2"), key(3, "c")}, nil, nil), shape15, nil); len(d) != 0 {
 		t.Fatalf("an unchanged set emitted %q", d)
 	}
 }
@@ -50,7 +60,7 @@ func TestSharedFind(t *testing.T) {
 		for _, id := range ids {
 			recs = append(recs, key(id, "k"))
 		}
-		sh := h.build(1, recs, nil, nil)
+		sh := buildOf(h, 1, recs, nil, nil)
 		for want, id := range ids {
 			for hint := range len(ids) + 1 {
 				if j, ok := sh.find(id, hint); !ok || j != want {

@@ -11,7 +11,7 @@ import (
 	"github.com/ompgo/omp/pkg/vault/server"
 )
 
-// listCounter counts List calls: each one unseals every row.
+// listCounter counts List and Walk calls: each one reads every row.
 type listCounter struct {
 	vault.Store
 	n atomic.Int64
@@ -20,6 +20,11 @@ type listCounter struct {
 func (l *listCounter) List(ctx context.Context, provider string) ([]vault.Record, error) {
 	l.n.Add(1)
 	return l.Store.List(ctx, provider)
+}
+
+func (l *listCounter) Walk(ctx context.Context, provider string, fn func(*vault.Record)) error {
+	l.n.Add(1)
+	return l.Store.Walk(ctx, provider, fn)
 }
 
 // TestScrapeNeverListsVault: the expiry gauges come from the hub's last
@@ -47,7 +52,7 @@ func TestScrapeNeverListsVault(t *testing.T) {
 		t.Fatalf("%d scrapes made %d List calls, want 0", scrapes, extra)
 	}
 
-	// A change reaches the gauges through the hub's rebuild (one List).
+	// A change reaches the gauges through the hub's rebuild (one Walk).
 	b := e.upsert("anthropic", oauthCred("b@b.c", e.clk.Now().UnixMilli()+120_000))
 	if err := e.store.Disable(context.Background(), a.ID, "test"); err != nil {
 		t.Fatal(err)

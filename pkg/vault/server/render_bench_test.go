@@ -21,7 +21,7 @@ func BenchmarkRender1000(b *testing.B) {
 		recs[i] = vault.Record{ID: int64(i + 1), Provider: "anthropic", IdentityKey: fmt.Sprintf("email:u%d@x", i),
 			Credential: vault.Credential{Type: vault.TypeOAuth, Access: strings.Repeat("a", 200), Refresh: "r", Expires: int64(i) * 60_000, Email: fmt.Sprintf("u%d@x", i)}}
 	}
-	sh := h.build(1, recs, nil, nil)
+	sh := buildOf(h, 1, recs, nil, nil)
 	cached := appendSnapshot(nil, sh, sched, 1000, false, shape15)
 	b.Run("render", func(b *testing.B) {
 		buf := make([]byte, 0, len(cached))
@@ -39,7 +39,7 @@ func BenchmarkRender1000(b *testing.B) {
 	})
 	b.Run("build", func(b *testing.B) {
 		for b.Loop() {
-			h.build(2, recs, nil, sh)
+			buildOf(h, 2, recs, nil, sh)
 		}
 	})
 }

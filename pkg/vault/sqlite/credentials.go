@@ -176,6 +176,40 @@ func (s *Store) List(ctx context.Context, provider string) ([]vault.Record, erro
 	return s.resolveAll(ctx, es)
 }
 
+// Walk calls fn with each active record of provider ("" = all), by id,
+// without copying them: fn sees the active set's own records (a row whose
+// sealed columns did not open is decoded again, as List does). The entry
+// pointers are collected under the lock and fn runs after it is released:
+// entries are immutable, so fn needs no lock.
+func (s *Store) Walk(ctx context.Context, provider string, fn func(r *vault.Record)) error {
+	var es []*entry
+	err := s.readActive(ctx, func(a *activeSet) {
+		if provider != "" {
+			es = slices.Clone(a.byProv[provider])
+		} else {
+			es = slices.Clone(a.all)
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("list credentials: %w", err)
+	}
+	for _, e := range es {
+		if e.err == nil {
+			fn(&e.rec)
+			continue
+		}
+		rec, err := s.resolve(ctx, e)
+		if errors.Is(err, errUnparsable) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("list credentials: %w", err)
+		}
+		fn(&rec)
+	}
+	return nil
+}
+
 // ListDisabled returns the disabled (soft-deleted) records of provider
 // ("" = all), by id. It exists for CLI listings.
 func (s *Store) ListDisabled(ctx context.Context, provider string) ([]vault.Record, error) {

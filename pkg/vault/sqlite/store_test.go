@@ -203,6 +203,9 @@ func TestBlobMovedToAnotherRowFailsToOpen(t *testing.T) {
 	if _, err := st.List(ctx, "anthropic"); !errors.Is(err, seal.ErrAuth) {
 		t.Fatalf("List with a broken row = %v, want an error (never skipped)", err)
 	}
+	if err := st.Walk(ctx, "anthropic", func(*vault.Record) {}); !errors.Is(err, seal.ErrAuth) {
+		t.Fatalf("Walk with a broken row = %v, want an error (never skipped)", err)
+	}
 }
 
 func TestUnparsableRowIsSkippedWithWarning(t *testing.T) {
@@ -222,6 +225,10 @@ func TestUnparsableRowIsSkippedWithWarning(t *testing.T) {
 	recs, err := st.List(ctx, "")
 	if err != nil || !slicesEqual(ids(recs), []int64{2}) {
 		t.Fatalf("List = %v, %v", ids(recs), err)
+	}
+	var walked []int64
+	if err := st.Walk(ctx, "", func(r *vault.Record) { walked = append(walked, r.ID) }); err != nil || !slicesEqual(walked, []int64{2}) {
+		t.Fatalf("Walk = %v, %v", walked, err)
 	}
 	mu.Lock()
 	out := logs.String()

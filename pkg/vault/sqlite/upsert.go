@@ -34,6 +34,28 @@ func matches(r vault.Record, c vault.Credential, incomingIdentity string, ids []
 // purged. It returns the provider's active records. EINVALID if cred fails
 // Validate or provider is empty.
 func (s *Store) Upsert(ctx context.Context, provider string, cred vault.Credential) ([]vault.Record, error) {
+	es, err := s.upsert(ctx, provider, cred)
+	if err != nil {
+		return nil, err
+	}
+	return copyOut(es), nil
+}
+
+// UpsertWalk is Upsert showing the provider's active records afterwards to
+// fn without copying them (see vault.Store.Walk).
+func (s *Store) UpsertWalk(ctx context.Context, provider string, cred vault.Credential, fn func(r *vault.Record)) error {
+	es, err := s.upsert(ctx, provider, cred)
+	if err != nil {
+		return err
+	}
+	for _, e := range es {
+		fn(&e.rec)
+	}
+	return nil
+}
+
+// upsert is Upsert returning the provider's checked entries afterwards.
+func (s *Store) upsert(ctx context.Context, provider string, cred vault.Credential) ([]*entry, error) {
 	if err := validate(provider, cred); err != nil {
 		return nil, err
 	}
@@ -51,7 +73,7 @@ func (s *Store) Upsert(ctx context.Context, provider string, cred vault.Credenti
 	if err != nil {
 		return nil, fmt.Errorf("upsert %s credential: %w", provider, err)
 	}
-	return copyOut(out), nil
+	return out, nil
 }
 
 func validate(provider string, cred vault.Credential) error {

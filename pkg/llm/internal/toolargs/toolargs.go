@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/ompgo/omp/internal/jsonr"
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/internal/jsonr"
 )
 
 // Finalize returns llm.FinalizeArguments(text). When text is a JSON
