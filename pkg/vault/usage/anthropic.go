@@ -60,8 +60,10 @@ func anthropicHeaders(access string) map[string]string {
 	}
 }
 
-// Fetch calls GET <base>/usage with up to three attempts, then resolves the
-// account identity (payload, organization header, credential, /profile).
+// Fetch calls GET <base>/usage with up to three attempts, reads the saved
+// resets from that answer or discovers them (claudeListResets), then
+// resolves the account identity (payload, organization header, credential,
+// /profile). A report needs a limit or a saved reset.
 // Like the reference (pi-ai usage/claude.ts fetchUsagePayload), a failed
 // probe — refused credential, exhausted retries, transport error — is no
 // report rather than an error (logged as warnings), so `auth-gateway check`
@@ -88,9 +90,14 @@ func (p Anthropic) Fetch(ctx context.Context, r Request) (*vault.UsageReport, er
 		return nil, nil
 	}
 	rep := AnthropicReport(payload, r.nowMs())
-	if len(rep.Limits) == 0 {
+	resets := claudePayloadResets(payload, r.nowMs())
+	if resets == nil && ctx.Err() == nil {
+		resets = claudeListResets(ctx, r, base, headers)
+	}
+	if len(rep.Limits) == 0 && (resets == nil || !hasInventory(resets) && len(resets.Credits) == 0) {
 		return nil, nil
 	}
+	rep.ResetCredits = resets
 	accountID, email, orgID := anthropicIdentity(payload)
 	if h := strings.TrimSpace(hdr.Get("anthropic-organization-id")); h != "" {
 		if accountID == "" {
@@ -141,7 +148,8 @@ func noUsageEndpoint(payload map[string]any, err error) bool {
 	case err != nil:
 		return false
 	}
-	return payload == nil || !anthropicHasData(payload)
+	return payload == nil || !anthropicHasData(payload) && object(payload[claudeCedarProgram]) == nil &&
+		object(payload[claudeJuniperProgram]) == nil
 }
 
 // anthropicUsage fetches the usage payload, retrying 429/5xx answers,
@@ -161,7 +169,7 @@ func anthropicUsage(ctx context.Context, r Request, url string, headers map[stri
 		case err == nil:
 			if m := object(v); m != nil {
 				last, lastHdr = m, hdr
-				if anthropicHasData(m) {
+				if anthropicHasData(m) || claudePayloadResets(m, r.nowMs()) != nil {
 					return m, hdr, nil
 				}
 			}

@@ -50,6 +50,7 @@ func TestAnthropicFetchBuildsBuckets(t *testing.T) {
 	assertJSON(t, rep, `{
 	 "provider": "anthropic", "fetchedAt": 1767323045000,
 	 "metadata": {"endpoint": "`+srv.URL+`/api/oauth/usage", "accountId": "acc-uuid", "email": "claude@x.io"},
+	 "resetCredits": {"availableCount": 0, "redeemableCount": 0, "eligible": false, "credits": []},
 	 "limits": [
 	  {"id": "anthropic:5h", "label": "Claude 5 Hour", "status": "ok",
 	   "scope": {"provider": "anthropic", "windowId": "5h", "shared": true},
@@ -69,6 +70,10 @@ func TestAnthropicFetchBuildsBuckets(t *testing.T) {
 func TestAnthropicRetriesHonourRetryAfter(t *testing.T) {
 	var calls atomic.Int32
 	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.RawQuery != "" { // saved-reset discovery: not counted
+			writeJSON(w, 200, `{}`)
+			return
+		}
 		switch calls.Add(1) {
 		case 1:
 			w.Header().Set("Retry-After", "2")
@@ -117,6 +122,10 @@ func TestAnthropicNoReport(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var calls atomic.Int32
 			srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.RawQuery != "" { // saved-reset discovery: not counted
+					writeJSON(w, 200, `{}`)
+					return
+				}
 				calls.Add(1)
 				writeJSON(w, tt.status, tt.body)
 			})
