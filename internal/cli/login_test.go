@@ -394,7 +394,7 @@ func TestLoginPickerAndErrors(t *testing.T) {
 	}{
 		{"99\n", nil, "error: Invalid selection: 99\n"},
 		{"", nil, "error: Login cancelled\n"},
-		{"", []string{"nope"}, "error: Unknown OAuth provider 'nope'. Known: anthropic, cerebras, deepseek, firepass, fireworks, gitlab-duo, google-antigravity, google-gemini-cli, huggingface, kagi, litellm, lm-studio, minimax-code, minimax-code-cn, moonshot, nanogpt, nvidia, ollama, ollama-cloud, openai-codex, opencode-go, opencode-zen, parallel, qianfan, qwen-portal, synthetic, tavily, together, venice, vercel-ai-gateway, vllm, wafer-serverless, xiaomi-token-plan-ams, xiaomi-token-plan-cn, xiaomi-token-plan-sgp, zai, zenmux, zhipu-coding-plan\n"},
+		{"", []string{"nope"}, "error: Unknown OAuth provider 'nope'. Known: anthropic, cerebras, deepseek, firepass, fireworks, gitlab-duo, google-antigravity, google-gemini-cli, huggingface, kagi, litellm, lm-studio, minimax-code, minimax-code-cn, moonshot, nanogpt, nvidia, ollama, ollama-cloud, openai-codex, opencode-go, opencode-zen, parallel, qianfan, qwen-portal, singularityapi-dev, singularityapi-tech, stencil, stepfun, synthetic, tavily, together, typesafe, venice, vercel-ai-gateway, vllm, wafer-serverless, xiaomi-token-plan-ams, xiaomi-token-plan-cn, xiaomi-token-plan-sgp, zai, zenmux, zhipu-coding-plan\n"},
 		{"", []string{"--via=me@host"}, "error: " + viaUsage + "\n"},
 		{"", []string{"deepseek", "--via=me@host"}, "error: No known OAuth callback port for 'deepseek'. Use device-code flow on the broker host directly.\n"},
 	} {
