@@ -120,7 +120,11 @@ func (a *app) oauthLogin(ctx context.Context, reg *oauth.Registry, provider stri
 	if err != nil {
 		return vault.Credential{}, err
 	}
-	redirect := a.providerURLs()(provider, config.RedirectURI)
+	urls, err := a.providerURLs()
+	if err != nil {
+		return vault.Credential{}, err
+	}
+	redirect := urls(provider, config.RedirectURI)
 	// A progress line after the paste prompt starts on a line of its own.
 	prompted := false
 	o := oauth.LoginOptions{
@@ -305,16 +309,24 @@ func (a *app) oauthRegistry() (*oauth.Registry, error) {
 	if _, _, err := a.setup(); err != nil {
 		return nil, err
 	}
-	return oauth.NewRegistry(a.providerURLs()), nil
+	urls, err := a.providerURLs()
+	if err != nil {
+		return nil, err
+	}
+	return oauth.NewRegistry(urls), nil
 }
 
 // providerURLs resolves per-provider endpoint overrides.
-func (a *app) providerURLs() func(provider, kind string) string {
+func (a *app) providerURLs() (func(provider, kind string) string, error) {
 	env, dirs, err := a.setup()
 	if err != nil {
-		return func(string, string) string { return "" }
+		return nil, err
 	}
-	return config.URLs{Env: env, Settings: config.LoadSettings(dirs.AgentDir, a.warnLogger())}.URL
+	settings, err := config.LoadSettings(dirs.AgentDir, a.warnLogger())
+	if err != nil {
+		return nil, err
+	}
+	return config.URLs{Env: env, Settings: settings}.URL, nil
 }
 
 // browser returns how to open a URL here: BROWSER (a ':'-separated list of
