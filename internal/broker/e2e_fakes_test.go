@@ -69,6 +69,9 @@ func newUpstream(t *testing.T) *upstream {
 	mux.HandleFunc("GET "+anthropicUsagePath, u.anthropicUsage)
 	mux.HandleFunc("GET "+codexUsagePath, u.codexUsage)
 	mux.HandleFunc("POST "+antigravityPath, u.antigravityUsage)
+	// The quota summary is not offered (an older Cloud Code deployment): the
+	// probe falls back to fetchAvailableModels.
+	mux.HandleFunc("POST /antigravity/v1internal:retrieveUserQuotaSummary", http.NotFound)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		u.problem("unexpected upstream request %s %s", r.Method, r.URL.Path)
 		http.NotFound(w, r)
