@@ -44,6 +44,13 @@ func (c *cli) useFake(fake *oauthtest.Server, provider string) {
 // that opens the authorize URL and follows it to the callback.
 func (c *cli) login(ctx context.Context, stdin string, browse func(u string) error, args ...string) result {
 	c.t.Helper()
+	return c.loginCmd(ctx, stdin, browse, append([]string{"auth-broker", "login"}, args...)...)
+}
+
+// loginCmd runs a login command line (auth-broker login or omp login) the
+// way login does.
+func (c *cli) loginCmd(ctx context.Context, stdin string, browse func(u string) error, args ...string) result {
+	c.t.Helper()
 	if browse == nil {
 		browse = func(u string) error {
 			go func() { _, _ = oauthtest.Visit(u) }()
@@ -56,7 +63,7 @@ func (c *cli) login(ctx context.Context, stdin string, browse func(u string) err
 		loginHook: func(o *oauth.LoginOptions) { o.PollInterval = time.Millisecond; o.Timeout = 10 * time.Second }}
 	ctx, cancel := context.WithTimeout(ctx, testTimeout)
 	defer cancel()
-	code := a.execute(ctx, append([]string{"auth-broker", "login"}, args...))
+	code := a.execute(ctx, args)
 	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }
 
