@@ -115,6 +115,8 @@ func TestLoginEachProviderIntoTheLocalVault(t *testing.T) {
 			func(f *oauthtest.Server) { f.Email, f.Project, f.Onboard = "ag@example.com", "proj-ag", true }, "email:ag@example.com"},
 		{"gitlab-duo", "rt-gitlab-secret", map[string]any{"access_token": oauthtest.JWT(map[string]any{"sub": "42"}), "expires_in": 7200,
 			"created_at": time.Now().Unix()}, nil, "account:42"},
+		{"stencil", "rt-stencil-secret", map[string]any{"access_token": "at-stencil-secret", "expires_in": 3600},
+			func(f *oauthtest.Server) { f.Email = "st@example.com" }, "email:st@example.com"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {
