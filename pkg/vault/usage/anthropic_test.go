@@ -30,9 +30,13 @@ func TestAnthropicFetchBuildsBuckets(t *testing.T) {
 		if r.URL.Path != "/api/oauth/usage" {
 			t.Errorf("path = %s", r.URL.Path)
 		}
+		beta := anthropicBeta
+		if r.URL.RawQuery != "" { // saved-reset discovery sends only the OAuth beta
+			beta = "oauth-2025-04-20"
+		}
 		for k, want := range map[string]string{
 			"accept":         "application/json, text/plain, */*",
-			"anthropic-beta": anthropicBeta,
+			"anthropic-beta": beta,
 			"content-type":   "application/json",
 			"user-agent":     "claude-cli/2.1.165 (external, cli)",
 			"authorization":  "Bearer sk-ant-oat-1",

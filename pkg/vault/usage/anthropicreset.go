@@ -3,6 +3,7 @@ package usage
 import (
 	"cmp"
 	"context"
+	"maps"
 	"math"
 	"net/http"
 	"regexp"
@@ -11,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ompgo/omp/internal/provider"
 	"github.com/ompgo/omp/pkg/vault"
 )
 
@@ -412,6 +414,9 @@ func claudeEnvelope(m map[string]any) bool {
 func claudeDiscover(ctx context.Context, r Request, base, query, field string, headers map[string]string) (block any, answered bool) {
 	ctx, cancel := context.WithTimeout(ctx, claudeResetTimeout)
 	defer cancel()
+	// The program queries carry only the OAuth beta, not the usage set.
+	headers = maps.Clone(headers)
+	headers["anthropic-beta"] = provider.AnthropicBetasRefresh
 	v, _, err := getJSON(ctx, r, http.MethodGet, base+"/usage?"+query, headers, nil)
 	m := object(v)
 	if err != nil || m == nil {
