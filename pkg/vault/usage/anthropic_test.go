@@ -345,3 +345,29 @@ func TestCodexModelBase(t *testing.T) {
 		t.Errorf("explicit = %q %v", b, mb)
 	}
 }
+
+func TestAnthropicScopedWeeklyCaps(t *testing.T) {
+	rep := AnthropicReport(mustJSON(t, `{"seven_day":{"utilization":77},"seven_day_opus":null,"limits":[
+	  {"kind":"weekly_scoped","percent":100,"resets_at":"2026-01-08T00:00:00Z","scope":{"model":{"display_name":" Fable "}},"is_active":true},
+	  {"kind":"weekly_scoped","percent":5,"scope":{"model":{"display_name":"Claude Opus 4.5"}},"is_active":false},
+	  {"kind":"weekly_scoped","percent":50,"scope":{"model":{"display_name":"FABLE"}}},
+	  {"kind":"weekly_scoped","percent":9,"scope":{}},
+	  {"kind":"five_hour","percent":12}]}`), 1)
+	assertJSON(t, rep.Limits, `[
+	 {"id": "anthropic:7d", "label": "Claude 7 Day", "status": "ok",
+	  "scope": {"provider": "anthropic", "windowId": "7d", "shared": true},
+	  "window": {"id": "7d", "label": "7 Day", "durationMs": 604800000},
+	  "amount": {"used": 77, "limit": 100, "remaining": 23, "usedFraction": 0.77, "remainingFraction": 0.22999999999999998, "unit": "percent"}},
+	 {"id": "anthropic:7d:fable", "label": "Claude 7 Day (Fable)", "status": "exhausted",
+	  "scope": {"provider": "anthropic", "windowId": "7d", "tier": "fable"},
+	  "window": {"id": "7d", "label": "7 Day", "durationMs": 604800000, "resetsAt": 1767830400000},
+	  "amount": {"used": 100, "limit": 100, "remaining": 0, "usedFraction": 1, "remainingFraction": 0, "unit": "percent"}},
+	 {"id": "anthropic:7d:claude-opus-4-5", "label": "Claude 7 Day (Claude Opus 4.5)", "status": "ok",
+	  "scope": {"provider": "anthropic", "windowId": "7d", "tier": "claude-opus-4-5"},
+	  "window": {"id": "7d", "label": "7 Day", "durationMs": 604800000},
+	  "amount": {"used": 5, "limit": 100, "remaining": 95, "usedFraction": 0.05, "remainingFraction": 0.95, "unit": "percent"}}
+	]`)
+	if !anthropicHasData(object(mustJSON(t, `{"limits":[{"kind":"weekly_scoped","percent":1,"scope":{"model":{"display_name":"X"}}}]}`))) {
+		t.Error("a scoped cap alone is usage data")
+	}
+}
