@@ -15,14 +15,14 @@ import (
 
 // newAgentLoginCmd is `omp login [<provider>]`: the agent's own login. It
 // runs the same flows as `omp auth-broker login` and stores the credential
-// where the agent reads credentials: the configured broker, else the local
-// vault.
+// the same way: on the configured broker, which the agent reads, else in
+// the local vault a broker on this host serves.
 func newAgentLoginCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "login [<provider>]",
 		Short: "Log in to a model provider (terminal counterpart of /login)",
 		Long: "Log in to a model provider (terminal counterpart of /login).\n\n" +
-			"The credential is stored where sessions read it: the configured auth broker, else the local vault.\n" +
+			"The credential goes to the configured auth broker, else to the local vault (served by `omp auth-broker serve`).\n" +
 			"Omit the provider to pick one interactively.",
 		Example: "  omp login\n  omp login anthropic",
 		Args:    cobra.MaximumNArgs(1),

@@ -107,9 +107,9 @@ func (a *app) chooseProvider(providers []providerName, provider string) (string,
 }
 
 // loginAndStore runs provider's login flow (API key or OAuth) and stores
-// the credential where the agent reads it: the configured broker, else the
-// local vault. oauth.ErrNoKeyEntered means an empty key was accepted and
-// nothing stored.
+// the credential on the configured broker, else in the local vault (which a
+// broker on this host serves). oauth.ErrNoKeyEntered means an empty key was
+// accepted and nothing stored.
 func (a *app) loginAndStore(ctx context.Context, reg *oauth.Registry, provider string) (vault.Credential, *loginSink, error) {
 	// Where the credential goes is settled before the user signs in, so a
 	// vault that cannot be opened does not cost them a login.
