@@ -63,7 +63,10 @@ func run(ctx context.Context, f flags, environ []string, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	cfg := broker.FromEnv(env, dirs, log)
+	cfg, err := broker.FromEnv(env, dirs, log)
+	if err != nil {
+		return err
+	}
 	cfg.Bind = f.bind
 	cfg.Demo = f.demo
 	if f.keyFile != "" {

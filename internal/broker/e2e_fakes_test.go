@@ -69,6 +69,9 @@ func newUpstream(t *testing.T) *upstream {
 	mux.HandleFunc("GET "+anthropicUsagePath, u.anthropicUsage)
 	mux.HandleFunc("GET "+codexUsagePath, u.codexUsage)
 	mux.HandleFunc("POST "+antigravityPath, u.antigravityUsage)
+	// The quota summary is not offered (an older Cloud Code deployment): the
+	// probe falls back to fetchAvailableModels.
+	mux.HandleFunc("POST /antigravity/v1internal:retrieveUserQuotaSummary", http.NotFound)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		u.problem("unexpected upstream request %s %s", r.Method, r.URL.Path)
 		http.NotFound(w, r)
@@ -336,7 +339,16 @@ func (u *upstream) codexUsage(w http.ResponseWriter, r *http.Request) {
 
 // anthropicUsage serves GET /api/oauth/usage (usage.md §2.2).
 func (u *upstream) anthropicUsage(w http.ResponseWriter, r *http.Request) {
-	u.countUsage(r.URL.Path)
+	switch r.URL.RawQuery {
+	case "":
+		u.countUsage(r.URL.Path)
+	case "cedar_ember=1&skip_spend=1": // saved-reset discovery
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, anthropicCedarPayload)
+		return
+	default:
+		u.problem("anthropic usage query %q", r.URL.RawQuery)
+	}
 	if !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer sk-ant-oat01-usage-") {
 		u.problem("anthropic usage authorization %q", redactHeader(r.Header.Get("Authorization")))
 	}
@@ -349,6 +361,12 @@ func (u *upstream) anthropicUsage(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = io.WriteString(w, anthropicUsagePayload)
 }
+
+// anthropicCedarPayload answers the Claude saved-reset discovery: one
+// banked grant of two resets, selected and usable now.
+const anthropicCedarPayload = `{"cedar_ember":{"eligible":true,"next_grant_id":"grant-1","grants":[{"id":"grant-1",
+  "label":"Saved reset","resets_left":2,"ends_at":"2030-02-01T00:00:00Z","clears":["five_hour"],"blocking":[],
+  "usable_now":true,"percent_used":{"five_hour":35}}]}}`
 
 // antigravityUsagePayload: the Claude counter has headroom, the Gemini
 // counter is used up (usage.md §2.3).

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,6 +80,14 @@ func TestE2EUsage(t *testing.T) {
 		if !reflect.DeepEqual(claude.Metadata, wantMeta) {
 			t.Errorf("anthropic metadata = %v, want %v", claude.Metadata, wantMeta)
 		}
+		want := &vault.ResetCredits{AvailableCount: 2, RedeemableCount: ptr(int64(2)), NextCreditID: "grant-1", Eligible: ptr(true),
+			Credits: []vault.ResetCredit{{ID: "grant-1", Title: "Saved reset", Program: "cedar_ember", RemainingCount: ptr(int64(2)),
+				Usable: ptr(true), RequiresLimit: ptr(true), Clears: []string{"anthropic:5h"}, Blocking: []string{},
+				UsedFractions: map[string]float64{"anthropic:5h": 0.35}, ExpiresAt: "2030-02-01T00:00:00.000Z", Status: "available"}}}
+		if !reflect.DeepEqual(claude.ResetCredits, want) {
+			got, _ := json.Marshal(claude.ResetCredits)
+			t.Errorf("anthropic resetCredits = %s", got)
+		}
 		wantLimits["anthropic"] = append(wantLimits["anthropic"], `{"id":"anthropic:5h","label":"Claude 5 Hour","scope":{"provider":"anthropic","windowId":"5h",
 			"shared":true},"window":{"id":"5h","label":"5 Hour","durationMs":18000000,"resetsAt":1893474000000},"amount":{"used":35,"limit":100,
 			"remaining":65,"usedFraction":0.35,"remainingFraction":0.65,"unit":"percent"},"status":"ok"}`)
@@ -111,6 +120,12 @@ func TestE2EUsage(t *testing.T) {
 			_ = json.Unmarshal(rep["provider"], &provider)
 			for _, want := range wantLimits[provider] {
 				assertLimitJSON(t, provider, rep["limits"], want)
+			}
+		}
+		for _, field := range []string{`"redeemableCount":2`, `"nextCreditId":"grant-1"`, `"clears":["anthropic:5h"]`, `"blocking":[]`,
+			`"usedFractions":{"anthropic:5h":0.35}`, `"requiresLimit":true`} {
+			if !strings.Contains(r.body, field) {
+				t.Errorf("usage body lacks %s", field)
 			}
 		}
 		assertNoSecrets(t, "usage body", r.body, []string{codexAccess, codexRefresh, anthropicUAccess, anthropicURefr})
@@ -196,3 +211,5 @@ func keys(m map[string]json.RawMessage) []string {
 	}
 	return out
 }
+
+func ptr[T any](v T) *T { return &v }

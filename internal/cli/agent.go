@@ -337,7 +337,10 @@ func (a *app) newAgentRuntime(ctx context.Context, f *agentFlags, env *config.En
 	}
 	resolver := config.NewResolver(env)
 	resolver.Logger = a.warnLogger()
-	settings := config.LoadSettings(dirs.AgentDir, a.warnLogger())
+	settings, err := config.LoadSettings(dirs.AgentDir, a.warnLogger())
+	if err != nil {
+		return nil, err
+	}
 	broker, err := connectBroker(ctx, env, dirs, settings, resolver, a.stderr)
 	if err != nil {
 		return nil, err

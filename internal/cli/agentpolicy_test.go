@@ -34,7 +34,10 @@ func TestConnectBrokerRefusesInvalidAccountPolicy(t *testing.T) {
 	if err := os.WriteFile(dirs.ConfigYML(), []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	settings := config.LoadSettings(dirs.AgentDir, nil)
+	settings, err := config.LoadSettings(dirs.AgentDir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
 	_, err = connectBroker(ctx, env, dirs, settings, nil, io.Discard)

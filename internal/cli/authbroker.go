@@ -193,7 +193,10 @@ func (a *app) brokerConfig(ctx context.Context) (*config.Broker, error) {
 		return nil, err
 	}
 	log := a.warnLogger()
-	settings := config.LoadSettings(dirs.AgentDir, log)
+	settings, err := config.LoadSettings(dirs.AgentDir, log)
+	if err != nil {
+		return nil, err
+	}
 	return config.ResolveBroker(ctx, env, dirs, settings, &config.Resolver{Env: env, Logger: log})
 }
 

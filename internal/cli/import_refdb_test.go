@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ompgo/omp/pkg/vault/sqlite/sqlitetest"
 )
 
 // refRows are a reference agent.db's credentials: two active OAuth rows,
@@ -180,4 +182,69 @@ func TestImportGoVaultIsAClearError(t *testing.T) {
 		t.Fatalf("exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
 	}
 	assertNoSecrets(t, r, "sk-sealed-secret")
+}
+
+// TestImportAndMigrateReferenceSchema8 reads an 18.3 agent.db (auth schema
+// 8) into a broker twice — `auth-broker import` and `auth-broker migrate
+// --from-local` — and locally: SingularityAPI rows keep their split
+// providers, and a row still named "singularityapi" is split the way the
+// reference's version 8 migration splits it.
+func TestImportAndMigrateReferenceSchema8(t *testing.T) {
+	const rows = `INSERT INTO auth_credentials (id, provider, credential_type, data) VALUES
+	 (1, 'singularityapi-dev', 'api_key', '{"key":"sk-sapi-v8-dev"}'),
+	 (2, 'singularityapi-tech', 'api_key', '{"key":"lane-v8-tech"}'),
+	 (3, 'singularityapi', 'api_key', '{"key":"sk-sapi-left-over"}'),
+	 (4, 'stepfun', 'api_key', '{"key":"sf-v8-key","source":"login"}')`
+	secrets := []string{"sk-sapi-v8-dev", "lane-v8-tech", "sk-sapi-left-over", "sf-v8-key"}
+	want := []string{"singularityapi-dev key=sk-sapi-left-over", "singularityapi-dev key=sk-sapi-v8-dev",
+		"singularityapi-tech key=lane-v8-tech", "stepfun key=sf-v8-key"}
+
+	t.Run("import", func(t *testing.T) {
+		db := filepath.Join(t.TempDir(), "agent.db")
+		sqlitetest.WriteReference(t, db, sqlitetest.ReferenceSchemaV8, rows)
+		b := startBroker(t, "")
+		c := newCLI(t)
+		c.useBroker(b)
+		r := c.run("", "auth-broker", "import", db)
+		if r.code != 0 || r.stderr != "" {
+			t.Fatalf("exit %d stderr %q\n%s", r.code, r.stderr, r.stdout)
+		}
+		if got := b.state(t); !slices.Equal(got, want) {
+			t.Fatalf("broker\ngot  %q\nwant %q", got, want)
+		}
+		assertNoSecrets(t, r, secrets...)
+	})
+	t.Run("migrate", func(t *testing.T) {
+		b := startBroker(t, "")
+		c := newCLI(t)
+		c.useBroker(b)
+		sqlitetest.WriteReference(t, c.agentDB(), sqlitetest.ReferenceSchemaV8, rows)
+		r := c.run("", "auth-broker", "migrate", "--from-local")
+		if r.code != 0 || r.stderr != "" {
+			t.Fatalf("exit %d stderr %q\n%s", r.code, r.stderr, r.stdout)
+		}
+		// migrate moves one API key per provider: the renamed row is the
+		// second singularityapi-dev key.
+		if !strings.Contains(r.stdout, "skip [local-sqlite] singularityapi-dev (api key): another local api_key for this provider already planned") {
+			t.Errorf("stdout:\n%s", r.stdout)
+		}
+		if got, want := b.state(t), want[1:]; !slices.Equal(got, want) {
+			t.Fatalf("broker\ngot  %q\nwant %q\n%s", got, want, r.stdout)
+		}
+		assertNoSecrets(t, r, secrets...)
+	})
+	t.Run("local import keeps ids", func(t *testing.T) {
+		db := filepath.Join(t.TempDir(), "agent.db")
+		sqlitetest.WriteReference(t, db, sqlitetest.ReferenceSchemaV8, rows)
+		c := newCLI(t)
+		if r := c.run("", "auth-broker", "import", db); r.code != 0 || r.stderr != "" {
+			t.Fatalf("exit %d stderr %q\n%s", r.code, r.stderr, r.stdout)
+		}
+		st := c.openVault()
+		defer st.Close()
+		rec, err := st.Get(context.Background(), 3)
+		if err != nil || rec.Provider != "singularityapi-dev" {
+			t.Fatalf("row 3 = %+v, %v; want provider singularityapi-dev", rec.Provider, err)
+		}
+	})
 }

@@ -33,6 +33,7 @@ var specProviders = [][2]string{
 	{"firepass", "Fire Pass (Fireworks Kimi K2.6 Turbo subscription)"},
 	{"wafer-pass", "Wafer Pass (flat-rate subscription)"},
 	{"deepseek", "DeepSeek"},
+	{"stepfun", "StepFun"},
 	{"moonshot", "Moonshot (Kimi API)"},
 	{"cerebras", "Cerebras"},
 	{"fireworks", "Fireworks"},
@@ -55,10 +56,14 @@ var specProviders = [][2]string{
 	{"tavily", "Tavily"},
 	{"kagi", "Kagi"},
 	{"parallel", "Parallel"},
+	{"typesafe", "TypeSafe"},
 	{"ollama", "Ollama (Local OpenAI-compatible)"},
 	{"ollama-cloud", "Ollama Cloud"},
 	{"lm-studio", "LM Studio (Local OpenAI-compatible)"},
 	{"vllm", "vLLM (Local OpenAI-compatible)"},
+	{"stencil", "Stencil (invite only)"},
+	{"singularityapi-dev", "SingularityAPI"},
+	{"singularityapi-tech", "SingularityAPI Reserved Lanes"},
 }
 
 func TestListJSONIsASpecSubsequence(t *testing.T) {
@@ -93,7 +98,8 @@ func TestListJSONIsASpecSubsequence(t *testing.T) {
 		}
 		next = i + 1
 	}
-	for _, id := range []string{"anthropic", "openai-codex", "google-gemini-cli", "google-antigravity"} {
+	for _, id := range []string{"anthropic", "openai-codex", "google-gemini-cli", "google-antigravity",
+		"stepfun", "typesafe", "stencil", "singularityapi-dev", "singularityapi-tech"} {
 		if !strings.Contains(out, `"id":"`+id+`"`) {
 			t.Errorf("%s missing from the list", id)
 		}

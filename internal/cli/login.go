@@ -46,29 +46,18 @@ func newLoginCmd(a *app, f *brokerFlags) *cobra.Command {
 	return cmd
 }
 
-// runLogin implements `login`.
+// runLogin implements `auth-broker login`.
 func (a *app) runLogin(ctx context.Context, provider, via string, dryRun bool) error {
 	reg, err := a.oauthRegistry()
 	if err != nil {
 		return err
 	}
 	providers := loginProviders(reg)
-	if provider == "" {
-		if via != "" {
-			return errors.New(viaUsage)
-		}
-		if len(providers) == 0 {
-			return errors.New("No OAuth providers registered")
-		}
-		names := make([]string, len(providers))
-		for i, p := range providers {
-			names[i] = p.Name
-		}
-		name, err := pick(a.in(), a.stdout, "Select a provider:", names)
-		if err != nil {
-			return err
-		}
-		provider = providers[slices.Index(names, name)].ID
+	if provider == "" && via != "" {
+		return errors.New(viaUsage)
+	}
+	if provider, err = a.chooseProvider(providers, provider); err != nil {
+		return err
 	}
 	if !slices.ContainsFunc(providers, func(p providerName) bool { return p.ID == provider }) {
 		ids := make([]string, len(providers))
@@ -81,35 +70,71 @@ func (a *app) runLogin(ctx context.Context, provider, via string, dryRun bool) e
 	if via != "" {
 		return a.runRemoteLogin(ctx, reg, provider, via, dryRun)
 	}
+	_, sink, err := a.loginAndStore(ctx, reg, provider)
+	switch {
+	case errors.Is(err, oauth.ErrNoKeyEntered): // Ollama's local no-auth mode
+		fmt.Fprintln(a.stdout, "No API key entered; nothing stored.")
+		return nil
+	case err != nil:
+		return err
+	}
+	if sink.broker {
+		fmt.Fprintf(a.stdout, "\nCredentials uploaded to %s\n", sink.dest)
+	} else {
+		fmt.Fprintf(a.stdout, "\nCredentials saved to %s\n", sink.dest)
+	}
+	return nil
+}
 
+// chooseProvider returns provider, or the one picked from providers when it
+// is "".
+func (a *app) chooseProvider(providers []providerName, provider string) (string, error) {
+	if provider != "" {
+		return provider, nil
+	}
+	if len(providers) == 0 {
+		return "", errors.New("No OAuth providers registered")
+	}
+	names := make([]string, len(providers))
+	for i, p := range providers {
+		names[i] = p.Name
+	}
+	name, err := pick(a.in(), a.stdout, "Select a provider:", names)
+	if err != nil {
+		return "", err
+	}
+	return providers[slices.Index(names, name)].ID, nil
+}
+
+// loginAndStore runs provider's login flow (API key or OAuth) and stores
+// the credential on the configured broker, else in the local vault (which a
+// broker on this host serves). oauth.ErrNoKeyEntered means an empty key was
+// accepted and nothing stored.
+func (a *app) loginAndStore(ctx context.Context, reg *oauth.Registry, provider string) (vault.Credential, *loginSink, error) {
 	// Where the credential goes is settled before the user signs in, so a
 	// vault that cannot be opened does not cost them a login.
 	save, err := a.loginSink(ctx)
 	if err != nil {
-		return err
+		return vault.Credential{}, nil, err
 	}
 	defer save.close()
 
 	var cred vault.Credential
 	if kl, ok := reg.KeyLogin(provider); ok {
 		key, err := a.keyLogin(ctx, kl)
-		if errors.Is(err, oauth.ErrNoKeyEntered) { // Ollama's local no-auth mode
-			fmt.Fprintln(a.stdout, "No API key entered; nothing stored.")
-			return nil
-		}
 		if err != nil {
-			return err
+			return vault.Credential{}, nil, err
 		}
 		cred = vault.Credential{Type: vault.TypeAPIKey, Key: key, Source: vault.SourceLogin} // as 18.1.21 stores a login key
 	} else {
 		if cred, err = a.oauthLogin(ctx, reg, provider); err != nil {
-			return err
+			return vault.Credential{}, nil, err
 		}
 	}
 	if ctx.Err() != nil { // Ctrl-C after the last request: store nothing
-		return oauth.ErrLoginCancelled
+		return vault.Credential{}, nil, oauth.ErrLoginCancelled
 	}
-	return save.store(ctx, provider, cred)
+	return cred, save, save.store(ctx, provider, cred)
 }
 
 // oauthLogin runs the authorization-code flow with the CLI's surroundings:
@@ -120,7 +145,11 @@ func (a *app) oauthLogin(ctx context.Context, reg *oauth.Registry, provider stri
 	if err != nil {
 		return vault.Credential{}, err
 	}
-	redirect := a.providerURLs()(provider, config.RedirectURI)
+	urls, err := a.providerURLs()
+	if err != nil {
+		return vault.Credential{}, err
+	}
+	redirect := urls(provider, config.RedirectURI)
 	// A progress line after the paste prompt starts on a line of its own.
 	prompted := false
 	o := oauth.LoginOptions{
@@ -204,8 +233,10 @@ func (a *app) keyLogin(ctx context.Context, kl oauth.KeyLogin) (string, error) {
 // (POST /v1/credential) off the broker host, else the local sealed vault,
 // which a running broker on this host picks up within a second.
 type loginSink struct {
-	store func(ctx context.Context, provider string, cred vault.Credential) error
-	close func()
+	store  func(ctx context.Context, provider string, cred vault.Credential) error
+	close  func()
+	broker bool   // the credential goes to a broker
+	dest   string // the broker URL or the vault path
 }
 
 func (a *app) loginSink(ctx context.Context) (*loginSink, error) {
@@ -223,10 +254,10 @@ func (a *app) loginSink(ctx context.Context) (*loginSink, error) {
 				if _, err := client.Upload(ctx, provider, cred); err != nil {
 					return fmt.Errorf("upload to %s: %w", bc.URL, err)
 				}
-				fmt.Fprintf(a.stdout, "\nCredentials uploaded to %s\n", bc.URL)
 				return nil
 			},
-			close: func() {},
+			close:  func() {},
+			broker: true, dest: bc.URL,
 		}, nil
 	}
 	st, path, err := a.openLocalVault(ctx)
@@ -241,13 +272,10 @@ func (a *app) loginSink(ctx context.Context) (*loginSink, error) {
 			} else {
 				_, err = st.ReplaceAll(ctx, provider, []vault.Credential{cred}) // API-key login: replace-all
 			}
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(a.stdout, "\nCredentials saved to %s\n", path)
-			return nil
+			return err
 		},
 		close: func() { st.Close() },
+		dest:  path,
 	}, nil
 }
 
@@ -305,16 +333,24 @@ func (a *app) oauthRegistry() (*oauth.Registry, error) {
 	if _, _, err := a.setup(); err != nil {
 		return nil, err
 	}
-	return oauth.NewRegistry(a.providerURLs()), nil
+	urls, err := a.providerURLs()
+	if err != nil {
+		return nil, err
+	}
+	return oauth.NewRegistry(urls), nil
 }
 
 // providerURLs resolves per-provider endpoint overrides.
-func (a *app) providerURLs() func(provider, kind string) string {
+func (a *app) providerURLs() (func(provider, kind string) string, error) {
 	env, dirs, err := a.setup()
 	if err != nil {
-		return func(string, string) string { return "" }
+		return nil, err
 	}
-	return config.URLs{Env: env, Settings: config.LoadSettings(dirs.AgentDir, a.warnLogger())}.URL
+	settings, err := config.LoadSettings(dirs.AgentDir, a.warnLogger())
+	if err != nil {
+		return nil, err
+	}
+	return config.URLs{Env: env, Settings: settings}.URL, nil
 }
 
 // browser returns how to open a URL here: BROWSER (a ':'-separated list of

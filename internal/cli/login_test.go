@@ -44,6 +44,13 @@ func (c *cli) useFake(fake *oauthtest.Server, provider string) {
 // that opens the authorize URL and follows it to the callback.
 func (c *cli) login(ctx context.Context, stdin string, browse func(u string) error, args ...string) result {
 	c.t.Helper()
+	return c.loginCmd(ctx, stdin, browse, append([]string{"auth-broker", "login"}, args...)...)
+}
+
+// loginCmd runs a login command line (auth-broker login or omp login) the
+// way login does.
+func (c *cli) loginCmd(ctx context.Context, stdin string, browse func(u string) error, args ...string) result {
+	c.t.Helper()
 	if browse == nil {
 		browse = func(u string) error {
 			go func() { _, _ = oauthtest.Visit(u) }()
@@ -56,7 +63,7 @@ func (c *cli) login(ctx context.Context, stdin string, browse func(u string) err
 		loginHook: func(o *oauth.LoginOptions) { o.PollInterval = time.Millisecond; o.Timeout = 10 * time.Second }}
 	ctx, cancel := context.WithTimeout(ctx, testTimeout)
 	defer cancel()
-	code := a.execute(ctx, append([]string{"auth-broker", "login"}, args...))
+	code := a.execute(ctx, args)
 	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }
 
@@ -108,6 +115,8 @@ func TestLoginEachProviderIntoTheLocalVault(t *testing.T) {
 			func(f *oauthtest.Server) { f.Email, f.Project, f.Onboard = "ag@example.com", "proj-ag", true }, "email:ag@example.com"},
 		{"gitlab-duo", "rt-gitlab-secret", map[string]any{"access_token": oauthtest.JWT(map[string]any{"sub": "42"}), "expires_in": 7200,
 			"created_at": time.Now().Unix()}, nil, "account:42"},
+		{"stencil", "rt-stencil-secret", map[string]any{"access_token": "at-stencil-secret", "expires_in": 3600},
+			func(f *oauthtest.Server) { f.Email = "st@example.com" }, "email:st@example.com"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {
@@ -394,7 +403,7 @@ func TestLoginPickerAndErrors(t *testing.T) {
 	}{
 		{"99\n", nil, "error: Invalid selection: 99\n"},
 		{"", nil, "error: Login cancelled\n"},
-		{"", []string{"nope"}, "error: Unknown OAuth provider 'nope'. Known: anthropic, cerebras, deepseek, firepass, fireworks, gitlab-duo, google-antigravity, google-gemini-cli, huggingface, kagi, litellm, lm-studio, minimax-code, minimax-code-cn, moonshot, nanogpt, nvidia, ollama, ollama-cloud, openai-codex, opencode-go, opencode-zen, parallel, qianfan, qwen-portal, synthetic, tavily, together, venice, vercel-ai-gateway, vllm, wafer-serverless, xiaomi-token-plan-ams, xiaomi-token-plan-cn, xiaomi-token-plan-sgp, zai, zenmux, zhipu-coding-plan\n"},
+		{"", []string{"nope"}, "error: Unknown OAuth provider 'nope'. Known: anthropic, cerebras, deepseek, firepass, fireworks, gitlab-duo, google-antigravity, google-gemini-cli, huggingface, kagi, litellm, lm-studio, minimax-code, minimax-code-cn, moonshot, nanogpt, nvidia, ollama, ollama-cloud, openai-codex, opencode-go, opencode-zen, parallel, qianfan, qwen-portal, singularityapi-dev, singularityapi-tech, stencil, stepfun, synthetic, tavily, together, typesafe, venice, vercel-ai-gateway, vllm, wafer-serverless, xiaomi-token-plan-ams, xiaomi-token-plan-cn, xiaomi-token-plan-sgp, zai, zenmux, zhipu-coding-plan\n"},
 		{"", []string{"--via=me@host"}, "error: " + viaUsage + "\n"},
 		{"", []string{"deepseek", "--via=me@host"}, "error: No known OAuth callback port for 'deepseek'. Use device-code flow on the broker host directly.\n"},
 	} {

@@ -11,10 +11,11 @@ import (
 var listOrder = []string{"openai-codex", "anthropic", "zai", "kimi-code", "openrouter", "github-copilot", "cursor",
 	"google-antigravity", "google-gemini-cli", "openai-codex-device", "xai-oauth", "gitlab-duo", "alibaba-coding-plan",
 	"zhipu-coding-plan", "qwen-portal", "minimax-code", "minimax-code-cn", "xiaomi", "xiaomi-token-plan-sgp",
-	"xiaomi-token-plan-ams", "xiaomi-token-plan-cn", "firepass", "wafer-pass", "deepseek", "moonshot", "cerebras",
+	"xiaomi-token-plan-ams", "xiaomi-token-plan-cn", "firepass", "wafer-pass", "deepseek", "stepfun", "moonshot", "cerebras",
 	"fireworks", "together", "nvidia", "huggingface", "perplexity", "qianfan", "venice", "synthetic", "nanogpt",
 	"wafer-serverless", "vercel-ai-gateway", "cloudflare-ai-gateway", "litellm", "kilo", "zenmux", "opencode-zen",
-	"opencode-go", "tavily", "kagi", "parallel", "ollama", "ollama-cloud", "lm-studio", "vllm"}
+	"opencode-go", "tavily", "kagi", "parallel", "typesafe", "ollama", "ollama-cloud", "lm-studio", "vllm", "stencil",
+	"singularityapi-dev", "singularityapi-tech"}
 
 // loginProviders lists the providers whose login flows omp-go implements,
 // with the reference ids and names, in listOrder (OAuth and API-key flows

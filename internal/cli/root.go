@@ -92,7 +92,7 @@ func newRootCmd(a *app) *cobra.Command {
 		},
 	}
 	addAgentFlags(root, &flags)
-	root.AddCommand(newAuthBrokerCmd(a), newAuthGatewayCmd(a), newUsageCmd(a))
+	root.AddCommand(newAuthBrokerCmd(a), newAuthGatewayCmd(a), newUsageCmd(a), newAgentLoginCmd(a))
 	markUsageErrors(root)
 	return root
 }

@@ -26,7 +26,10 @@ func newServeCmd(a *app, f *brokerFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cfg := broker.FromEnv(env, dirs, slog.New(o.Handler(a.stderr)))
+			cfg, err := broker.FromEnv(env, dirs, slog.New(o.Handler(a.stderr)))
+			if err != nil {
+				return err
+			}
 			cfg.Bind = f.bind
 			cfg.Demo = demo
 			if f.vaultKeyFile != "" {

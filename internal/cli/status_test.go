@@ -155,15 +155,30 @@ func TestUnresolvedCommandURLLeavesBrokerOff(t *testing.T) {
 	}
 }
 
-// TestConfigWarningsGoToStderr: an invalid config.yml is treated as empty
-// with a warning on the command's own stderr.
-func TestConfigWarningsGoToStderr(t *testing.T) {
+// TestInvalidConfigIsAnError: every command that reads config.yml refuses
+// an invalid one with one line naming the file, before doing anything else.
+func TestInvalidConfigIsAnError(t *testing.T) {
 	c := newCLI(t)
 	c.writeConfig("auth: [unclosed\n")
-	r := c.run("", "auth-broker", "status")
-	if r.code != 0 || r.stdout != "No auth-broker configured (set OMP_AUTH_BROKER_URL to enable).\n" ||
-		!strings.Contains(r.stderr, "auth-broker config.yml unreadable") || strings.Count(r.stderr, "\n") != 1 {
-		t.Fatalf("exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	want := "error: " + filepath.Join(c.agentDir(), "config.yml") + " contains invalid YAML: yaml: "
+	for _, args := range [][]string{
+		{"auth-broker", "status"},
+		{"auth-broker", "list"},
+		{"auth-broker", "login", "deepseek"},
+		{"auth-broker", "serve", "--bind", "127.0.0.1:0"},
+		{"auth-gateway", "serve", "--bind", "127.0.0.1:0"},
+		{"usage"},
+		{"-p", "hello"},
+	} {
+		r := c.run("", args...)
+		if r.code != 1 || !strings.HasPrefix(r.stderr, want) || strings.Count(r.stderr, "\n") != 1 || r.stdout != "" {
+			t.Errorf("%v: exit %d stdout %q stderr %q, want %q…", args, r.code, r.stdout, r.stderr, want)
+		}
+	}
+	// An env broker does not make the file's state irrelevant.
+	c.env["OMP_AUTH_BROKER_URL"], c.env["OMP_AUTH_BROKER_TOKEN"] = "http://127.0.0.1:1", "tok"
+	if r := c.run("", "auth-broker", "status"); r.code != 1 || !strings.HasPrefix(r.stderr, want) {
+		t.Errorf("status with an env broker: exit %d stderr %q", r.code, r.stderr)
 	}
 }
 

@@ -247,7 +247,11 @@ func (a *app) accountPolicies() (*vaultpick.Policies, error) {
 	if err != nil {
 		return nil, err
 	}
-	return config.LoadSettings(dirs.AgentDir, a.warnLogger()).AccountPolicies()
+	settings, err := config.LoadSettings(dirs.AgentDir, a.warnLogger())
+	if err != nil {
+		return nil, err
+	}
+	return settings.AccountPolicies()
 }
 
 // noCredentialsMsg is the empty-vault message; it names the command that

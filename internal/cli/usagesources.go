@@ -195,7 +195,10 @@ func (a *app) localUsage(ctx context.Context) (*localUsage, error) {
 		return nil, err
 	}
 	log := a.warnLogger()
-	settings := config.LoadSettings(dirs.AgentDir, log)
+	settings, err := config.LoadSettings(dirs.AgentDir, log)
+	if err != nil {
+		return nil, err
+	}
 	l := &localUsage{}
 	l.svc = &usage.Service{
 		HTTP:   &http.Client{Timeout: 30 * time.Second},

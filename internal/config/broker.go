@@ -74,7 +74,10 @@ func ResolveBroker(ctx context.Context, env *Env, dirs Dirs, settings *Settings,
 	var configToken string
 	if url == "" || envToken == "" {
 		if settings == nil {
-			settings = LoadSettings(dirs.AgentDir, log)
+			var err error
+			if settings, err = LoadSettings(dirs.AgentDir, log); err != nil {
+				return nil, err
+			}
 		}
 		if url == "" && settings.BrokerURL != "" {
 			url, _ = resolver.Resolve(ctx, settings.BrokerURL)

@@ -23,7 +23,11 @@ retry:
 	if err := os.WriteFile(filepath.Join(dir, "config.yml"), []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ps, err := LoadSettings(dir, nil).AccountPolicies()
+	settings, err := LoadSettings(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := settings.AccountPolicies()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +82,10 @@ func TestAccountPoliciesErrorsNameFileAndEntry(t *testing.T) {
 		if err := os.WriteFile(path, []byte(tt.yaml), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		_, err := LoadSettings(dir, nil).AccountPolicies()
+		settings, err := LoadSettings(dir, nil)
+		if err == nil {
+			_, err = settings.AccountPolicies()
+		}
 		if want := path + ": " + tt.want; err == nil || err.Error() != want {
 			t.Errorf("%q:\n got %v\nwant %s", tt.yaml, err, want)
 		}

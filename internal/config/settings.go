@@ -65,11 +65,13 @@ type ProviderURLs struct {
 func DefaultCodexResets() CodexResets { return CodexResets{MinBlockedMinutes: 60} }
 
 // LoadSettings reads <agentDir>/config.yml, falling back to config.yaml when
-// config.yml does not exist. A missing file yields empty settings; an
-// unreadable or invalid file logs the warning `auth-broker config.yml
-// unreadable` and yields empty settings; a non-mapping document is empty.
-// log may be nil (slog.Default()).
-func LoadSettings(agentDir string, log *slog.Logger) *Settings {
+// config.yml does not exist. A missing file or an empty document yields
+// empty settings. A file that cannot be read, is not YAML ("<path> contains
+// invalid YAML: …") or is not a mapping ("<path> must contain a YAML
+// object") is an error naming the file: a command must not run on settings
+// it silently dropped. Untrusted command values are warned about on log,
+// which may be nil (slog.Default()).
+func LoadSettings(agentDir string, log *slog.Logger) (*Settings, error) {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -80,20 +82,25 @@ func LoadSettings(agentDir string, log *slog.Logger) *Settings {
 			continue
 		}
 		if err != nil {
-			log.Warn("auth-broker config.yml unreadable", "path", path, "error", err.Error())
-			return emptySettings()
+			return nil, fmt.Errorf("unable to read %s: %w", path, err)
 		}
 		s, err := ParseSettings(data)
+		if errors.Is(err, errNotObject) {
+			return nil, fmt.Errorf("%s must contain a YAML object", path)
+		}
 		if err != nil {
-			log.Warn("auth-broker config.yml unreadable", "path", path, "error", err.Error())
-			return emptySettings()
+			return nil, fmt.Errorf("%s contains invalid YAML: %w", path, err)
 		}
 		s.Path = path
 		s.refuseUntrustedCommands(info, log)
-		return s
+		return s, nil
 	}
-	return emptySettings()
+	return emptySettings(), nil
 }
+
+// errNotObject is ParseSettings' error for a document that is not a
+// mapping (an empty document is an empty mapping).
+var errNotObject = errors.New("not a YAML object")
 
 // refuseUntrustedCommands clears the "!command" values of a config file
 // that CheckCommandFile does not trust, with a warning naming the file and
@@ -124,9 +131,10 @@ func emptySettings() *Settings { return &Settings{CodexResets: DefaultCodexReset
 
 // ParseSettings decodes a config.yml document. Dotted keys are read in the
 // nested form (auth: {broker: {url}}) and the flat form ("auth.broker.url"),
-// nested winning; only values of the expected type count. The error (YAML
-// syntax) never contains file content beyond the YAML library's position
-// information.
+// nested winning; only values of the expected type count. An empty document
+// is empty settings; a document that is not a mapping is errNotObject. A
+// YAML syntax error never contains file content beyond the YAML library's
+// position information.
 func ParseSettings(data []byte) (s *Settings, err error) {
 	var doc any
 	defer func() {
@@ -139,9 +147,12 @@ func ParseSettings(data []byte) (s *Settings, err error) {
 		return nil, err
 	}
 	s = emptySettings()
+	if doc == nil {
+		return s, nil
+	}
 	root, ok := asMap(doc)
 	if !ok {
-		return s, nil
+		return nil, errNotObject
 	}
 	s.root = root
 	s.BrokerURL, _ = lookup(root, "auth.broker.url", isString).(string)

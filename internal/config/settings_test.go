@@ -26,7 +26,6 @@ func TestParseSettings(t *testing.T) {
 		{"nested wins over flat", "auth.broker.url: https://flat\nauth:\n  broker:\n    url: https://nested\n", "https://nested", ""},
 		{"non-string nested falls back to flat", "auth.broker.url: https://flat\nauth:\n  broker:\n    url: 8765\n", "https://flat", ""},
 		{"non-string values ignored", "auth:\n  broker:\n    url: [a]\n    token: 12\n", "", ""},
-		{"non-mapping document is empty", "- a\n- b\n", "", ""},
 		{"empty document is empty", "", "", ""},
 		{"auth not a mapping", "auth: yes\n", "", ""},
 	}
@@ -83,8 +82,8 @@ func TestLoadSettingsFiles(t *testing.T) {
 	t.Run("config.yaml used when config.yml is absent", func(t *testing.T) {
 		dir := t.TempDir()
 		writeFile(t, filepath.Join(dir, "config.yaml"), "auth:\n  broker:\n    url: https://yaml\n")
-		s := LoadSettings(dir, nil)
-		if s.BrokerURL != "https://yaml" || s.Path != filepath.Join(dir, "config.yaml") {
+		s, err := LoadSettings(dir, nil)
+		if err != nil || s.BrokerURL != "https://yaml" || s.Path != filepath.Join(dir, "config.yaml") {
 			t.Fatalf("got %+v", s)
 		}
 	})
@@ -92,36 +91,50 @@ func TestLoadSettingsFiles(t *testing.T) {
 		dir := t.TempDir()
 		writeFile(t, filepath.Join(dir, "config.yml"), "auth:\n  broker:\n    url: https://yml\n")
 		writeFile(t, filepath.Join(dir, "config.yaml"), "auth:\n  broker:\n    url: https://yaml\n")
-		if s := LoadSettings(dir, nil); s.BrokerURL != "https://yml" {
+		if s, err := LoadSettings(dir, nil); err != nil || s.BrokerURL != "https://yml" {
 			t.Fatalf("got %q", s.BrokerURL)
 		}
 	})
 	t.Run("missing files are empty without warning", func(t *testing.T) {
 		log, buf := captureLog()
-		s := LoadSettings(t.TempDir(), log)
-		if s.BrokerURL != "" || s.Path != "" || buf.Len() != 0 {
+		s, err := LoadSettings(t.TempDir(), log)
+		if err != nil || s.BrokerURL != "" || s.Path != "" || buf.Len() != 0 {
 			t.Fatalf("got %+v, log %q", s, buf)
 		}
 	})
-	t.Run("invalid YAML warns and is empty", func(t *testing.T) {
+	t.Run("invalid YAML is an error naming the file", func(t *testing.T) {
 		dir := t.TempDir()
-		writeFile(t, filepath.Join(dir, "config.yml"), "auth: [unclosed\n")
+		path := filepath.Join(dir, "config.yml")
+		writeFile(t, path, "auth: [unclosed\n")
 		writeFile(t, filepath.Join(dir, "config.yaml"), "auth:\n  broker:\n    url: https://yaml\n")
-		log, buf := captureLog()
-		s := LoadSettings(dir, log)
-		if s.BrokerURL != "" || !strings.Contains(buf.String(), "auth-broker config.yml unreadable") {
-			t.Fatalf("got %+v, log %q", s, buf)
+		s, err := LoadSettings(dir, nil)
+		if s != nil || err == nil || !strings.HasPrefix(err.Error(), path+" contains invalid YAML: yaml: ") {
+			t.Fatalf("got %+v, %v", s, err)
 		}
 	})
-	t.Run("unreadable file warns and is empty", func(t *testing.T) {
+	t.Run("a document that is not a mapping is an error", func(t *testing.T) {
 		dir := t.TempDir()
-		if err := os.Mkdir(filepath.Join(dir, "config.yml"), 0o700); err != nil {
+		path := filepath.Join(dir, "config.yml")
+		writeFile(t, path, "- a\n- b\n")
+		if _, err := LoadSettings(dir, nil); err == nil || err.Error() != path+" must contain a YAML object" {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("an empty document is empty settings", func(t *testing.T) {
+		dir := t.TempDir()
+		writeFile(t, filepath.Join(dir, "config.yml"), "# nothing yet\n")
+		if s, err := LoadSettings(dir, nil); err != nil || s.BrokerURL != "" {
+			t.Fatalf("got %+v, %v", s, err)
+		}
+	})
+	t.Run("unreadable file is an error naming the file", func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "config.yml")
+		if err := os.Mkdir(path, 0o700); err != nil {
 			t.Fatal(err)
 		}
-		log, buf := captureLog()
-		s := LoadSettings(dir, log)
-		if s.BrokerURL != "" || !strings.Contains(buf.String(), "auth-broker config.yml unreadable") {
-			t.Fatalf("got %+v, log %q", s, buf)
+		if _, err := LoadSettings(dir, nil); err == nil || !strings.HasPrefix(err.Error(), "unable to read "+path+": ") {
+			t.Fatalf("err = %v", err)
 		}
 	})
 }

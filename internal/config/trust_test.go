@@ -142,7 +142,10 @@ func TestLoadSettingsCommandTrust(t *testing.T) {
 				t.Fatal(err)
 			}
 			var logs bytes.Buffer
-			s := LoadSettings(dir, slog.New(slog.NewTextHandler(&logs, nil)))
+			s, err := LoadSettings(dir, slog.New(slog.NewTextHandler(&logs, nil)))
+			if err != nil {
+				t.Fatal(err)
+			}
 			if tt.trusted {
 				if s.BrokerURL == "" || s.BrokerToken == "" || logs.Len() != 0 {
 					t.Fatalf("trusted file: url %q token %q logs %s", s.BrokerURL, s.BrokerToken, logs.String())

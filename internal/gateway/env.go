@@ -59,7 +59,10 @@ func splitList(v string) []string {
 // Trusted proxies come from OMP_TRUSTED_PROXIES and the body stall
 // timeout from OMP_HTTP_BODY_READ_TIMEOUT. Resolution warnings go to warn.
 func FromEnv(ctx context.Context, env *config.Env, dirs config.Dirs, log, warn *slog.Logger) (Config, error) {
-	settings := config.LoadSettings(dirs.AgentDir, warn)
+	settings, err := config.LoadSettings(dirs.AgentDir, warn)
+	if err != nil {
+		return Config{}, err
+	}
 	urls := config.URLs{Env: env, Settings: settings}
 	cfg := Config{TokenPath: dirs.GatewayTokenPath(), Logger: log, URLs: urls.URL,
 		TrustedProxies: env.Get(httpx.EnvTrustedProxies),

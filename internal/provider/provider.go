@@ -167,6 +167,22 @@ const (
 // GitLabScopes returns the scopes of a GitLab Duo login (a new slice).
 func GitLabScopes() []string { return []string{"api"} }
 
+// Stencil (stencil.so, invite only).
+const (
+	// StencilAuthorizeURL is the Stencil OAuth authorize endpoint.
+	StencilAuthorizeURL = "https://auth.stencil.so/oauth/authorize"
+	// StencilTokenURL is the Stencil OAuth token endpoint.
+	StencilTokenURL = "https://auth.stencil.so/oauth/token"
+	// StencilUserinfoURL is the OpenID userinfo endpoint a login reads the
+	// account email (email) and id (sub) from.
+	StencilUserinfoURL = "https://auth.stencil.so/oauth/userinfo"
+	// StencilClientID is the public OAuth client id of omp at Stencil.
+	StencilClientID = "omp"
+)
+
+// StencilScopes returns the scopes of a Stencil login (a new slice).
+func StencilScopes() []string { return []string{"openid", "profile", "email", "offline_access"} }
+
 // Usage endpoints of the API-key and Copilot providers.
 const (
 	// CopilotAPIURL is the GitHub API origin of the Copilot usage request.

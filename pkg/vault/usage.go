@@ -23,9 +23,45 @@ type UsageReport struct {
 	Raw          any            `json:"-"`
 }
 
-// ResetCredits counts Codex saved resets.
+// ResetCredits is the saved (banked) rate-limit resets of an account:
+// Codex saved resets and Claude reset grants. Every field but
+// AvailableCount is optional.
 type ResetCredits struct {
+	// AvailableCount counts banked resets, usable now or not.
 	AvailableCount int64 `json:"availableCount"`
+	// RedeemableCount counts the resets the provider lets the account
+	// redeem now.
+	RedeemableCount *int64 `json:"redeemableCount,omitempty"`
+	// NextCreditID is the credit the provider selected for the next
+	// redemption.
+	NextCreditID string `json:"nextCreditId,omitempty"`
+	// Eligible says whether the account may use the reset program at all.
+	Eligible *bool `json:"eligible,omitempty"`
+	// Reason is the provider's reason the program or its credits are
+	// unavailable.
+	Reason string `json:"reason,omitempty"`
+	// CooldownUntil is the ISO time until which redemption cools down.
+	CooldownUntil string `json:"cooldownUntil,omitempty"`
+	// Credits are the individual credits, when the provider lists them.
+	Credits []ResetCredit `json:"credits,omitzero"`
+}
+
+// ResetCredit is one saved reset (a credit or grant). Limit ids in Clears,
+// Blocking and UsedFractions are UsageLimit.ID values. Empty lists and maps
+// are kept on the wire ([] and {}); absent ones are nil.
+type ResetCredit struct {
+	ID             string             `json:"id,omitempty"`
+	Title          string             `json:"title,omitempty"`
+	Program        string             `json:"program,omitempty"`
+	RemainingCount *int64             `json:"remainingCount,omitempty"`
+	Usable         *bool              `json:"usable,omitempty"`
+	RequiresLimit  *bool              `json:"requiresLimit,omitempty"`
+	Clears         []string           `json:"clears,omitzero"`
+	Blocking       []string           `json:"blocking,omitzero"`
+	UsedFractions  map[string]float64 `json:"usedFractions,omitzero"`
+	GrantedAt      string             `json:"grantedAt,omitempty"` // ISO time
+	ExpiresAt      string             `json:"expiresAt,omitempty"` // ISO time
+	Status         string             `json:"status,omitempty"`    // e.g. available, redeemed, expired
 }
 
 // UsageLimit is one limit of a report.
@@ -49,6 +85,9 @@ type UsageScope struct {
 	Tier      string `json:"tier,omitempty"`
 	WindowID  string `json:"windowId,omitempty"`
 	Shared    *bool  `json:"shared,omitempty"`
+	// SharedGroup names the pool several limits draw from
+	// ("<bucket>:<window>"): limits with the same group are one quota.
+	SharedGroup string `json:"sharedGroup,omitempty"`
 }
 
 // UsageWindow is a limit's time window.

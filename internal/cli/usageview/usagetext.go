@@ -368,12 +368,19 @@ type CapacityStat struct {
 	RemainingAccounts float64 `json:"remainingAccounts"`
 }
 
+// meterFor names the quota pool a limit holds inside its window, "" for the
+// window's one pool. An Anthropic model-scoped cap (a tier) is its own pool
+// beside the umbrella window it caps; Codex keeps chat and Spark apart. Other
+// providers put the plan in tier, which must not split a window.
 func meterFor(r vault.UsageReport, l vault.UsageLimit) string {
-	if r.Provider != "openai-codex" {
+	if r.Provider != "anthropic" && r.Provider != "openai-codex" {
 		return ""
 	}
 	if t := strings.ToLower(strings.TrimSpace(l.Scope.Tier)); t != "" {
 		return t
+	}
+	if r.Provider != "openai-codex" {
+		return ""
 	}
 	parts := strings.Split(strings.ToLower(l.ID), ":")
 	if len(parts) > 1 && parts[1] != "" && parts[1] != "primary" && parts[1] != "secondary" {
@@ -382,7 +389,7 @@ func meterFor(r vault.UsageReport, l vault.UsageLimit) string {
 	return "chat"
 }
 
-// Capacity buckets one provider's limits by window (and Codex meter); each
+// Capacity buckets one provider's limits by window (and meter); each
 // account adds its highest used fraction in the bucket.
 func Capacity(reports []vault.UsageReport) []CapacityStat {
 	type bucket struct {

@@ -64,6 +64,7 @@ func providerHeading(provider string, n int) line {
 // account policies (ps not nil), every account of a provider that has a
 // policy gets a policy line under its header.
 func Breakdown(reports []vault.UsageReport, accounts []Account, gone []Tombstone, now int64, redact map[string]string, ps *pick.Policies) []line {
+	reports = collapseShared(reports)
 	byProvider := map[string][]vault.UsageReport{}
 	for _, r := range reports {
 		byProvider[r.Provider] = append(byProvider[r.Provider], r)
@@ -207,7 +208,8 @@ func limitDetails(l vault.UsageLimit, now int64) string {
 	return d
 }
 
-// accountHeader is "  ● <label>[ · org][ · plan: p][ · ✦ n saved resets][ · fetched d ago]".
+// accountHeader is "  ● <label>[ · org][ · plan: p][ · ✦ n saved resets[ · k usable now]
+// [ · soonest expires in d (date)][ · unavailable: why]][ · fetched d ago]".
 func accountHeader(r vault.UsageReport, i int, now int64, redact map[string]string) line {
 	label := reportLabel(r, i)
 	l := line{s(plain, "  "), s(statusStyle(aggregateStatus(r.Limits)), "●"), s(plain, " "), s(bold, clean(mask(redact, label)))}
@@ -217,9 +219,21 @@ func accountHeader(r vault.UsageReport, i int, now int64, redact map[string]stri
 	if plan := metaString(r, "planType"); plan != "" {
 		l = append(l, s(dim, " · plan: "+clean(plan)))
 	}
-	if r.ResetCredits != nil && r.ResetCredits.AvailableCount > 0 {
-		n := r.ResetCredits.AvailableCount
-		l = append(l, s(cyan, fmt.Sprintf(" · ✦ %d saved reset%s", n, clitext.Plural(int(n)))))
+	if rs := summarizeResets(r.ResetCredits, now); rs.banked > 0 {
+		l = append(l, s(cyan, fmt.Sprintf(" · ✦ %d saved reset%s", rs.banked, clitext.Plural(int(rs.banked)))))
+		if rs.redeemable != rs.banked {
+			l = append(l, s(dim, fmt.Sprintf(" · %d usable now", rs.redeemable)))
+		}
+		if rs.expiry != "" {
+			if at := parseTime(rs.expiry); at > now {
+				l = append(l, s(dim, " · soonest expires in "+FormatDuration(at-now)+" ("+prefix(rs.expiry, 10)+")"))
+			} else {
+				l = append(l, s(dim, " · expired ("+prefix(rs.expiry, 10)+")"))
+			}
+		}
+		if rs.redeemable == 0 && rs.reason != "" {
+			l = append(l, s(dim, " · unavailable: "+clean(oneLine(rs.reason))))
+		}
 	}
 	if r.FetchedAt > 0 && now-r.FetchedAt > 90_000 {
 		l = append(l, s(dim, " · fetched "+FormatDuration(now-r.FetchedAt)+" ago"))

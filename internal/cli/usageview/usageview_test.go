@@ -17,6 +17,7 @@ const fixedNow = int64(1_765_500_000_000)
 
 func f64p(v float64) *float64 { return &v }
 func i64p(v int64) *int64     { return &v }
+func f(v bool) *bool          { return &v }
 
 func pctLimit(id, label, windowID, windowLabel string, dur int64, used float64, resetIn int64) vault.UsageLimit {
 	l := vault.UsageLimit{ID: id, Label: label, Scope: vault.UsageScope{Provider: strings.SplitN(id, ":", 2)[0], WindowID: windowID},
@@ -32,8 +33,10 @@ func pctLimit(id, label, windowID, windowLabel string, dur int64, used float64, 
 }
 
 // goldenReports covers what the text output shows: two Anthropic accounts
-// (one with a missing limit, one with a long email and an org), a Codex
-// account with a plan, saved resets, an exhausted window and a long
+// (one with a missing limit and a model-scoped cap, one with a long email
+// and an org), an Antigravity account whose shared quota is reported
+// twice, saved resets (Claude: none usable, and why; Codex: one of two
+// usable now), a Codex account with a plan, an exhausted window and a long
 // additional-limit label, an account without a report, absolute units, a
 // report fetched long ago, and control characters from upstream.
 func goldenReports() ([]vault.UsageReport, []Account) {
@@ -42,12 +45,20 @@ func goldenReports() ([]vault.UsageReport, []Account) {
 	exhausted.Status = vault.StatusExhausted
 	spark := pctLimit("openai-codex:spark:primary", "5 hours (GPT-5.3-Codex-Spark research preview with a long name)", "5h", "5 hours", 5*h, 12.5, 4*h)
 	spark.Scope.Tier = "spark"
+	opus := pctLimit("anthropic:7d:opus", "Claude 7 Day (Opus)", "7d", "7 Day", 7*24*h, 5, 4*24*h+2*h)
+	opus.Scope.Tier = "opus"
+	shared := pctLimit("google-antigravity:anthropic:default:3p-weekly", "Claude & GPT (shared)", "weekly", "Weekly", 7*24*h, 80, 3*24*h)
+	shared.Scope.SharedGroup = "3p-weekly:weekly"
+	sharedGPT := shared
+	sharedGPT.ID = "google-antigravity:openai:default:3p-weekly"
+	gemini := pctLimit("google-antigravity:google:default:gemini-5h", "Gemini", "5h", "5 Hour", 5*h, 25, 2*h)
 	reports := []vault.UsageReport{
 		{Provider: "anthropic", FetchedAt: fixedNow - 30_000, Metadata: map[string]any{"email": "alice@example.com", "endpoint": "x"},
+			ResetCredits: &vault.ResetCredits{AvailableCount: 1, RedeemableCount: i64p(0), Eligible: f(true), Reason: "on\r\nhold"},
 			Limits: []vault.UsageLimit{
 				pctLimit("anthropic:5h", "Claude 5 Hour", "5h", "5 Hour", 5*h, 42, 3*h+5*60_000),
 				pctLimit("anthropic:7d", "Claude 7 Day", "7d", "7 Day", 7*24*h, 81, 4*24*h+2*h),
-				pctLimit("anthropic:7d:opus", "Claude 7 Day (Opus)", "7d", "7 Day", 7*24*h, 5, 4*24*h+2*h),
+				opus,
 			}},
 		{Provider: "anthropic", FetchedAt: fixedNow - 4*60_000,
 			Metadata: map[string]any{"email": "a.very.long.address.for.testing.widths@subdomain.example-company.com", "orgId": "org-team-one"},
@@ -55,9 +66,11 @@ func goldenReports() ([]vault.UsageReport, []Account) {
 				pctLimit("anthropic:5h", "Claude 5 Hour", "5h", "5 Hour", 5*h, 3, h),
 				pctLimit("anthropic:7d", "Claude 7 Day", "7d", "7 Day", 7*24*h, 97.25, 24*h),
 			}},
-		{Provider: "openai-codex", FetchedAt: fixedNow - 10_000, ResetCredits: &vault.ResetCredits{AvailableCount: 2},
+		{Provider: "openai-codex", FetchedAt: fixedNow - 10_000, ResetCredits: &vault.ResetCredits{AvailableCount: 2, RedeemableCount: i64p(1)},
 			Metadata: map[string]any{"email": "bob@example.org", "planType": "pro", "accountId": "acct-bob"},
 			Limits:   []vault.UsageLimit{exhausted, pctLimit("openai-codex:secondary", "Codex 7 Day", "7d", "7 days", 7*24*h, 64, 3*24*h), spark}},
+		{Provider: "google-antigravity", FetchedAt: fixedNow - 5_000, Metadata: map[string]any{"email": "erin@example.com"},
+			Limits: []vault.UsageLimit{shared, sharedGPT, gemini}},
 		{Provider: "zai", FetchedAt: fixedNow - 5_000, Metadata: map[string]any{"accountId": "zai\x1b[31m-key"},
 			Limits: []vault.UsageLimit{
 				{ID: "zai:tokens", Label: "Tokens", Scope: vault.UsageScope{Provider: "zai"}, Window: &vault.UsageWindow{ID: "monthly", Label: "Monthly"},
@@ -214,7 +227,9 @@ func TestUsageJSONShape(t *testing.T) {
 	b, _ := json.Marshal(caps)
 	// The sums are IEEE doubles added in report order, as the reference adds them.
 	want := `[{"window":"5h","durationMs":18000000,"accounts":2,"usedAccounts":0.44999999999999996,"remainingAccounts":1.55},` +
-		`{"window":"7d","durationMs":604800000,"accounts":2,"usedAccounts":1.7825000000000002,"remainingAccounts":0.2174999999999998}]`
+		`{"window":"7d","durationMs":604800000,"accounts":2,"usedAccounts":1.7825000000000002,"remainingAccounts":0.2174999999999998},` +
+		// A model-scoped Claude cap (tier opus) is its own pool inside the 7-day window.
+		`{"window":"7d","durationMs":604800000,"meter":"opus","accounts":1,"usedAccounts":0.05,"remainingAccounts":0.95}]`
 	if string(b) != want {
 		t.Errorf("capacity = %s\nwant       %s", b, want)
 	}

@@ -31,6 +31,7 @@ const followUpTimeout = 30 * time.Second
 //     claims; a login without any identity fails;
 //   - google-gemini-cli / google-antigravity: the email from userinfo and the
 //     Cloud Code Assist project (discovered, or provisioned on the free tier);
+//   - stencil: the email and account id (sub) from userinfo;
 //   - gitlab-duo: a self-managed instance (authorize URL not on gitlab.com)
 //     is recorded as enterpriseUrl, the instance's origin.
 func (r *Registry) followUp(ctx context.Context, p *Provider, cred vault.Credential, tok *oauth2.Token, o *LoginOptions) (vault.Credential, error) {
@@ -77,6 +78,17 @@ func (r *Registry) followUp(ctx context.Context, p *Provider, cred vault.Credent
 			return cred, err
 		}
 		cred.ProjectID = project
+	case "stencil":
+		// OpenID userinfo: email and sub; failures leave the login without them.
+		u := cmp.Or(r.urls(p.ID, KindUserinfoURL), provider.StencilUserinfoURL)
+		var info struct {
+			Email string `json:"email"`
+			Sub   string `json:"sub"`
+		}
+		if err := getJSON(ctx, hc, http.MethodGet, u, nil, map[string]string{"Authorization": "Bearer " + cred.Access}, &info, "userinfo"); err == nil {
+			cred.Email = cmp.Or(strings.TrimSpace(info.Email), cred.Email)
+			cred.AccountID = cmp.Or(strings.TrimSpace(info.Sub), cred.AccountID)
+		}
 	case "gitlab-duo":
 		if u, err := url.Parse(p.Config.Endpoint.AuthURL); err == nil && u.Host != "" && u.Hostname() != "gitlab.com" {
 			cred.EnterpriseURL = u.Scheme + "://" + u.Host

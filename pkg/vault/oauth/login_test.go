@@ -10,7 +10,7 @@ import (
 
 func TestBuiltinProviders(t *testing.T) {
 	r := NewRegistry(nil)
-	wantIDs := []string{"openai-codex", "anthropic", "google-antigravity", "google-gemini-cli", "gitlab-duo"}
+	wantIDs := []string{"openai-codex", "anthropic", "google-antigravity", "google-gemini-cli", "gitlab-duo", "stencil"}
 	if got := r.IDs(); strings.Join(got, ",") != strings.Join(wantIDs, ",") {
 		t.Fatalf("IDs = %v, want %v", got, wantIDs)
 	}
@@ -23,6 +23,7 @@ func TestBuiltinProviders(t *testing.T) {
 		{"google-antigravity", "Antigravity (Gemini 3, Claude, GPT-OSS)", "/oauth-callback", "http://127.0.0.1:51121/oauth-callback", "1071006060591-tmhssin2h21lcre235vtolojh4g403ep.apps.googleusercontent.com", "https://oauth2.googleapis.com/token", 51121},
 		{"google-gemini-cli", "Google Cloud Code Assist (Gemini CLI)", "/oauth2callback", "http://127.0.0.1:8085/oauth2callback", "681255809395-oo8ft2oprdrnp9e3aqf6av3hmdib135j.apps.googleusercontent.com", "https://oauth2.googleapis.com/token", 8085},
 		{"gitlab-duo", "GitLab Duo Non-Agentic", "/callback", "http://localhost:8080/callback", "da4edff2e6ebd2bc3208611e2768bc1c1dd7be791dc5ff26ca34ca9ee44f7d4b", "https://gitlab.com/oauth/token", 8080},
+		{"stencil", "Stencil (invite only)", "/callback", "http://127.0.0.1:54547/callback", "omp", "https://auth.stencil.so/oauth/token", 54547},
 	}
 	for _, tt := range tests {
 		p, ok := r.Get(tt.id)

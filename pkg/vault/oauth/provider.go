@@ -98,8 +98,8 @@ type Registry struct {
 }
 
 // NewRegistry returns the built-in providers (openai-codex, anthropic,
-// google-antigravity, google-gemini-cli, gitlab-duo, in the reference's
-// list order).
+// google-antigravity, google-gemini-cli, gitlab-duo, stencil, in the
+// reference's list order).
 // overrides, when not nil, is asked once per provider and kind (KindTokenURL,
 // KindAuthorizeURL, KindClientID; KindBaseURL and KindUserinfoURL when a
 // login follow-up runs) and returns a replacement value or "" to
@@ -261,6 +261,24 @@ func builtins() []*Provider {
 			ExpirySkew:          5 * time.Minute,
 			ExpiryFromCreatedAt: true,
 			ErrorLabel:          "GitLab Duo",
+		},
+		{
+			ID: "stencil", Name: "Stencil (invite only)",
+			CallbackPort: 54547, CallbackPath: "/callback", CallbackHost: "127.0.0.1",
+			Config: oauth2.Config{
+				ClientID:    provider.StencilClientID,
+				Scopes:      provider.StencilScopes(),
+				RedirectURL: loopback("127.0.0.1", 54547, "/callback"),
+				Endpoint: oauth2.Endpoint{
+					AuthURL:   provider.StencilAuthorizeURL,
+					TokenURL:  provider.StencilTokenURL,
+					AuthStyle: oauth2.AuthStyleInParams,
+				},
+			},
+			Instructions: "Sign in to your stencil.so account in the browser. If the browser cannot reach this machine, paste the final redirect URL when prompted.",
+			PKCE:         true,
+			ExpirySkew:   5 * time.Minute,
+			ErrorLabel:   "Stencil",
 		},
 	}
 }

@@ -52,6 +52,22 @@ func scopeFor(provider, modelID string) limitScope {
 
 func allLimits(ls []vault.UsageLimit) []vault.UsageLimit { return ls }
 
+// anthropicExhaust leaves out the model-family weekly caps Claude reports
+// beside its account windows (anthropic:7d:<family>, a tier other than the
+// opus and sonnet buckets, not shared): one exhausted family must not block
+// the account's other models, so such a cap never blocks the credential
+// ahead of a request (a 429 still does).
+func anthropicExhaust(ls []vault.UsageLimit) []vault.UsageLimit {
+	var out []vault.UsageLimit
+	for _, l := range ls {
+		shared := l.Scope.Shared != nil && *l.Scope.Shared
+		if t := l.Scope.Tier; shared || t == "" || t == "opus" || t == "sonnet" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
 // modelPolicyScope is the block scope of a model the account is not
 // entitled to: "model-policy:<bare model id, lowercased>" (llm.BareModelID);
 // "" when the model id has no usable bare id.
@@ -121,6 +137,7 @@ var strategies = map[string]strategy{
 		primary:        findLimit("anthropic:5h", "", ""),
 		secondary:      findLimit("anthropic:7d", "", ""),
 		primaryDefault: 5 * time.Hour, secDefault: 7 * 24 * time.Hour,
+		scope: func(string) limitScope { return limitScope{exhaust: anthropicExhaust, rank: allLimits} },
 	},
 	// Antigravity reports one limit per backend counter (anthropic,
 	// google, openai, default), tier and window. Ranking looks at the most

@@ -276,3 +276,33 @@ func TestMarkUsageLimitReachedAntigravityBlocksTheCounter(t *testing.T) {
 		t.Fatal("no account for claude")
 	}
 }
+
+// TestRankAnthropicFamilyCapDoesNotBlockTheAccount: an exhausted
+// model-family weekly cap (anthropic:7d:fable, not shared) leaves the
+// credential usable; an exhausted opus bucket still blocks it as before.
+func TestRankAnthropicFamilyCapDoesNotBlockTheAccount(t *testing.T) {
+	now := t0.UnixMilli()
+	shared := func(l vault.UsageLimit) vault.UsageLimit { l.Scope.Shared = new(true); return l }
+	tier := func(l vault.UsageLimit, t string) vault.UsageLimit { l.Scope.Tier = t; return l }
+	mk := func(acct string, week float64, family vault.UsageLimit) vault.UsageReport {
+		return report("anthropic", acct, nil,
+			shared(limit("anthropic:5h", "5h", 5*hourMs, 0.1, now+hourMs)),
+			shared(limit("anthropic:7d", "7d", 7*dayMs, week, now+3*dayMs)), family)
+	}
+	src := &fakeSource{
+		entries: []vault.Entry{oauth(1, "anthropic", "a"), oauth(2, "anthropic", "b")},
+		reports: []vault.UsageReport{
+			mk("a", 0.1, tier(limit("anthropic:7d:fable", "7d", 7*dayMs, 1, now+dayMs), "fable")),
+			mk("b", 0.9, tier(limit("anthropic:7d:fable", "7d", 7*dayMs, 0.2, now+dayMs), "fable")),
+		},
+	}
+	p, _ := newPicker(src)
+	if got := mustPick(t, p, "anthropic", "", Options{ModelID: "claude-sonnet-4-5"}).ID; got != 1 {
+		t.Fatalf("got %d, want 1: its spent Fable cap must not block it", got)
+	}
+	src.reports[0].Limits[2] = tier(limit("anthropic:7d:opus", "7d", 7*dayMs, 1, now+dayMs), "opus")
+	p, _ = newPicker(src)
+	if got := mustPick(t, p, "anthropic", "", Options{ModelID: "claude-sonnet-4-5"}).ID; got != 2 {
+		t.Fatalf("got %d, want 2: an exhausted opus bucket blocks account 1", got)
+	}
+}

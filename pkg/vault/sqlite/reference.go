@@ -17,8 +17,10 @@ import (
 )
 
 // ReadReference reads every credential row (active and disabled) of a plain
-// reference agent.db, auth schema versions 0–7 (versions 5–7 only add tables
-// beside auth_credentials), opened read-only. A v0 boolean `disabled` column
+// reference agent.db, auth schema versions 0–8 (versions 5–7 only add tables
+// beside auth_credentials; 8 only renames providers), opened read-only. Rows
+// of the retired provider "singularityapi" come out as the reference's
+// version 8 migration names them (singularityProvider). A v0 boolean `disabled` column
 // becomes cause "disabled"; a missing or NULL identity_key is computed with
 // vault.IdentityKey (18.1.21 rule); every OAuth data key (orgId, MCP
 // tokenUrl, …) and an API key's source "login" are kept; an empty stored
@@ -108,6 +110,9 @@ func readReference(ctx context.Context, db *sql.DB) ([]vault.Record, error) {
 			continue
 		}
 		r.Credential = c
+		if r.Provider == "singularityapi" {
+			r.Provider = singularityProvider(c)
+		}
 		if cause.Valid {
 			r.DisabledCause = normalizeCause(cause.String)
 		}
@@ -163,6 +168,17 @@ func parseReferenceData(ctype, data string) (vault.Credential, error) {
 		return c, nil
 	}
 	return vault.Credential{}, errUnparsable
+}
+
+// singularityProvider names the provider a row of the retired
+// "singularityapi" belongs to: an API key starting "sk-sapi-" is
+// SingularityAPI's developer platform ("singularityapi-dev"), anything else
+// its reserved lanes ("singularityapi-tech").
+func singularityProvider(c vault.Credential) string {
+	if strings.HasPrefix(c.Key, "sk-sapi-") {
+		return "singularityapi-dev"
+	}
+	return "singularityapi-tech"
 }
 
 // ImportRecords writes recs (e.g. from ReadReference) in one transaction, in

@@ -78,8 +78,9 @@ func TestReadReferenceVersions(t *testing.T) {
 				(4, 'github-copilot', 'oauth', '{"access":"a4","refresh":"r4","expires":2,"accountId":"gh1"}', 'deleted by user', 'gh1', NULL, 1, 1);`},
 			[]string{"4 github-copilot account:gh1 r4 [deleted by user]"}},
 	}
-	// Versions 1 and 3 (the reference infers them from the columns) and
-	// 5–7 (tables beside an unchanged auth_credentials; 18.1.21 writes 7).
+	// Versions 1 and 3 (the reference infers them from the columns), 5–7
+	// (tables beside an unchanged auth_credentials; 18.1.21 writes 7) and 8
+	// (provider renames only; 18.3 writes it).
 	tests = append(tests, []struct {
 		name  string
 		stmts []string
@@ -120,6 +121,23 @@ func TestReadReferenceVersions(t *testing.T) {
 					(4, 'mcp_oauth:profile:default:https://mcp.example/sse', 'oauth', '{"access":"a4","refresh":"r4","expires":2,"tokenUrl":"https://mcp.example/token","clientId":"cid","clientSecret":"cs"}', NULL, NULL)`},
 			[]string{"1 anthropic email:a@b.c|org:org-1 r1 []", "2 anthropic org:org-9 r2 []",
 				"3 zai  sk-z [replaced by oauth login]", "4 mcp_oauth:profile:default:https://mcp.example/sse  r4 []"}},
+		{"v7 singularityapi rows get the names version 8 gives them",
+			[]string{sqlitetest.ReferenceSchemaV7,
+				`INSERT INTO auth_credentials (id, provider, credential_type, data, disabled_cause) VALUES
+					(1, 'singularityapi', 'api_key', '{"key":"sk-sapi-dev1"}', NULL),
+					(2, 'singularityapi', 'api_key', '{"key":"sk-lane-2"}', 'disabled via auth-broker'),
+					(3, 'singularityapi', 'oauth', '{"access":"a3","refresh":"r3","expires":2}', NULL)`},
+			[]string{"1 singularityapi-dev  sk-sapi-dev1 []", "2 singularityapi-tech  sk-lane-2 [disabled via auth-broker]",
+				"3 singularityapi-tech  r3 []"}},
+		{"v8 (18.3) reads like v7",
+			[]string{sqlitetest.ReferenceSchemaV8,
+				`INSERT INTO auth_credentials (id, provider, credential_type, data, identity_key) VALUES
+					(1, 'singularityapi-dev', 'api_key', '{"key":"sk-sapi-1"}', NULL),
+					(2, 'singularityapi-tech', 'api_key', '{"key":"sapi-tech-2"}', NULL),
+					(3, 'stepfun', 'api_key', '{"key":"sf-3","source":"login"}', NULL),
+					(4, 'anthropic', 'oauth', '{"access":"a4","refresh":"r4","expires":2,"email":"e@x.io"}', 'email:e@x.io')`},
+			[]string{"1 singularityapi-dev  sk-sapi-1 []", "2 singularityapi-tech  sapi-tech-2 []", "3 stepfun  sf-3 []",
+				"4 anthropic email:e@x.io r4 []"}},
 	}...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -59,8 +59,10 @@ func anthropicHeaders(access string) map[string]string {
 	}
 }
 
-// Fetch calls GET <base>/usage with up to three attempts, then resolves the
-// account identity (payload, organization header, credential, /profile).
+// Fetch calls GET <base>/usage with up to three attempts, reads the saved
+// resets from that answer or discovers them (claudeListResets), then
+// resolves the account identity (payload, organization header, credential,
+// /profile). A report needs a limit or a saved reset.
 // Like the reference (pi-ai usage/claude.ts fetchUsagePayload), a failed
 // probe — refused credential, exhausted retries, transport error — is no
 // report rather than an error (logged as warnings), so `auth-gateway check`
@@ -87,9 +89,14 @@ func (p Anthropic) Fetch(ctx context.Context, r Request) (*vault.UsageReport, er
 		return nil, nil
 	}
 	rep := AnthropicReport(payload, r.nowMs())
-	if len(rep.Limits) == 0 {
+	resets := claudePayloadResets(payload, r.nowMs())
+	if resets == nil && ctx.Err() == nil {
+		resets = claudeListResets(ctx, r, base, headers)
+	}
+	if len(rep.Limits) == 0 && (resets == nil || !hasInventory(resets) && len(resets.Credits) == 0) {
 		return nil, nil
 	}
+	rep.ResetCredits = resets
 	accountID, email, orgID := anthropicIdentity(payload)
 	if h := strings.TrimSpace(hdr.Get("anthropic-organization-id")); h != "" {
 		if accountID == "" {
@@ -140,7 +147,8 @@ func noUsageEndpoint(payload map[string]any, err error) bool {
 	case err != nil:
 		return false
 	}
-	return payload == nil || !anthropicHasData(payload)
+	return payload == nil || !anthropicHasData(payload) && object(payload[claudeCedarProgram]) == nil &&
+		object(payload[claudeJuniperProgram]) == nil
 }
 
 // anthropicUsage fetches the usage payload, retrying 429/5xx answers,
@@ -160,7 +168,7 @@ func anthropicUsage(ctx context.Context, r Request, url string, headers map[stri
 		case err == nil:
 			if m := object(v); m != nil {
 				last, lastHdr = m, hdr
-				if anthropicHasData(m) {
+				if anthropicHasData(m) || claudePayloadResets(m, r.nowMs()) != nil {
 					return m, hdr, nil
 				}
 			}
@@ -220,11 +228,65 @@ func anthropicHasData(m map[string]any) bool {
 			return true
 		}
 	}
-	return false
+	return len(anthropicScopedLimits(m)) > 0
+}
+
+// anthropicScopedLimits reads the model-scoped weekly caps of the `limits`
+// array: entries of kind "weekly_scoped" naming a model family in
+// scope.model.display_name become "anthropic:7d:<slug>" with tier <slug>
+// (the first entry of a slug wins). They are not shared: an exhausted
+// family cap must not block the account's other models.
+func anthropicScopedLimits(m map[string]any) []vault.UsageLimit {
+	var out []vault.UsageLimit
+	seen := map[string]bool{}
+	for _, raw := range array(m["limits"]) {
+		e := object(raw)
+		if str(e["kind"]) != "weekly_scoped" {
+			continue
+		}
+		name := trimmed(object(object(e["scope"])["model"]), "display_name")
+		slug := claudeSlug(name)
+		if slug == "" || seen[slug] {
+			continue
+		}
+		seen[slug] = true
+		util := numberPtr(e["percent"])
+		if util == nil {
+			continue
+		}
+		amount := percentAmount(util)
+		out = append(out, vault.UsageLimit{
+			ID: "anthropic:7d:" + slug, Label: "Claude 7 Day (" + name + ")",
+			Scope:  vault.UsageScope{Provider: "anthropic", WindowID: "7d", Tier: slug},
+			Window: &vault.UsageWindow{ID: "7d", Label: "7 Day", DurationMs: ptr(weekMs), ResetsAt: parseISO(e["resets_at"])},
+			Amount: amount, Status: statusFor(amount.UsedFraction),
+		})
+	}
+	return out
+}
+
+// claudeSlug lowercases name and joins its runs of letters and digits
+// with "-".
+func claudeSlug(name string) string {
+	var b strings.Builder
+	gap := false
+	for _, r := range strings.ToLower(name) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			if gap && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			gap = false
+			b.WriteRune(r)
+			continue
+		}
+		gap = true
+	}
+	return b.String()
 }
 
 // AnthropicReport converts a decoded /usage payload into a report without
-// identity metadata. Buckets without utilization are skipped.
+// identity metadata: the four fixed buckets, then the model-scoped weekly
+// caps of `limits`. Buckets without utilization are skipped.
 func AnthropicReport(payload any, now int64) *vault.UsageReport {
 	m := object(payload)
 	rep := &vault.UsageReport{Provider: "anthropic", FetchedAt: now, Limits: []vault.UsageLimit{}, Raw: payload}
@@ -245,6 +307,7 @@ func AnthropicReport(payload any, now int64) *vault.UsageReport {
 		amount := percentAmount(util)
 		rep.Limits = append(rep.Limits, vault.UsageLimit{ID: b.id, Label: b.label, Scope: scope, Window: win, Amount: amount, Status: statusFor(amount.UsedFraction)})
 	}
+	rep.Limits = append(rep.Limits, anthropicScopedLimits(m)...)
 	return rep
 }
 

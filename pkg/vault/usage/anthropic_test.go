@@ -30,9 +30,13 @@ func TestAnthropicFetchBuildsBuckets(t *testing.T) {
 		if r.URL.Path != "/api/oauth/usage" {
 			t.Errorf("path = %s", r.URL.Path)
 		}
+		beta := anthropicBeta
+		if r.URL.RawQuery != "" { // saved-reset discovery sends only the OAuth beta
+			beta = "oauth-2025-04-20"
+		}
 		for k, want := range map[string]string{
 			"accept":         "application/json, text/plain, */*",
-			"anthropic-beta": anthropicBeta,
+			"anthropic-beta": beta,
 			"content-type":   "application/json",
 			"user-agent":     "claude-cli/2.1.280 (external, cli)",
 			"authorization":  "Bearer sk-ant-oat-1",
@@ -50,6 +54,7 @@ func TestAnthropicFetchBuildsBuckets(t *testing.T) {
 	assertJSON(t, rep, `{
 	 "provider": "anthropic", "fetchedAt": 1767323045000,
 	 "metadata": {"endpoint": "`+srv.URL+`/api/oauth/usage", "accountId": "acc-uuid", "email": "claude@x.io"},
+	 "resetCredits": {"availableCount": 0, "redeemableCount": 0, "eligible": false, "credits": []},
 	 "limits": [
 	  {"id": "anthropic:5h", "label": "Claude 5 Hour", "status": "ok",
 	   "scope": {"provider": "anthropic", "windowId": "5h", "shared": true},
@@ -69,6 +74,10 @@ func TestAnthropicFetchBuildsBuckets(t *testing.T) {
 func TestAnthropicRetriesHonourRetryAfter(t *testing.T) {
 	var calls atomic.Int32
 	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.RawQuery != "" { // saved-reset discovery: not counted
+			writeJSON(w, 200, `{}`)
+			return
+		}
 		switch calls.Add(1) {
 		case 1:
 			w.Header().Set("Retry-After", "2")
@@ -117,6 +126,10 @@ func TestAnthropicNoReport(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var calls atomic.Int32
 			srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.RawQuery != "" { // saved-reset discovery: not counted
+					writeJSON(w, 200, `{}`)
+					return
+				}
 				calls.Add(1)
 				writeJSON(w, tt.status, tt.body)
 			})
@@ -330,5 +343,31 @@ func TestCodexModelBase(t *testing.T) {
 	}
 	if b, mb := s.base("zai"); b != "http://explicit.example" || mb {
 		t.Errorf("explicit = %q %v", b, mb)
+	}
+}
+
+func TestAnthropicScopedWeeklyCaps(t *testing.T) {
+	rep := AnthropicReport(mustJSON(t, `{"seven_day":{"utilization":77},"seven_day_opus":null,"limits":[
+	  {"kind":"weekly_scoped","percent":100,"resets_at":"2026-01-08T00:00:00Z","scope":{"model":{"display_name":" Fable "}},"is_active":true},
+	  {"kind":"weekly_scoped","percent":5,"scope":{"model":{"display_name":"Claude Opus 4.5"}},"is_active":false},
+	  {"kind":"weekly_scoped","percent":50,"scope":{"model":{"display_name":"FABLE"}}},
+	  {"kind":"weekly_scoped","percent":9,"scope":{}},
+	  {"kind":"five_hour","percent":12}]}`), 1)
+	assertJSON(t, rep.Limits, `[
+	 {"id": "anthropic:7d", "label": "Claude 7 Day", "status": "ok",
+	  "scope": {"provider": "anthropic", "windowId": "7d", "shared": true},
+	  "window": {"id": "7d", "label": "7 Day", "durationMs": 604800000},
+	  "amount": {"used": 77, "limit": 100, "remaining": 23, "usedFraction": 0.77, "remainingFraction": 0.22999999999999998, "unit": "percent"}},
+	 {"id": "anthropic:7d:fable", "label": "Claude 7 Day (Fable)", "status": "exhausted",
+	  "scope": {"provider": "anthropic", "windowId": "7d", "tier": "fable"},
+	  "window": {"id": "7d", "label": "7 Day", "durationMs": 604800000, "resetsAt": 1767830400000},
+	  "amount": {"used": 100, "limit": 100, "remaining": 0, "usedFraction": 1, "remainingFraction": 0, "unit": "percent"}},
+	 {"id": "anthropic:7d:claude-opus-4-5", "label": "Claude 7 Day (Claude Opus 4.5)", "status": "ok",
+	  "scope": {"provider": "anthropic", "windowId": "7d", "tier": "claude-opus-4-5"},
+	  "window": {"id": "7d", "label": "7 Day", "durationMs": 604800000},
+	  "amount": {"used": 5, "limit": 100, "remaining": 95, "usedFraction": 0.05, "remainingFraction": 0.95, "unit": "percent"}}
+	]`)
+	if !anthropicHasData(object(mustJSON(t, `{"limits":[{"kind":"weekly_scoped","percent":1,"scope":{"model":{"display_name":"X"}}}]}`))) {
+		t.Error("a scoped cap alone is usage data")
 	}
 }

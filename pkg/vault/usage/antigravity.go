@@ -23,8 +23,9 @@ const (
 	antigravityUserAgent   = provider.AntigravityUserAgent
 )
 
-// Antigravity probes fetchAvailableModels for google-antigravity
-// credentials and reports one limit per backend counter, tier and window.
+// Antigravity probes retrieveUserQuotaSummary (the buckets Antigravity's
+// own quota page shows), falling back to fetchAvailableModels, for
+// google-antigravity credentials.
 type Antigravity struct{}
 
 // ID returns "google-antigravity".
@@ -33,9 +34,16 @@ func (Antigravity) ID() string { return "google-antigravity" }
 // Supports accepts every credential; Fetch needs a project id.
 func (Antigravity) Supports(vault.Credential) bool { return true }
 
-// Fetch calls POST <base>/v1internal:fetchAvailableModels, falling back to
-// the sandbox host on a network error or a transient status when no base is
-// configured.
+// Antigravity request paths.
+const (
+	antigravitySummaryPath = "/v1internal:retrieveUserQuotaSummary"
+	antigravityModelsPath  = "/v1internal:fetchAvailableModels"
+)
+
+// Fetch calls POST <base>/v1internal:retrieveUserQuotaSummary and, when that
+// fails or has no buckets, POST <base>/v1internal:fetchAvailableModels.
+// Without a configured base each call tries the production host, then the
+// sandbox host on a network error or a transient status.
 func (Antigravity) Fetch(ctx context.Context, r Request) (*vault.UsageReport, error) {
 	c := r.Credential
 	now := r.nowMs()
@@ -48,15 +56,38 @@ func (Antigravity) Fetch(ctx context.Context, r Request) (*vault.UsageReport, er
 	}
 	body, _ := json.Marshal(map[string]string{"project": c.ProjectID})
 	headers := map[string]string{"Authorization": "Bearer " + c.Access, "Content-Type": "application/json", "User-Agent": antigravityUserAgent}
+	var rep *vault.UsageReport
+	if payload, ep, err := agPost(ctx, r, endpoints, antigravitySummaryPath, headers, body); err == nil {
+		rep = AntigravitySummaryReport(payload, now, c.AccountID, c.ProjectID)
+		if rep != nil {
+			rep.Metadata["endpoint"] = ep
+		}
+	} else if ctx.Err() != nil {
+		return nil, err
+	}
+	if rep == nil {
+		payload, ep, err := agPost(ctx, r, endpoints, antigravityModelsPath, headers, body)
+		if err != nil {
+			r.logger().Warn("Antigravity usage fetch failed", "error", err)
+			return nil, err
+		}
+		rep = AntigravityReport(payload, now, c.AccountID, c.ProjectID)
+		rep.Metadata["endpoint"] = ep
+	}
+	setMeta(rep.Metadata, "email", c.Email)
+	setMeta(rep.Metadata, "accountId", c.AccountID)
+	return rep, nil
+}
+
+// agPost posts body to path at each endpoint in turn until one answers
+// without a network error or a transient status; it returns that answer
+// and the endpoint.
+func agPost(ctx context.Context, r Request, endpoints []string, path string, headers map[string]string, body []byte) (any, string, error) {
 	var lastErr error
 	for _, ep := range endpoints {
-		payload, _, err := getJSON(ctx, r, http.MethodPost, ep+"/v1internal:fetchAvailableModels", headers, body)
+		payload, _, err := getJSON(ctx, r, http.MethodPost, ep+path, headers, body)
 		if err == nil {
-			rep := AntigravityReport(payload, now, c.AccountID, c.ProjectID)
-			rep.Metadata["endpoint"] = ep
-			setMeta(rep.Metadata, "email", c.Email)
-			setMeta(rep.Metadata, "accountId", c.AccountID)
-			return rep, nil
+			return payload, ep, nil
 		}
 		lastErr = err
 		var se *StatusError
@@ -67,8 +98,109 @@ func (Antigravity) Fetch(ctx context.Context, r Request) (*vault.UsageReport, er
 			break
 		}
 	}
-	r.logger().Warn("Antigravity usage fetch failed", "error", lastErr)
-	return nil, lastErr
+	return nil, "", lastErr
+}
+
+// agSummaryCounters maps a quota-summary bucket to the backend counters it
+// limits: the Gemini bucket to "google", the one third-party bucket shared
+// by Claude and GPT models to both "anthropic" and "openai" (one quota seen
+// from both model families), anything else to "default".
+func agSummaryCounters(group, bucket map[string]any) []string {
+	id := strings.ToLower(str(bucket["bucketId"]))
+	name := strings.ToLower(str(group["displayName"]))
+	switch {
+	case strings.HasPrefix(id, "gemini-") || strings.Contains(name, "gemini"):
+		return []string{"google"}
+	case strings.HasPrefix(id, "3p-") || strings.Contains(name, "claude") || strings.Contains(name, "gpt") ||
+		strings.Contains(name, "third party"):
+		return []string{"anthropic", "openai"}
+	}
+	return []string{"default"}
+}
+
+// AntigravitySummaryReport converts a retrieveUserQuotaSummary payload into
+// a report, nil when it has no buckets. Each bucket becomes one limit per
+// counter it applies to, labelled "Gemini", "Claude & GPT (shared)" (with
+// scope shared and sharedGroup "<bucketId>:<window>") or the bucket's group
+// name; the most used first.
+func AntigravitySummaryReport(payload any, now int64, accountID, projectID string) *vault.UsageReport {
+	m := object(payload)
+	groups, top := array(m["groups"]), array(m["buckets"])
+	grouped := slices.ContainsFunc(groups, func(g any) bool { return len(array(object(g)["buckets"])) > 0 })
+	if !grouped && len(top) == 0 {
+		return nil
+	}
+	rep := &vault.UsageReport{Provider: "google-antigravity", FetchedAt: now, Limits: []vault.UsageLimit{}, Raw: payload,
+		Metadata: map[string]any{}}
+	setMeta(rep.Metadata, "projectId", projectID)
+	add := func(b, g map[string]any) {
+		if b == nil || b["disabled"] == true {
+			return
+		}
+		bucketID, window := str(b["bucketId"]), str(b["window"])
+		var win *vault.UsageWindow
+		d, reset := agClassify(window, str(b["displayName"])), parseISO(b["resetTime"])
+		if d != nil {
+			win = &vault.UsageWindow{ID: d.id, Label: d.label, DurationMs: d.durationMs, ResetsAt: reset}
+		} else if reset != nil {
+			win = &vault.UsageWindow{ID: cmp.Or(window, "default"), Label: "Default", ResetsAt: reset}
+		}
+		amount, status := vault.UsageAmount{Unit: "unknown"}, vault.StatusUnknown
+		if rf, ok := number(b["remainingFraction"]); ok {
+			rf = clamp(rf, 0, 1)
+			amount = vault.UsageAmount{Unit: "percent", RemainingFraction: ptr(rf), UsedFraction: ptr(1 - rf),
+				Remaining: ptr(rf * 100), Used: ptr((1 - rf) * 100), Limit: ptr(100.0)}
+			status = agStatus(&rf)
+		} else if rem, ok := number(b["remainingAmount"]); ok {
+			amount.Remaining = ptr(rem)
+			if rem == 0 {
+				status = vault.StatusExhausted
+			}
+		}
+		windowID := cmp.Or(window, bucketID, "default")
+		if win != nil {
+			windowID = win.ID
+		}
+		counters := agSummaryCounters(g, b)
+		sharedGroup := ""
+		if len(counters) > 1 {
+			w := cmp.Or(window, "default")
+			if win != nil {
+				w = win.ID
+			}
+			sharedGroup = cmp.Or(bucketID, str(g["displayName"]), "third-party") + ":" + w
+		}
+		for _, counter := range counters {
+			label := cmp.Or(str(g["displayName"]), str(b["displayName"]), "Usage")
+			switch {
+			case sharedGroup != "":
+				label = "Claude & GPT (shared)"
+			case counter == "google":
+				label = "Gemini"
+			}
+			scope := vault.UsageScope{Provider: "google-antigravity", AccountID: accountID, ProjectID: projectID, WindowID: windowID}
+			if sharedGroup != "" {
+				scope.Shared, scope.SharedGroup = ptr(true), sharedGroup
+			}
+			rep.Limits = append(rep.Limits, vault.UsageLimit{
+				ID:    "google-antigravity:" + counter + ":default:" + cmp.Or(bucketID, windowID),
+				Label: label, Scope: scope, Window: win, Amount: amount, Status: status,
+			})
+		}
+	}
+	if grouped {
+		for _, g := range groups {
+			for _, b := range array(object(g)["buckets"]) {
+				add(object(b), object(g))
+			}
+		}
+	} else {
+		for _, b := range top {
+			add(object(b), nil)
+		}
+	}
+	sort.SliceStable(rep.Limits, func(i, j int) bool { return remOr1(rep.Limits[i]) < remOr1(rep.Limits[j]) })
+	return rep
 }
 
 type agQuota struct {

@@ -95,7 +95,9 @@ func (p Copilot) Fetch(ctx context.Context, r Request) (*vault.UsageReport, erro
 		if user != "" {
 			v, _, err := getJSON(ctx, r, http.MethodGet, api+"/users/"+url.PathEscape(user)+"/settings/billing/premium_request/usage", githubHeaders(c.Key), nil)
 			if err == nil && object(v) != nil {
-				return CopilotBillingReport(v, now), nil
+				rep := CopilotBillingReport(v, now)
+				setMeta(rep.Metadata, "email", c.Email)
+				return rep, nil
 			}
 			r.logger().Warn("Copilot usage fetch failed", "error", err)
 		}

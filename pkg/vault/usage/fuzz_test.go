@@ -69,6 +69,8 @@ func FuzzOtherPayloads(f *testing.F) {
 	f.Add([]byte(`{"models":{"m":{"quotaInfoByWindow":{"WINDOW_WEEKLY":[{"remainingFraction":2}]},"quotaInfoByTier":{"t":{"resetTime":"2026-01-01T00:00:00Z"}}}}}`))
 	f.Add([]byte(`{"success":true,"data":{"limits":[{"type":"TIME_LIMIT","unit":9,"number":-1,"percentage":"50"}]}}`))
 	f.Add([]byte(`{"usage":{"limit":0,"used":1},"limits":[{"detail":{"remaining":1,"limit":2},"window":{"duration":"1","timeUnit":"WEEK"}}]}`))
+	f.Add([]byte(antigravitySummary))
+	f.Add([]byte(`{"buckets":[{"bucketId":"3p-x","remainingAmount":"nope","disabled":false}],"groups":[{"buckets":[null,{"window":7}]}]}`))
 	f.Add([]byte(`{"buckets":[{"modelId":"m","remainingFraction":-3}],"copilot_plan":1,"quota_snapshots":{"premium_interactions":{"entitlement":1,"remaining":2,"percent_remaining":1,"unlimited":false}}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		v, err := decodeJSON(b)
@@ -76,6 +78,7 @@ func FuzzOtherPayloads(f *testing.F) {
 			return
 		}
 		checkReport(t, AntigravityReport(v, 1, "a", "p"))
+		checkReport(t, AntigravitySummaryReport(v, 1, "a", "p"))
 		checkReport(t, ZaiReport(v, 1))
 		checkReport(t, KimiReport(v, 1, "a"))
 		checkReport(t, GeminiReport(v, 1, "a", "p"))
@@ -83,5 +86,31 @@ func FuzzOtherPayloads(f *testing.F) {
 			checkReport(t, CopilotQuotaReport(m, 1, "a"))
 		}
 		checkReport(t, CopilotBillingReport(v, 1))
+	})
+}
+
+// FuzzClaudeResets: whatever the reset blocks hold, reading them never
+// panics, counts stay non-negative and the result encodes.
+func FuzzClaudeResets(f *testing.F) {
+	f.Add([]byte(`{"cedar_ember":{"eligible":true,"next_grant_id":"g","cooldown_until":"2026-01-01T00:00:00Z",` +
+		`"grants":[{"id":"g","resets_left":2,"clears":["five_hour"],"blocking":[],"percent_used":{"seven_day":40},"usable_now":true}]}}`))
+	f.Add([]byte(`{"juniper_tide":{"eligible":true,"arm":"reset","available":false,"next_available_at":"2026-01-03T00:00:00Z"}}`))
+	f.Add([]byte(`{"cedar_ember":{"eligible":true,"grants":[{"id":"G!","resets_left":-1}]},"juniper_tide":{"eligible":"x"}}`))
+	f.Add([]byte(`{"cedar_ember":{"eligible":false,"grants":null,"exhausted":["five_hour",3]}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		v, err := decodeJSON(b)
+		if err != nil || object(v) == nil {
+			return
+		}
+		rc := claudePayloadResets(object(v), 1767323045000)
+		if rc == nil {
+			return
+		}
+		if rc.AvailableCount < 0 || (rc.RedeemableCount != nil && *rc.RedeemableCount < 0) {
+			t.Fatalf("negative counts: %+v", rc)
+		}
+		if _, err := json.Marshal(rc); err != nil {
+			t.Fatalf("resets do not encode: %v", err)
+		}
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"net/http"
+	"strings"
 
 	"github.com/ompgo/omp/internal/provider"
 	"github.com/ompgo/omp/pkg/vault"
@@ -76,6 +77,7 @@ func (Gemini) Fetch(ctx context.Context, r Request) (*vault.UsageReport, error) 
 	tier := object(lm["currentTier"])
 	setMeta(rep.Metadata, "currentTierId", str(tier["id"]))
 	setMeta(rep.Metadata, "currentTierName", str(tier["name"]))
+	setMeta(rep.Metadata, "email", strings.TrimSpace(c.Email))
 	return rep, nil
 }
 

@@ -84,6 +84,7 @@ func (Kimi) Fetch(ctx context.Context, r Request) (*vault.UsageReport, error) {
 		return nil, nil
 	}
 	rep.Metadata["endpoint"] = url
+	setMeta(rep.Metadata, "email", strings.TrimSpace(c.Email))
 	return rep, nil
 }
 

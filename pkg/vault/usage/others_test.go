@@ -55,6 +55,10 @@ func TestGeminiLoadsProjectThenQuota(t *testing.T) {
 func TestAntigravityMergesCountersPerWindow(t *testing.T) {
 	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
+		if r.URL.Path == "/v1internal:retrieveUserQuotaSummary" {
+			writeJSON(w, 404, `{"error":{"code":404}}`) // an older deployment
+			return
+		}
 		if r.URL.Path != "/v1internal:fetchAvailableModels" || string(b) != `{"project":"p1"}` {
 			t.Errorf("request %s %s", r.URL.Path, b)
 		}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ompgo/omp/internal/buildinfo"
@@ -61,6 +62,8 @@ func (Zai) Fetch(ctx context.Context, r Request) (*vault.UsageReport, error) {
 		return nil, nil
 	}
 	rep.Metadata["endpoint"] = endpoint
+	setMeta(rep.Metadata, "accountId", strings.TrimSpace(c.AccountID))
+	setMeta(rep.Metadata, "email", strings.TrimSpace(c.Email))
 	start, end := now.Add(-7*24*time.Hour), now
 	mu := fmt.Sprintf("%s/api/monitor/usage/model-usage?startTime=%s&endTime=%s", base, url.QueryEscape(zaiDate(start)), url.QueryEscape(zaiDate(end)))
 	if v, _, err := getJSON(ctx, r, http.MethodGet, mu, headers, nil); err == nil && object(v) != nil {

@@ -80,6 +80,14 @@ UPDATE auth_schema_version SET version = 7;
 `
 	// ReferenceSchemaV7 is the schema an 18.1.21 install writes.
 	ReferenceSchemaV7 = ReferenceSchemaV4 + ReferenceTablesV5 + ReferenceTablesV6 + ReferenceTablesV7
+	// ReferenceTablesV8 is the version 8 step (18.3): no table changes; its
+	// migration renames provider "singularityapi" rows to
+	// "singularityapi-dev" or "singularityapi-tech".
+	ReferenceTablesV8 = `
+UPDATE auth_schema_version SET version = 8;
+`
+	// ReferenceSchemaV8 is the schema an 18.3 install writes.
+	ReferenceSchemaV8 = ReferenceSchemaV7 + ReferenceTablesV8
 )
 
 // WriteReference creates a plain SQLite database at path (and its 0700
