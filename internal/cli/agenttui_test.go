@@ -77,10 +77,11 @@ func (p *tmuxPane) escape() {
 	time.Sleep(250 * time.Millisecond)
 }
 
-// waitFor waits until every want is on the screen.
+// waitFor waits until every want is on the screen; the deadline allows for
+// a loaded machine (a race-built binary on two busy cores).
 func (p *tmuxPane) waitFor(what string, want ...string) string {
 	p.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		s := p.screen()
 		ok := true
