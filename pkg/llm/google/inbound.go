@@ -91,8 +91,8 @@ func DecodeRequest(body []byte) (*llm.Request, error) {
 	var in inboundRequest
 	if !decodeInboundFast(body, &in) {
 		in = inboundRequest{}
-		if err := json.Unmarshal(body, &in); err != nil {
-			return nil, &llm.InvalidRequestError{Message: "Invalid JSON payload received: " + jsonProblem(err), Err: err}
+		if err := decodeInboundPlain(body, &in); err != nil {
+			return nil, err
 		}
 	}
 	if in.GenerateContentRequest != nil {
@@ -118,6 +118,19 @@ func DecodeRequest(body []byte) (*llm.Request, error) {
 		return nil, err
 	}
 	return req, nil
+}
+
+// decodeInboundPlain reads a generateContent body into in with
+// encoding/json, after renaming its proto-named keys.
+func decodeInboundPlain(body []byte, in *inboundRequest) error {
+	body, err := normalizeKeys(body, requestMessage)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(body, in); err != nil {
+		return &llm.InvalidRequestError{Message: "Invalid JSON payload received: " + jsonProblem(err), Err: err}
+	}
+	return nil
 }
 
 // jsonProblem is the client-facing text of a JSON decoding error.
