@@ -1,6 +1,7 @@
 package google
 
 import (
+	"encoding/json"
 	"errors"
 	"reflect"
 	"strings"
@@ -173,5 +174,40 @@ func TestProtoName(t *testing.T) {
 		if got := protoName(in); got != want {
 			t.Errorf("protoName(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A Gemini Schema's keywords in snake_case reach other upstreams as JSON
+// Schema keywords, at every depth; property names are names, not
+// keywords, and keep their spelling.
+func TestDecodeRequestSchemaSnakeCase(t *testing.T) {
+	body := `{"contents":[],"tools":[{"function_declarations":[{"name":"f","parameters":{"type":"OBJECT",
+ "property_ordering":["any_of","list"],"min_properties":1,
+ "properties":{
+  "any_of":{"type":"STRING","min_length":1,"max_length":9},
+  "list":{"type":"ARRAY","min_items":1,"max_items":3,"items":{"any_of":[{"type":"STRING"},{"type":"OBJECT","max_properties":2}]}}}}}]}]}`
+	req, err := DecodeRequest([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got any
+	if err := json.Unmarshal(req.Tools[0].Parameters, &got); err != nil {
+		t.Fatal(err)
+	}
+	var want any
+	if err := json.Unmarshal([]byte(`{"type":"object","propertyOrdering":["any_of","list"],"minProperties":1,
+ "properties":{
+  "any_of":{"type":"string","minLength":1,"maxLength":9},
+  "list":{"type":"array","minItems":1,"maxItems":3,"items":{"anyOf":[{"type":"string"},{"type":"object","maxProperties":2}]}}}}`), &want); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("parameters %s", req.Tools[0].Parameters)
+	}
+
+	_, err = DecodeRequest([]byte(`{"tools":[{"functionDeclarations":[{"name":"f","parameters":{"type":"OBJECT","properties":{"a":{"type":"ARRAY","max_items":1,"maxItems":2}}}}]}]}`))
+	var ir *llm.InvalidRequestError
+	if !errors.As(err, &ir) || ir.Message != `tools[0].functionDeclarations[0].parameters: "max_items" and "maxItems" are the same field: send one of them` {
+		t.Errorf("both spellings in a schema: %v", err)
 	}
 }
