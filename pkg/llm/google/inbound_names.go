@@ -55,15 +55,6 @@ func protoName(jsonName string) string {
 	return string(b)
 }
 
-// jsonName is the JSON name of key: its lowerCamelCase form when key is
-// the proto name of a member, else key itself.
-func (m *message) jsonName(key []byte) ([]byte, bool) {
-	if n, ok := m.proto[string(key)]; ok {
-		return []byte(n), true
-	}
-	return key, false
-}
-
 // The request's message types. Members not listed keep their keys, which
 // is right for every member whose value is free-form; a tool other than
 // functionDeclarations goes to a Gemini upstream as it came, and Google
@@ -164,20 +155,25 @@ func (m *message) walk(r *jsonr.Reader, edits *[]keyEdit) error {
 		if r.Err() != nil {
 			return nil
 		}
-		name, renamed := m.jsonName(key)
+		// name is set for a member with two spellings: its JSON name.
+		name, renamed := m.proto[string(key)]
 		if renamed {
 			end := start + bytes.LastIndexByte(r.Since(start), '"') + 1
-			*edits = append(*edits, keyEdit{start: start, end: end, name: string(name)})
+			*edits = append(*edits, keyEdit{start: start, end: end, name: name})
+		} else if m.twice[string(key)] {
+			name = string(key)
 		}
-		if renamed || m.twice[string(key)] {
+		sub := m.sub[string(key)]
+		if name != "" {
 			for _, g := range given {
-				if g[0] == string(name) && g[1] != string(key) {
+				if g[0] == name && g[1] != string(key) {
 					return llm.InvalidRequestf("%s: %q and %q are the same field: send one of them", m.name, g[1], key)
 				}
 			}
-			given = append(given, [2]string{string(name), string(key)})
+			given = append(given, [2]string{name, string(key)})
+			sub = m.sub[name]
 		}
-		if sub := m.sub[string(name)]; sub != nil {
+		if sub != nil {
 			if err := sub.walk(r, edits); err != nil {
 				return err
 			}
