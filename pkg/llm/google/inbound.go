@@ -91,8 +91,8 @@ func DecodeRequest(body []byte) (*llm.Request, error) {
 	var in inboundRequest
 	if !decodeInboundFast(body, &in) {
 		in = inboundRequest{}
-		if err := json.Unmarshal(body, &in); err != nil {
-			return nil, &llm.InvalidRequestError{Message: "Invalid JSON payload received: " + jsonProblem(err), Err: err}
+		if err := decodeInboundPlain(body, &in); err != nil {
+			return nil, err
 		}
 	}
 	if in.GenerateContentRequest != nil {
@@ -118,6 +118,19 @@ func DecodeRequest(body []byte) (*llm.Request, error) {
 		return nil, err
 	}
 	return req, nil
+}
+
+// decodeInboundPlain reads a generateContent body into in with
+// encoding/json, after renaming its proto-named keys.
+func decodeInboundPlain(body []byte, in *inboundRequest) error {
+	body, err := normalizeKeys(body, requestMessage)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(body, in); err != nil {
+		return &llm.InvalidRequestError{Message: "Invalid JSON payload received: " + jsonProblem(err), Err: err}
+	}
+	return nil
 }
 
 // jsonProblem is the client-facing text of a JSON decoding error.
@@ -404,7 +417,11 @@ func decodeTools(req *llm.Request, tools []map[string]json.RawMessage) error {
 					tool.Parameters = d.ParametersJSONSchema
 				case len(d.Parameters) > 0:
 					p, err := openAPIToJSONSchema(d.Parameters)
-					if err != nil {
+					var twice *bothSpellingsError
+					switch {
+					case errors.As(err, &twice):
+						return llm.InvalidRequestf("tools[%d].functionDeclarations[%d].parameters: %v", i, j, err)
+					case err != nil:
 						return llm.InvalidRequestf("tools[%d].functionDeclarations[%d].parameters must be a schema object", i, j)
 					}
 					tool.Parameters = p
@@ -442,7 +459,8 @@ func firstKey(m map[string]json.RawMessage) string {
 
 // openAPIToJSONSchema rewrites a Gemini Schema (the OpenAPI subset, with
 // upper-case type names and "nullable") as JSON Schema, which every other
-// upstream takes: type names in lower case, nullable as a "null" type.
+// upstream takes: type names in lower case, nullable as a "null" type,
+// keywords given by their proto names ("any_of") by their JSON names.
 func openAPIToJSONSchema(raw json.RawMessage) (json.RawMessage, error) {
 	var v map[string]any
 	d := json.NewDecoder(bytes.NewReader(raw))
@@ -450,11 +468,37 @@ func openAPIToJSONSchema(raw json.RawMessage) (json.RawMessage, error) {
 	if err := d.Decode(&v); err != nil {
 		return nil, err
 	}
-	fixSchema(v)
+	if err := fixSchema(v); err != nil {
+		return nil, err
+	}
 	return json.Marshal(v)
 }
 
-func fixSchema(s map[string]any) {
+// schemaMessage lists the Schema keywords whose proto name differs from
+// their JSON name.
+var schemaMessage = newMessage("parameters", []string{"minItems", "maxItems", "minLength", "maxLength",
+	"minProperties", "maxProperties", "anyOf", "propertyOrdering"}, nil)
+
+// bothSpellingsError is a Schema keyword given by its proto name and its
+// JSON name.
+type bothSpellingsError struct{ proto, name string }
+
+func (e *bothSpellingsError) Error() string {
+	return strconv.Quote(e.proto) + " and " + strconv.Quote(e.name) + " are the same field: send one of them"
+}
+
+func fixSchema(s map[string]any) error {
+	for proto, name := range schemaMessage.proto {
+		v, ok := s[proto]
+		if !ok {
+			continue
+		}
+		if _, ok := s[name]; ok {
+			return &bothSpellingsError{proto: proto, name: name}
+		}
+		delete(s, proto)
+		s[name] = v
+	}
 	if t, ok := s["type"].(string); ok {
 		t = strings.ToLower(t)
 		if t == "type_unspecified" {
@@ -466,25 +510,32 @@ func fixSchema(s map[string]any) {
 		}
 	}
 	delete(s, "nullable")
+	var subs []map[string]any
 	if props, ok := s["properties"].(map[string]any); ok {
 		for _, p := range props {
 			if m, ok := p.(map[string]any); ok {
-				fixSchema(m)
+				subs = append(subs, m)
 			}
 		}
 	}
 	if m, ok := s["items"].(map[string]any); ok {
-		fixSchema(m)
+		subs = append(subs, m)
 	}
 	for _, k := range []string{"anyOf", "oneOf", "allOf"} {
 		if list, ok := s[k].([]any); ok {
 			for _, e := range list {
 				if m, ok := e.(map[string]any); ok {
-					fixSchema(m)
+					subs = append(subs, m)
 				}
 			}
 		}
 	}
+	for _, m := range subs {
+		if err := fixSchema(m); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func decodeToolConfig(req *llm.Request, tc *ToolConfig) error {

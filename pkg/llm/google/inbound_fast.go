@@ -14,10 +14,11 @@ import (
 // toolConfig, generationConfig, a part's functionCall args and
 // functionResponse) to encoding/json one by one. It reports false, and
 // the caller decodes the whole body with encoding/json, for anything whose
-// result could differ: a JSON error, a null, a repeated key, a key that
-// only matches a field case-insensitively, the countTokens wrapper.
-// FuzzDecodeRequest checks that whatever it accepts, encoding/json reads
-// the same.
+// result could differ: a JSON error, a null, a repeated key (in either
+// spelling), a key that only matches a field case-insensitively, the
+// countTokens wrapper. It reads proto-named keys as their JSON names, as
+// normalizeKeys renames them for encoding/json. FuzzDecodeRequest checks
+// that whatever it accepts, the fallback reads the same.
 func decodeInboundFast(body []byte, in *inboundRequest) bool {
 	r := jsonr.NewReader(body)
 	if !r.BeginObject() {
@@ -25,7 +26,11 @@ func decodeInboundFast(body []byte, in *inboundRequest) bool {
 	}
 	seen := map[string]bool{}
 	for r.More() {
-		k := string(r.Key())
+		key := r.Key()
+		if n, ok := requestMessage.proto[string(key)]; ok {
+			key = []byte(n)
+		}
+		k := string(key)
 		if r.Err() != nil || seen[k] || r.Peek() == 'n' {
 			return false
 		}
@@ -35,17 +40,17 @@ func decodeInboundFast(body []byte, in *inboundRequest) bool {
 		case "contents":
 			in.Contents, err = fastContents(r)
 		case "systemInstruction":
-			err = json.Unmarshal(r.Raw(), &in.SystemInstruction)
+			err = unmarshalMessage(r.Raw(), contentMessage, &in.SystemInstruction)
 		case "tools":
-			err = json.Unmarshal(r.Raw(), &in.Tools)
+			err = unmarshalMessage(r.Raw(), toolMessage, &in.Tools)
 		case "toolConfig":
-			err = json.Unmarshal(r.Raw(), &in.ToolConfig)
+			err = unmarshalMessage(r.Raw(), toolConfigMessage, &in.ToolConfig)
 		case "generationConfig":
-			err = json.Unmarshal(r.Raw(), &in.GenerationConfig)
+			err = unmarshalMessage(r.Raw(), generationMessage, &in.GenerationConfig)
 		case "cachedContent":
 			err = json.Unmarshal(r.Raw(), &in.CachedContent)
 		default:
-			if jsonr.FoldsTo([]byte(k), "contents", "systemInstruction", "tools", "toolConfig",
+			if jsonr.FoldsTo(key, "contents", "systemInstruction", "tools", "toolConfig",
 				"generationConfig", "cachedContent", "generateContentRequest") {
 				return false
 			}
@@ -140,6 +145,9 @@ func fastPart(r *jsonr.Reader) (inboundPart, error) {
 		if r.Err() != nil || r.Peek() == 'n' {
 			return p, errDecline
 		}
+		if n, ok := partMessage.proto[string(k)]; ok {
+			k = []byte(n)
+		}
 		bit := uint(0)
 		for i, name := range partKeys {
 			if string(k) == name {
@@ -170,11 +178,11 @@ func fastPart(r *jsonr.Reader) (inboundPart, error) {
 		case "inlineData":
 			p.InlineData, err = fastBlob(r)
 		case "fileData":
-			err = json.Unmarshal(r.Raw(), &p.FileData)
+			err = unmarshalMessage(r.Raw(), fileMessage, &p.FileData)
 		case "functionCall":
-			err = json.Unmarshal(r.Raw(), &p.FunctionCall)
+			err = unmarshalMessage(r.Raw(), callMessage, &p.FunctionCall)
 		case "functionResponse":
-			err = json.Unmarshal(r.Raw(), &p.FunctionResponse)
+			err = unmarshalMessage(r.Raw(), responseMessage, &p.FunctionResponse)
 		case "executableCode":
 			err = json.Unmarshal(r.Raw(), &p.ExecutableCode)
 		case "codeExecutionResult":
@@ -203,6 +211,9 @@ func fastBlob(r *jsonr.Reader) (*Blob, error) {
 		k := r.Key()
 		if r.Err() != nil || r.Peek() != '"' {
 			return nil, errDecline
+		}
+		if n, ok := blobMessage.proto[string(k)]; ok {
+			k = []byte(n)
 		}
 		switch string(k) {
 		case "mimeType":

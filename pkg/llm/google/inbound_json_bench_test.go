@@ -2,7 +2,6 @@ package google
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -30,14 +29,29 @@ func geminiConversation() []byte {
 	return b.Bytes()
 }
 
-// The request reader's fast path (decodeInboundFast) against
-// encoding/json (its fallback) on a 300-turn conversation. The decision
+// The request reader's fast path (decodeInboundFast) against its fallback
+// (decodeInboundPlain: snake_case keys renamed, then encoding/json) on a
+// 300-turn conversation. The decision
 // these numbers back is in pkg/llm's doc (Hand-written JSON).
 //
 //	go test -run '^$' -bench 'DecodeRequest300KB' -count 6 ./pkg/llm/google/ > new.txt
 //	benchstat -col /impl new.txt
 func BenchmarkDecodeRequest300KB(b *testing.B) {
-	body := geminiConversation()
+	benchmarkDecodeRequest(b, geminiConversation())
+}
+
+// The same conversation with its keys in snake_case, as Google's curl
+// examples spell them.
+func BenchmarkDecodeRequest300KBSnakeCase(b *testing.B) {
+	snake := strings.NewReplacer(`"systemInstruction"`, `"system_instruction"`,
+		`"functionDeclarations"`, `"function_declarations"`, `"parametersJsonSchema"`, `"parameters_json_schema"`,
+		`"generationConfig"`, `"generation_config"`, `"maxOutputTokens"`, `"max_output_tokens"`,
+		`"thinkingConfig"`, `"thinking_config"`, `"includeThoughts"`, `"include_thoughts"`,
+		`"thinkingBudget"`, `"thinking_budget"`)
+	benchmarkDecodeRequest(b, []byte(snake.Replace(string(geminiConversation()))))
+}
+
+func benchmarkDecodeRequest(b *testing.B, body []byte) {
 	run := func(b *testing.B, decode func() bool) {
 		b.SetBytes(int64(len(body)))
 		b.ReportAllocs()
@@ -53,6 +67,6 @@ func BenchmarkDecodeRequest300KB(b *testing.B) {
 		run(b, func() bool { var in inboundRequest; return decodeInboundFast(body, &in) })
 	})
 	b.Run("impl=encoding_json", func(b *testing.B) {
-		run(b, func() bool { var in inboundRequest; return json.Unmarshal(body, &in) == nil })
+		run(b, func() bool { var in inboundRequest; return decodeInboundPlain(body, &in) == nil })
 	})
 }

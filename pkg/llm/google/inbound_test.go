@@ -184,7 +184,8 @@ func TestAppendErrorBody(t *testing.T) {
 
 // FuzzDecodeRequest: any body decodes or is rejected as an invalid
 // request, never a panic; a decoded tool result always names its call;
-// and whatever the fast reader accepts, encoding/json reads the same.
+// and whatever the fast reader accepts, the fallback (snake_case keys
+// renamed, then encoding/json) reads the same.
 func FuzzDecodeRequest(f *testing.F) {
 	f.Add([]byte(`{"contents":[{"role":"model","parts":[{"text":"a\u00e9\ud800","thought":true,"thoughtSignature":"c2ln"},{"inlineData":{"mimeType":"image/png","data":"AA=="}},{"Text":"x"}]}],"Contents":[]}`))
 	f.Add([]byte(`{"contents":[{"parts":[{"text":"a","text":"b"}]}],"safetySettings":[{"category":"X"}]}`))
@@ -193,11 +194,14 @@ func FuzzDecodeRequest(f *testing.F) {
 	f.Add([]byte(`{"contents":[{"role":"model","parts":[{"functionCall":{"name":"f","args":{}}}]},{"role":"user","parts":[{"functionResponse":{"name":"f","response":{"output":"x"}}}]}]}`))
 	f.Add([]byte(`{"tools":[{"functionDeclarations":[{"name":"f","parameters":{"type":"OBJECT","properties":{"a":{"type":"ARRAY","items":{"type":"STRING"}}}}}]}]}`))
 	f.Add([]byte(`{"generateContentRequest":{"contents":[]},"generationConfig":{"thinkingConfig":{"thinkingBudget":-1}}}`))
+	f.Add([]byte(`{"system_instruction":{"parts":[{"text":"s"}]},"contents":[{"role":"model","parts":[{"function_call":{"name":"f","args":{"a_b":1}},"thought_signature":"c2ln"}]},{"parts":[{"function_response":{"name":"f","response":{"x_y":1}}},{"inline_data":{"mime_type":"image/png","data":"AA=="}},{"file_data":{"file_uri":"gs://x","mime_type":"image/png"}}]}]}`))
+	f.Add([]byte(`{"tools":[{"function_declarations":[{"name":"f","parameters_json_schema":{"a_b":{}}}]}],"tool_config":{"function_calling_config":{"allowed_function_names":["f"]}},"generation_config":{"max_output_tokens":1,"thinking_config":{"include_thoughts":true}}}`))
+	f.Add([]byte(`{"generation_config":{"top_k":1},"generationConfig":{"topK":2},"contents":[{"parts":[{"inlineData":{"mime_type":"a","mimeType":"b"}}]}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var fast, plain inboundRequest
 		if decodeInboundFast(body, &fast) {
-			if err := json.Unmarshal(body, &plain); err != nil {
-				t.Fatalf("the fast reader accepted what encoding/json refuses (%v): %q", err, body)
+			if err := decodeInboundPlain(body, &plain); err != nil {
+				t.Fatalf("the fast reader accepted what the fallback refuses (%v): %q", err, body)
 			}
 			if !reflect.DeepEqual(fast, plain) {
 				t.Fatalf("the readers differ on %q:\nfast  %+v\nplain %+v", body, fast, plain)
