@@ -1,6 +1,6 @@
 // Package jsonr is the module's one hand-written JSON reader: the
 // provider codecs' request and stream decoders, the gateway's session-id
-// scan and session-file loading read with it, each where a benchmark
+// scan and embeddings route and session-file loading read with it, each where a benchmark
 // against encoding/json showed it pays. encoding/json validates a document before
 // decoding it and re-scans nested values for every custom unmarshaler; a
 // 300 KB agent request then costs several milliseconds. This reader

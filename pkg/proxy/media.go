@@ -183,15 +183,33 @@ const maxMediaAnswer = 256 << 20
 
 // readMediaAnswer decodes a 2xx JSON answer into v and closes it.
 func readMediaAnswer(resp *http.Response, v any) error {
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxMediaAnswer))
+	b, err := readMediaBytes(resp)
 	if err != nil {
-		return &apiError{Status: http.StatusBadGateway, Message: msgUpstream, Err: err}
+		return err
 	}
+	defer httpx.PutBuffer(b) // json.Unmarshal copies what it keeps
 	if err := json.Unmarshal(b, v); err != nil {
 		return &apiError{Status: http.StatusBadGateway, Message: "Upstream answered invalid JSON", Err: err}
 	}
 	return nil
+}
+
+// readMediaBytes reads a 2xx answer (its first maxMediaAnswer bytes) into
+// a recycled buffer and closes it; the caller hands the buffer back with
+// httpx.PutBuffer when nothing views it any more. An answer of unknown
+// length starts in the smallest pooled buffer.
+func readMediaBytes(resp *http.Response) ([]byte, error) {
+	defer resp.Body.Close()
+	n := resp.ContentLength
+	if n < 0 {
+		n = httpx.MinPooled
+	}
+	b, err := readAllSized(io.LimitReader(resp.Body, maxMediaAnswer), n, maxMediaAnswer)
+	if err != nil {
+		httpx.PutBuffer(b)
+		return nil, &apiError{Status: http.StatusBadGateway, Message: msgUpstream, Err: err}
+	}
+	return b, nil
 }
 
 // observeMedia hands a settled non-chat request's usage (tokens and
@@ -248,3 +266,6 @@ func requireJSON(r *http.Request) error {
 	}
 	return nil
 }
+
+// isSet reports whether a raw member was present and not null.
+func isSet(raw json.RawMessage) bool { return len(raw) > 0 && !bytes.Equal(raw, []byte("null")) }
