@@ -342,6 +342,9 @@ func (a *app) newAgentRuntime(ctx context.Context, f *agentFlags, env *config.En
 		return nil, err
 	}
 	broker, err := connectBroker(ctx, env, dirs, settings, resolver, a.stderr)
+	if err == nil && broker == nil {
+		broker, err = a.openAgentVault(ctx, env, dirs, settings, a.stderr)
+	}
 	if err != nil {
 		return nil, err
 	}
