@@ -452,7 +452,8 @@ func (a *app) newAgentRuntime(ctx context.Context, f *agentFlags, env *config.En
 	if broker != nil {
 		// The credential is picked per turn: OAuth access tokens rotate
 		// during long runs (the snapshot's current one, refreshed through the
-		// broker near expiry), and after a usage limit the picker moves the
+		// broker near expiry; without a broker the local vault's, refreshed
+		// by this process while it holds the vault), and after a usage limit the picker moves the
 		// session to a free account, blocking the limited one for the whole
 		// fleet; an account-policy denial does
 		// the same for 60 s (for the denied model only when it names it).
