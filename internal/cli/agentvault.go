@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"sync"
 
 	"github.com/ompgo/omp/internal/clitext"
 	"github.com/ompgo/omp/internal/config"
@@ -21,15 +23,6 @@ import (
 // read through the same picker as broker mode. It returns nil when there is
 // no vault, it holds no active credential or it cannot be read (with a
 // warning on progress); it never creates one.
-//
-// Only one process refreshes a vault's OAuth credentials at a time (two
-// would spend the same refresh token twice, and a provider that detects the
-// reuse revokes the whole token family). When no one else holds the vault,
-// the agent holds it for its run and refreshes access tokens near expiry
-// (and after a 401/403) through a Keeper, so a rotated refresh token is
-// never lost. When a broker or another local process holds it, the agent
-// uses the stored access tokens as they are and never refreshes; for a
-// broker it says on progress how to use that broker instead.
 func (a *app) openAgentVault(ctx context.Context, env *config.Env, dirs config.Dirs, settings *config.Settings, progress io.Writer) (*agentBroker, error) {
 	path := dirs.VaultDB()
 	if !exists(path) || env.Get("OMP_VAULT_KEY") == "" && !exists(dirs.VaultKeyPath()) {
@@ -54,38 +47,115 @@ func (a *app) openAgentVault(ctx context.Context, env *config.Env, dirs config.D
 		}
 		return nil, nil
 	}
-	src := &vault.LocalSource{Store: store}
-	ab := &agentBroker{picker: &vaultpick.Picker{Source: src, Policies: policies}, vault: path}
-	hold, err := sqlite.HoldVaultToRefresh(path)
+	src := &vaultSource{path: path, store: store, progress: progress, log: a.warnLogger(),
+		oauth: oauth.NewRegistry(config.URLs{Env: env, Settings: settings}.URL)}
+	src.read = &vault.LocalSource{Store: store}
+	return &agentBroker{picker: &vaultpick.Picker{Source: src, Policies: policies}, vault: path, stop: src.close}, nil
+}
+
+// vaultSource is the local vault as the agent's vault.Source.
+//
+// Only one process refreshes a vault's OAuth credentials at a time: two
+// would spend the same refresh token twice, and a provider that detects the
+// reuse revokes the whole token family. The first refresh the agent needs
+// claims the vault (sqlite.HoldVaultToRefresh) for the rest of the run;
+// from then on reads and refreshes go through a Keeper, so a rotated
+// refresh token is never lost. While a broker or another local process
+// holds the vault, nothing is refreshed: the stored access tokens are used
+// as they are, and a broker's address is named once on progress.
+type vaultSource struct {
+	path     string
+	store    *sqlite.Store
+	oauth    *oauth.Registry
+	progress io.Writer
+	log      *slog.Logger
+
+	mu     sync.Mutex
+	read   *vault.LocalSource // reads (and, once held, refreshes)
+	hold   *sqlite.Hold       // nil until the first refresh claims the vault
+	keeper *refresh.Keeper
+	ref    *refresh.Refresher
+	told   bool // the broker holding the vault was named on progress
+}
+
+var _ vault.Source = (*vaultSource)(nil)
+
+func (s *vaultSource) source() *vault.LocalSource {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.read
+}
+
+func (s *vaultSource) Snapshot(ctx context.Context) (vault.Snapshot, error) {
+	return s.source().Snapshot(ctx)
+}
+
+func (s *vaultSource) Get(ctx context.Context, id int64) (vault.Entry, error) {
+	return s.source().Get(ctx, id)
+}
+
+func (s *vaultSource) List(ctx context.Context, provider string) ([]vault.Entry, error) {
+	return s.source().List(ctx, provider)
+}
+
+// Usage has no reports: the agent does not probe usage.
+func (s *vaultSource) Usage(context.Context) ([]vault.UsageReport, error) {
+	return []vault.UsageReport{}, nil
+}
+
+// Refresh refreshes credential id once this process holds the vault
+// (claiming it on the first call); while another process holds it, it
+// fails EUNAVAILABLE saying who.
+func (s *vaultSource) Refresh(ctx context.Context, id int64) (vault.Entry, error) {
+	src, err := s.claim()
+	if err != nil {
+		return vault.Entry{}, err
+	}
+	return src.Refresh(ctx, id)
+}
+
+// claim returns the refreshing source, taking the vault's hold and
+// starting the Keeper when this process does not hold it yet.
+func (s *vaultSource) claim() (*vault.LocalSource, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hold != nil {
+		return s.read, nil
+	}
+	hold, err := sqlite.HoldVaultToRefresh(s.path)
 	var held *sqlite.HeldError
-	switch {
-	case err == nil:
-		log := a.warnLogger()
-		keeper := &refresh.Keeper{Store: store, Logger: log}
-		go func() { _ = keeper.Run(context.Background()) }() // ended by Close
-		ref := &refresh.Refresher{Store: keeper, OAuth: oauth.NewRegistry(config.URLs{Env: env, Settings: settings}.URL),
-			HTTP: &http.Client{}, Logger: log}
-		src.Store, src.RefreshNow = keeper, ref.RefreshNow
-		ab.stop = func() {
-			ref.Wait()
-			if err := keeper.Close(); err != nil { // closes the store
-				log.Warn("vault close failed", "error", err)
-			}
-			hold.Release()
+	if errors.As(err, &held) {
+		text := heldRefreshText(held)
+		if held.Role == "broker" && !s.told {
+			s.told = true
+			fmt.Fprintf(s.progress, "omp: %s\n", clitext.SafeLine(text))
 		}
-	case errors.As(err, &held):
-		src.RefreshNow = func(context.Context, int64) (vault.Record, error) {
-			return vault.Record{}, vault.Errorf(vault.EUNAVAILABLE, "%s", heldRefreshText(held))
-		}
-		if held.Role == "broker" {
-			fmt.Fprintf(progress, "omp: %s\n", clitext.SafeLine(heldRefreshText(held)))
-		}
-		ab.stop = func() { store.Close() }
-	default:
-		store.Close()
+		return nil, vault.Errorf(vault.EUNAVAILABLE, "%s", text)
+	}
+	if err != nil {
 		return nil, err
 	}
-	return ab, nil
+	s.keeper = &refresh.Keeper{Store: s.store, Logger: s.log}
+	go func() { _ = s.keeper.Run(context.Background()) }() // ended by Close
+	s.ref = &refresh.Refresher{Store: s.keeper, OAuth: s.oauth, HTTP: &http.Client{}, Logger: s.log}
+	s.hold, s.read = hold, &vault.LocalSource{Store: s.keeper, RefreshNow: s.ref.RefreshNow}
+	return s.read, nil
+}
+
+// close waits for running refreshes, lands every pending write, closes
+// the vault and drops the hold.
+func (s *vaultSource) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hold == nil {
+		s.store.Close()
+		return
+	}
+	s.ref.Wait()
+	if err := s.keeper.Close(); err != nil { // closes the store
+		s.log.Warn("vault close failed", "error", err)
+	}
+	s.hold.Release()
 }
 
 // heldRefreshText says why the agent does not refresh the local vault's

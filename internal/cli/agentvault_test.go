@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ompgo/omp/internal/broker"
+	"github.com/ompgo/omp/internal/config"
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/vault/oauth/oauthtest"
 	"github.com/ompgo/omp/pkg/vault/sqlite"
@@ -58,7 +59,8 @@ func (c *cli) seedExpiredOAuth() {
 // TestAgentLocalVaultUsesAnAPIKeyFromLogin: without a broker, an API key
 // that `omp login` stored in the local vault is what `omp -p` sends
 // upstream, with and without --model; a provider the vault lacks names
-// omp login; the run leaves the vault free for a broker.
+// omp login; the agent claims the vault only to refresh, so a broker can
+// start beside it.
 func TestAgentLocalVaultUsesAnAPIKeyFromLogin(t *testing.T) {
 	fake := oauthtest.New(t)
 	fake.Set(func(f *oauthtest.Server) { f.Key = "sk-deepseek-stored" })
@@ -91,6 +93,24 @@ func TestAgentLocalVaultUsesAnAPIKeyFromLogin(t *testing.T) {
 	hold, err := sqlite.HoldVault(c.vaultDB())
 	if err != nil {
 		t.Fatalf("the agent left the vault held: %v", err)
+	}
+	hold.Release()
+
+	// An agent that has refreshed nothing does not keep a broker from
+	// starting on the vault.
+	a := &app{stdout: io.Discard, stderr: io.Discard, environ: c.environ(), cwd: c.cwd}
+	env, dirs, err := a.setup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ab, err := a.openAgentVault(context.Background(), env, dirs, &config.Settings{}, io.Discard)
+	if err != nil || ab == nil || !ab.has(context.Background(), "deepseek") {
+		t.Fatalf("openAgentVault: %v %v", ab, err)
+	}
+	defer ab.stop()
+	hold, err = sqlite.HoldVault(c.vaultDB())
+	if err != nil {
+		t.Fatalf("an agent that refreshed nothing holds the vault: %v", err)
 	}
 	hold.Release()
 }
