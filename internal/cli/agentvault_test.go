@@ -58,7 +58,8 @@ func (c *cli) seedExpiredOAuth() {
 
 // TestAgentLocalVaultUsesAnAPIKeyFromLogin: without a broker, an API key
 // that `omp login` stored in the local vault is what `omp -p` sends
-// upstream, with and without --model; a provider the vault lacks names
+// upstream, with and without --model (after --api-key, before the
+// environment variable); a provider the vault lacks names
 // omp login; the agent claims the vault only to refresh, so a broker can
 // start beside it.
 func TestAgentLocalVaultUsesAnAPIKeyFromLogin(t *testing.T) {
@@ -80,7 +81,18 @@ func TestAgentLocalVaultUsesAnAPIKeyFromLogin(t *testing.T) {
 	if r := c.run("", "-p", "--no-session", "hi"); r.code != 0 || r.stdout != "default model\n" {
 		t.Fatalf("without --model: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
 	}
-	if got := strings.Join(up.keys, ","); got != "sk-deepseek-stored,sk-deepseek-stored" {
+	// --api-key beats the vault; the vault beats the environment variable,
+	// as the broker does in broker mode.
+	up.push(asst(llm.StopEnd, llm.Text("flag")), asst(llm.StopEnd, llm.Text("env")))
+	if r := c.run("", "-p", "--no-session", "--model", "deepseek/deepseek-v4-flash", "--api-key", "sk-from-flag", "hi"); r.code != 0 || r.stdout != "flag\n" {
+		t.Fatalf("--api-key: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	c.env["DEEPSEEK_API_KEY"] = "sk-from-env"
+	if r := c.run("", "-p", "--no-session", "--model", "deepseek/deepseek-v4-flash", "hi"); r.code != 0 || r.stdout != "env\n" {
+		t.Fatalf("with DEEPSEEK_API_KEY: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	delete(c.env, "DEEPSEEK_API_KEY")
+	if got := strings.Join(up.keys, ","); got != "sk-deepseek-stored,sk-deepseek-stored,sk-from-flag,sk-deepseek-stored" {
 		t.Fatalf("upstream keys %s", got)
 	}
 
