@@ -342,6 +342,9 @@ func (a *app) newAgentRuntime(ctx context.Context, f *agentFlags, env *config.En
 		return nil, err
 	}
 	broker, err := connectBroker(ctx, env, dirs, settings, resolver, a.stderr)
+	if err == nil && broker == nil {
+		broker, err = a.openAgentVault(ctx, env, dirs, settings, a.stderr)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -449,7 +452,8 @@ func (a *app) newAgentRuntime(ctx context.Context, f *agentFlags, env *config.En
 	if broker != nil {
 		// The credential is picked per turn: OAuth access tokens rotate
 		// during long runs (the snapshot's current one, refreshed through the
-		// broker near expiry), and after a usage limit the picker moves the
+		// broker near expiry; without a broker the local vault's, refreshed
+		// by this process while it holds the vault), and after a usage limit the picker moves the
 		// session to a free account, blocking the limited one for the whole
 		// fleet; an account-policy denial does
 		// the same for 60 s (for the denied model only when it names it).

@@ -21,12 +21,14 @@ import (
 // brokerReadyTimeout bounds the wait for the broker's first snapshot.
 const brokerReadyTimeout = 15 * time.Second
 
-// agentBroker is the agent's broker mode: the remote
-// credential store fed by the broker, and the picker that chooses a
-// provider's credential for the session.
+// agentBroker is where the agent's stored credentials come from: in broker
+// mode the remote credential store fed by the broker, without a broker the
+// local vault (agentvault.go); the picker chooses a provider's credential
+// for the session from either.
 type agentBroker struct {
-	store    *remote.Store
+	store    *remote.Store // broker mode; nil for the local vault
 	picker   *vaultpick.Picker
+	vault    string           // the local vault's path; "" in broker mode
 	reporter *remote.Reporter // observed usage; nil without an install id
 	// who the agent's burn is attributed to: <config dir>/install-id, the
 	// host name, OMP_APP_NAME or "omp".
@@ -128,9 +130,10 @@ func snapshotCache(env *config.Env, dirs config.Dirs, b *config.Broker, warn *sl
 	return &remote.Cache{Path: dirs.SnapshotCachePath(env), Token: b.Token, URL: b.URL, TTL: config.SnapshotTTL(env, warn)}
 }
 
-// has reports whether the broker holds a credential for provider.
+// has reports whether the broker (or local vault) holds a credential for
+// provider.
 func (b *agentBroker) has(ctx context.Context, provider string) bool {
-	es, err := b.store.List(ctx, provider)
+	es, err := b.picker.Source.List(ctx, provider)
 	return err == nil && len(es) > 0
 }
 
@@ -144,8 +147,10 @@ func (b *agentBroker) credential(ctx context.Context, provider, sessionID, model
 	if err != nil {
 		return llm.Credential{}, false, err
 	}
-	if e, err = b.store.Prepare(ctx, e.ID); err != nil {
-		return llm.Credential{}, false, err
+	if b.store != nil {
+		if e, err = b.store.Prepare(ctx, e.ID); err != nil {
+			return llm.Credential{}, false, err
+		}
 	}
 	b.served.Store(provider, e.ID)
 	return vaultpick.LLMCredential(e), true, nil
@@ -161,7 +166,7 @@ func (b *agentBroker) refresh(ctx context.Context, provider, sessionID, modelID 
 	if err != nil {
 		return llm.Credential{}, false, err
 	}
-	if e, err = b.store.Refresh(ctx, e.ID); err != nil {
+	if e, err = b.picker.Source.Refresh(ctx, e.ID); err != nil {
 		return llm.Credential{}, false, err
 	}
 	b.served.Store(provider, e.ID)

@@ -22,8 +22,8 @@ import (
 )
 
 // keyLadder resolves a provider's credential, first found wins: --api-key, the
-// models.yml apiKey, the broker's credentials (broker mode), then the
-// provider's environment variables.
+// models.yml apiKey, the broker's credentials (broker mode; without a broker
+// the local vault's), then the provider's environment variables.
 type keyLadder struct {
 	flag     string
 	models   *catalog.File
@@ -154,7 +154,8 @@ func (k *keyLadder) credential(ctx context.Context, m llm.Model) (llm.Credential
 
 // missing is the error for a model whose provider has no credential on the
 // ladder: it names the model, the provider and the ways to add one (the
-// broker login in broker mode, else the environment variable).
+// broker login in broker mode, else omp login and the environment
+// variable).
 func (k *keyLadder) missing(m llm.Model) error {
 	envVar := "the provider's environment variable"
 	if names := config.EnvKeys(m.Provider); len(names) > 0 {
@@ -165,10 +166,13 @@ func (k *keyLadder) missing(m llm.Model) error {
 		article = "an "
 	}
 	needs := fmt.Sprintf("No API key for provider %q: model %s needs %s%s credential", m.Provider, m.Key(), article, m.Provider)
+	if k.broker != nil && k.broker.vault != "" {
+		return fmt.Errorf("%s and the local vault holds none; run omp login %s, or set %s", needs, m.Provider, envVar)
+	}
 	if k.broker != nil {
 		return fmt.Errorf("%s and the auth broker holds none; run omp auth-broker login %s, or set %s", needs, m.Provider, envVar)
 	}
-	return fmt.Errorf("%s; set %s, pass --api-key, or set apiKey in models.yml", needs, envVar)
+	return fmt.Errorf("%s; run omp login %s, set %s, pass --api-key, or set apiKey in models.yml", needs, m.Provider, envVar)
 }
 
 // refresh force-refreshes the session's broker credential for m's
@@ -225,7 +229,7 @@ func pickModel(ctx context.Context, cat *llm.Catalog, sel, sessionModel string, 
 			}
 		}
 	}
-	return llm.Model{}, errors.New("No models available: configure the auth broker (OMP_AUTH_BROKER_URL) or provider API keys")
+	return llm.Model{}, errors.New("No models available: run omp login, configure the auth broker (OMP_AUTH_BROKER_URL) or set provider API keys")
 }
 
 // newProvider returns the upstream provider of a model's wire API; base

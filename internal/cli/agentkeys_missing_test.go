@@ -21,7 +21,7 @@ func TestAgentMissingCredentialNamesLogin(t *testing.T) {
 
 	local := newCLI(t)
 	r = local.run("", "-p", "--no-session", "--model", "anthropic/claude-sonnet-4-5", "hi")
-	want = `No API key for provider "anthropic": model anthropic/claude-sonnet-4-5 needs an anthropic credential; set ANTHROPIC_OAUTH_TOKEN or ANTHROPIC_API_KEY, pass --api-key, or set apiKey in models.yml`
+	want = `No API key for provider "anthropic": model anthropic/claude-sonnet-4-5 needs an anthropic credential; run omp login anthropic, set ANTHROPIC_OAUTH_TOKEN or ANTHROPIC_API_KEY, pass --api-key, or set apiKey in models.yml`
 	if r.code != 1 || !strings.Contains(r.stderr, want) {
 		t.Errorf("local mode: exit %d %q\nwant %q", r.code, r.stderr, want)
 	}

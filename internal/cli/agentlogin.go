@@ -15,14 +15,16 @@ import (
 
 // newAgentLoginCmd is `omp login [<provider>]`: the agent's own login. It
 // runs the same flows as `omp auth-broker login` and stores the credential
-// the same way: on the configured broker, which the agent reads, else in
-// the local vault a broker on this host serves.
+// the same way: on the configured broker, else in the local vault (which a
+// broker on this host serves); the agent reads either.
 func newAgentLoginCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "login [<provider>]",
 		Short: "Log in to a model provider (terminal counterpart of /login)",
 		Long: "Log in to a model provider (terminal counterpart of /login).\n\n" +
 			"The credential goes to the configured auth broker, else to the local vault (served by `omp auth-broker serve`).\n" +
+			"The agent uses it from either: without a broker it reads the local vault and refreshes its OAuth tokens\n" +
+			"itself, unless a broker serves that vault (then set OMP_AUTH_BROKER_URL to use the broker).\n" +
 			"Omit the provider to pick one interactively.",
 		Example: "  omp login\n  omp login anthropic",
 		Args:    cobra.MaximumNArgs(1),

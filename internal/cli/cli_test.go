@@ -52,7 +52,7 @@ func TestRuntimeErrorsPrintOneLine(t *testing.T) {
 		want string
 	}{
 		// `omp [messages...]` is the agent: a bare word is a prompt.
-		{"a bare word is a prompt", []string{"nope"}, "error: No models available: configure the auth broker (OMP_AUTH_BROKER_URL) or provider API keys\n"},
+		{"a bare word is a prompt", []string{"nope"}, "error: No models available: run omp login, configure the auth broker (OMP_AUTH_BROKER_URL) or set provider API keys\n"},
 		{"bad bind", []string{"auth-broker", "serve", "--bind", "nonsense"}, "error: Invalid bind 'nonsense'; expected 'host:port' or 'port'.\n"},
 		{"bad bind port", []string{"auth-broker", "serve", "-b", "127.0.0.1:99999"}, "error: Invalid bind '127.0.0.1:99999'; port out of range.\n"},
 		{"bad log level", []string{"auth-broker", "serve", "--log-level", "loud"}, "error: invalid --log-level \"loud\": want debug, info, warn or error\n"},

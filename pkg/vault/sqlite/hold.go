@@ -27,7 +27,7 @@ import (
 const (
 	roleBroker  = "broker"
 	roleRestore = "restore"
-	roleRefresh = "refresh" // a local command that refreshes credentials (omp usage)
+	roleRefresh = "refresh" // a local command that refreshes credentials (omp usage, the agent)
 )
 
 // Hold is this process's exclusive claim on a vault (HoldVault). Release
@@ -147,7 +147,7 @@ func (e *HeldError) Error() string {
 	case e.Role == roleRestore:
 		return fmt.Sprintf("another restore of %s is in progress (%s); wait for it to finish", e.Vault, who)
 	case e.Role == roleRefresh:
-		return fmt.Sprintf("a local omp usage is refreshing credentials of %s (%s); try again when it has finished", e.Vault, who)
+		return fmt.Sprintf("a local omp (omp usage, or the agent without a broker) is refreshing credentials of %s (%s); try again when it has finished", e.Vault, who)
 	}
 	return fmt.Sprintf("vault %s is held by another process (lock %s held, holder unknown: an older omp-go broker or a restore); stop it first", e.Vault, e.Lock)
 }
@@ -171,7 +171,7 @@ func HoldVault(path string) (*Hold, error) {
 
 // HoldVaultToRefresh claims the vault at path for a local command that
 // refreshes its credentials without a broker (omp usage on the broker
-// host). It fails like HoldVault while a broker serves the vault: the
+// host, the agent). It fails like HoldVault while a broker serves the vault: the
 // command must then leave refreshing to that broker, since two refreshers
 // of one credential would spend the same refresh token twice.
 func HoldVaultToRefresh(path string) (*Hold, error) {
