@@ -74,7 +74,7 @@ func (m *model) command(text string) tea.Cmd {
 			cmd = m.fail("New session failed: " + err.Error())
 			break
 		}
-		cmd = m.switchTo(sf, true, "New session "+session.ShortID(sf))
+		cmd = m.switchTo(sf, true, false, "New session "+session.ShortID(sf))
 	case "/resume":
 		cmd = m.openResume()
 	case "/tree":
@@ -98,8 +98,10 @@ func (m *model) command(text string) tea.Cmd {
 // switchTo makes sf the session (the reference's switchSession): stop the run,
 // clear the queues, flush the old file, rebuild the context, restore the
 // session's model and thinking level. fresh records the current model and
-// thinking level in a new session instead.
-func (m *model) switchTo(sf *session.File, fresh bool, note string) tea.Cmd {
+// thinking level in a new session instead. show prints the session's
+// conversation first, as a resume at start does, when the screen does not
+// already hold it.
+func (m *model) switchTo(sf *session.File, fresh, show bool, note string) tea.Cmd {
 	m.stopRun()
 	ag := m.ag
 	if old := ag.Session; old != sf && old.Path() != "" && hasMessages(old) {
@@ -138,6 +140,11 @@ func (m *model) switchTo(sf *session.File, fresh bool, note string) tea.Cmd {
 		}
 	}
 	n := ag.MessageCount()
+	if show && n > 0 {
+		if t := m.transcript(); t != "" {
+			cmds = append(cmds, tea.Println(t))
+		}
+	}
 	return tea.Sequence(append(cmds, m.info(fmt.Sprintf("%s · %d messages in context · %s", note, n, ag.CurrentModel().Key())))...)
 }
 
@@ -249,7 +256,7 @@ func (m *model) branch(id string) tea.Cmd {
 	} else if err := sf.Branch(e.ParentID); err != nil {
 		return m.fail(err.Error())
 	}
-	cmd := m.switchTo(sf, false, note)
+	cmd := m.switchTo(sf, false, true, note)
 	m.editor.SetValue(text)
 	m.grow()
 	return cmd
@@ -276,7 +283,7 @@ func (m *model) fork() tea.Cmd {
 	if err != nil {
 		return m.fail("Fork failed: " + err.Error())
 	}
-	return m.switchTo(sf, false, "Forked into session "+session.ShortID(sf))
+	return m.switchTo(sf, false, false, "Forked into session "+session.ShortID(sf))
 }
 
 func (m *model) openResume() tea.Cmd {
@@ -289,7 +296,7 @@ func (m *model) openResume() tea.Cmd {
 		if err != nil {
 			return m.fail("Cannot open session: " + err.Error())
 		}
-		return m.switchTo(sf, false, "Resumed session "+session.ShortID(sf))
+		return m.switchTo(sf, false, true, "Resumed session "+session.ShortID(sf))
 	}}
 	for i, info := range session.List(m.opt.SessionDirs...) {
 		if i == 50 {

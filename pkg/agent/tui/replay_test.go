@@ -141,3 +141,40 @@ func TestNewSessionPrintsNoTranscript(t *testing.T) {
 		t.Fatalf("printed %q", lines)
 	}
 }
+
+func TestResumeCommandShowsTheOtherConversation(t *testing.T) {
+	dir := t.TempDir()
+	sessions := filepath.Join(dir, "sessions")
+	other, err := session.Create(sessions, dir, session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendLLM(t, other, &llm.Message{Role: llm.RoleUser, Content: []llm.Content{llm.Text("earlier question")}})
+	a := answer("earlier answer")
+	appendLLM(t, other, &a)
+	if err := other.Persist(); err != nil {
+		t.Fatal(err)
+	}
+	cur, err := session.Create(sessions, dir, session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ag := &agent.Agent{Session: cur, Model: testModel}
+	m := newModel(context.Background(), Options{Agent: ag, Cwd: dir, SessionDir: sessions, SessionDirs: []string{sessions}})
+	m.ag = ag
+	m.openResume()
+	if m.picker == nil {
+		t.Fatal("no session picker")
+	}
+	var cmd tea.Cmd
+	for _, it := range m.picker.items {
+		if it.value == other.Path() {
+			cmd = m.picker.onPick(it)
+		}
+	}
+	if cmd == nil {
+		t.Fatalf("the other session is not offered: %+v", m.picker.items)
+	}
+	all := strings.Join(printed(t, cmd), "\n")
+	inOrder(t, all, "› earlier question", "earlier answer", "Resumed session")
+}
