@@ -75,3 +75,23 @@ func TestSharedFind(t *testing.T) {
 		}
 	}
 }
+
+// TestEntryWireBytes pins an entry's prefix and its block list: member
+// order, a null identity key, and updatedAtMs only when known.
+func TestEntryWireBytes(t *testing.T) {
+	e, err := encodeEntry(vault.NewEntry(vault.Record{ID: 7, Provider: "p<1>", Credential: vault.Credential{Type: vault.TypeAPIKey, Key: "k"}}))
+	if want := `{"id":7,"provider":"p\u003c1\u003e","credential":{"type":"api_key","key":"k"},"identityKey":null`; err != nil || string(e.prefix) != want {
+		t.Errorf("prefix = %s, %v\nwant %s", e.prefix, err, want)
+	}
+	e, err = encodeEntry(vault.NewEntry(vault.Record{ID: 8, Provider: "p", IdentityKey: "key:1", Credential: vault.Credential{Type: vault.TypeAPIKey, Key: "k"}}))
+	if want := `{"id":8,"provider":"p","credential":{"type":"api_key","key":"k"},"identityKey":"key:1"`; err != nil || string(e.prefix) != want {
+		t.Errorf("prefix = %s, %v\nwant %s", e.prefix, err, want)
+	}
+	got := appendBlockList([]byte("x"), []vault.CredentialBlock{{ProviderKey: "openai-codex:oauth", Scope: "chat", UntilMs: 9, UpdatedAtMs: 3}, {ProviderKey: "a:b", UntilMs: 10}})
+	if want := `x,"blocks":[{"providerKey":"openai-codex:oauth","blockScope":"chat","blockedUntilMs":9,"updatedAtMs":3},{"providerKey":"a:b","blockScope":"","blockedUntilMs":10}]`; string(got) != want {
+		t.Errorf("blocks = %s\nwant %s", got, want)
+	}
+	if got := appendBlockList([]byte("x"), nil); string(got) != "x" {
+		t.Errorf("no blocks = %s", got)
+	}
+}
