@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 
+	"github.com/ompgo/omp/internal/jsonw"
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/llm/openai"
 )
@@ -89,6 +91,11 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) error {
 // came (json.Unmarshal has checked them; json.Marshal would scan the
 // vectors, most of the answer, once more) under the client's model id.
 func appendEmbeddings(dst []byte, ans *embeddingsAnswer, model string) []byte {
+	size := len(model) + 128
+	for _, d := range ans.Data {
+		size += len(d) + 1
+	}
+	dst = slices.Grow(dst, size)
 	dst = append(dst, `{"object":"list","data":[`...)
 	for i, d := range ans.Data {
 		if i > 0 {
@@ -97,8 +104,7 @@ func appendEmbeddings(dst []byte, ans *embeddingsAnswer, model string) []byte {
 		dst = append(dst, d...)
 	}
 	dst = append(dst, `],"model":`...)
-	quoted, _ := json.Marshal(model)
-	dst = append(dst, quoted...)
+	dst = jsonw.String(dst, model)
 	dst = append(dst, `,"usage":{"prompt_tokens":`...)
 	dst = strconv.AppendInt(dst, ans.Usage.PromptTokens, 10)
 	dst = append(dst, `,"total_tokens":`...)
