@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"slices"
@@ -197,25 +198,30 @@ func encodeEntry(e vault.Entry) (encodedEntry, error) {
 	if e.IdentityKey != "" {
 		w.IdentityKey = &e.IdentityKey
 	}
-	enc := func(full bool) ([]byte, error) {
+	encode := func(full bool) ([]byte, error) {
 		var err error
 		if w.Credential, err = e.Credential.AppendWire(nil, full); err != nil {
 			return nil, err
 		}
-		b, err := json.Marshal(w)
-		if err != nil {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		// Without HTML escaping the credential's extension values keep
+		// their bytes (Credential.Equal compares them raw).
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(w); err != nil {
 			return nil, err
 		}
-		return b[:len(b)-1], nil // the entry's closing brace comes after blocks and rotatesInMs
+		// The entry's closing brace comes after blocks and rotatesInMs.
+		return bytes.TrimSuffix(buf.Bytes(), []byte("}\n")), nil
 	}
 	src := &entrySrc{Entry: e}
 	out := encodedEntry{id: e.ID, provider: e.Provider, oauth: e.Credential.IsOAuth(), expires: e.Credential.Expires, src: src}
 	var err error
-	if out.prefix, err = enc(false); err != nil {
+	if out.prefix, err = encode(false); err != nil {
 		return encodedEntry{}, err
 	}
 	if e.Credential.HasExtensions() {
-		if src.full, err = enc(true); err != nil {
+		if src.full, err = encode(true); err != nil {
 			return encodedEntry{}, err
 		}
 	}
