@@ -17,8 +17,8 @@ func TestImportRules(t *testing.T) {
 		// Domains: no net/http, no database/sql, no third-party module, and
 		// nothing in-module but each other.
 		{Package: m + "pkg/vault", Bad: []string{"net/http", "database/sql", m + "internal", m + "pkg/llm", m + "cmd"}, ThirdParty: true},
-		// The domain's one in-module import is the shared JSON reader.
-		{Package: m + "pkg/llm", Bad: []string{"net/http", "database/sql", m + "internal", m + "pkg/vault/", m + "cmd"}, Allow: []string{m + "internal/jsonr"}, ThirdParty: true},
+		// The domain's in-module imports are the shared JSON reader and writer.
+		{Package: m + "pkg/llm", Bad: []string{"net/http", "database/sql", m + "internal", m + "pkg/vault/", m + "cmd"}, Allow: []string{m + "internal/jsonr", m + "internal/jsonw"}, ThirdParty: true},
 		// The gateway never links SQLite or the refresher: it holds no
 		// refresh token. The standard library's database/sql itself is linked
 		// (without any driver) through the broker server's Prometheus collectors
@@ -125,11 +125,11 @@ func TestTestHelpersNotImported(t *testing.T) {
 // pkgHelpers are the packages of the module's internal/ that pkg/ may
 // import: httpx, the one SSE reader/writer, the one Retry-After parser, the
 // one provider identity table, buildinfo (version strings), the embedded
-// usage page and the one hand-written JSON reader.
+// usage page and the one hand-written JSON reader and writer.
 var pkgHelpers = []string{
 	m + "internal/httpx", m + "internal/sse", m + "internal/retryafter",
 	m + "internal/provider", m + "internal/buildinfo", m + "internal/usagepage",
-	m + "internal/jsonr",
+	m + "internal/jsonr", m + "internal/jsonw",
 }
 
 // TestPkgInternalImports: a package under pkg/ imports from the module's
@@ -163,13 +163,14 @@ func TestPkgInternalImports(t *testing.T) {
 }
 
 // TestLLMDoesNotImportUnsafe: no package under pkg/llm, nor the JSON
-// reader they share, converts between strings and byte slices without a
+// reader and writer they share, converts between strings and byte slices without a
 // copy. Test files may import unsafe (List reports non-test imports only).
 func TestLLMDoesNotImportUnsafe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the go tool")
 	}
-	for _, p := range append(List(t, "./../../pkg/llm/..."), List(t, "./../../internal/jsonr")...) {
+	llm := append(List(t, "./../../pkg/llm/..."), List(t, "./../../internal/jsonr")...)
+	for _, p := range append(llm, List(t, "./../../internal/jsonw")...) {
 		for _, imp := range p.Imports {
 			if imp == "unsafe" {
 				t.Errorf("%s imports unsafe", p.ImportPath)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 
+	"github.com/ompgo/omp/internal/jsonw"
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/llm/pinative"
 )
@@ -66,7 +67,7 @@ type Event struct {
 // without partial, and its done/error events only {type, reason}.
 func (e *Event) AppendJSON(dst []byte, reduced bool) []byte {
 	dst = append(dst, `{"type":`...)
-	dst = appendStr(dst, e.Type)
+	dst = jsonw.String(dst, e.Type)
 	raw := func(key string, v json.RawMessage) {
 		if v == nil {
 			v = json.RawMessage("null")
@@ -105,9 +106,9 @@ func (e *Event) AppendJSON(dst []byte, reduced bool) []byte {
 		dst = appendAssistantEvent(dst, e.Assistant, reduced)
 	case EventToolExecutionStart, EventToolExecutionUpdate, EventToolExecutionEnd:
 		dst = append(dst, `,"toolCallId":`...)
-		dst = appendStr(dst, e.ToolCallID)
+		dst = jsonw.String(dst, e.ToolCallID)
 		dst = append(dst, `,"toolName":`...)
-		dst = appendStr(dst, e.ToolName)
+		dst = jsonw.String(dst, e.ToolName)
 		if e.Type != EventToolExecutionEnd {
 			raw("args", e.Args)
 		}
@@ -127,10 +128,10 @@ func (e *Event) AppendJSON(dst []byte, reduced bool) []byte {
 		dst = append(dst, `,"delayMs":`...)
 		dst = strconv.AppendInt(dst, e.DelayMs, 10)
 		dst = append(dst, `,"errorMessage":`...)
-		dst = appendStr(dst, e.ErrorMessage)
+		dst = jsonw.String(dst, e.ErrorMessage)
 	case EventAutoCompactionStart:
 		dst = append(dst, `,"reason":`...)
-		dst = appendStr(dst, e.Reason)
+		dst = jsonw.String(dst, e.Reason)
 	case EventAutoCompactionEnd:
 		if e.Result != nil {
 			raw("result", e.Result)
@@ -141,7 +142,7 @@ func (e *Event) AppendJSON(dst []byte, reduced bool) []byte {
 		dst = strconv.AppendBool(dst, e.WillRetry)
 		if e.ErrorMessage != "" {
 			dst = append(dst, `,"errorMessage":`...)
-			dst = appendStr(dst, e.ErrorMessage)
+			dst = jsonw.String(dst, e.ErrorMessage)
 		}
 	case EventAutoRetryEnd:
 		dst = append(dst, `,"success":`...)
@@ -150,7 +151,7 @@ func (e *Event) AppendJSON(dst []byte, reduced bool) []byte {
 		dst = strconv.AppendInt(dst, int64(e.Attempt), 10)
 		if e.FinalError != "" {
 			dst = append(dst, `,"finalError":`...)
-			dst = appendStr(dst, e.FinalError)
+			dst = jsonw.String(dst, e.FinalError)
 		}
 	}
 	return append(dst, '}')
@@ -164,7 +165,7 @@ func appendAssistantEvent(dst []byte, ev *llm.Event, reduced bool) []byte {
 		return pinative.AppendEvent(dst, ev)
 	}
 	dst = append(dst, `{"type":`...)
-	dst = appendStr(dst, ev.Type.String())
+	dst = jsonw.String(dst, ev.Type.String())
 	switch ev.Type {
 	case llm.EventStart:
 	case llm.EventDone, llm.EventError:
@@ -173,17 +174,17 @@ func appendAssistantEvent(dst []byte, ev *llm.Event, reduced bool) []byte {
 			reason = llm.StopError
 		}
 		dst = append(dst, `,"reason":`...)
-		dst = appendStr(dst, string(reason))
+		dst = jsonw.String(dst, string(reason))
 	default:
 		dst = append(dst, `,"contentIndex":`...)
 		dst = strconv.AppendInt(dst, int64(ev.ContentIndex), 10)
 		switch ev.Type {
 		case llm.EventTextDelta, llm.EventThinkingDelta, llm.EventToolCallDelta:
 			dst = append(dst, `,"delta":`...)
-			dst = appendStr(dst, ev.Delta)
+			dst = jsonw.String(dst, ev.Delta)
 		case llm.EventTextEnd, llm.EventThinkingEnd:
 			dst = append(dst, `,"content":`...)
-			dst = appendStr(dst, ev.Content)
+			dst = jsonw.String(dst, ev.Content)
 		case llm.EventToolCallEnd:
 			if b := ev.Block(); b != nil {
 				dst = append(dst, `,"toolCall":`...)
@@ -192,9 +193,4 @@ func appendAssistantEvent(dst []byte, ev *llm.Event, reduced bool) []byte {
 		}
 	}
 	return append(dst, '}')
-}
-
-func appendStr(dst []byte, s string) []byte {
-	b, _ := json.Marshal(s)
-	return append(dst, b...)
 }

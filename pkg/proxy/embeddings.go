@@ -1,13 +1,13 @@
 package proxy
 
 import (
-	"encoding/json"
 	"math"
 	"net/http"
 	"strconv"
 
 	"github.com/ompgo/omp/internal/httpx"
 	"github.com/ompgo/omp/internal/jsonr"
+	"github.com/ompgo/omp/internal/jsonw"
 	"github.com/ompgo/omp/pkg/llm"
 	"github.com/ompgo/omp/pkg/llm/openai"
 )
@@ -89,8 +89,7 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) error {
 // "float" by default).
 func (e *embeddingsRequest) appendUpstream(dst []byte, model string) []byte {
 	dst = append(dst, `{"model":`...)
-	quoted, _ := json.Marshal(model)
-	dst = append(dst, quoted...)
+	dst = jsonw.String(dst, model)
 	dst = append(dst, `,"input":`...)
 	dst = append(dst, e.input...)
 	dst = append(dst, `,"encoding_format":"`...)
@@ -116,8 +115,7 @@ func appendEmbeddings(dst []byte, ans *embeddingsAnswer, model string) []byte {
 	}
 	dst = append(dst, ans.data...)
 	dst = append(dst, `,"model":`...)
-	quoted, _ := json.Marshal(model)
-	dst = append(dst, quoted...)
+	dst = jsonw.String(dst, model)
 	dst = append(dst, `,"usage":{"prompt_tokens":`...)
 	dst = strconv.AppendInt(dst, ans.promptTokens, 10)
 	dst = append(dst, `,"total_tokens":`...)

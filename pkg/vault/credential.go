@@ -193,54 +193,69 @@ func (c Credential) MarshalJSON() ([]byte, error) {
 	return c.AppendWire(nil, true)
 }
 
+// oauthWire and apiKeyWire are the 15.x wire fields of a credential, in
+// the reference's order.
+type oauthWire struct {
+	Type          string `json:"type"`
+	Refresh       string `json:"refresh"`
+	Access        string `json:"access"`
+	Expires       int64  `json:"expires"`
+	EnterpriseURL string `json:"enterpriseUrl,omitempty"`
+	ProjectID     string `json:"projectId,omitempty"`
+	Email         string `json:"email,omitempty"`
+	AccountID     string `json:"accountId,omitempty"`
+}
+
+type apiKeyWire struct {
+	Type   string `json:"type"`
+	Key    string `json:"key"`
+	Source string `json:"source,omitempty"`
+}
+
 // AppendWire appends c's wire JSON to b: the 15.x field set in reference
 // order (absent optionals omitted), plus, when full, the
 // extension fields. Callers redact first.
 func (c Credential) AppendWire(b []byte, full bool) ([]byte, error) {
 	switch c.Type {
 	case TypeOAuth:
-		b = append(b, `{"type":"oauth","refresh":`...)
-		b = appendString(b, c.Refresh)
-		b = append(b, `,"access":`...)
-		b = appendString(b, c.Access)
-		b = append(b, `,"expires":`...)
-		b = strconv.AppendInt(b, c.Expires, 10)
-		for _, f := range [...]struct{ k, v string }{{"enterpriseUrl", c.EnterpriseURL}, {"projectId", c.ProjectID}, {"email", c.Email}, {"accountId", c.AccountID}} {
-			if f.v != "" {
-				b = append(b, ',')
-				b = appendString(b, f.k)
-				b = append(b, ':')
-				b = appendString(b, f.v)
+		w, err := json.Marshal(oauthWire{Type: string(TypeOAuth), Refresh: c.Refresh, Access: c.Access, Expires: c.Expires,
+			EnterpriseURL: c.EnterpriseURL, ProjectID: c.ProjectID, Email: c.Email, AccountID: c.AccountID})
+		if err != nil {
+			return nil, err
+		}
+		if !full || len(c.Extra) == 0 {
+			return append(b, w...), nil
+		}
+		// The extension fields follow in key order; their keys are known
+		// only at run time, so they are appended after the struct's.
+		b = append(b, w[:len(w)-1]...)
+		keys := make([]string, 0, len(c.Extra))
+		for k := range c.Extra {
+			if !wireOAuthKeys[k] {
+				keys = append(keys, k)
 			}
 		}
-		if full && len(c.Extra) > 0 {
-			keys := make([]string, 0, len(c.Extra))
-			for k := range c.Extra {
-				if !wireOAuthKeys[k] {
-					keys = append(keys, k)
-				}
+		slices.Sort(keys)
+		for _, k := range keys {
+			v := c.Extra[k]
+			if !json.Valid(v) {
+				return nil, fmt.Errorf("vault: credential field %q is not valid JSON", k)
 			}
-			slices.Sort(keys)
-			for _, k := range keys {
-				v := c.Extra[k]
-				if !json.Valid(v) {
-					return nil, fmt.Errorf("vault: credential field %q is not valid JSON", k)
-				}
-				b = append(b, ',')
-				b = appendString(b, k)
-				b = append(b, ':')
-				b = appendCompact(b, v)
-			}
+			q, _ := json.Marshal(k)
+			b = append(append(b, ','), q...)
+			b = appendCompact(append(b, ':'), v)
 		}
 		return append(b, '}'), nil
 	case TypeAPIKey:
-		b = append(b, `{"type":"api_key","key":`...)
-		b = appendString(b, c.Key)
-		if full && c.Source != "" {
-			b = append(b, `,"source":`...)
-			b = appendString(b, c.Source)
+		w := apiKeyWire{Type: string(TypeAPIKey), Key: c.Key}
+		if full {
+			w.Source = c.Source
 		}
-		return append(b, '}'), nil
+		out, err := json.Marshal(w)
+		if err != nil {
+			return nil, err
+		}
+		return append(b, out...), nil
 	}
 	return nil, fmt.Errorf("vault: cannot encode credential of type %q", c.Type)
 }
@@ -248,11 +263,6 @@ func (c Credential) AppendWire(b []byte, full bool) ([]byte, error) {
 // wireOAuthKeys are the keys the typed fields of an OAuth credential own.
 var wireOAuthKeys = map[string]bool{"type": true, "refresh": true, "access": true, "expires": true,
 	"enterpriseUrl": true, "projectId": true, "email": true, "accountId": true}
-
-func appendString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s)
-	return append(b, q...)
-}
 
 func appendCompact(b []byte, v json.RawMessage) []byte {
 	var buf bytes.Buffer

@@ -1,6 +1,7 @@
 package vault_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -36,5 +37,33 @@ func TestValidateCredentialType(t *testing.T) {
 				t.Fatalf("Validate = %v, want EINVALID containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestAppendWireBytes pins the wire bytes of both shapes: member order,
+// omitted optionals, quoting and compacted extension values.
+func TestAppendWireBytes(t *testing.T) {
+	oauth := vault.Credential{Type: vault.TypeOAuth, Refresh: "r<1>", Access: "a&b", Expires: 5, ProjectID: "p", Email: "e@x",
+		Extra: map[string]json.RawMessage{"zeta": json.RawMessage(` { "k" : [1, 2] } `), "alpha": json.RawMessage(`"x\u2028"`), "email": json.RawMessage(`"ignored"`)}}
+	key := vault.Credential{Type: vault.TypeAPIKey, Key: "sk-1", Source: "env"}
+	for _, tc := range []struct {
+		c    vault.Credential
+		full bool
+		want string
+	}{
+		{oauth, false, `{"type":"oauth","refresh":"r\u003c1\u003e","access":"a\u0026b","expires":5,"projectId":"p","email":"e@x"}`},
+		{oauth, true, `{"type":"oauth","refresh":"r\u003c1\u003e","access":"a\u0026b","expires":5,"projectId":"p","email":"e@x","alpha":"x\u2028","zeta":{"k":[1,2]}}`},
+		{vault.Credential{Type: vault.TypeOAuth}, true, `{"type":"oauth","refresh":"","access":"","expires":0}`},
+		{key, false, `{"type":"api_key","key":"sk-1"}`},
+		{key, true, `{"type":"api_key","key":"sk-1","source":"env"}`},
+	} {
+		got, err := tc.c.AppendWire([]byte("x"), tc.full)
+		if err != nil || string(got) != "x"+tc.want {
+			t.Errorf("AppendWire(full=%v) = %s, %v\nwant x%s", tc.full, got, err, tc.want)
+		}
+	}
+	bad := vault.Credential{Type: vault.TypeOAuth, Extra: map[string]json.RawMessage{"k": json.RawMessage(`{`)}}
+	if _, err := bad.AppendWire(nil, true); err == nil {
+		t.Error("an invalid extension value was encoded")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/ompgo/omp/internal/jsonw"
 	"github.com/ompgo/omp/pkg/agent"
 	"github.com/ompgo/omp/pkg/llm"
 )
@@ -128,7 +129,7 @@ func withMember(b []byte, key, value string) []byte {
 	if b[len(b)-1] != '{' {
 		b = append(b, ',')
 	}
-	b = strconv.AppendQuote(append(strconv.AppendQuote(b, key), ':'), value)
+	b = jsonw.String(append(jsonw.String(b, key), ':'), value)
 	return append(b, '}')
 }
 

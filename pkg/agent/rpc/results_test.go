@@ -121,6 +121,12 @@ func TestWithMember(t *testing.T) {
 			t.Errorf("withMember(%s) = %s", in, got)
 		}
 	}
+	// The value is a JSON string, whatever it holds.
+	got := withMember([]byte(`{}`), "messageId", "a\x00\u2028<b>")
+	var m map[string]string
+	if err := json.Unmarshal(got, &m); err != nil || m["messageId"] != "a\x00\u2028<b>" {
+		t.Errorf("withMember = %s (%v)", got, err)
+	}
 }
 
 // TestRPCInProcessEOFAnswersTheRun: closing stdin during a run aborts it,

@@ -102,3 +102,11 @@ func withMember(raw []byte, key string, val []byte) []byte {
 	b.WriteByte('}')
 	return b.Bytes()
 }
+
+// appendString appends s quoted as encoding/json writes it. The line
+// rewrites use it to keep every other member's bytes and order, which a
+// struct cannot.
+func appendString(b []byte, s string) []byte {
+	q, _ := json.Marshal(s)
+	return append(b, q...)
+}

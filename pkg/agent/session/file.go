@@ -368,30 +368,37 @@ func (f *File) AppendThinkingLevel(level string) (*Entry, error) {
 	}{level})
 }
 
+// entryBase is the members every entry line starts with, in the
+// reference's order.
+type entryBase struct {
+	Type      string  `json:"type"`
+	ID        string  `json:"id"`
+	ParentID  *string `json:"parentId"`
+	Timestamp string  `json:"timestamp"`
+}
+
 func (f *File) appendRaw(typ string, fields []byte, persist bool) (*Entry, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	id := f.newID()
-	b := make([]byte, 0, 96+len(fields))
-	b = append(b, `{"type":`...)
-	b = appendString(b, typ)
-	b = append(b, `,"id":`...)
-	b = appendString(b, id)
-	b = append(b, `,"parentId":`...)
-	if f.leaf == "" {
-		b = append(b, "null"...)
-	} else {
-		b = appendString(b, f.leaf)
+	ts := FormatTime(f.now())
+	base := entryBase{Type: typ, ID: id, Timestamp: ts}
+	if f.leaf != "" {
+		base.ParentID = &f.leaf
 	}
-	b = append(b, `,"timestamp":`...)
-	b = appendString(b, FormatTime(f.now()))
+	head, err := json.Marshal(base)
+	if err != nil {
+		return nil, fmt.Errorf("session: encode %s: %w", typ, err)
+	}
+	b := make([]byte, 0, len(head)+len(fields))
+	b = append(b, head[:len(head)-1]...)
 	if len(fields) > 2 {
 		b = append(b, ',')
 		b = append(b, fields[1:len(fields)-1]...)
 	}
 	b = append(b, '}')
 	b = truncateLarge(b)
-	e := &Entry{Type: typ, ID: id, ParentID: f.leaf, Timestamp: FormatTime(f.now()), Raw: b}
+	e := &Entry{Type: typ, ID: id, ParentID: f.leaf, Timestamp: ts, Raw: b}
 	f.lines = append(f.lines, line{raw: b, entry: e})
 	f.byID[id] = e
 	f.leaf = id
@@ -407,11 +414,6 @@ func (f *File) appendRaw(typ string, fields []byte, persist bool) (*Entry, error
 		}
 	}
 	return e, nil
-}
-
-func appendString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s)
-	return append(b, q...)
 }
 
 // Persist writes a new session's file now (fork, export, or an explicit

@@ -3,8 +3,8 @@ package anthropic
 import (
 	"errors"
 
+	"github.com/ompgo/omp/internal/jsonw"
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/internal/jsonw"
 )
 
 // ErrNotComplete is returned by EncodeMessage for a turn that failed

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"github.com/ompgo/omp/internal/jsonw"
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/internal/jsonw"
 )
 
 // StreamEncoder turns canonical events into Anthropic SSE frames, keeping

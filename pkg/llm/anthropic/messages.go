@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"github.com/ompgo/omp/internal/jsonr"
+	"github.com/ompgo/omp/internal/jsonw"
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/internal/jsonw"
 )
 
 // msgWriter writes the messages array, merging consecutive canonical

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ompgo/omp/internal/jsonw"
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/internal/jsonw"
 )
 
 // ClaudeCodeInstruction is the identity system block Claude OAuth tokens

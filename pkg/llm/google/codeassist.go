@@ -13,9 +13,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ompgo/omp/internal/jsonw"
 	"github.com/ompgo/omp/internal/provider"
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/internal/jsonw"
 )
 
 // Code Assist endpoints (reference google-gemini-cli.ts).

@@ -5,7 +5,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/ompgo/omp/pkg/llm/internal/jsonw"
+	"github.com/ompgo/omp/internal/jsonw"
 )
 
 // Hand-written encoding of the request body: encoding/json re-validates

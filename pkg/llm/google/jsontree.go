@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/ompgo/omp/internal/jsonr"
-	"github.com/ompgo/omp/pkg/llm/internal/jsonw"
+	"github.com/ompgo/omp/internal/jsonw"
 )
 
 // object is a JSON object that keeps its key order (tool schemas are shown

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ompgo/omp/internal/jsonw"
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/internal/jsonw"
 )
 
 // Target is the surface a request is built for.

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"slices"
 
+	"github.com/ompgo/omp/internal/jsonw"
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/internal/jsonw"
 )
 
 // AppendChatBody appends the Chat Completions request body for req sent to

@@ -5,8 +5,8 @@ import (
 	"encoding/hex"
 	"strconv"
 
+	"github.com/ompgo/omp/internal/jsonw"
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/internal/jsonw"
 )
 
 // ChatOptions describe the response a Chat client gets.

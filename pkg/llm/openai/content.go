@@ -4,8 +4,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ompgo/omp/internal/jsonw"
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/internal/jsonw"
 )
 
 // parseDataURL splits "data:<mime>;base64,<data>". ok is false for any

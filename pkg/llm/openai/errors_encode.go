@@ -3,8 +3,8 @@ package openai
 import (
 	"errors"
 
+	"github.com/ompgo/omp/internal/jsonw"
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/internal/jsonw"
 )
 
 // ErrorStatus maps a gateway status onto the status a Chat or Responses

@@ -2,8 +2,8 @@ package openai
 
 import (
 	"github.com/ompgo/omp/internal/jsonr"
+	"github.com/ompgo/omp/internal/jsonw"
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/internal/jsonw"
 )
 
 // responsesBodyMode selects the OpenAI Responses or the Codex dialect.

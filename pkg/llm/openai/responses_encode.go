@@ -5,8 +5,8 @@ import (
 	"encoding/hex"
 	"strconv"
 
+	"github.com/ompgo/omp/internal/jsonw"
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/internal/jsonw"
 )
 
 // ResponsesOptions describe the response a Responses client gets.

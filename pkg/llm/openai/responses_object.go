@@ -4,8 +4,8 @@ import (
 	"strconv"
 
 	"github.com/ompgo/omp/internal/jsonr"
+	"github.com/ompgo/omp/internal/jsonw"
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/internal/jsonw"
 )
 
 // appendResponseObject writes a Responses response object.

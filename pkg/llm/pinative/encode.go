@@ -3,8 +3,8 @@ package pinative
 import (
 	"strconv"
 
+	"github.com/ompgo/omp/internal/jsonw"
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/internal/jsonw"
 )
 
 // AppendEvent appends the pi-native JSON of ev: block events carry

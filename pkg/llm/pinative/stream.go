@@ -5,8 +5,8 @@ import (
 	"errors"
 	"io"
 
+	"github.com/ompgo/omp/internal/jsonw"
 	"github.com/ompgo/omp/pkg/llm"
-	"github.com/ompgo/omp/pkg/llm/internal/jsonw"
 )
 
 // Response header values.

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"log/slog"
 	"strings"
 	"testing"
@@ -73,5 +74,32 @@ func TestSharedFind(t *testing.T) {
 				t.Errorf("ids %v: find(%d) found an absent id", ids, id)
 			}
 		}
+	}
+}
+
+// TestEntryWireBytes pins an entry's prefix and its block list: member
+// order, a null identity key, extension values as stored, and updatedAtMs
+// only when known.
+func TestEntryWireBytes(t *testing.T) {
+	e, err := encodeEntry(vault.NewEntry(vault.Record{ID: 7, Provider: "p<1>", Credential: vault.Credential{Type: vault.TypeAPIKey, Key: "k"}}))
+	if want := `{"id":7,"provider":"p<1>","credential":{"type":"api_key","key":"k"},"identityKey":null`; err != nil || string(e.prefix) != want {
+		t.Errorf("prefix = %s, %v\nwant %s", e.prefix, err, want)
+	}
+	e, err = encodeEntry(vault.NewEntry(vault.Record{ID: 8, Provider: "p", IdentityKey: "key:1", Credential: vault.Credential{Type: vault.TypeAPIKey, Key: "k"}}))
+	if want := `{"id":8,"provider":"p","credential":{"type":"api_key","key":"k"},"identityKey":"key:1"`; err != nil || string(e.prefix) != want {
+		t.Errorf("prefix = %s, %v\nwant %s", e.prefix, err, want)
+	}
+	// An extension value keeps its bytes: Credential.Equal compares them raw.
+	e, err = encodeEntry(vault.NewEntry(vault.Record{ID: 9, Provider: "p", Credential: vault.Credential{Type: vault.TypeOAuth, Refresh: "r", Access: "a", Expires: 1,
+		Extra: map[string]json.RawMessage{"orgName": json.RawMessage(`"A&B <x>"`)}}}))
+	if want := `{"id":9,"provider":"p","credential":{"type":"oauth","refresh":"__remote__","access":"a","expires":1,"orgName":"A&B <x>"},"identityKey":null`; err != nil || string(e.pfx(true)) != want {
+		t.Errorf("full prefix = %s, %v\nwant %s", e.pfx(true), err, want)
+	}
+	got := appendBlockList([]byte("x"), []vault.CredentialBlock{{ProviderKey: "openai-codex:oauth", Scope: "chat", UntilMs: 9, UpdatedAtMs: 3}, {ProviderKey: "a:b", UntilMs: 10}})
+	if want := `x,"blocks":[{"providerKey":"openai-codex:oauth","blockScope":"chat","blockedUntilMs":9,"updatedAtMs":3},{"providerKey":"a:b","blockScope":"","blockedUntilMs":10}]`; string(got) != want {
+		t.Errorf("blocks = %s\nwant %s", got, want)
+	}
+	if got := appendBlockList([]byte("x"), nil); string(got) != "x" {
+		t.Errorf("no blocks = %s", got)
 	}
 }

@@ -1,11 +1,13 @@
 package server
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/ompgo/omp/pkg/vault"
+	"github.com/ompgo/omp/tools/benchcpu"
 )
 
 // BenchmarkRender1000 measures what caching per generation leaves to do per
@@ -42,4 +44,37 @@ func BenchmarkRender1000(b *testing.B) {
 			buildOf(h, 2, recs, nil, sh)
 		}
 	})
+}
+
+// BenchmarkEncode1000 is the encoding a broker does when every credential
+// is new to it (its first snapshot, or a vault that changed whole): 1 000
+// entries, a quarter of them API keys, the Codex ones with extension
+// fields and blocks, in both shapes. A snapshot after a change encodes
+// only the changed entries.
+func BenchmarkEncode1000(b *testing.B) {
+	h := testHub()
+	recs := make([]vault.Record, 1000)
+	blocks := map[int64][]vault.CredentialBlock{}
+	for i := range recs {
+		id := int64(i + 1)
+		r := vault.Record{ID: id, Provider: "anthropic", IdentityKey: fmt.Sprintf("email:u%d@example.com", i),
+			Credential: vault.Credential{Type: vault.TypeOAuth, Access: "sk-ant-oat01-" + strings.Repeat("a", 180), Refresh: "r",
+				Expires: int64(i) * 60_000, Email: fmt.Sprintf("u%d@example.com", i)}}
+		switch i % 4 {
+		case 1:
+			r.Provider = "openai-codex"
+			r.Credential.AccountID = fmt.Sprintf("acct-%08d", i)
+			r.Credential.Extra = map[string]json.RawMessage{"chatgptPlanType": json.RawMessage(`"pro"`), "idToken": json.RawMessage(`"` + strings.Repeat("j", 400) + `"`)}
+			blocks[id] = []vault.CredentialBlock{{ProviderKey: "openai-codex:oauth", Scope: "chat", UntilMs: 1 << 50, UpdatedAtMs: 1000}}
+		case 3:
+			r = vault.Record{ID: id, Provider: "openai", IdentityKey: fmt.Sprintf("key:%d", i),
+				Credential: vault.Credential{Type: vault.TypeAPIKey, Key: "sk-proj-" + strings.Repeat("k", 120), Source: "env"}}
+		}
+		recs[i] = r
+	}
+	b.ReportAllocs()
+	defer benchcpu.Start(b)()
+	for b.Loop() {
+		buildOf(h, 2, recs, blocks, nil)
+	}
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"slices"
@@ -78,34 +79,25 @@ func newEntryBlocks(bs []vault.CredentialBlock, prev *entryBlocks) *entryBlocks 
 	return eb
 }
 
+// blockWire is a CredentialBlock as a snapshot entry carries it.
+type blockWire struct {
+	ProviderKey    string `json:"providerKey"`
+	BlockScope     string `json:"blockScope"`
+	BlockedUntilMs int64  `json:"blockedUntilMs"`
+	UpdatedAtMs    int64  `json:"updatedAtMs,omitempty"` // 0: unknown
+}
+
 // appendBlockList appends `,"blocks":[…]`, nothing for an empty list.
 func appendBlockList(b []byte, bs []vault.CredentialBlock) []byte {
 	if len(bs) == 0 {
 		return b
 	}
-	b = append(b, `,"blocks":[`...)
+	list := make([]blockWire, len(bs))
 	for i, x := range bs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"providerKey":`...)
-		b = appendJSONString(b, x.ProviderKey)
-		b = append(b, `,"blockScope":`...)
-		b = appendJSONString(b, x.Scope)
-		b = append(b, `,"blockedUntilMs":`...)
-		b = strconv.AppendInt(b, x.UntilMs, 10)
-		if x.UpdatedAtMs > 0 {
-			b = append(b, `,"updatedAtMs":`...)
-			b = strconv.AppendInt(b, x.UpdatedAtMs, 10)
-		}
-		b = append(b, '}')
+		list[i] = blockWire{ProviderKey: x.ProviderKey, BlockScope: x.Scope, BlockedUntilMs: x.UntilMs, UpdatedAtMs: max(x.UpdatedAtMs, 0)}
 	}
-	return append(b, ']')
-}
-
-func appendJSONString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s)
-	return append(b, q...)
+	enc, _ := json.Marshal(list) // strings and integers only: it cannot fail
+	return append(append(b, `,"blocks":`...), enc...)
 }
 
 // appendBlocks appends e's blocks as a reader of shape sh sees them at
@@ -191,44 +183,49 @@ func encodeRecord(r *vault.Record, old *encodedEntry) (encodedEntry, error) {
 	return encodeEntry(vault.NewEntry(*r))
 }
 
+// entryWire is a snapshot entry without blocks and rotatesInMs.
+type entryWire struct {
+	ID          int64           `json:"id"`
+	Provider    string          `json:"provider"`
+	Credential  json.RawMessage `json:"credential"`
+	IdentityKey *string         `json:"identityKey"` // nil: none
+}
+
 // encodeEntry redacts nothing itself: e.Credential must already be redacted
 // (vault.NewEntry does it).
 func encodeEntry(e vault.Entry) (encodedEntry, error) {
-	provider, _ := json.Marshal(e.Provider)
-	enc := func(full bool) ([]byte, error) {
-		b := make([]byte, 0, len(provider)+len(e.IdentityKey)+256)
-		b = append(b, `{"id":`...)
-		b = strconv.AppendInt(b, e.ID, 10)
-		b = append(b, `,"provider":`...)
-		b = append(b, provider...)
-		b = append(b, `,"credential":`...)
-		b, err := e.Credential.AppendWire(b, full)
-		if err != nil {
+	w := entryWire{ID: e.ID, Provider: e.Provider}
+	if e.IdentityKey != "" {
+		w.IdentityKey = &e.IdentityKey
+	}
+	encode := func(full bool) ([]byte, error) {
+		var err error
+		if w.Credential, err = e.Credential.AppendWire(nil, full); err != nil {
 			return nil, err
 		}
-		b = append(b, `,"identityKey":`...)
-		return appendNullableString(b, e.IdentityKey), nil
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		// Without HTML escaping the credential's extension values keep
+		// their bytes (Credential.Equal compares them raw).
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(w); err != nil {
+			return nil, err
+		}
+		// The entry's closing brace comes after blocks and rotatesInMs.
+		return bytes.TrimSuffix(buf.Bytes(), []byte("}\n")), nil
 	}
 	src := &entrySrc{Entry: e}
 	out := encodedEntry{id: e.ID, provider: e.Provider, oauth: e.Credential.IsOAuth(), expires: e.Credential.Expires, src: src}
 	var err error
-	if out.prefix, err = enc(false); err != nil {
+	if out.prefix, err = encode(false); err != nil {
 		return encodedEntry{}, err
 	}
 	if e.Credential.HasExtensions() {
-		if src.full, err = enc(true); err != nil {
+		if src.full, err = encode(true); err != nil {
 			return encodedEntry{}, err
 		}
 	}
 	return out, nil
-}
-
-func appendNullableString(b []byte, s string) []byte {
-	if s == "" {
-		return append(b, "null"...)
-	}
-	q, _ := json.Marshal(s)
-	return append(b, q...)
 }
 
 // rotatesInMs estimates when the refresher will rotate e, relative to now

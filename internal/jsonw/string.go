@@ -1,6 +1,7 @@
-// Package jsonw appends JSON tokens to byte slices. The provider adapters
-// use it to write wire JSON on the hot path without reflection or
-// allocation.
+// Package jsonw appends JSON tokens to byte slices: the one hand-written
+// JSON writer of the module. The provider adapters use it to write wire
+// JSON on the hot path without reflection or allocation, and so does the
+// agent's event stream; everything else writes JSON with encoding/json.
 //
 // Strings come in two dialects, because the wire formats' goldens were
 // fixed by two different reference encoders:
