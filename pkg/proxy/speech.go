@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -65,24 +66,7 @@ func (s *Server) speech(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
-	s.mediaHeaders(w, m)
-	h := w.Header()
-	ct := resp.Header.Get("Content-Type")
-	if ct == "" {
-		ct = speechType(format)
-	}
-	h["Content-Type"] = []string{ct}
-	if resp.ContentLength >= 0 {
-		h["Content-Length"] = []string{strconv.FormatInt(resp.ContentLength, 10)}
-	}
-	w.WriteHeader(http.StatusOK)
-	if err := copyFlushing(w, resp.Body); err != nil && r.Context().Err() == nil {
-		s.log.Warn("auth-gateway speech failed", "format", m.format, "error", err)
-		// The status is sent: cut the body short so the client sees it
-		// incomplete rather than a shorter file.
-		panic(http.ErrAbortHandler)
-	}
+	s.passBytes(w, r, m, resp, speechType(format))
 	return nil
 }
 
@@ -166,6 +150,26 @@ func decodeSpeech(body []byte) (*speechRequest, error) {
 		}
 	}
 	return &req, nil
+}
+
+// passBytes answers 200 with the upstream's bytes as they arrive, under
+// its Content-Type (else fallbackType) and Content-Length, and closes
+// resp.Body.
+func (s *Server) passBytes(w http.ResponseWriter, r *http.Request, m *media, resp *http.Response, fallbackType string) {
+	defer resp.Body.Close()
+	s.mediaHeaders(w, m)
+	h := w.Header()
+	h["Content-Type"] = []string{cmp.Or(resp.Header.Get("Content-Type"), fallbackType)}
+	if resp.ContentLength >= 0 {
+		h["Content-Length"] = []string{strconv.FormatInt(resp.ContentLength, 10)}
+	}
+	w.WriteHeader(http.StatusOK)
+	if err := copyFlushing(w, resp.Body); err != nil && r.Context().Err() == nil {
+		s.log.Warn("auth-gateway "+m.format+" failed", "error", err)
+		// The status is sent: cut the body short so the client sees it
+		// incomplete rather than a shorter file.
+		panic(http.ErrAbortHandler)
+	}
 }
 
 // copyFlushing copies src to w, flushing after each read so that bytes

@@ -163,22 +163,7 @@ func (s *Server) videoContent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
-	s.mediaHeaders(w, m)
-	h := w.Header()
-	ct := resp.Header.Get("Content-Type")
-	if ct == "" {
-		ct = "application/octet-stream"
-	}
-	h["Content-Type"] = []string{ct}
-	if resp.ContentLength >= 0 {
-		h["Content-Length"] = []string{strconv.FormatInt(resp.ContentLength, 10)}
-	}
-	w.WriteHeader(http.StatusOK)
-	if err := copyFlushing(w, resp.Body); err != nil && r.Context().Err() == nil {
-		s.log.Warn("auth-gateway video content failed", "format", m.format, "error", err)
-		panic(http.ErrAbortHandler)
-	}
+	s.passBytes(w, r, m, resp, "application/octet-stream")
 	return nil
 }
 
