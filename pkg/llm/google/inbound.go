@@ -123,7 +123,7 @@ func DecodeRequest(body []byte) (*llm.Request, error) {
 // decodeInboundPlain reads a generateContent body into in with
 // encoding/json, after renaming its proto-named keys.
 func decodeInboundPlain(body []byte, in *inboundRequest) error {
-	body, err := normalizeKeys(body, requestMessage)
+	body, err := normalizeKeys(body, types().request)
 	if err != nil {
 		return err
 	}

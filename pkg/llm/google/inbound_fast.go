@@ -27,7 +27,7 @@ func decodeInboundFast(body []byte, in *inboundRequest) bool {
 	seen := map[string]bool{}
 	for r.More() {
 		key := r.Key()
-		if n, ok := requestMessage.proto[string(key)]; ok {
+		if n, ok := types().request.proto[string(key)]; ok {
 			key = []byte(n)
 		}
 		k := string(key)
@@ -40,13 +40,13 @@ func decodeInboundFast(body []byte, in *inboundRequest) bool {
 		case "contents":
 			in.Contents, err = fastContents(r)
 		case "systemInstruction":
-			err = unmarshalMessage(r.Raw(), contentMessage, &in.SystemInstruction)
+			err = unmarshalMessage(r.Raw(), types().content, &in.SystemInstruction)
 		case "tools":
-			err = unmarshalMessage(r.Raw(), toolMessage, &in.Tools)
+			err = unmarshalMessage(r.Raw(), types().tool, &in.Tools)
 		case "toolConfig":
-			err = unmarshalMessage(r.Raw(), toolConfigMessage, &in.ToolConfig)
+			err = unmarshalMessage(r.Raw(), types().toolConfig, &in.ToolConfig)
 		case "generationConfig":
-			err = unmarshalMessage(r.Raw(), generationMessage, &in.GenerationConfig)
+			err = unmarshalMessage(r.Raw(), types().generation, &in.GenerationConfig)
 		case "cachedContent":
 			err = json.Unmarshal(r.Raw(), &in.CachedContent)
 		default:
@@ -145,7 +145,7 @@ func fastPart(r *jsonr.Reader) (inboundPart, error) {
 		if r.Err() != nil || r.Peek() == 'n' {
 			return p, errDecline
 		}
-		if n, ok := partMessage.proto[string(k)]; ok {
+		if n, ok := types().part.proto[string(k)]; ok {
 			k = []byte(n)
 		}
 		bit := uint(0)
@@ -178,11 +178,11 @@ func fastPart(r *jsonr.Reader) (inboundPart, error) {
 		case "inlineData":
 			p.InlineData, err = fastBlob(r)
 		case "fileData":
-			err = unmarshalMessage(r.Raw(), fileMessage, &p.FileData)
+			err = unmarshalMessage(r.Raw(), types().file, &p.FileData)
 		case "functionCall":
-			err = unmarshalMessage(r.Raw(), callMessage, &p.FunctionCall)
+			err = unmarshalMessage(r.Raw(), types().call, &p.FunctionCall)
 		case "functionResponse":
-			err = unmarshalMessage(r.Raw(), responseMessage, &p.FunctionResponse)
+			err = unmarshalMessage(r.Raw(), types().response, &p.FunctionResponse)
 		case "executableCode":
 			err = json.Unmarshal(r.Raw(), &p.ExecutableCode)
 		case "codeExecutionResult":
@@ -212,7 +212,7 @@ func fastBlob(r *jsonr.Reader) (*Blob, error) {
 		if r.Err() != nil || r.Peek() != '"' {
 			return nil, errDecline
 		}
-		if n, ok := blobMessage.proto[string(k)]; ok {
+		if n, ok := types().blob.proto[string(k)]; ok {
 			k = []byte(n)
 		}
 		switch string(k) {

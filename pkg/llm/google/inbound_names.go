@@ -3,6 +3,7 @@ package google
 import (
 	"bytes"
 	"encoding/json"
+	"sync"
 
 	"github.com/ompgo/omp/internal/jsonr"
 	"github.com/ompgo/omp/pkg/llm"
@@ -55,46 +56,51 @@ func protoName(jsonName string) string {
 	return string(b)
 }
 
-// The request's message types. Members not listed keep their keys, which
-// is right for every member whose value is free-form; a tool other than
-// functionDeclarations goes to a Gemini upstream as it came, and Google
-// reads either spelling inside it.
-var (
-	blobMessage     = newMessage("inlineData", []string{"mimeType", "data", "displayName"}, nil)
-	fileMessage     = newMessage("fileData", []string{"mimeType", "fileUri", "displayName"}, nil)
-	callMessage     = newMessage("functionCall", []string{"id", "name", "args"}, nil)
-	responseMessage = newMessage("functionResponse", []string{"id", "name", "response", "parts", "willContinue", "scheduling"},
+// messageTypes are the request's message types. Members not listed keep
+// their keys, which is right for every member whose value is free-form; a
+// tool other than functionDeclarations goes to a Gemini upstream as it
+// came, and Google reads either spelling inside it.
+type messageTypes struct {
+	request, content, part, blob, file, call, response *message
+	tool, toolConfig, generation                       *message
+}
+
+// types returns the request's message types, built on first use.
+var types = sync.OnceValue(func() *messageTypes {
+	t := &messageTypes{}
+	t.blob = newMessage("inlineData", []string{"mimeType", "data", "displayName"}, nil)
+	t.file = newMessage("fileData", []string{"mimeType", "fileUri", "displayName"}, nil)
+	t.call = newMessage("functionCall", []string{"id", "name", "args"}, nil)
+	t.response = newMessage("functionResponse", []string{"id", "name", "response", "parts", "willContinue", "scheduling"},
 		map[string]*message{"parts": newMessage("parts", []string{"inlineData", "fileData"},
-			map[string]*message{"inlineData": blobMessage, "fileData": fileMessage})})
-	partMessage = newMessage("parts", []string{"text", "thought", "thoughtSignature", "inlineData", "fileData",
+			map[string]*message{"inlineData": t.blob, "fileData": t.file})})
+	t.part = newMessage("parts", []string{"text", "thought", "thoughtSignature", "inlineData", "fileData",
 		"functionCall", "functionResponse", "executableCode", "codeExecutionResult", "videoMetadata",
 		"partMetadata", "mediaResolution"},
-		map[string]*message{"inlineData": blobMessage, "fileData": fileMessage, "functionCall": callMessage,
-			"functionResponse": responseMessage,
+		map[string]*message{"inlineData": t.blob, "fileData": t.file, "functionCall": t.call,
+			"functionResponse": t.response,
 			"videoMetadata":    newMessage("videoMetadata", []string{"startOffset", "endOffset", "fps"}, nil)})
-	contentMessage     = newMessage("content", []string{"role", "parts"}, map[string]*message{"parts": partMessage})
-	declarationMessage = newMessage("functionDeclarations", []string{"name", "description", "parameters",
+	t.content = newMessage("content", []string{"role", "parts"}, map[string]*message{"parts": t.part})
+	declaration := newMessage("functionDeclarations", []string{"name", "description", "parameters",
 		"parametersJsonSchema", "response", "responseJsonSchema", "behavior"}, nil)
-	toolMessage = newMessage("tools", []string{"functionDeclarations", "googleSearchRetrieval", "codeExecution",
+	t.tool = newMessage("tools", []string{"functionDeclarations", "googleSearchRetrieval", "codeExecution",
 		"googleSearch", "urlContext", "computerUse", "fileSearch", "googleMaps"},
-		map[string]*message{"functionDeclarations": declarationMessage})
-	toolConfigMessage = newMessage("toolConfig", []string{"functionCallingConfig", "retrievalConfig"},
+		map[string]*message{"functionDeclarations": declaration})
+	t.toolConfig = newMessage("toolConfig", []string{"functionCallingConfig", "retrievalConfig"},
 		map[string]*message{"functionCallingConfig": newMessage("functionCallingConfig", []string{"mode", "allowedFunctionNames"}, nil)})
-	generationMessage = newMessage("generationConfig", []string{"temperature", "topP", "topK", "maxOutputTokens",
+	t.generation = newMessage("generationConfig", []string{"temperature", "topP", "topK", "maxOutputTokens",
 		"stopSequences", "candidateCount", "thinkingConfig", "responseMimeType", "responseSchema",
 		"responseJsonSchema", "presencePenalty", "frequencyPenalty", "seed", "responseLogprobs", "logprobs",
 		"enableEnhancedCivicAnswers", "responseModalities", "speechConfig", "mediaResolution", "imageConfig"},
 		map[string]*message{"thinkingConfig": newMessage("thinkingConfig", []string{"includeThoughts", "thinkingBudget", "thinkingLevel"}, nil)})
-	requestMessage = newMessage("request", []string{"model", "contents", "systemInstruction", "tools", "toolConfig",
+	t.request = newMessage("request", []string{"model", "contents", "systemInstruction", "tools", "toolConfig",
 		"generationConfig", "safetySettings", "cachedContent", "labels", "generateContentRequest"},
-		map[string]*message{"contents": contentMessage, "systemInstruction": contentMessage, "tools": toolMessage,
-			"toolConfig": toolConfigMessage, "generationConfig": generationMessage})
-)
-
-func init() {
+		map[string]*message{"contents": t.content, "systemInstruction": t.content, "tools": t.tool,
+			"toolConfig": t.toolConfig, "generationConfig": t.generation})
 	// countTokens wraps a whole generateContent request.
-	requestMessage.sub["generateContentRequest"] = requestMessage
-}
+	t.request.sub["generateContentRequest"] = t.request
+	return t
+})
 
 // keyEdit replaces the key literal at data[start:end] with name's.
 type keyEdit struct {
