@@ -3,22 +3,26 @@ package anthropic
 import (
 	"errors"
 	"regexp"
+	"sync"
 
 	"github.com/ompgo/omp/pkg/llm"
 )
 
-var (
-	// invalidSignature is Anthropic's (and Anthropic-fronting proxies')
-	// rejection of a replayed thinking block's signature:
-	// "Invalid `signature` in `thinking` block".
-	invalidSignature = regexp.MustCompile("(?i)invalid\\s+`?signature`?\\s+in\\s+`?thinking`?(?:\\s+block)?")
-	// missingSignature is a Bedrock-backed proxy's schema rejection of it:
-	// "messages.N.content.M.thinking.signature: Field required".
-	missingSignature = regexp.MustCompile(`(?i)thinking\.signature\b[^"\n]{0,32}\brequired\b`)
-	// prefixBinding marks a signature rejection caused by a rewritten
-	// conversation prefix before a signed block, not by its signer.
-	prefixBinding = regexp.MustCompile(`(?i)bound to a different conversation|block_binding\.prefix_mismatch_behavior|prefix_mismatch_behavior`)
-)
+// signaturePatterns are the texts of an upstream's rejection of a replayed
+// thinking block's signature.
+var signaturePatterns = sync.OnceValue(func() map[string]*regexp.Regexp {
+	return map[string]*regexp.Regexp{
+		// Anthropic and the proxies in front of it:
+		// "Invalid `signature` in `thinking` block".
+		"invalid": regexp.MustCompile("(?i)invalid\\s+`?signature`?\\s+in\\s+`?thinking`?(?:\\s+block)?"),
+		// A Bedrock-backed proxy's schema check:
+		// "messages.N.content.M.thinking.signature: Field required".
+		"missing": regexp.MustCompile(`(?i)thinking\.signature\b[^"\n]{0,32}\brequired\b`),
+		// A signed block whose conversation prefix was rewritten: not a
+		// question of its signer.
+		"prefix": regexp.MustCompile(`(?i)bound to a different conversation|block_binding\.prefix_mismatch_behavior|prefix_mismatch_behavior`),
+	}
+})
 
 // thinkingSignatureRejected reports whether err is the upstream refusing
 // the signature of a replayed thinking block: the signature is invalid or
@@ -28,11 +32,11 @@ func thinkingSignatureRejected(err error) bool {
 	if !errors.As(err, &ue) {
 		return false
 	}
-	msg := ue.Message
-	if invalidSignature.MatchString(msg) && prefixBinding.MatchString(msg) {
+	msg, re := ue.Message, signaturePatterns()
+	if re["invalid"].MatchString(msg) && re["prefix"].MatchString(msg) {
 		return false
 	}
-	return invalidSignature.MatchString(msg) || missingSignature.MatchString(msg)
+	return re["invalid"].MatchString(msg) || re["missing"].MatchString(msg)
 }
 
 // replaysThinking reports whether the thinking of assistant message m goes
