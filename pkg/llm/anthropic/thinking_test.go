@@ -193,3 +193,64 @@ func TestThinkingReplayFallbackOnlyBeforeStreaming(t *testing.T) {
 		t.Fatal("a mid-stream rejection was remembered")
 	}
 }
+
+// Both fallbacks in one request: strict tools rejected first, then the
+// replayed signatures; each is retried once and both are remembered.
+func TestStrictAndThinkingFallbacksTogether(t *testing.T) {
+	var (
+		mu       sync.Mutex
+		attempts []string
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		body := string(b)
+		var what string
+		switch {
+		case strings.Contains(body, `"strict":true`):
+			what = "strict"
+		case strings.Contains(body, `"type":"thinking"`):
+			what = "thinking"
+		default:
+			what = "plain"
+		}
+		mu.Lock()
+		attempts = append(attempts, what)
+		mu.Unlock()
+		switch what {
+		case "strict":
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = io.WriteString(w, `{"type":"error","error":{"type":"invalid_request_error","message":"tools.0.custom.strict: Extra inputs are not permitted"}}`)
+		case "thinking":
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = io.WriteString(w, invalidSignatureBody)
+		default:
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = io.WriteString(w, fixture(t, "upstream_thinking_tool.sse"))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	p := &Provider{BaseURL: srv.URL, Client: srv.Client()}
+	session := &llm.SessionState{}
+	strict := true
+	send := func(want string) {
+		t.Helper()
+		req := replayRequest(session)
+		req.Tools = []llm.Tool{{Name: "get_weather", Parameters: []byte(`{"type":"object"}`), Strict: &strict}}
+		s, err := p.Stream(context.Background(), req, &testModel, llm.APIKey("sk-test"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := llm.Collect(s); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		got := strings.Join(attempts, " ")
+		attempts = nil
+		mu.Unlock()
+		if got != want {
+			t.Fatalf("upstream attempts %q, want %q", got, want)
+		}
+	}
+	send("strict thinking plain")
+	send("plain")
+}
