@@ -130,6 +130,10 @@ type Agent struct {
 	retryAfter time.Duration
 	// todoFailed queues the todo-failure reminder for the next prompt.
 	todoFailed bool
+	// sessionState is what the providers learned during the session whose
+	// id is sessionStateFor (their fallbacks); another session starts afresh.
+	sessionState    *llm.SessionState
+	sessionStateFor string
 	// pruned is the tool-output pruning saving made since the usage of the assistant
 	// message with timestamp prunedAt was measured.
 	pruned   int

@@ -11,8 +11,9 @@ var anthropicBudgets = map[string]int{"minimal": 1024, "low": 2048, "medium": 81
 const imageOmitted = "[image omitted: model does not accept images]"
 
 // request builds the canonical request of the next turn: system
-// prompt, the repaired context, the tools, maxTokens, reasoning
-// and the session id for prompt-cache affinity.
+// prompt, the repaired context, the tools, maxTokens, reasoning,
+// the session id for prompt-cache affinity and the session's provider
+// state.
 func (a *Agent) request(tc turnConfig) *llm.Request {
 	msgs := session.LLMMessages(a.messages)
 	m := tc.model
@@ -26,6 +27,7 @@ func (a *Agent) request(tc turnConfig) *llm.Request {
 		SessionID:      a.Session.Header().ID,
 		PromptCacheKey: a.Session.Header().ID,
 		MaxTokens:      maxTokens(m, a.SystemPrompt, msgs),
+		Session:        a.providerState(),
 	}
 	if a.SystemPrompt != "" {
 		req.System = []llm.SystemBlock{{Text: a.SystemPrompt}}
@@ -46,6 +48,15 @@ func (a *Agent) request(tc turnConfig) *llm.Request {
 		}
 	}
 	return req
+}
+
+// providerState is the provider state of the current session: the
+// fallbacks its earlier turns taught apply to its later turns only.
+func (a *Agent) providerState() *llm.SessionState {
+	if id := a.Session.Header().ID; a.sessionState == nil || a.sessionStateFor != id {
+		a.sessionState, a.sessionStateFor = &llm.SessionState{}, id
+	}
+	return a.sessionState
 }
 
 // maxTokens is the model's maxTokens, capped at the room left in the

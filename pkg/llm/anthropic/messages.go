@@ -80,7 +80,7 @@ func appendMessages(dst []byte, msgs []llm.Message, oauth bool) []byte {
 			}
 		case llm.RoleAssistant:
 			w.open("assistant")
-			replay := m.API == llm.APIAnthropic || (m.API == "" && m.Provider == "anthropic")
+			replay := replaysThinking(m)
 			for j := range m.Content {
 				w.assistantBlock(&m.Content[j], replay)
 			}
@@ -213,13 +213,7 @@ func (w *msgWriter) assistantBlock(c *llm.Content, replay bool) {
 	case llm.ContentText:
 		w.text(c)
 	case llm.ContentThinking:
-		// Only Anthropic-signed thinking may be replayed.
-		sig := c.ThinkingSignature
-		if tok, api, ok := llm.DecodeSignatureToken(sig); ok && api == llm.APIAnthropic {
-			sig = tok // our own token, handed back by a client
-		} else if llm.IsSignatureToken(sig) {
-			return // another provider's reasoning: never a signed block
-		}
+		sig := anthropicSignature(c.ThinkingSignature)
 		if !replay || sig == "" {
 			return
 		}

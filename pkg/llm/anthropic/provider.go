@@ -74,22 +74,39 @@ func (p *Provider) endpoint(model llm.Model) string {
 // event is already an error, so the gateway can still answer with an HTTP
 // status.
 //
-// Strict tools fall back: when the upstream rejects strict tool schemas
-// the request is sent once more without them, and the session
-// (req.Session) remembers it for its later requests to the same endpoint
-// and model.
+// Two fallbacks retry once, before anything was streamed, and the session
+// (req.Session) remembers them for its later requests to the same endpoint
+// and model: when the upstream rejects strict tool schemas the request is
+// sent again without them, and when it rejects the signature of replayed
+// thinking (a block signed by another signer, such as a proxy's former
+// upstream) it is sent again without any replayed thinking. Stored history
+// keeps its thinking; only the upstream request changes.
 func (p *Provider) Stream(ctx context.Context, req *llm.Request, model *llm.Model, cred llm.Credential) (*llm.Stream, error) {
+	scope := llm.UpstreamScope(providerID(*model), p.endpoint(*model), model.ID)
 	strict := hasStrictTools(req)
-	scope := llm.StrictToolsScope(providerID(*model), p.endpoint(*model), model.ID)
 	if strict && req.Session.StrictToolsDisabled(scope) {
 		req, strict = withoutStrictTools(req), false
 	}
-	st, err := p.sendVersioned(ctx, req, model, cred)
-	if err != nil && strict && ctx.Err() == nil && strictRejected(err) {
-		req.Session.DisableStrictTools(scope)
-		return p.sendVersioned(ctx, withoutStrictTools(req), model, cred)
+	thinking := hasReplayedThinking(req)
+	if thinking && req.Session.ThinkingReplayDisabled(scope) {
+		req, thinking = withoutReplayedThinking(req), false
 	}
-	return st, err
+	for {
+		st, err := p.sendVersioned(ctx, req, model, cred)
+		if err == nil || ctx.Err() != nil {
+			return st, err
+		}
+		switch {
+		case strict && strictRejected(err):
+			req.Session.DisableStrictTools(scope)
+			req, strict = withoutStrictTools(req), false
+		case thinking && thinkingSignatureRejected(err):
+			req.Session.DisableThinkingReplay(scope)
+			req, thinking = withoutReplayedThinking(req), false
+		default:
+			return st, err
+		}
+	}
 }
 
 // sendVersioned sends req presenting the process's Claude Code version.
