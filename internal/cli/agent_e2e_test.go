@@ -50,6 +50,13 @@ type fakeError struct {
 	body   string
 }
 
+// fakeGatedError is a fakeError answered only once release is closed;
+// started is closed when the request arrives.
+type fakeGatedError struct {
+	fakeError
+	started, release chan struct{}
+}
+
 func newFakeAnthropic(t *testing.T) *fakeAnthropic {
 	f := &fakeAnthropic{}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
@@ -90,6 +97,15 @@ func (f *fakeAnthropic) serve(w http.ResponseWriter, r *http.Request) {
 	next := f.script[0]
 	f.script = f.script[1:]
 	f.mu.Unlock()
+	if g, ok := next.(fakeGatedError); ok {
+		close(g.started)
+		select {
+		case <-g.release:
+		case <-r.Context().Done():
+			return
+		}
+		next = g.fakeError
+	}
 	switch v := next.(type) {
 	case fakeError:
 		w.Header().Set("Content-Type", "application/json")

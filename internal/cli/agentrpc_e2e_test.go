@@ -271,7 +271,6 @@ func frameTypes(frames []rpcFrame) []string {
 var (
 	refOnlyFrames = []string{"extension_ui_request", "advisor_cost_changed", "tool_execution_update"}
 	refOnlyFields = map[string][]string{
-		"agent_end":          {"isTerminal"},
 		"response:get_state": {"systemPrompt", "dumpTools", "contextUsage"},
 	}
 	oursOnlyFrames = []string{"prompt_result", "session_settled"}
@@ -279,6 +278,7 @@ var (
 		"message_start":            {"messageId"},
 		"message_update":           {"messageId"},
 		"message_end":              {"messageId"},
+		"agent_end":                {"yielded"},
 		"response:no_such_command": {"id"},
 		"response:get_state":       {"hasPendingAsyncWork", "isSettled"},
 	}

@@ -134,6 +134,9 @@ type Agent struct {
 	// id is sessionStateFor (their fallbacks); another session starts afresh.
 	sessionState    *llm.SessionState
 	sessionStateFor string
+	// pendingEnd is the agent_end of the run that just ended, held until
+	// the agent has decided whether another run follows (endRun).
+	pendingEnd *Event
 	// pruned is the tool-output pruning saving made since the usage of the assistant
 	// message with timestamp prunedAt was measured.
 	pruned   int
@@ -238,8 +241,55 @@ func (a *Agent) prompt(ctx context.Context, content []llm.Content) (*llm.Message
 	}
 	user := &llm.Message{Role: llm.RoleUser, Content: content, Timestamp: a.now().UnixMilli()}
 	final, err := a.run(ctx, []session.Message{session.NewMessage(user, nil)})
-	final, err = a.recover(ctx, final, err)
-	return a.maintainThreshold(ctx, final, err)
+	for {
+		final, err = a.recover(ctx, final, err)
+		final, err = a.maintainThreshold(ctx, final, err)
+		queued := a.stranded(ctx, final, err)
+		if len(queued) == 0 {
+			break
+		}
+		a.endRun(nextForInput)
+		final, err = a.run(ctx, queued)
+	}
+	a.endRun(nextNone)
+	return final, err
+}
+
+// next says what follows a run: nothing, a run the agent starts for its
+// own work (a retry, a recovery, an auto-continue), or a run that
+// delivers queued input.
+type next int
+
+const (
+	nextNone next = iota
+	nextOwnWork
+	nextForInput
+)
+
+// endRun emits the held agent_end of the run that just ended, tagged with
+// what follows it (no-op when none is held).
+func (a *Agent) endRun(n next) {
+	e := a.pendingEnd
+	if e == nil {
+		return
+	}
+	a.pendingEnd = nil
+	e.IsTerminal = n == nextNone
+	e.Yielded = n != nextOwnWork
+	a.emit(e)
+}
+
+// stranded takes the steering or follow-up messages queued after the
+// run's last look at its queues (or left there by a run that ended on
+// an error), to deliver them in another run; nothing after an abort.
+func (a *Agent) stranded(ctx context.Context, final *llm.Message, err error) []session.Message {
+	if err != nil || final == nil || ctx.Err() != nil || final.StopReason == llm.StopAborted {
+		return nil
+	}
+	if steer := a.dequeue(false); len(steer) > 0 {
+		return steer
+	}
+	return a.dequeue(true)
 }
 
 // appendCustomMessage records a custom_message entry and adds it to
@@ -269,8 +319,11 @@ func (a *Agent) persist(m session.Message) error {
 	return nil
 }
 
-// run is one agent_start … agent_end cycle.
+// run is one agent_start … agent_end cycle. Its agent_end is held until
+// the caller knows what follows (endRun); a run started while one is
+// still held continues the agent's own work.
 func (a *Agent) run(ctx context.Context, newMessages []session.Message) (*llm.Message, error) {
+	a.endRun(nextOwnWork)
 	a.emit(&Event{Type: EventAgentStart})
 	var produced []json.RawMessage
 	var final *llm.Message
@@ -341,7 +394,7 @@ func (a *Agent) run(ctx context.Context, newMessages []session.Message) (*llm.Me
 		}
 		break
 	}
-	a.emit(&Event{Type: EventAgentEnd, Messages: produced})
+	a.pendingEnd = &Event{Type: EventAgentEnd, Messages: produced}
 	return final, werr
 }
 

@@ -173,7 +173,11 @@ func TestRetriesRunOut(t *testing.T) {
 	if final.StopReason != llm.StopError || len(h.prov.Requests) != 4 {
 		t.Fatalf("final %+v after %d requests", final, len(h.prov.Requests))
 	}
-	if last := h.lines[len(h.lines)-1]; last != `{"type":"auto_retry_end","success":false,"attempt":3,"finalError":"429 rate limit"}` {
+	// The retry sequence closes before the run's agent_end, which ends the prompt.
+	if end := h.lines[len(h.lines)-2]; end != `{"type":"auto_retry_end","success":false,"attempt":3,"finalError":"429 rate limit"}` {
+		t.Fatalf("retry end = %s", end)
+	}
+	if last := h.lines[len(h.lines)-1]; !strings.HasSuffix(last, `,"isTerminal":true,"yielded":true}`) {
 		t.Fatalf("last event = %s", last)
 	}
 }
@@ -368,7 +372,11 @@ func TestRetryEndsWhenTheErrorStopsBeingTransient(t *testing.T) {
 	if final.ErrorMessage != "invalid request: bad tool schema" || len(h.prov.Requests) != 2 {
 		t.Fatalf("final = %+v after %d requests", final, len(h.prov.Requests))
 	}
-	if last := h.lines[len(h.lines)-1]; last != `{"type":"auto_retry_end","success":false,"attempt":1,"finalError":"invalid request: bad tool schema"}` {
+	// The retry sequence closes before the run's agent_end, which ends the prompt.
+	if end := h.lines[len(h.lines)-2]; end != `{"type":"auto_retry_end","success":false,"attempt":1,"finalError":"invalid request: bad tool schema"}` {
+		t.Fatalf("retry end = %s", end)
+	}
+	if last := h.lines[len(h.lines)-1]; !strings.HasSuffix(last, `,"isTerminal":true,"yielded":true}`) {
 		t.Fatalf("last event = %s", last)
 	}
 }

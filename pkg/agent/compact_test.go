@@ -168,7 +168,7 @@ func TestOverflowRecoveryWithBuiltinCompactor(t *testing.T) {
 		t.Fatalf("final = %+v, %v", final, err)
 	}
 	if got := h.seq(EventAgentStart, EventAgentEnd, EventAutoCompactionStart, EventAutoCompactionEnd, EventAutoRetryStart); got !=
-		"agent_start agent_end auto_compaction_start auto_compaction_end agent_start agent_end" {
+		"agent_start auto_compaction_start auto_compaction_end agent_end agent_start agent_end" {
 		t.Fatalf("events = %s", got)
 	}
 	if got := h.line(EventAutoCompactionStart); got != `{"type":"auto_compaction_start","reason":"overflow"}` {

@@ -55,6 +55,14 @@ type Event struct {
 	Success      bool
 	FinalError   string
 
+	// IsTerminal and Yielded belong to agent_end: IsTerminal is false when
+	// the session starts another run by itself (a retry, a recovery, an
+	// auto-continue, or a queued message delivered); Yielded is false only
+	// while the agent continues its own work, so a run followed by queued
+	// input is not terminal but has yielded.
+	IsTerminal bool
+	Yielded    bool
+
 	// Reason is auto_compaction_start's "threshold", "overflow", "idle" or
 	// "incomplete"; Aborted and WillRetry belong to auto_compaction_end.
 	Reason    string
@@ -88,6 +96,10 @@ func (e *Event) AppendJSON(dst []byte, reduced bool) []byte {
 	switch e.Type {
 	case EventAgentEnd:
 		list("messages", e.Messages)
+		dst = append(dst, `,"isTerminal":`...)
+		dst = strconv.AppendBool(dst, e.IsTerminal)
+		dst = append(dst, `,"yielded":`...)
+		dst = strconv.AppendBool(dst, e.Yielded)
 	case EventTurnEnd:
 		raw("message", e.Message)
 		list("toolResults", e.ToolResults)

@@ -171,7 +171,7 @@ func (s *server) forward(e *agent.Event) {
 		st.buf = withMember(st.buf, "messageId", id)
 	}
 	if e.Type == agent.EventAgentEnd {
-		s.out.AgentEnd(st.buf, len(e.Messages))
+		s.out.AgentEnd(st.buf, len(e.Messages), e.IsTerminal, e.Yielded)
 		return
 	}
 	s.out.Raw(st.buf)

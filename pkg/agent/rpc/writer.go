@@ -85,14 +85,23 @@ func (q *Writer) Raw(b []byte) {
 	q.push(line)
 }
 
-// AgentEnd queues the encoded agent_end event b, reduced to its message
-// count n when oversize.
-func (q *Writer) AgentEnd(b []byte, n int) {
+// AgentEnd queues the encoded agent_end event b; when oversize, its
+// messages are reduced to their count n and its flags kept.
+func (q *Writer) AgentEnd(b []byte, n int, isTerminal, yielded bool) {
 	if len(b) > MaxFrame {
-		q.Value(map[string]any{"type": "agent_end", "messages": []any{}, "messageCount": n})
+		q.Value(reducedAgentEnd{Type: "agent_end", Messages: []any{}, IsTerminal: isTerminal, Yielded: yielded, MessageCount: n})
 		return
 	}
 	q.Raw(b)
+}
+
+// reducedAgentEnd is an oversize agent_end frame without its messages.
+type reducedAgentEnd struct {
+	Type         string `json:"type"`
+	Messages     []any  `json:"messages"`
+	IsTerminal   bool   `json:"isTerminal"`
+	Yielded      bool   `json:"yielded"`
+	MessageCount int    `json:"messageCount"`
 }
 
 // Value queues v encoded as JSON; an oversize response becomes a failed

@@ -404,7 +404,7 @@ func (m *model) runDone(msg runDoneMsg) tea.Cmd {
 		cmds = append(cmds, tea.Println(styleError.Render("Error: "+msg.err.Error())))
 	}
 	// The agent delivered the queued messages it could; what is left (the
-	// run failed) waits in the agent for the next prompt.
+	// run was aborted) waits in the agent for the next prompt.
 	if s, f := m.ag.QueuedCounts(); s+f == 0 {
 		m.queue = nil
 	}
