@@ -31,7 +31,7 @@ var Decisions = map[string]Decision{
 	"E1": {ID: "E1", Title: "capabilities gate: without OMP-Auth-Broker-Capabilities snapshot and stream carry the 15.x field set (no OAuth extras, no API-key source)",
 		Path: regexp.MustCompile(`^body\.(data\.)?(credentials\[\d+\]|entry)\.credential\.[A-Za-z_]+$`),
 		Ours: regexp.MustCompile(`^` + absent + `$`)},
-	"E4": {ID: "E4", Title: "refresh failure on POST /v1/credential/:id/refresh: ours keeps the provider's error text in the 500, 18.1.21 answers \"OAuth credential no longer exists\"",
+	"E4": {ID: "E4", Title: "refresh failure on POST /v1/credential/:id/refresh: ours keeps the refresh error's text in the 500, 18.1.21 answers \"OAuth credential no longer exists\"",
 		Path: regexp.MustCompile(`^body\.error$`),
 		Ref:  regexp.MustCompile(`^"OAuth credential no longer exists for provider: `),
 		Ours: regexp.MustCompile(`invalid_grant`)},
