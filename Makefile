@@ -115,7 +115,7 @@ interop-fleet: build interop-install ## only the fleet interop: our gateway's us
 
 # The differential suite (tools/interopdiff, build tag interop): the same
 # request sequences against the reference broker and ours, each with a fake
-# token endpoint; every difference must name its spec decision. Flags after
+# token endpoint; every difference must name an accepted difference. Flags after
 # -args: -keep (keep homes and logs), -dump (every step of a differing sequence).
 INTEROP_DIFF_FLAGS ?=
 INTEROP_DIFF = $(GO) test -tags interop -count=1 -v -timeout 5m ./tools/interopdiff \

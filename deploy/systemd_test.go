@@ -13,7 +13,7 @@ import (
 )
 
 // maxExposure is the highest `systemd-analyze security` exposure a unit of
-// ours may have (issue 13).
+// ours may have.
 const maxExposure = 2.5
 
 var units = []string{"systemd/omp-broker.service", "systemd/omp-gateway.service", "systemd/omp-litestream.service"}

@@ -8,7 +8,7 @@
 //
 // Entries of the providers listed in added are replaced by the reference's,
 // in the reference's order, after every other entry; the other entries are
-// kept as they are, so bare-id resolution (first write wins, gateway.md §4)
+// kept as they are, so bare-id resolution (first write wins)
 // keeps preferring the original providers. Only the fields llm.Model reads
 // are kept. The binaries carry the catalog as Go (pkg/llm/catalog_gen.go);
 // regenerate it after a refresh (make generate runs both steps when

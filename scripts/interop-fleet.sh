@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Fleet interop (issue 17): OUR gateway's block reaches a REFERENCE 18.1.21
+# Fleet interop: OUR gateway's block reaches a REFERENCE 18.1.21
 # gateway through OUR broker, all on loopback under throwaway homes:
 #   fake upstream (account X answers a usage-limit 429)
 #   ← our gateway  ─┐
 #   ← reference gateway ─ both following our broker (two anthropic API keys X, Y)
-# 1. A session that both gateways map to X (xxHash32 order, usage.md §5.2)
+# 1. A session that both gateways map to X (API-key order by xxHash32 of the session)
 #    is sent to our gateway: X answers 429, our gateway fails over to Y and
 #    posts the block (POST /v1/credential/:id/block).
 # 2. The same session sent to the reference gateway must be served by Y
 #    without X being tried: the reference read the block from our broker's
-#    snapshot stream (it sends the capabilities header, Decision F1).
+#    snapshot stream (it sends the capabilities header, which is what
+#    makes the snapshot carry blocks).
 # 3. Control: the block lifted (DELETE /v1/credential/1/blocks), the
 #    reference tries X first again for that session.
 # Outbound traffic goes to a dead proxy (HTTP(S)_PROXY=127.0.0.1:9).
@@ -101,7 +102,7 @@ if [ -z "$sid" ]; then
 else
   echo "OK   our gateway: session $sid met the usage limit on X and was served by Y"
 fi
-sleep 1 # the block crosses broker → stream → reference (fleet.md: within a second)
+sleep 1 # the block crosses broker → stream → reference (within a second)
 blocks=$(curl -fsS -H "Authorization: Bearer $btoken" -H 'OMP-Auth-Broker-Capabilities: codex-meter-block-scopes' "$broker/v1/snapshot" |
   python3 -c 'import json,sys; d=json.load(sys.stdin); print(sum(len(e.get("blocks",[])) for e in d["credentials"]))')
 [ "$blocks" -ge 1 ] && echo "OK   our broker holds $blocks block(s)" || { echo "FAIL our broker holds no block"; fail=1; }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fleet interop: a REFERENCE 18.1.21 gateway (`omp auth-gateway serve` of
 # npm @oh-my-pi/pi-coding-agent) on OUR broker posts a block after an
-# upstream usage limit, and our broker publishes it (fleet.md §3, §5):
+# upstream usage limit, and our broker publishes it to the fleet:
 #   fake upstream answering 429 ← reference gateway ← our broker
 # The reference gateway's anthropic base URL points at the fake
 # (ANTHROPIC_BASE_URL); one request through the gateway meets the 429, the

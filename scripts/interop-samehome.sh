@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The reference TypeScript omp and our broker on one host, in one HOME
-# (discrepancies.md C5): our broker keeps its sealed vault in vault.db and
+# The reference TypeScript omp and our broker on one host, in one HOME:
+# our broker keeps its sealed vault in vault.db and
 # never touches the reference's plain agent.db beside it, so while our
 # broker runs the reference `omp auth-broker import` writes its agent.db,
 # `list` and `status` work, and `migrate --from-local` uploads the

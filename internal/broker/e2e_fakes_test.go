@@ -13,7 +13,7 @@ import (
 	"testing"
 )
 
-// Public client ids of the providers (broker.md Appendix A): the fakes check
+// Public client ids of the providers: the fakes check
 // that the broker's token requests carry them.
 const (
 	anthropicClientID = "9d1c250a-e61b-44d9-88ed-5944d1962f5e"
@@ -40,7 +40,7 @@ type tokenCall struct {
 
 // upstream fakes the providers' token and usage endpoints on one
 // httptest.Server, reproducing their wire shapes (JSON token body for
-// Anthropic, form body for OpenAI; the usage payloads of usage.md §2).
+// Anthropic, form body for OpenAI; the providers' usage payloads).
 type upstream struct {
 	srv *httptest.Server
 
@@ -321,7 +321,7 @@ const anthropicUsagePayload = `{
   "account": {"uuid": "acct-anthropic-usage", "email": "dave@example.com"}
 }`
 
-// codexUsage serves GET /backend-api/wham/usage (usage.md §2.1).
+// codexUsage serves GET /backend-api/wham/usage.
 func (u *upstream) codexUsage(w http.ResponseWriter, r *http.Request) {
 	u.countUsage(r.URL.Path)
 	if !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer codex-e2e-access-") {
@@ -337,7 +337,7 @@ func (u *upstream) codexUsage(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.WriteString(w, codexUsagePayload)
 }
 
-// anthropicUsage serves GET /api/oauth/usage (usage.md §2.2).
+// anthropicUsage serves GET /api/oauth/usage.
 func (u *upstream) anthropicUsage(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.RawQuery {
 	case "":
@@ -369,12 +369,12 @@ const anthropicCedarPayload = `{"cedar_ember":{"eligible":true,"next_grant_id":"
   "usable_now":true,"percent_used":{"five_hour":35}}]}}`
 
 // antigravityUsagePayload: the Claude counter has headroom, the Gemini
-// counter is used up (usage.md §2.3).
+// counter is used up.
 const antigravityUsagePayload = `{"models":{
   "claude-sonnet-4-5":{"modelProvider":"MODEL_PROVIDER_ANTHROPIC","quotaInfo":{"remainingFraction":0.7,"resetTime":"2030-01-02T12:00:00Z"}},
   "gemini-3-pro":{"modelProvider":"MODEL_PROVIDER_GOOGLE","quotaInfo":{"remainingFraction":0,"resetTime":"2030-01-02T12:00:00Z"}}}}`
 
-// antigravityUsage serves POST /v1internal:fetchAvailableModels (usage.md §2.3).
+// antigravityUsage serves POST /v1internal:fetchAvailableModels.
 func (u *upstream) antigravityUsage(w http.ResponseWriter, r *http.Request) {
 	u.countUsage(r.URL.Path)
 	if !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer antigravity-e2e-access") {

@@ -14,7 +14,7 @@ import (
 
 // TestE2EFleetBlockHealing: a fresh Codex usage report that shows the chat
 // meter healthy lifts the credential's chat block once it is older than 5
-// minutes (fleet.md §4), and the fleet sees it in the snapshot; the spark
+// minutes, and the fleet sees it in the snapshot; the spark
 // block, which the report says nothing about, stays.
 func TestE2EFleetBlockHealing(t *testing.T) {
 	h := newHarness(t)
@@ -67,7 +67,7 @@ func TestE2EFleetBlockHealing(t *testing.T) {
 }
 
 // TestE2EFleetAntigravityHealing: Antigravity blocks heal per backend
-// counter (fleet.md §4): a fresh report with Claude headroom lifts the
+// counter: a fresh report with Claude headroom lifts the
 // counter:anthropic block older than 5 minutes, keeps counter:google (its
 // counter is exhausted), and keeps a fresh counter:anthropic block of
 // another credential (the "not before updated_at + 300000" rule).

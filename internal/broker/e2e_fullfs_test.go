@@ -77,9 +77,9 @@ func (b *runningBroker) healthz(t *testing.T) map[string]any {
 	return m
 }
 
-// TestE2EFullDiskNeverDropsARotatedToken is issue 15 on a real full
-// filesystem: the vault lives on a tiny tmpfs that is filled to ENOSPC; a
-// forced refresh rotates the refresh token at the (fake) provider, whose
+// TestE2EFullDiskNeverDropsARotatedToken checks on a real full filesystem
+// that a rotated refresh token is never lost: the vault lives on a tiny
+// tmpfs that is filled to ENOSPC; a forced refresh rotates the refresh token at the (fake) provider, whose
 // reuse detection counts any replaced token presented again. The broker must
 // answer with the fresh credential, serve it, spend only the newest refresh
 // token, and persist it once space is freed.

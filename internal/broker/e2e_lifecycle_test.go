@@ -27,8 +27,8 @@ const (
 	refreshC  = "sk-ant-ort01-e2e-upload-refresh-C-" + "eeeeeeeeeeeeeeeeeeee"
 	apiKey    = "sk-e2e-openai-api-key-" + "kkkkkkkkkkkkkkkkkkkkkkkk"
 
-	// The disable cause of a definitive refresh failure (broker.md §3):
-	// "oauth refresh failed: " + the stringified error (18.1.21, Decision E4).
+	// The disable cause of a definitive refresh failure, as 18.1.21 stores it:
+	// "oauth refresh failed: " + the stringified error.
 	deadCause = "oauth refresh failed: Error: Anthropic token refresh failed: 400 invalid_grant: Refresh token not found or invalid"
 )
 
@@ -301,7 +301,7 @@ func TestE2ECredentialLifecycle(t *testing.T) {
 		if !strings.Contains(h.logs.String(), "auth-broker refresh failed definitively") {
 			t.Error("no definitive-failure warning in the logs")
 		}
-		// broker.md §1.3: every credential-disabled event is a warning with
+		// Every credential-disabled event is a warning with
 		// the provider and the stored cause.
 		if want := `level=WARN msg="auth-broker credential disabled" provider=anthropic disabledCause="oauth refresh failed: Error:`; !strings.Contains(h.logs.String(), want) {
 			t.Errorf("no %q line in the logs", want)
@@ -352,7 +352,7 @@ func TestE2ECredentialLifecycle(t *testing.T) {
 			t.Fatalf("Upload api key: %v", err)
 		}
 		before := snapshotOf(t, ctx, b.client)
-		// While running, the WAL holds the latest writes (broker.md §5.1).
+		// While running, the WAL holds the latest writes.
 		if names := assertNoSecretsOnDisk(t, h.dir, h.allSecrets()); !slices.Contains(names, "vault.db-wal") {
 			t.Errorf("no vault.db-wal while the broker runs (scanned %v)", names)
 		}

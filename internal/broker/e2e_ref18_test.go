@@ -17,7 +17,7 @@ import (
 // TestE2EClient18Traffic replays what an 18.1.21 client sends to a broker:
 // uploads with extension fields, an OAuth login replacing an API key, and
 // MCP OAuth refreshes through POST /v1/credential/:id/refresh against the
-// row's own token endpoint (broker.md §2.2, §3.1, §5.4).
+// row's own token endpoint.
 func TestE2EClient18Traffic(t *testing.T) {
 	h := newHarness(t)
 	b := h.start(t)

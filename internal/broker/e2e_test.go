@@ -43,7 +43,7 @@ func TestE2EHTTPSurface(t *testing.T) {
 		}
 	})
 
-	t.Run("bad bearer is 401 with the spec body", func(t *testing.T) {
+	t.Run("bad bearer is 401 with the reference body", func(t *testing.T) {
 		tests := []struct{ name, method, path, authz string }{
 			{"wrong token", http.MethodGet, "/v1/snapshot", "Bearer not-the-token"},
 			{"no header", http.MethodGet, "/v1/snapshot", ""},

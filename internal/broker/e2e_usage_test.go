@@ -21,7 +21,7 @@ const (
 
 // TestE2EUsage checks GET /v1/usage end to end: the broker probes the fake
 // Codex and Claude usage endpoints with the stored tokens and answers the
-// reports in the usage.md §1 shape, without raw payloads.
+// normalised reports (provider, fetchedAt, limits), without raw payloads.
 func TestE2EUsage(t *testing.T) {
 	h := newHarness(t)
 	b := h.start(t)
@@ -39,10 +39,10 @@ func TestE2EUsage(t *testing.T) {
 		t.Fatalf("Upload anthropic: %v", err)
 	}
 
-	// Wire JSON of selected limits (usage.md §1-2), checked on the raw body.
+	// Wire JSON of selected limits, checked on the raw body.
 	wantLimits := map[string][]string{}
 
-	t.Run("reports come from the fake endpoints in the spec shape", func(t *testing.T) {
+	t.Run("reports come from the fake endpoints in the wire shape", func(t *testing.T) {
 		before := time.Now().UnixMilli()
 		u, err := b.client.Usage(ctx)
 		if err != nil {

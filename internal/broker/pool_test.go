@@ -16,9 +16,9 @@ import (
 	"github.com/ompgo/omp/pkg/vault/vaulttest"
 )
 
-// An account pool (fleet.md §10) against the real broker: the remote store
+// An account pool against the real broker: the remote store
 // holds only pooled OAuth rows (API keys always), an entry frame of a row
-// outside the pool never lands, and one F12 warning names the pool key that
+// outside the pool never lands, and one warning names the pool key that
 // matches no broker credential.
 func TestRemoteAppliesAccountPool(t *testing.T) {
 	b := newHarness(t).start(t)

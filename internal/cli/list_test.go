@@ -91,10 +91,10 @@ func TestListJSONIsASpecSubsequence(t *testing.T) {
 			i++
 		}
 		if i == len(specProviders) {
-			t.Fatalf("provider %q is unknown to the spec or out of order", p["id"])
+			t.Fatalf("provider %q is unknown to the reference or out of order", p["id"])
 		}
 		if p["name"] != specProviders[i][1] {
-			t.Errorf("provider %q named %q, spec says %q", p["id"], p["name"], specProviders[i][1])
+			t.Errorf("provider %q named %q, the reference says %q", p["id"], p["name"], specProviders[i][1])
 		}
 		next = i + 1
 	}

@@ -175,7 +175,7 @@ func TestResolveDirs(t *testing.T) {
 			check("ConfigDir", d.ConfigDir, tt.wantConfig)
 			check("AgentDir", d.AgentDir, tt.wantAgent)
 			check("AgentDB", d.AgentDB(), tt.wantDB)
-			// The sealed vault is always vault.db beside agent.db (C5).
+			// The sealed vault is always vault.db beside agent.db, never agent.db itself.
 			check("VaultDB", d.VaultDB(), strings.TrimSuffix(tt.wantDB, "agent.db")+"vault.db")
 			check("SnapshotCachePath", d.SnapshotCachePath(env), tt.wantCache)
 			check("BrokerTokenPath", d.BrokerTokenPath(), tt.wantConfig+"/auth-broker.token")

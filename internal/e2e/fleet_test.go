@@ -96,7 +96,7 @@ func TestFleetOfThreeGatewaysOneBroker(t *testing.T) {
 	}
 
 	// A session keeps its account whichever gateway serves it
-	// (xxHash32 stickiness, usage.md §5.2), and sessions spread over the
+	// (API-key order by xxHash32 of the session), and sessions spread over the
 	// accounts.
 	used := map[string]bool{}
 	for s := range 8 {

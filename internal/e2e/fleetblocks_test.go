@@ -13,10 +13,11 @@ import (
 	"github.com/ompgo/omp/pkg/vault"
 )
 
-// Issue 17's fleet test: three gateways, one broker. Gateway A meets a
+// The fleet test: three gateways, one broker. Gateway A meets a
 // usage limit (upstream 429) on account X; within 1 s (logged) B and C stop
 // choosing X; when the block expires all three use X again; three redundant re-posts
-// of the block cause no stream traffic (Decision F4). The burn the gateways
+// of the block cause no stream traffic (only a visible change bumps the
+// generation). The burn the gateways
 // served reaches the broker's per-client summary under each gateway's
 // install id.
 func TestFleetSharesAUsageLimit(t *testing.T) {
@@ -101,7 +102,7 @@ func TestFleetSharesAUsageLimit(t *testing.T) {
 		}
 	}
 
-	// F4: three redundant re-posts (no later deadline) bump nothing. A
+	// Three redundant re-posts (no later deadline) bump nothing. A
 	// real change made after them is the barrier: the stream is ordered,
 	// so once every gateway has it, any frame of the re-posts has arrived
 	// too, and the generations moved by that change alone.

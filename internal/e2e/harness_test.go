@@ -120,7 +120,7 @@ func newUpstream(t *testing.T, wr wire, handle func(w http.ResponseWriter, r *ht
 		_, _ = io.WriteString(w, `{"five_hour":{"utilization":10,"resets_at":"2030-01-01T05:00:00Z"},"seven_day":{"utilization":20,"resets_at":"2030-01-07T00:00:00Z"}}`)
 	})
 	mux.HandleFunc("GET /wham/usage", func(w http.ResponseWriter, r *http.Request) {
-		// Codex usage (usage.md §2.1): both windows healthy.
+		// Codex usage: both windows healthy.
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"plan_type":"plus","rate_limit":{"allowed":true,"limit_reached":false,`+
 			`"primary_window":{"used_percent":10,"limit_window_seconds":18000,"reset_after_seconds":600},`+

@@ -16,7 +16,7 @@ import (
 
 // codexModelDenied is Codex's answer when a ChatGPT account is not
 // entitled to the requested model: an account-policy denial scoped to
-// that model (fleet.md §5).
+// that model.
 const codexModelDenied = `{"detail":"The 'gpt-6-sol' model is not supported when using Codex with a ChatGPT account."}`
 
 // codexChat sends one non-streamed chat completion for model through
@@ -39,7 +39,7 @@ func codexChat(t *testing.T, url, token, model, sid string) int {
 
 // An account-policy 403 naming the requested model (Codex's ChatGPT-account
 // denial) makes the gateway block that account for that model only, 60 s,
-// as "model-policy:<bare model id, lowercased>" (fleet.md §5): the request
+// as "model-policy:<bare model id, lowercased>": the request
 // moves to the sibling without re-minting the token, the block reaches the
 // broker, the account keeps serving other models, and a second gateway of
 // the fleet never sends the denied model to it.

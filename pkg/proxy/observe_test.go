@@ -12,7 +12,7 @@ import (
 )
 
 // Every settled request's burn reaches Options.Observe with the x-omp-*
-// attribution of gateway.md §12.5 and the credential that served it; the
+// attribution headers and the credential that served it; the
 // headers never reach the upstream.
 func TestObservedUsageAttribution(t *testing.T) {
 	var leaked sync.Map

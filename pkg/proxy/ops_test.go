@@ -50,7 +50,7 @@ func TestUsage(t *testing.T) {
 	if !strings.HasPrefix(body, `{"generatedAt":`) || !strings.HasSuffix(body, want) || strings.Contains(body, "secret") {
 		t.Errorf("body %s", body)
 	}
-	// A broker failure is an empty list with 200 (gateway.md §8).
+	// A broker failure is an empty list with 200.
 	src.mu.Lock()
 	src.usageErr = vault.Errorf(vault.EUNAVAILABLE, "broker down")
 	src.mu.Unlock()

@@ -9,7 +9,7 @@ import (
 )
 
 // An account-wide policy denial (cyber_policy) moves the request to the
-// sibling without re-minting the denied token (fleet.md §5): the token is
+// sibling without re-minting the denied token: the token is
 // valid, the account may not do this. The denied account stays skipped
 // for the next request.
 func TestAccountPolicyDenialRotatesWithoutRefresh(t *testing.T) {

@@ -151,8 +151,8 @@ func TestMessagesStreamingToolCall(t *testing.T) {
 	})
 	src := &memSource{entries: []vault.Entry{apiKeyEntry(1, "anthropic", "sk-ant-vault")}}
 	gw := gateway(t, src, map[string]string{"anthropic": up.srv.URL}, nil)
-	// The SDK sends the gateway token as x-api-key (discrepancies.md B19),
-	// and Claude Code appends ?beta=true.
+	// The SDK sends the gateway token as x-api-key (accepted beside the
+	// bearer), and Claude Code appends ?beta=true.
 	c := anthropicsdk.NewClient(aoption.WithBaseURL(gw.URL), aoption.WithAPIKey(gatewayToken), aoption.WithMaxRetries(0),
 		aoption.WithQuery("beta", "true"), aoption.WithHeader("anthropic-beta", "interleaved-thinking-2025-05-14"))
 	s := c.Messages.NewStreaming(context.Background(), anthropicsdk.MessageNewParams{
@@ -417,7 +417,7 @@ func TestNew(t *testing.T) {
 	}
 }
 
-// The request line of gateway.md §11, with the request id the client got,
+// The request log line, with the request id the client got,
 // and neither the gateway token nor the credential.
 func TestRequestLogLine(t *testing.T) {
 	up := anthropicOK(t)

@@ -2,10 +2,10 @@
 // meets it (`make bench-startup`), over -runs fresh processes each:
 //
 //   - status: `omp auth-broker status` (no broker configured), from exec to
-//     the first byte on its stdout (issue 10 target: ≤ 20 ms);
+//     the first byte on its stdout (target: ≤ 20 ms);
 //   - print: `omp -p --no-session --model fake/m hi`, from exec to the
 //     first request reaching a local fake Anthropic Messages API declared
-//     in a throwaway models.yml (issue 11 target: ≤ 30 ms). The fake answers
+//     in a throwaway models.yml (target: ≤ 30 ms). The fake answers
 //     400, so the process exits right after.
 //
 // The two commands alternate (status, print, status, …) so a change in the

@@ -20,8 +20,8 @@
 // machine load drifts hit both alike; each figure is the median over rounds.
 //
 // Reading the table: "ours" and "reference" are the medians; "ratio" is
-// ours ÷ reference (below 1 means ours is faster); "target" is the issue 15
-// goal and "met" whether ours reaches it. The p50-growth row compares each
+// ours ÷ reference (below 1 means ours is faster); "target" is the
+// goal we set and "met" whether ours reaches it. The p50-growth row compares each
 // broker with itself (p50 at N ÷ p50 empty). The loss row counts non-200
 // replies plus uploads missing from the snapshot, summed over all rounds.
 // Without the reference (not installed: run `make interop-install`), only

@@ -7,8 +7,8 @@ import (
 	"strings"
 )
 
-// Decision is a spec decision (discrepancies.md) that explains a known
-// difference between the reference broker and ours. A step lists the
+// Decision is an accepted, known difference between the reference broker
+// and ours, under a short id the suite prints. A step lists the
 // decisions that may apply to it; a difference is accepted only when one
 // of them matches its path and values.
 type Decision struct {
@@ -25,13 +25,13 @@ func (d Decision) matches(diff Difference) bool {
 		(d.Ours == nil || d.Ours.MatchString(diff.Ours))
 }
 
-// Decisions are the known differences, keyed by the spec decision id that
+// Decisions are the known differences, keyed by the short id that
 // Step.Accept names.
 var Decisions = map[string]Decision{
 	"E1": {ID: "E1", Title: "capabilities gate: without OMP-Auth-Broker-Capabilities snapshot and stream carry the 15.x field set (no OAuth extras, no API-key source)",
 		Path: regexp.MustCompile(`^body\.(data\.)?(credentials\[\d+\]|entry)\.credential\.[A-Za-z_]+$`),
 		Ours: regexp.MustCompile(`^` + absent + `$`)},
-	"E4": {ID: "E4", Title: "refresh failure on POST /v1/credential/:id/refresh: ours keeps the error text in the 500 (B20), 18.1.21 answers \"OAuth credential no longer exists\"",
+	"E4": {ID: "E4", Title: "refresh failure on POST /v1/credential/:id/refresh: ours keeps the refresh error's text in the 500, 18.1.21 answers \"OAuth credential no longer exists\"",
 		Path: regexp.MustCompile(`^body\.error$`),
 		Ref:  regexp.MustCompile(`^"OAuth credential no longer exists for provider: `),
 		Ours: regexp.MustCompile(`invalid_grant`)},
@@ -43,7 +43,7 @@ var Decisions = map[string]Decision{
 	"B1": {ID: "B1", Title: "sentinel refresh on upload: ours keeps the 15.x reference text \"refresh token must not equal the remote sentinel (__remote__)\"",
 		Path: regexp.MustCompile(`^body\.error$`),
 		Ours: regexp.MustCompile(`^"refresh token must not equal the remote sentinel \(__remote__\)"$`)},
-	"R3T": {ID: "R3T", Title: "refresh timeout (broker.md §3): ours answers the spec's \"OAuth token refresh timed out for provider: <p>\"; 18.1.21's outer timer aborts its own signal and answers \"OAuth token refresh aborted by caller\", a text the spec keeps for a caller's abort",
+	"R3T": {ID: "R3T", Title: "refresh timeout: ours answers \"OAuth token refresh timed out for provider: <p>\"; 18.1.21's outer timer aborts its own signal and answers \"OAuth token refresh aborted by caller\", a text ours keeps for a caller's abort",
 		Path: regexp.MustCompile(`^body\.error$`),
 		Ref:  regexp.MustCompile(`^"OAuth token refresh aborted by caller"$`),
 		Ours: regexp.MustCompile(`^"OAuth token refresh timed out for provider: `)},
@@ -218,7 +218,8 @@ func clip(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// Fields a 15.x client accepts (broker.md §2.3; its schemas are strict).
+// Fields a 15.x client accepts; its schemas are strict, so any other key
+// fails its parse.
 var (
 	fields15OAuth  = []string{"type", "access", "refresh", "expires", "enterpriseUrl", "projectId", "email", "accountId"}
 	fields15APIKey = []string{"type", "key"}
@@ -227,7 +228,7 @@ var (
 
 // Check15x lists what in our normalised snapshot (or first stream frame)
 // a strict 15.x client would reject: a snapshot and stream without the
-// capabilities header must carry the 15.x field set only (E1). Each
+// capabilities header must carry the 15.x field set only. Each
 // finding is a Difference with Ref "(15.x schema)", never accepted.
 func Check15x(body any) []Difference {
 	m, _ := body.(map[string]any)

@@ -2,8 +2,8 @@
 // (and `make interop`): it replays the same request sequences against the
 // reference broker (TypeScript omp 18.1.21) and ours, each with its own
 // fake OAuth token endpoint, and compares statuses and normalised JSON
-// bodies. Every difference must be listed in Accepted with the spec
-// decision that explains it (discrepancies.md), anything else fails.
+// bodies. Every difference must be explained by one of the accepted
+// differences in Decisions that its step names; anything else fails.
 //
 // The package holds the pieces that need no reference install (the fake
 // token endpoint and its TLS-intercepting proxy, the sequence table, the

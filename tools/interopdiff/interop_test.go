@@ -119,7 +119,7 @@ func startTargets(t *testing.T, ref reference, omp string) (*Target, *Target) {
 }
 
 // TestDifferential replays Sequences against the reference broker and ours
-// and fails on every difference no spec decision explains.
+// and fails on every difference no accepted difference explains.
 func TestDifferential(t *testing.T) {
 	ref, ours := startTargets(t, needReference(t), ourBinary(t))
 	ctx := context.Background()
@@ -174,7 +174,7 @@ func TestDifferential(t *testing.T) {
 	}
 	fmt.Printf("\n%d sequences in %s, %d differ without a decision\n", len(Sequences), time.Since(began).Round(time.Second), len(failed))
 	if len(failed) > 0 {
-		t.Errorf("%d of %d sequences differ without a spec decision (the DIFFERS lines above; -dump shows every step): %s",
+		t.Errorf("%d of %d sequences differ without an accepted difference (the DIFFERS lines above; -dump shows every step): %s",
 			len(failed), len(Sequences), strings.Join(failed, "; "))
 	}
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // maxSafeInteger is Number.MAX_SAFE_INTEGER, the nextSweepInMs of a
-// disabled refresher (broker.md §2.6), kept as is by the normaliser.
+// disabled refresher, kept as is by the normaliser.
 const maxSafeInteger = 9007199254740991
 
 // idMap gives the credential ids one broker returned in one sequence their

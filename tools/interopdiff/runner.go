@@ -15,7 +15,8 @@ import (
 )
 
 // CapabilitiesHeader is what an 18.1.21 client sends on snapshot and
-// stream requests (fleet.md §2); its presence opens the E1 gate.
+// stream requests; any value of it opens the 18.1.21 fields and blocks (the
+// E1 and F1 gates).
 const (
 	CapabilitiesHeader = "OMP-Auth-Broker-Capabilities"
 	capabilitiesValue  = "codex-meter-block-scopes"

@@ -44,7 +44,7 @@ func emptyRefresh(provider, cred string, more ...Step) []Step {
 	return with([]Step{up(provider, cred), refresh("1", "ER"), {Upstream: true, Accept: []string{"ER"}}, snap(true)}, more...)
 }
 
-// Fleet step builders (fleet.md §3–§8).
+// Fleet step builders: blocks, usage cache and observed usage.
 func block(n, body string, accept ...string) Step {
 	return Step{Method: "POST", Path: "/v1/credential/{id" + n + "}/block", Body: body, Accept: accept}
 }
@@ -78,7 +78,8 @@ var views = []Step{snap(true), snap(false, "E1"), stream(true), stream(false, "E
 
 func with(steps []Step, more ...Step) []Step { return append(append([]Step{}, steps...), more...) }
 
-// MCP provider ids of the three shapes (broker.md §3.1).
+// MCP provider ids of the three shapes: profile-scoped, legacy server URL
+// and random.
 const (
 	mcpProfile = "mcp_oauth:profile:default:http://127.0.0.1:9/mcp"
 	mcpLegacy  = "mcp_oauth:https://mcp.example.test/sse"
@@ -89,7 +90,7 @@ const (
 const mcpMaterial = `,"tokenUrl":"{tokenUrl}/mcp/token","clientId":" mcp-client ","clientSecret":"mcp-secret","resource":"http://127.0.0.1:9/mcp","authorizationUrl":"http://127.0.0.1:9/authorize"`
 
 // Sequences is the differential table: the same requests against both
-// brokers, grouped as issue 16 lists them.
+// brokers, grouped by area.
 var Sequences = []Sequence{
 	// Uploads of every credential type, 15.x shape.
 	{"upload anthropic oauth (15.x shape)", with([]Step{up("anthropic", oauth("at-a1", "ok-a1", `,"email":"A1@Example.com"`))}, views...)},
@@ -123,7 +124,8 @@ var Sequences = []Sequence{
 	{"upload login source on anthropic api key, then plain key", []Step{
 		up("anthropic", apiKey("sk-ant-api-1", `,"source":"login"`)), up("anthropic", apiKey("sk-ant-api-2", "")), snap(true), snap(false, "E1")}},
 
-	// Org variants and the one-way upgrade (E3).
+	// Org variants and the one-way upgrade: an org-less row takes the org of
+	// a later upload under the same email, never the other way.
 	{"two organisations under one email stay two rows", []Step{
 		up("anthropic", oauth("at-o1", "ok-o1", `,"email":"o@example.com","orgId":"org-1"`)),
 		up("anthropic", oauth("at-o2", "ok-o2", `,"email":"o@example.com","orgId":"org-2"`)), snap(true)}},
@@ -197,7 +199,7 @@ var Sequences = []Sequence{
 	{"refresh gitlab-duo: success", []Step{
 		up("gitlab-duo", oauth("at-f11", "ok-f11", "")), refresh("1"), upstream, snap(true)}},
 	{"refresh an api key (not OAuth)", []Step{up("openai", apiKey("sk-f6", "")), refresh("1", "AK")}},
-	// An OAuth row uploaded with an empty refresh token (accepted by E2)
+	// An OAuth row uploaded with an empty refresh token (both accept it)
 	// meets a refresh: both brokers answer 500 and keep the row (ER).
 	{"refresh anthropic uploaded with an empty refresh token", emptyRefresh("anthropic", oauth("at-er1", "", `,"email":"er1@example.com"`), snap(false))},
 	{"refresh anthropic with org extras uploaded with an empty refresh token", emptyRefresh("anthropic",
@@ -212,7 +214,7 @@ var Sequences = []Sequence{
 	{"refresh mcp uploaded with an empty refresh token", emptyRefresh(mcpProfile, oauth("at-er3", "", mcpMaterial))},
 	{"refresh unknown and malformed ids", []Step{refresh("9"), {Method: "POST", Path: "/v1/credential/x/refresh"}, {Method: "GET", Path: "/v1/credential/1/refresh"}}},
 
-	// MCP OAuth refresh (E6).
+	// MCP OAuth refresh: a refresh_token grant to the row's tokenUrl.
 	{"mcp refresh: success through the row's tokenUrl", []Step{
 		up(mcpProfile, oauth("at-mf1", "ok-mf1", mcpMaterial)), refresh("1", "E5"), upstream, snap(true, "E5")}},
 	{"mcp refresh: invalid_grant disables", []Step{
@@ -229,7 +231,7 @@ var Sequences = []Sequence{
 		up("openai", apiKey("sk-s2", `,"source":"login"`)),
 		up(mcpProfile, oauth("at-s3", "ok-s3", mcpMaterial)),
 		stream(true), stream(false, "E1"), snap(true), snap(false, "E1"),
-		// Any value of the header opens the gate (fleet.md §2).
+		// Any value of the header opens the gate.
 		{Path: "/v1/snapshot", Header: map[string]string{CapabilitiesHeader: "something-else"}}}},
 	{"long-poll query and If-None-Match variants", []Step{
 		{Path: "/v1/snapshot?wait=abc"}, {Path: "/v1/snapshot?wait=-5"}, {Path: "/v1/snapshot?wait=0"},
@@ -253,7 +255,7 @@ var Sequences = []Sequence{
 		up("openai", `{"type":"cookie","value":"c"}`, "B6"),
 		up("anthropic", oauth("a", "__remote__", ""), "B1"), snap(true)}},
 	{"malformed: oversize body", []Step{up("openai", apiKey("{big}", ""), "B30"), snap(true, "B30")}},
-	// Fleet: blocks (fleet.md §3–§4).
+	// Fleet: blocks.
 	{"block post: schema and lookup errors", []Step{
 		up("openai", apiKey("sk-b1", "")),
 		block("1", ""), block("1", "{}", "B6"), block("1", "[]", "B6"),
@@ -283,7 +285,7 @@ var Sequences = []Sequence{
 		up("anthropic", oauth("at-bx1", "ok-bx1", `,"email":"bx1@example.com"`)), block("1", blockBody("anthropic:oauth", "", "{in5m}")),
 		disable("1", ""), block("1", blockBody("anthropic:oauth", "", "{in5m}")), unblock("1"), snap(true)}},
 
-	// Fleet: usage cache and observed usage (fleet.md §6, §8).
+	// Fleet: usage cache and observed usage.
 	{"usage stale: no body, provider body, unknown key (F5)", []Step{
 		{Method: "POST", Path: "/v1/usage/stale"}, {Method: "POST", Path: "/v1/usage/stale", Body: `{"provider":"anthropic"}`},
 		{Method: "POST", Path: "/v1/usage/stale", Body: `{"foo":1}`, Accept: []string{"F5"}}, {Path: "/v1/usage/stale"}}},

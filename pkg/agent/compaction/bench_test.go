@@ -56,7 +56,7 @@ func longSession(b *testing.B, tokens int) *session.File {
 }
 
 // prepare is everything a compaction does before the model call: the
-// path, the per-entry messages, tool-output pruning, D24 accounting, the
+// path, the per-entry messages, tool-output pruning, token accounting, the
 // cut point and the serialised transcript of what will be summarised.
 func prepare(b *testing.B, f *session.File, ctx []session.Message) {
 	path := f.ActivePath()
@@ -74,7 +74,7 @@ func prepare(b *testing.B, f *session.File, ctx []session.Message) {
 
 // BenchmarkPrepare200k is the preparation of a compaction of a
 // 200,000-token session in a running agent, whose context was built when
-// the session was loaded (issue 12 target: ≤ 20 ms).
+// the session was loaded (target: ≤ 20 ms).
 func BenchmarkPrepare200k(b *testing.B) {
 	f := longSession(b, 200_000)
 	ctx := f.BuildContext().Messages

@@ -86,7 +86,7 @@ func TestContextUsage(t *testing.T) {
 	if u := ContextUsage(msgs, 0); u.Index != -1 || u.Tokens != want || want <= 20 {
 		t.Fatalf("after compaction = %+v, want %d", u, want)
 	}
-	// D27 ratio is clamped.
+	// The measured/estimated ratio is clamped to [0.5, 2].
 	if r := (Usage{Index: 1, Measured: 1000, Estimated: 100}).Ratio(); r != 2 {
 		t.Fatalf("ratio = %v", r)
 	}
@@ -233,7 +233,7 @@ func TestPrepareCutPointAndSplitTurn(t *testing.T) {
 		t.Fatalf("cut at %s (u2 %s), split %v, summarize %s", p.FirstKeptEntryID, u2, p.Split, roles(p.ToSummarize))
 	}
 
-	// D27: a measured ratio of 2 halves the keep budget (500 → 250).
+	// A measured ratio of 2 halves the keep budget (500 → 250).
 	p, _ = Prepare(path, msgs, settingsKeep(500), Usage{Index: 8, Measured: 2000, Estimated: 1000}, 0)
 	if p.FirstKeptEntryID != path[8].ID {
 		t.Fatalf("ratio not applied: cut at %s", p.FirstKeptEntryID)
@@ -273,7 +273,8 @@ func TestPrepareAfterCompaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// D59: the two kept messages come first, then the new window's head.
+	// The previously kept messages are summarised again: the two kept
+	// messages come first, then the new window's head.
 	if p.PreviousSummary != "S1" || roles(p.ToSummarize) != "user,assistant,user,assistant" || p.Split {
 		t.Fatalf("prev %q summarize %s", p.PreviousSummary, roles(p.ToSummarize))
 	}
@@ -426,12 +427,12 @@ func TestCompactSplitTurnIterativeAndFiles(t *testing.T) {
 	if !strings.Contains(r.prompts[0], "## Working identities") || strings.Contains(r.prompts[0], "previous-summary") {
 		t.Fatalf("first prompt:\n%s", r.prompts[0])
 	}
-	// A split turn with no history before it: D28.
+	// A split turn with no history before it: "No prior history."
 	p2 := &Preparation{Split: true, TurnPrefix: p.TurnPrefix, Files: newFileOps()}
 	r = &recorder{answer: func(string) (string, error) { return "P", nil }}
 	res, _ = Compact(context.Background(), p2, Options{Complete: r.complete, Settings: Defaults()})
 	if res.Summary != "No prior history.\n\n---\n\n**Turn Context (split turn):**\n\nP" || len(r.prompts) != 1 {
-		t.Fatalf("D28 summary = %q", res.Summary)
+		t.Fatalf("split turn without history: summary = %q", res.Summary)
 	}
 }
 

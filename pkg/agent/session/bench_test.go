@@ -43,7 +43,7 @@ func writeLongSession(b *testing.B, n int) string {
 }
 
 // BenchmarkOpen10k is loading a 10 000-entry session and rebuilding its
-// context (issue 11 target: ≤ 50 ms), at Go's default GC target.
+// context (target: ≤ 50 ms), at Go's default GC target.
 func BenchmarkOpen10k(b *testing.B) { benchOpen10k(b) }
 
 // BenchmarkOpen10kAgentGC is the same with the GC target the omp agent

@@ -8,7 +8,7 @@ import (
 	"github.com/ompgo/omp/pkg/llm"
 )
 
-// TestBranchIntoANewFile is /branch and RPC branch (§3.11): a new file whose
+// TestBranchIntoANewFile is /branch and RPC branch: a new file whose
 // header names the source file, holding the path up to the leaf with label
 // entries dropped and parentIds re-chained, other bytes unchanged.
 func TestBranchIntoANewFile(t *testing.T) {

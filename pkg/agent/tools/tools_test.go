@@ -90,7 +90,7 @@ func TestExecuteContract(t *testing.T) {
 			want: []string{`Validation failed for tool "read":`, "  - path: is required (was missing)", "Received arguments:"}},
 		{name: "wrong type", tool: "read", args: `{"path":5}`, wantErr: true, want: []string{"path: must be a string"}},
 		{name: "not an object", tool: "read", args: `[1]`, wantErr: true, want: []string{"must be a JSON object"}},
-		{name: "intent stripped (D67)", tool: "read", args: `{"path":"a.txt","i":"look"}`, wantExact: "x"},
+		{name: "intent argument i stripped", tool: "read", args: `{"path":"a.txt","i":"look"}`, wantExact: "x"},
 		{name: "strict todo rejects unknown", tool: "todo", args: `{"ops":[{"op":"view"}],"extra":1}`, wantErr: true, want: []string{"extra: unknown property"}},
 	})
 }
@@ -110,7 +110,7 @@ func TestRead(t *testing.T) {
 		{name: "offset limit", tool: "read", args: `{"path":"a.txt","offset":2,"limit":1}`,
 			wantExact: "two\n\n[1 more lines in file. Use offset=3 to continue]"},
 		{name: "absolute", tool: "read", args: `{"path":"` + filepath.Join(env.Cwd, "a.txt") + `","offset":3}`, wantExact: "three"},
-		{name: "range selector (D68)", tool: "read", args: `{"path":"a.txt:2-3"}`, wantExact: "two\nthree"},
+		{name: "path:N-M range selector", tool: "read", args: `{"path":"a.txt:2-3"}`, wantExact: "two\nthree"},
 		{name: "offset past end", tool: "read", args: `{"path":"a.txt","offset":9}`, wantErr: true,
 			wantExact: "Offset 9 is beyond end of file (3 lines total)"},
 		{name: "line cap", tool: "read", args: `{"path":"long.txt"}`,

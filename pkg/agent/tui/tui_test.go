@@ -336,7 +336,7 @@ func TestUserBashWaitsForTheRun(t *testing.T) {
 		}
 	}
 	if n, _ := bashEntries(); n != 0 {
-		t.Fatal("the bashExecution message was appended while a run was active (D48)")
+		t.Fatal("the bashExecution message was appended while a run was active; it must wait for the run to end")
 	}
 	close(r.prov.gate)
 	r.settle()
@@ -370,7 +370,7 @@ func TestDisplayRestoresSecretPlaceholders(t *testing.T) {
 }
 
 // TestTreeOffersABranchSummary: with branchSummary.enabled a tree move asks
-// No summary / Summarize / Summarize with custom prompt (§3.12); the
+// No summary / Summarize / Summarize with custom prompt; the
 // custom prompt is the next text submitted, and the summary lands in the
 // session as a branch_summary entry.
 func TestTreeOffersABranchSummary(t *testing.T) {

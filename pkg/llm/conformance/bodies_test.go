@@ -19,7 +19,7 @@ const (
 )
 
 // toolsTurn is the first scenario's answer: reasoning, text, two parallel
-// tool calls and usage with cached tokens (§14 cases 3, 8, 19, 20, 26).
+// tool calls and usage with cached tokens.
 var toolsTurn = turn{
 	thinking:      []string{"The user wants two cities; ", "call the tool twice."},
 	signature:     "c2lnLXJlYXNvbmluZy0x",

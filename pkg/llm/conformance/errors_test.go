@@ -144,8 +144,8 @@ func wantPi(status int) (int, string) {
 
 // TestUpstreamErrorMapping checks that an upstream failure before the
 // first byte reaches every inbound client as its own error envelope with
-// the mapped status, JSON content type and forwarded retry-after (§10,
-// cases 18 and 62), never as 200 + SSE.
+// the mapped status, JSON content type and forwarded retry-after, never as
+// 200 + SSE.
 func TestUpstreamErrorMapping(t *testing.T) {
 	for _, tc := range errCases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -198,7 +198,7 @@ func TestUpstreamErrorMapping(t *testing.T) {
 	}
 }
 
-// TestMidStreamErrors checks case 40: after partial text the upstream
+// TestMidStreamErrors: after partial text the upstream
 // fails; every stream client gets its format's failure and no success
 // marker, and the non-streaming client an error status.
 func TestMidStreamErrors(t *testing.T) {
@@ -223,7 +223,7 @@ func TestMidStreamErrors(t *testing.T) {
 					t.Errorf("%s: stream ends with %q, want %q", in.name, got, exp)
 				}
 				if in.name == "responses" && !strings.Contains(string(res.body), "event: error\n") {
-					t.Errorf("responses: no error event before response.failed (§10.4)")
+					t.Errorf("responses: no error event before response.failed")
 				}
 				checkSDKSeesFailure(t, in.name, res.body)
 				whole := exchange(t, in, up, []byte(toolsBodies2(in.name, up.model.ID, false)), okReply(up, tn))
@@ -236,7 +236,7 @@ func TestMidStreamErrors(t *testing.T) {
 }
 
 // checkSDKSeesFailure checks that the official Go SDKs report a failed
-// stream as a failure, never as a normal end (case 40).
+// stream as a failure, never as a normal end.
 func checkSDKSeesFailure(t *testing.T, in string, body []byte) {
 	t.Helper()
 	switch in {

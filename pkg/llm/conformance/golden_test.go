@@ -44,7 +44,7 @@ func TestGoldens(t *testing.T) {
 					checkUpstreamRequest(t, up, in.name, streamed.up)
 					upStream, upWhole := normalizeUpstream(t, streamed.up), normalizeUpstream(t, whole.up)
 					// The providers always stream from upstream: a
-					// non-streaming client changes nothing there (case 37).
+					// non-streaming client changes nothing there.
 					if !bytes.Equal(upStream, upWhole) {
 						t.Errorf("upstream request depends on the inbound stream flag:\n%s\n---\n%s", upStream, upWhole)
 					}

@@ -188,8 +188,7 @@ func upstreamNamed(t *testing.T, name string) upstream {
 // encodes the canonical events back.
 type inbound struct {
 	name string // chat, messages, responses, pi
-	// header holds the allow-listed inbound headers a typical client sends
-	// (gateway.md §5 step 5).
+	// header holds the allow-listed inbound headers a typical client sends.
 	header map[string]string
 	decode func(body []byte) (*llm.Request, error)
 	// newEncoder returns the stream encoder for one response.
@@ -197,7 +196,7 @@ type inbound struct {
 	// final encodes a finished non-streaming turn; ok is false when the
 	// turn must be answered with an error envelope instead.
 	final func(req *llm.Request, m *llm.Message) (body []byte, ok bool)
-	// errorBody encodes a failure (gateway.md §6.2, wire-formats.md §10).
+	// errorBody encodes a failure in the format's error envelope.
 	errorBody func(err error) (status int, body []byte)
 	// errorType is the content type of error answers.
 	errorType string
@@ -291,7 +290,7 @@ func inboundNamed(t *testing.T, name string) inbound {
 }
 
 // errorMessage is the client-facing message of a failure: the upstream's
-// own message (gateway.md §5 step 11).
+// own message.
 func errorMessage(err error) string {
 	var ue *llm.UpstreamError
 	var ir *llm.InvalidRequestError
@@ -397,7 +396,7 @@ func exchange(t *testing.T, in inbound, up upstream, body []byte, reply upstream
 	return res
 }
 
-// checkGrammar checks the provider's canonical events (§1.3).
+// checkGrammar checks the order of the provider's canonical events.
 func (r *result) checkGrammar(t *testing.T) {
 	t.Helper()
 	if err := llmtest.CheckGrammar(r.events); err != nil {
@@ -418,7 +417,7 @@ func (r *result) record(ev llm.Event) {
 }
 
 // fail answers with the inbound error envelope, forwarding retry-after
-// on 429/503/529 (wire-formats.md §10.2, case 62).
+// on 429/503/529.
 func (r *result) fail(in inbound, err error) {
 	r.status, r.body = in.errorBody(err)
 	r.header.Set("Content-Type", in.errorType)

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// Reasoning replay and signatures (wire-formats.md §9.3): a client gets a
+// Reasoning replay and signatures: a client gets a
 // turn from one upstream, sends it back, and the next upstream request
 // carries the reasoning only when it returns to its issuer.
 
@@ -201,7 +201,7 @@ func TestSignatureOnlyReasoningYieldsThinkingBlock(t *testing.T) {
 	streamed := exchange(t, inboundNamed(t, "messages"), up, []byte(toolsBodies2("messages", up.model.ID, true)), okReply(up, tn))
 	checkStream(t, "messages", streamed.body, true)
 	if n := strings.Count(string(streamed.body), `"signature_delta"`); n != 1 {
-		t.Errorf("%d signature_delta, want 1 (A5)", n)
+		t.Errorf("%d signature_delta, want 1", n)
 	}
 }
 

@@ -7,7 +7,7 @@ import (
 )
 
 // turn is one scripted assistant turn, rendered by each upstream in its
-// own documented wire shape (wire-formats.md §3.4, §4.4, §5.4, §6.4, §7).
+// own documented wire shape.
 type turn struct {
 	thinking []string // thinking / reasoning summary deltas
 	// signature is the upstream's native reasoning signature: Anthropic
@@ -24,7 +24,7 @@ type turn struct {
 	stopSeq string // Anthropic stop_sequence
 	usage   usage
 	// failAfterText replaces the end of the turn by the upstream's
-	// mid-stream error (case 40).
+	// mid-stream error.
 	failAfterText bool
 }
 
@@ -34,7 +34,7 @@ type call struct {
 }
 
 // usage is the canonical accounting the script reports, spelled in each
-// upstream's vocabulary (§1.9).
+// upstream's vocabulary.
 type usage struct{ input, cacheRead, cacheWrite, output, reasoning int }
 
 func (c call) joined() string { return strings.Join(c.args, "") }
@@ -191,7 +191,7 @@ func chatScript(tn turn) string {
 }
 
 // responsesScript renders a Responses stream; codex sends the terminal
-// response with an empty output, as the ChatGPT backend does (case 36).
+// response with an empty output, as the ChatGPT backend does.
 func responsesScript(tn turn, codex bool) string {
 	var b strings.Builder
 	seq := 0

@@ -24,7 +24,7 @@ func sseResponse(body []byte) *http.Response {
 }
 
 // anthropicAccumulate runs a stream through anthropic-sdk-go's decoder and
-// Message.Accumulate (wire-formats.md §15.1).
+// Message.Accumulate.
 func anthropicAccumulate(t *testing.T, body []byte) (anthropicsdk.Message, error) {
 	t.Helper()
 	s := antstream.NewStream[anthropicsdk.MessageStreamEventUnion](antstream.NewDecoder(sseResponse(body)), nil)
@@ -38,7 +38,7 @@ func anthropicAccumulate(t *testing.T, body []byte) (anthropicsdk.Message, error
 		}
 	}
 	if n == 0 {
-		t.Errorf("anthropic-sdk-go saw no events (A1)")
+		t.Errorf("anthropic-sdk-go saw no events")
 	}
 	return msg, s.Err()
 }
@@ -52,7 +52,7 @@ func chatAccumulate(t *testing.T, body []byte) (openaisdk.ChatCompletion, int, e
 	finished := 0
 	for s.Next() {
 		if !acc.AddChunk(s.Current()) {
-			t.Errorf("AddChunk returned false (C1)")
+			t.Errorf("AddChunk returned false")
 		}
 		if tc, ok := acc.JustFinishedToolCall(); ok {
 			finished++
@@ -74,7 +74,7 @@ func responsesTerminal(t *testing.T, body []byte) (*responses.Response, error) {
 	for s.Next() {
 		ev := s.Current()
 		if ev.AsAny() == nil {
-			t.Errorf("event %q is unknown to openai-go (R5)", ev.Type)
+			t.Errorf("event %q is unknown to openai-go", ev.Type)
 		}
 		switch ev.Type {
 		case "response.completed", "response.incomplete", "response.failed":
@@ -85,7 +85,7 @@ func responsesTerminal(t *testing.T, body []byte) (*responses.Response, error) {
 	return final, s.Err()
 }
 
-// checkParity checks case 38: the streamed and the non-streamed answers to
+// checkParity checks that the streamed and the non-streamed answers to
 // the same upstream transcript are the same final object, as the SDKs
 // see them.
 func checkParity(t *testing.T, in string, stream, whole []byte) {
@@ -171,8 +171,9 @@ func jsonEqual(a, b []byte) bool {
 	return reflect.DeepEqual(x, y)
 }
 
-// checkUpstreamRequest asserts the MUST rules of each upstream's request
-// (wire-formats.md §3.1, §4.4 usage, §6.1, §7, case 57).
+// checkUpstreamRequest asserts the rules of each upstream's request: path,
+// Anthropic headers and max_tokens, anthropic-beta only to Anthropic, Chat
+// streaming with include_usage, and the Codex body's fixed fields.
 func checkUpstreamRequest(t *testing.T, up upstream, in string, c *captured) {
 	t.Helper()
 	var body map[string]any
@@ -181,7 +182,7 @@ func checkUpstreamRequest(t *testing.T, up upstream, in string, c *captured) {
 	}
 	h := c.header
 	if up.name != "anthropic" && h.Get("anthropic-beta") != "" {
-		t.Errorf("anthropic-beta reached a non-Anthropic upstream (case 57)")
+		t.Errorf("anthropic-beta reached a non-Anthropic upstream")
 	}
 	want := map[string]string{
 		"anthropic":         "/v1/messages",
@@ -205,7 +206,7 @@ func checkUpstreamRequest(t *testing.T, up upstream, in string, c *captured) {
 	case "openai-chat":
 		so, _ := body["stream_options"].(map[string]any)
 		if body["stream"] != true || so["include_usage"] != true {
-			t.Errorf("Chat upstream must stream with include_usage (§1.9): %s", c.body)
+			t.Errorf("Chat upstream must stream with include_usage: %s", c.body)
 		}
 	case "openai-responses":
 		if body["stream"] != true {
@@ -216,11 +217,11 @@ func checkUpstreamRequest(t *testing.T, up upstream, in string, c *captured) {
 		_, isList := body["input"].([]any)
 		_, hasInstr := body["instructions"]
 		if body["stream"] != true || body["store"] != false || !slices.Contains(inc, any("reasoning.encrypted_content")) || !isList || !hasInstr {
-			t.Errorf("Codex request breaks §7 (stream/store/include/input/instructions): %s", c.body)
+			t.Errorf("Codex request breaks the Codex request rules (stream/store/include/input/instructions): %s", c.body)
 		}
 		for _, k := range []string{"max_output_tokens", "max_completion_tokens", "temperature", "top_p", "truncation", "user", "previous_response_id", "prompt_cache_retention", "safety_identifier", "stream_options"} {
 			if _, ok := body[k]; ok {
-				t.Errorf("Codex request carries the forbidden field %s (§7)", k)
+				t.Errorf("Codex request carries the forbidden field %s", k)
 			}
 		}
 		if h.Get("chatgpt-account-id") == "" || !strings.HasPrefix(h.Get("Authorization"), "Bearer ") {

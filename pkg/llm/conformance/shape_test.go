@@ -8,8 +8,9 @@ import (
 
 // checkShape checks the non-streaming answer of a scenario against the
 // scripted turn, independently of the goldens: the block kinds in order
-// (no empty message item from Gemini's trailing {"text":""}, case 27) and
-// the usage arithmetic of wire-formats.md §1.9 (cases 19 and 28).
+// (no empty message item from Gemini's trailing {"text":""}) and the usage
+// arithmetic (input, cache read and cache write add up to each format's
+// totals).
 func checkShape(t *testing.T, in string, up upstream, tn turn, body []byte) {
 	t.Helper()
 	var m map[string]any

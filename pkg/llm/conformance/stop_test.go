@@ -6,8 +6,7 @@ import (
 )
 
 // stopCase is one upstream stop signal and what every inbound format must
-// show for it (wire-formats.md §1.7 upstream → canonical, §1.8 canonical →
-// inbound). The inbound values are read from the encoded stream:
+// show for it (upstream → canonical → inbound). The inbound values are read from the encoded stream:
 // messages "stop_reason[/stop_sequence]" or "error:<type>", chat the
 // finish_reason or "error", responses the terminal event ("completed",
 // "incomplete:<reason>", "failed") and pi "<terminal>:<reason>".

@@ -44,8 +44,8 @@ func TestEncodersMatchGoldens(t *testing.T) {
 	}
 }
 
-// TestEncodedFramesEndWithBlankLine checks W1 on every frame and that no
-// normal chat chunk has a top-level error key (C9).
+// TestEncodedFramesEndWithBlankLine checks that every frame ends with a
+// blank line and that no normal chat chunk has a top-level error key.
 func TestEncodedFramesEndWithBlankLine(t *testing.T) {
 	chat := NewChatStream(ChatOptions{ID: "x", Model: "m", IncludeUsage: true})
 	resp := NewResponsesStream(ResponsesOptions{ID: "resp_x", Model: "m"})

@@ -201,7 +201,7 @@ func TestCodexProviderSendsBackendHeaders(t *testing.T) {
 
 // TestStreamCancellationClosesUpstream checks that cancelling the context
 // ends the stream with an aborted error and releases the upstream
-// connection (case 61).
+// connection.
 func TestStreamCancellationClosesUpstream(t *testing.T) {
 	released := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -69,7 +69,7 @@ func TestLoginPerProvider(t *testing.T) {
 				if _, ok := c.Extra["authorizedAt"]; !ok {
 					t.Error("authorizedAt not stamped")
 				}
-			}, wantIdent: "email:a@example.com|org:org-1"}, // E3: the organisation scopes the key
+			}, wantIdent: "email:a@example.com|org:org-1"}, // the organisation scopes the key
 		{id: "openai-codex", pkce: true,
 			reply: map[string]any{"access_token": codexAccess, "refresh_token": "rt-codex", "expires_in": 3600, "id_token": "x.y.z"},
 			want: func(t *testing.T, c vault.Credential) {

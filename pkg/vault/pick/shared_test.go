@@ -25,11 +25,11 @@ func shared(pk, scope string, until time.Time) vault.CredentialBlock {
 	return vault.CredentialBlock{ProviderKey: pk, Scope: scope, UntilMs: until.UnixMilli()}
 }
 
-// A broker block on a snapshot entry steers selection exactly as fleet.md
-// §5 says: same provider key and scope "" or a request scope; a foreign
+// A broker block on a snapshot entry steers selection when it has the
+// same provider key and scope "" or a request scope; a foreign
 // provider key or an expired block is never consulted; Codex meters are
 // separate and "shared" blocks both.
-func TestSharedBlocksApplyAsFleetSection5(t *testing.T) {
+func TestSharedBlocksSteerSelection(t *testing.T) {
 	later := t0.Add(time.Hour)
 	cases := []struct {
 		name  string

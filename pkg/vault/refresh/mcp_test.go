@@ -81,8 +81,8 @@ func (f *fixture) addMCP(t *testing.T, provider string, extra map[string]string,
 	return recs[len(recs)-1].ID
 }
 
-// TestMCPRefresh covers broker.md §3.1 / Decision E6 through the real
-// refresher, vault and an MCP token endpoint on a local listener.
+// TestMCPRefresh covers the MCP OAuth refresh (a refresh_token grant to the
+// row's tokenUrl, http or https only) through the real refresher, vault and an MCP token endpoint on a local listener.
 func TestMCPRefresh(t *testing.T) {
 	material := func(m *mcpEndpoint) map[string]string {
 		return map[string]string{"tokenUrl": m.URL + "/token", "clientId": " cid ", "clientSecret": "csecret",

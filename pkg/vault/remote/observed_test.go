@@ -57,7 +57,8 @@ func obs(model string) remote.Observation {
 	return remote.Observation{InstallID: "inst", Hostname: "h", App: "omp", Provider: "anthropic", Model: model, InputTokens: 1}
 }
 
-// Decision F10, each branch.
+// The reporter's retry rule, each branch: only a 404 or 501 turns observed
+// usage off; a 400 is retried once without app; pending keys stay bounded.
 func TestReporterRetryRule(t *testing.T) {
 	ctx := context.Background()
 	t.Run("400 resends without app, then omits it", func(t *testing.T) {

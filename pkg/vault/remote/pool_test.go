@@ -9,7 +9,7 @@ import (
 	"github.com/ompgo/omp/pkg/vault/remote"
 )
 
-// Every pool-file error of fleet.md §10, exact texts, in the §10 order.
+// Every pool-file error, exact texts, in the order the loader checks them.
 func TestLoadPoolErrors(t *testing.T) {
 	dir := t.TempDir()
 	const env = "OMP_AUTH_BROKER_ACCOUNT_POOL_FILE"
@@ -52,7 +52,7 @@ func TestLoadPoolErrors(t *testing.T) {
 	}
 }
 
-// The §10 rule: API keys always pass; OAuth passes when its provider is
+// The pool rule: API keys always pass; OAuth passes when its provider is
 // absent or its identity key is listed, exactly; [] excludes the provider's
 // OAuth rows.
 func TestPoolAllows(t *testing.T) {

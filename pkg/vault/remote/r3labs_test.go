@@ -23,7 +23,7 @@ import (
 //     cleanly, so the store would need its own reconnect loop anyway;
 //   - keeps retrying a failed subscription with its default backoff for
 //     15 minutes after the caller's context is cancelled;
-//   - and reports neither the exact stream errors of broker.md §2.9 nor the
+//   - and reports neither the exact stream errors the broker sends nor the
 //     connection boundary the "first snapshot of a connection is applied
 //     whatever its generation" rule needs.
 //

@@ -18,8 +18,8 @@ const (
 
 var cachePlain = []byte(`{"generation":1,"generatedAt":2,"serverNowMs":3,"refresher":{},"credentials":[]}`)
 
-// TestSnapshotCacheLayout checks the bytes against client.md §5.2 with the
-// standard library alone: magic, version 2, nonce, then GCM under
+// TestSnapshotCacheLayout checks the bytes of the reference's cache layout
+// with the standard library alone: magic, version 2, nonce, then GCM under
 // SHA-256(token) with "OMPS"||0x02||url as additional data.
 func TestSnapshotCacheLayout(t *testing.T) {
 	data, err := seal.SealSnapshotCache(cachePlain, cacheToken, cacheURL)

@@ -18,7 +18,7 @@ import (
 
 // TestClientKeepsExtensions: against our broker the client sends the
 // capabilities header and gets every stored field back, on snapshots,
-// the stream and upload replies (Decision E10).
+// the stream and upload replies.
 func TestClientKeepsExtensions(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()

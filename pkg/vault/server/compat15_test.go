@@ -12,7 +12,7 @@ import (
 	"github.com/ompgo/omp/pkg/vault/api"
 )
 
-// The strict 15.x wire structs (broker.md §2.3): a 15.11.7 client rejects
+// The strict 15.x wire structs: a 15.11.7 client rejects
 // any other key. Decoding with DisallowUnknownFields over them is that
 // client.
 type (

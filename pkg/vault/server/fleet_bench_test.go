@@ -39,7 +39,7 @@ func BenchmarkBlockFanout100(b *testing.B) {
 			if bc == nil {
 				bc = client.New(e.ts.URL, testToken, hc)
 			}
-			// A raised deadline every time: a visible change (Decision F4).
+			// A raised deadline every time: a visible change, so every post bumps.
 			return bc.PostBlock(context.Background(), target.ID,
 				vault.CredentialBlock{ProviderKey: key, UntilMs: base + int64(i)})
 		})

@@ -26,8 +26,8 @@ const fleetScaleEnv = "OMP_FLEET_BOUND_FULL"
 // TestFleetStorageStaysBounded posts observed usage (worst case: a new
 // model in every entry, so nothing merges) and block posts through the
 // HTTP API round after round, moving the clock past the retention between
-// rounds and running the broker's prune sweep (Decision F11; expired
-// blocks). The vault file (database + WAL) and the process memory level
+// rounds and running the broker's prune sweep (rows older than 400
+// days, idle clients, expired blocks). The vault file (database + WAL) and the process memory level
 // off: from the third round on neither grows by more than a small margin.
 func TestFleetStorageStaysBounded(t *testing.T) {
 	if testing.Short() {

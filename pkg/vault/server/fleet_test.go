@@ -16,7 +16,8 @@ import (
 )
 
 // TestBlockPostErrors pins the statuses and texts of POST
-// /v1/credential/:id/block (fleet.md §3, Decisions F2 and F3).
+// /v1/credential/:id/block: schema, size caps, and a providerKey that must
+// be the credential's <provider>:<type>.
 func TestBlockPostErrors(t *testing.T) {
 	e := newEnv(t)
 	api := e.upsert("openai", vault.Credential{Type: vault.TypeAPIKey, Key: "sk-1"})
@@ -41,7 +42,7 @@ func TestBlockPostErrors(t *testing.T) {
 		{"extra key", "/v1/credential/" + id + "/block", `{"providerKey":"openai:api_key","blockScope":"","blockedUntilMs":1,"foo":1}`, 400, "foo must be removed"},
 		{"long key", "/v1/credential/" + id + "/block", `{"providerKey":"` + long + `","blockScope":"","blockedUntilMs":1}`, 400, "providerKey must be at most 128 bytes (was 129)"},
 		{"unknown id", "/v1/credential/999/block", `{"providerKey":"openai:api_key","blockScope":"","blockedUntilMs":` + until + `}`, 404, "No credential with id=999"},
-		{"foreign key (F3)", "/v1/credential/" + id + "/block", `{"providerKey":"a:b","blockScope":"","blockedUntilMs":` + until + `}`, 400, "providerKey a:b does not match credential " + id},
+		{"foreign key", "/v1/credential/" + id + "/block", `{"providerKey":"a:b","blockScope":"","blockedUntilMs":` + until + `}`, 400, "providerKey a:b does not match credential " + id},
 		{"bad id", "/v1/credential/abc/block", `{}`, 404, "No route: POST /v1/credential/abc/block"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -86,9 +87,10 @@ func snapshotBlocks(t *testing.T, e *env, id int64, hdr ...string) string {
 }
 
 // TestBlocksOnSnapshotsUnderCapabilities: blocks only with the
-// capabilities header (F1), Codex meter scopes folded into "shared" when
+// capabilities header, Codex meter scopes folded into "shared" when
 // the header lacks codex-meter-block-scopes, expired blocks dropped by
-// clock without a bump, redundant posts without a bump (F4), clamping (F2).
+// clock without a bump, redundant posts without a bump, deadlines clamped
+// to now + 31 days.
 func TestBlocksOnSnapshotsUnderCapabilities(t *testing.T) {
 	e := newEnv(t)
 	codex := e.upsert("openai-codex", oauthCred("c@x.y", e.clk.Now().UnixMilli()+3_600_000))
@@ -130,7 +132,7 @@ func TestBlocksOnSnapshotsUnderCapabilities(t *testing.T) {
 	if err != nil || len(res.Snapshot.Credentials[0].Blocks) != 3 {
 		t.Fatalf("client snapshot blocks: %+v %v", res.Snapshot, err)
 	}
-	// Redundant re-posts: no bump (F4), and no usage re-probe.
+	// Redundant re-posts: no bump, and no usage re-probe.
 	inv := len(e.usage.invalidations())
 	for range 3 {
 		post("shared", now+600_000)
@@ -207,7 +209,8 @@ func TestBlockReachesStreamSubscribers(t *testing.T) {
 	}
 }
 
-// TestObservedUsageAndClients: schema 400s, F9 bounds, 5-minute merge,
+// TestObservedUsageAndClients: schema 400s, normalisation and the
+// 1000-entry bound, 5-minute merge,
 // aggregation by (app, provider) through the client methods.
 func TestObservedUsageAndClients(t *testing.T) {
 	e := newEnv(t)
@@ -221,8 +224,8 @@ func TestObservedUsageAndClients(t *testing.T) {
 		{"entry with only at", `{"installId":"i","entries":[{"at":1}]}`, 400, "entries[0].provider must be a string (was missing)\nentries[0].model must be a string (was missing)\nentries[0].requests must be a number (was missing)\nentries[0].inputTokens must be a number (was missing)\nentries[0].outputTokens must be a number (was missing)\nentries[0].cacheReadTokens must be a number (was missing)\nentries[0].cacheWriteTokens must be a number (was missing)\nentries[0].costUsd must be a number (was missing)"},
 		{"null hostname", `{"installId":"i","hostname":null,"entries":[]}`, 400, "hostname must be a string (was null)"},
 		{"extra key", `{"installId":"i","entries":[],"foo":1}`, 400, "foo must be removed"},
-		{"blank install id (F9)", `{"installId":"  ","entries":[]}`, 400, "installId must not be empty"},
-		{"too many entries (F9)", `{"installId":"i","entries":[` + strings.Repeat(`{},`, 1000) + `{}]}`, 400, "entries must hold at most 1000 items (was 1001)"},
+		{"blank install id", `{"installId":"  ","entries":[]}`, 400, "installId must not be empty"},
+		{"too many entries", `{"installId":"i","entries":[` + strings.Repeat(`{},`, 1000) + `{}]}`, 400, "entries must hold at most 1000 items (was 1001)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			status, _, body := e.post("/v1/usage/observed", c.body)
@@ -326,7 +329,7 @@ func TestUsageStale(t *testing.T) {
 
 // TestExternalBlockWriterReachesStream: a local-mode process writing a
 // block into the same vault file advances the generation, so the broker's
-// poll publishes it to stream subscribers (fleet.md §4, external writers).
+// poll publishes it to stream subscribers.
 func TestExternalBlockWriterReachesStream(t *testing.T) {
 	e := newEnv(t)
 	rec := e.upsert("anthropic", oauthCred("x@x.y", e.clk.Now().UnixMilli()+3_600_000))

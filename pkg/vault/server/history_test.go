@@ -39,7 +39,7 @@ func TestUsageHistoryQuery(t *testing.T) {
 		{"?days=7", "0.2,0.3"},
 		{"?days=1", "0.3"},
 		{"?days=7&provider=anthropic", "0.2"},
-		{"?provider=", "0.1,0.2,0.3"},                      // F6: empty = absent
+		{"?provider=", "0.1,0.2,0.3"},                      // empty = absent
 		{"?provider=Anthropic", ""},                        // exact match
 		{"?sinceMs=abc", "0.1,0.2,0.3"},                    // no digits → 0
 		{"?days=1&sinceMs=0", "0.1,0.2,0.3"},               // sinceMs wins

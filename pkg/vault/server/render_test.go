@@ -12,7 +12,7 @@ import (
 
 // The encoded credentials array is reused between requests of one
 // generation, yet follows the clock exactly: a block leaves every shape's
-// body at its deadline (not a millisecond later, fleet.md §2), with no
+// body at its deadline (not a millisecond later), with no
 // generation change; rotatesInMs and serverNowMs are the request's; a
 // clock that steps back gets the blocks live at its time again.
 func TestSnapshotRenderFollowsBlockDeadlines(t *testing.T) {

@@ -262,7 +262,7 @@ func TestUpload(t *testing.T) {
 	if strings.Contains(resp, "r-secret") {
 		t.Fatalf("upload response leaks a secret: %s", resp)
 	}
-	// Upload replies always carry the extension fields (Decision E1).
+	// Upload replies always carry the extension fields, header or not.
 	if !strings.Contains(resp, `"email":"old@b.c","apiEndpoint":"https://x"}`) {
 		t.Fatalf("upload response lacks the stored extension field: %s", resp)
 	}

@@ -13,7 +13,7 @@ import (
 )
 
 // TestSnapshotWireShape pins the exact key sets of every snapshot object
-// (discrepancies.md B2): nothing more, nothing less, no vault extras.
+// as the reference emits them: nothing more, nothing less, no vault extras.
 func TestSnapshotWireShape(t *testing.T) {
 	e := newEnv(t)
 	now := e.clk.Now().UnixMilli()
@@ -60,7 +60,7 @@ func TestSnapshotWireShape(t *testing.T) {
 	if !strings.Contains(string(oauth["credential"]), `"refresh":"__remote__"`) || strings.Contains(body, "refresh-secret") {
 		t.Fatalf("refresh token not redacted: %s", oauth["credential"])
 	}
-	want := `"rotatesInMs":3341234` // broker.md §2.3 example: 41234 + 55 sweeps of 60 s
+	want := `"rotatesInMs":3341234` // 41234 + 55 sweeps of 60 s
 	if !strings.Contains(string(creds[0]), want) {
 		t.Fatalf("oauth entry %s lacks %s", creds[0], want)
 	}

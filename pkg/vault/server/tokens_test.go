@@ -62,7 +62,7 @@ func (e *env) status(method, path, tok string) (int, string) {
 // TestTokenScopesEveryRoute walks every route the broker registers and
 // sends it with each kind of bearer: the shared bearer and an admin token
 // pass the auth layer everywhere; a client token passes exactly the client
-// routes (issue 17) and gets 403 `token <name> may not <action>` elsewhere;
+// routes and gets 403 `token <name> may not <action>` elsewhere;
 // an unknown and a revoked token get the 401. A route added later without a
 // decision here fails this test.
 func TestTokenScopesEveryRoute(t *testing.T) {
@@ -74,7 +74,7 @@ func TestTokenScopesEveryRoute(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// What a client token may do (issue 17, "per-client tokens"), and the
+	// What a client token may do, and the
 	// 403 text of everything else. Routes not present in this build are
 	// skipped by the walk.
 	clientOK := map[string]bool{

@@ -37,14 +37,14 @@ func TestBlocksUpsertMaxSharedSplitAndBumps(t *testing.T) {
 	if !put("spark", now+900_000) {
 		t.Fatal("first spark block: no change reported")
 	}
-	// shared +600 s raises chat, leaves spark (fleet.md §3, obs).
+	// shared +600 s raises chat, leaves spark.
 	if !put("shared", now+600_000) {
 		t.Fatal("shared post that raised chat: no change reported")
 	}
 	if g := gen(t, st); g != g0+3 {
 		t.Fatalf("generation %d, want %d after three raising posts", g, g0+3)
 	}
-	// Redundant posts refresh updated_at, never bump (Decision F4).
+	// Redundant posts refresh updated_at, never bump.
 	e.clk.Add(5 * time.Second)
 	for range 3 {
 		if put("shared", now+600_000) || put("chat", now+1) {

@@ -19,7 +19,8 @@ func orgCred(email, account, org, refresh string) vault.Credential {
 }
 
 // TestUpsertOrgIdentity covers the 18.1.21 identity keys and matching
-// (broker.md §2.5, §5.4, Decision E3).
+// (email, account or project, plus |org:<orgId>; org-only keys; the
+// one-way org upgrade).
 func TestUpsertOrgIdentity(t *testing.T) {
 	const p = "anthropic"
 	tests := []struct {

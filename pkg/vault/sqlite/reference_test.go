@@ -14,7 +14,7 @@ import (
 	"github.com/ompgo/omp/pkg/vault/sqlite/sqlitetest"
 )
 
-// refSchemaV4 is the reference auth schema version 4 (broker.md §5.1).
+// refSchemaV4 is the reference auth schema version 4.
 const refSchemaV4 = sqlitetest.ReferenceSchemaV4
 
 const refRowsV4 = `
@@ -153,7 +153,7 @@ func TestReadReferenceVersions(t *testing.T) {
 }
 
 // TestImportReferenceV7KeepsExtensions imports an 18.1.21 agent.db and
-// checks every stored field survives into the vault (Decision E1/E5).
+// checks every stored field survives into the vault.
 func TestImportReferenceV7KeepsExtensions(t *testing.T) {
 	ctx := context.Background()
 	recs, err := sqlite.ReadReference(ctx, writeRefDB(t, sqlitetest.ReferenceSchemaV7,
@@ -234,7 +234,7 @@ func TestImportRecordsPreservesIdsAndIsIdempotent(t *testing.T) {
 		t.Fatalf("second ImportRecords = %d, %v; want 3", n, err)
 	}
 	// …except that upserting the active openai key purges the provider's
-	// disabled keys (18.1.21 purge rule, broker.md §5.4).
+	// disabled keys (the 18.1.21 purge rule).
 	wantState(t, st, want[:4]...)
 
 	// Ids continue above the imported ones.

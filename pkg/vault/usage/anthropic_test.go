@@ -257,8 +257,7 @@ func (rt redirectTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r2)
 }
 
-// TestAnthropicModelBaseFallsBackToTheDefault is E8 / usage.md §2: a
-// models.yml base with no usage endpoint (404, non-JSON 2xx, not a usage
+// TestAnthropicModelBaseFallsBackToTheDefault: a models.yml base with no usage endpoint (404, non-JSON 2xx, not a usage
 // payload) is followed by the default; a 401 there stands, and an explicit
 // usage URL never falls back.
 func TestAnthropicModelBaseFallsBackToTheDefault(t *testing.T) {

@@ -70,7 +70,7 @@ func antigravityPayload(t *testing.T, claudeLeft, geminiLeft float64) any {
 	return v
 }
 
-// Antigravity heals per backend counter (fleet.md §4, the reference's
+// Antigravity heals per backend counter (the reference's
 // healableBlockScopes): a counter whose limits are all below exhaustion,
 // and only counters the report has limits for.
 func TestHealthyScopesAntigravityPerCounter(t *testing.T) {

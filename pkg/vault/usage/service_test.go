@@ -287,7 +287,7 @@ func TestServiceDefinitiveRefreshFailureDisablesAndTombstones(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// E4: one cause on every refresh path, the usage probe included.
+	// One disable cause on every refresh path, the usage probe included.
 	if want := "oauth refresh failed: Error: OpenAI Codex token refresh failed: 400 invalid_grant"; r.DisabledCause != want {
 		t.Fatalf("cause = %q, want %q", r.DisabledCause, want)
 	}
