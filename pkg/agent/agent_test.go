@@ -395,8 +395,8 @@ func (p *limitedProvider) Stream(_ context.Context, _ *llm.Request, m *llm.Model
 
 // TestUsageLimitSwitchesAccount: a 429 that reads as a usage limit is
 // reported to OnUsageLimit with the retry hint; when another account is
-// free the turn is retried at once on the credential picked next (no D21
-// wait), else the D21 policy retries it.
+// free the turn is retried at once on the credential picked next (no
+// back-off wait), else the ordinary retry policy retries it.
 func TestUsageLimitSwitchesAccount(t *testing.T) {
 	for _, free := range []bool{true, false} {
 		h := newHarness(t)
@@ -426,7 +426,7 @@ func TestUsageLimitSwitchesAccount(t *testing.T) {
 		}
 		retried := h.seq(EventAutoRetryStart, EventAutoRetryEnd) != ""
 		if retried == free {
-			t.Fatalf("free=%v: D21 retry events %q", free, h.seq(EventAutoRetryStart, EventAutoRetryEnd))
+			t.Fatalf("free=%v: retry events %q", free, h.seq(EventAutoRetryStart, EventAutoRetryEnd))
 		}
 		if want := map[bool]string{true: "limited,other", false: "limited,after-wait"}[free]; strings.Join(p.creds, ",") != want {
 			t.Fatalf("free=%v: credentials %v, want %s", free, p.creds, want)

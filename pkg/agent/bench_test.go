@@ -61,8 +61,8 @@ func record(m llm.Message) []llm.Event {
 // BenchmarkTurnOverhead is the agent's own cost of one tool-loop turn (a
 // prompt that makes one no-op tool call, then answers): request building,
 // event handling, persistence to an in-memory session, tool dispatch and
-// validation; the model and the tool itself cost nothing here (issue 11
-// target: ≤ 1 ms per turn). ns/op covers two turns.
+// validation; the model and the tool itself cost nothing here (target:
+// ≤ 1 ms per turn). ns/op covers two turns.
 func BenchmarkTurnOverhead(b *testing.B) {
 	noop := &tools.Tool{Name: "noop", Parameters: json.RawMessage(`{"type":"object","properties":{"x":{"type":"string"}},"required":["x"]}`),
 		Run: func(context.Context, map[string]any, func(tools.Result)) (tools.Result, error) {

@@ -117,7 +117,7 @@ func TestThresholdCompactionAfterARun(t *testing.T) {
 		assistant(llm.StopEnd, llm.Text("SUMMARY")),
 	)
 	h.agent.Model.ContextWindow = 10000 // threshold 8500
-	// D27's ratio is 9000/8502: the keep budget of 4245 ends at "two".
+	// The measured-to-estimated ratio is 9000/8502: the keep budget of 4245 ends at "two".
 	h.agent.Compaction.KeepRecentTokens = 4500
 	ctx := context.Background()
 	if _, err := h.agent.Prompt(ctx, "one"); err != nil {
@@ -177,7 +177,7 @@ func TestOverflowRecoveryWithBuiltinCompactor(t *testing.T) {
 	if !strings.HasSuffix(h.line(EventAutoCompactionEnd), `"aborted":false,"willRetry":true}`) {
 		t.Fatalf("end = %s", h.line(EventAutoCompactionEnd))
 	}
-	// The cut splits the only turn: the summary is D28's empty history
+	// The cut splits the only turn: the summary is the empty-history summary
 	// plus the turn prefix. The continued request starts with it and keeps
 	// the last tool exchange; the failing turn is not in it.
 	if n := len(h.prov.Requests); n != 5 {
@@ -310,7 +310,7 @@ func TestThresholdMaintenancePrunesOldToolOutputs(t *testing.T) {
 	if pruned != 4 || h.seq(EventAutoCompactionStart) != "" {
 		t.Fatalf("%d pruned in memory; events %s", pruned, h.seq(EventAutoCompactionStart))
 	}
-	// The saving counts against the measured usage (D24).
+	// The saving counts against the measured usage.
 	if got := h.agent.pruneSavings(); got != 40000 {
 		t.Fatalf("savings = %d", got)
 	}

@@ -118,7 +118,10 @@ func TestStreamEncoderGolden(t *testing.T) {
 	checkAnthropicFraming(t, out)
 }
 
-// checkAnthropicFraming asserts the §11.2 rules on an encoded stream.
+// checkAnthropicFraming asserts the Messages stream framing rules on an
+// encoded stream: event names match data.type, blocks open in index order
+// and close before the next opens, message_delta carries output_tokens,
+// and no foreign raw value leaks.
 func checkAnthropicFraming(t *testing.T, stream []byte) {
 	t.Helper()
 	rd := sse.NewReader(strings.NewReader(string(stream)))
@@ -140,25 +143,25 @@ func checkAnthropicFraming(t *testing.T, stream []byte) {
 			t.Fatalf("bad frame %q: %v", ev.Data, err)
 		}
 		if ev.Name == "" || ev.Name != d.Type {
-			t.Fatalf("event name %q != data.type %q (A1/A8)", ev.Name, d.Type)
+			t.Fatalf("event name %q != data.type %q", ev.Name, d.Type)
 		}
 		names = append(names, d.Type)
 		switch d.Type {
 		case "content_block_start":
 			if d.Index == nil || *d.Index != next || open >= 0 {
-				t.Fatalf("block start index %v, want %d (A2)", d.Index, next)
+				t.Fatalf("block start index %v, want %d", d.Index, next)
 			}
 			open, next = *d.Index, next+1
 		case "content_block_delta", "content_block_stop":
 			if d.Index == nil || *d.Index != open {
-				t.Fatalf("%s index %v, open %d (A7)", d.Type, d.Index, open)
+				t.Fatalf("%s index %v, open %d", d.Type, d.Index, open)
 			}
 			if d.Type == "content_block_stop" {
 				open = -1
 			}
 		case "message_delta":
 			if d.Usage == nil || d.Usage.OutputTokens == nil {
-				t.Fatal("message_delta without usage.output_tokens (A4)")
+				t.Fatal("message_delta without usage.output_tokens")
 			}
 		}
 	}
@@ -198,7 +201,7 @@ func TestStopMapping(t *testing.T) {
 			}
 		})
 	}
-	// Foreign raw values never leak (A9).
+	// Foreign raw values never leak.
 	for _, d := range []llm.StopDetail{{Raw: "content_filter", API: llm.APIOpenAIChat, Safety: true}, {Raw: "pause_turn", API: llm.APIOpenAIChat}} {
 		r := llm.StopEnd
 		if d.Safety {
