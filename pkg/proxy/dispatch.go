@@ -98,7 +98,6 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, c *call) error 
 		return &apiError{Status: http.StatusUnsupportedMediaType, Message: msgNotJSON}
 	}
 	body, err := s.readBody(w, r, c)
-	c.body = body
 	if err != nil {
 		return err
 	}
@@ -202,9 +201,9 @@ var hdr = struct {
 	[]string{"nosniff"},
 }
 
-// readBody reads the request body, at most s.bodyLimit bytes (else 413),
-// holding its bytes in the gateway's in-flight count (c.held, given back
-// by c.recycle): a declared length is taken whole before anything is read,
+// readBody reads the request body into c.body, at most s.bodyLimit bytes
+// (else 413), holding its bytes in the gateway's in-flight count (c.held,
+// given back with the buffer by c.recycle): a declared length is taken whole before anything is read,
 // a body of unknown length as it is read. A body that does not fit is
 // answered 503.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request, c *call) ([]byte, error) {
@@ -230,6 +229,7 @@ func (s *Server) readBodyLimit(w http.ResponseWriter, r *http.Request, c *call, 
 		body = &meteredBody{r: body, f: c.inflight, held: &c.held}
 	}
 	b, err := readAllSized(body, r.ContentLength, limit)
+	c.body = b // recycled with the call, whatever the outcome
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		var ae *apiError

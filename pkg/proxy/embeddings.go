@@ -48,7 +48,6 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) error {
 	c := &call{inflight: s.inflight}
 	defer c.recycle()
 	body, err := s.readBodyLimit(w, r, c, embeddingsLimit)
-	c.body = body
 	if err != nil {
 		return mediaBodyError(err, "8 MiB")
 	}

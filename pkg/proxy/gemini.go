@@ -78,7 +78,6 @@ func (s *Server) geminiCountTokens(w http.ResponseWriter, r *http.Request, model
 	c := &call{f: geminiFormat, inflight: s.inflight}
 	defer c.recycle()
 	body, err := s.readBody(w, r, c)
-	c.body = body
 	if err != nil {
 		return err
 	}

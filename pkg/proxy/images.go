@@ -136,7 +136,6 @@ func (s *Server) imageGenerations(w http.ResponseWriter, r *http.Request) error 
 	c := &call{inflight: s.inflight}
 	defer c.recycle()
 	body, err := s.readBody(w, r, c)
-	c.body = body
 	if err != nil {
 		return err
 	}
@@ -166,7 +165,6 @@ func (s *Server) imageEdits(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		body, err := s.readBody(w, r, c)
-		c.body = body
 		if err != nil {
 			return err
 		}
@@ -375,7 +373,6 @@ func isBase64(s string) bool {
 // image / image[] files (held as data URLs within the body limit).
 func (s *Server) readImageForm(w http.ResponseWriter, r *http.Request, c *call, boundary string) (*imageJob, error) {
 	body, err := s.readBody(w, r, c)
-	c.body = body
 	if err != nil {
 		return nil, err
 	}

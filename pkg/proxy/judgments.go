@@ -53,7 +53,6 @@ func (s *Server) systemOne(w http.ResponseWriter, r *http.Request) error {
 	c := &call{inflight: s.inflight}
 	defer c.recycle()
 	body, err := s.readBody(w, r, c)
-	c.body = body
 	if err != nil {
 		return err
 	}

@@ -39,7 +39,6 @@ func (s *Server) rerank(w http.ResponseWriter, r *http.Request) error {
 	c := &call{inflight: s.inflight}
 	defer c.recycle()
 	body, err := s.readBodyLimit(w, r, c, rerankLimit)
-	c.body = body
 	if err != nil {
 		return mediaBodyError(err, "8 MiB")
 	}

@@ -40,7 +40,6 @@ func (s *Server) speech(w http.ResponseWriter, r *http.Request) error {
 	c := &call{inflight: s.inflight}
 	defer c.recycle()
 	body, err := s.readBody(w, r, c)
-	c.body = body
 	if err != nil {
 		return err
 	}

@@ -124,7 +124,6 @@ func (s *Server) readTranscription(w http.ResponseWriter, r *http.Request) (*tra
 		c := &call{inflight: s.inflight}
 		defer c.recycle()
 		body, err := s.readBodyLimit(w, r, c, transcriptionLimit)
-		c.body = body
 		if err != nil {
 			return &transcription{}, err
 		}

@@ -90,7 +90,6 @@ func (s *Server) videoSubmit(w http.ResponseWriter, r *http.Request) error {
 	c := &call{inflight: s.inflight}
 	defer c.recycle()
 	body, err := s.readBody(w, r, c)
-	c.body = body
 	if err != nil {
 		return err
 	}
