@@ -52,11 +52,14 @@ func readChunked(t *testing.T, next func() []byte) ([]byte, string) {
 func TestWriterChunksUnderProtocol2(t *testing.T) {
 	var buf bytes.Buffer
 	w := NewWriter(&buf)
-	w.EnableChunks()
+	w.EnableChunks(map[string]string{"type": "ack"})
 	id := "r1"
 	big := strings.Repeat("x", MaxFrame)
 	w.Value(OK(&id, "get_messages", map[string]string{"text": big}))
 	w.Raw([]byte(`{"type":"small"}`))
+	event := []byte(`{"type":"message_end","message":"` + big + `"}`)
+	w.Raw(event)
+	w.AgentEnd([]byte(`{"type":"agent_end","messages":["`+big+`"],"isTerminal":true,"yielded":true}`), 7, true, true)
 	w.Value(OK(&id, "get_messages", map[string]string{"text": strings.Repeat("y", MaxReassembly)}))
 	w.Close()
 	lines := bytes.SplitAfter(buf.Bytes(), []byte("\n"))
@@ -65,6 +68,9 @@ func TestWriterChunksUnderProtocol2(t *testing.T) {
 		lines = lines[1:]
 		return l
 	}
+	if l := string(next()); l != "{\"type\":\"ack\"}\n" {
+		t.Fatalf("first frame: %s", l)
+	}
 	got, chunkID := readChunked(t, next)
 	want, _ := json.Marshal(OK(&id, "get_messages", map[string]string{"text": big}))
 	if !bytes.Equal(got, want) || chunkID != "rpc-1" {
@@ -72,6 +78,12 @@ func TestWriterChunksUnderProtocol2(t *testing.T) {
 	}
 	if l := string(next()); l != "{\"type\":\"small\"}\n" {
 		t.Fatalf("after the chunks: %s", l)
+	}
+	if got, chunkID := readChunked(t, next); !bytes.Equal(got, event) || chunkID != "rpc-2" {
+		t.Fatalf("reassembled %s event differs", chunkID)
+	}
+	if l := string(next()); l != `{"type":"agent_end","messages":[],"isTerminal":true,"yielded":true,"messageCount":7}`+"\n" {
+		t.Fatalf("oversize agent_end: %.200s", l)
 	}
 	if l := string(next()); l != `{"id":"r1","type":"response","command":"get_messages","success":false,"error":"RPC response exceeded the transport limit"}`+"\n" {
 		t.Fatalf("over the reassembly limit: %.200s", l)

@@ -497,12 +497,11 @@ func assistantText(m *llm.Message) string {
 }
 
 // negotiate answers negotiate_protocol: only version 2 is accepted, and
-// frames queued after the answer use it.
+// the frames written after the answer use it.
 func (s *server) negotiate(id *string, version json.RawMessage) any {
 	var n float64
 	if json.Unmarshal(version, &n) == nil && n == 2 {
-		s.out.Value(OK(id, "negotiate_protocol", map[string]int{"protocolVersion": 2}))
-		s.out.EnableChunks()
+		s.out.EnableChunks(OK(id, "negotiate_protocol", map[string]int{"protocolVersion": 2}))
 		return nil
 	}
 	shown := string(version)

@@ -88,12 +88,15 @@ func (q *Writer) Close() {
 	}
 }
 
-// EnableChunks switches the writer to protocol 2 for the frames queued
-// after it.
-func (q *Writer) EnableChunks() {
+// EnableChunks queues ack, the last frame written under protocol 1, and
+// switches the writer to protocol 2 for every frame queued after it.
+func (q *Writer) EnableChunks(ack any) {
+	b, _ := json.Marshal(ack)
 	q.mu.Lock()
+	q.queue = append(q.queue, append(b, '\n'))
 	q.chunked = true
 	q.mu.Unlock()
+	q.cond.Signal()
 }
 
 // oversize reports whether encoded frame b does not fit one line.
