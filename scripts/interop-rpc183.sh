@@ -3,8 +3,9 @@
 # scripts/interop183-install.sh) drives OUR `omp --mode rpc` against the fake
 # Anthropic upstream declared as a models.yml provider: promptAndWait (which
 # waits for prompt_result), waitForSettled (get_state.isSettled, then
-# session_settled), messageId, get_entries, get_tree, set_event_filter and
-# get_available_thinking_levels (scripts/rpc183-client.ts).
+# session_settled), messageId, get_entries, get_tree, set_event_filter,
+# get_available_thinking_levels and protocol 2 (a message over 1 MiB
+# through getMessages, paged and chunked) (scripts/rpc183-client.ts).
 # Usage: scripts/interop-rpc183.sh [reference-183-dir] [bin-dir]
 # (`make interop183` runs it); INTEROP_KEEP=1 keeps the work dir.
 set -euo pipefail

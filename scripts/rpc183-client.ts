@@ -1,6 +1,6 @@
 // Drives `omp --mode rpc` (OMP_BIN) with the reference 18.3.4 RpcClient,
 // loaded from the 18.3.4 package's sources (RPC_CLIENT, an absolute path to
-// src/modes/rpc/rpc-client.ts). Prints one "ok: ..." line per check and
+// src/modes/rpc/rpc-client.ts); the client negotiates protocol 2. Prints one "ok: ..." line per check and
 // exits 1 on the first failure.
 const { RpcClient } = await import(process.env.RPC_CLIENT!);
 
@@ -61,6 +61,16 @@ try {
 	check(JSON.stringify(filter) === JSON.stringify(["agent_end"]), "set_event_filter echoes the filter");
 	await client.setEventFilter(null);
 	check(settled >= 1, `session_settled seen ${settled} time(s)`);
+
+	// A message over the 1 MiB line limit: getMessages pages under protocol 2,
+	// and the page holding it arrives as rpc_chunk frames the client
+	// reassembles (under protocol 1 get_messages would fail instead).
+	const image = { type: "image", data: Buffer.alloc(300_000, 7).toString("base64"), mimeType: "image/png" };
+	await client.promptAndWait("three large images", [image, image, image], 30000);
+	const messages = await client.getMessages();
+	const user = messages.find((m: any) => m.role === "user" && JSON.stringify(m).includes("three large images"));
+	check(user && JSON.stringify(user).length > 1 << 20 && user.content.filter((c: any) => c.data === image.data).length === 3,
+		`protocol 2: a ${user ? JSON.stringify(user).length : 0}-byte message arrives whole through getMessages`);
 } catch (e) {
 	fail(String(e));
 } finally {

@@ -186,7 +186,7 @@ func TestAgentE2ERPCDriver(t *testing.T) {
 			byID[id] = f
 		}
 	}
-	if d.seen[0].raw != `{"maxFrameBytes":1048576,"maxReassembledFrameBytes":67108864,"protocolVersion":1,"supportedProtocolVersions":[1],"type":"ready"}` {
+	if d.seen[0].raw != `{"maxFrameBytes":1048576,"maxReassembledFrameBytes":67108864,"protocolVersion":1,"supportedProtocolVersions":[1,2],"type":"ready"}` {
 		t.Errorf("first frame = %s", d.seen[0].raw)
 	}
 	for _, f := range d.seen {

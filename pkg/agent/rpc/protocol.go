@@ -43,6 +43,8 @@ type Command struct {
 	SessionDir         string          `json:"sessionDir"`
 	Since              *string         `json:"since"`
 	Events             json.RawMessage `json:"events"` // a list of strings, or null
+	Cursor             *string         `json:"cursor"`
+	Limit              *float64        `json:"limit"`
 }
 
 // Response is a response frame; Data is omitted when nil (Null answers

@@ -84,7 +84,7 @@ func Serve(ctx context.Context, h *Host) error {
 	s := &server{h: h, ag: h.Agent, out: NewWriter(h.Stdout)}
 	defer s.out.Close()
 	s.ag.Subscribe(s.forward)
-	s.out.Value(map[string]any{"type": "ready", "protocolVersion": 1, "supportedProtocolVersions": []int{1},
+	s.out.Value(map[string]any{"type": "ready", "protocolVersion": 1, "supportedProtocolVersions": []int{1, 2},
 		"maxFrameBytes": MaxFrame, "maxReassembledFrameBytes": MaxReassembly})
 	s.out.Value(map[string]any{"type": "available_commands_update", "commands": availableCommands()})
 
@@ -250,7 +250,7 @@ func (s *server) handle(ctx context.Context, c *Command) any {
 	case "get_state":
 		return OK(id, "get_state", s.state())
 	case "negotiate_protocol":
-		return Error(id, "negotiate_protocol", "Unsupported RPC protocol version: "+string(c.ProtocolVersion))
+		return s.negotiate(id, c.ProtocolVersion)
 	case "get_available_commands":
 		return OK(id, c.Type, map[string]any{"commands": availableCommands()})
 	case "get_available_thinking_levels":
@@ -382,6 +382,8 @@ func (s *server) handle(ctx context.Context, c *Command) any {
 			}
 		}
 		return OK(id, c.Type, map[string]any{"text": nil})
+	case "get_messages_page":
+		return s.messagesPage(id, c)
 	case "get_messages":
 		msgs := s.ag.Messages()
 		raw := make([]json.RawMessage, len(msgs))
@@ -492,4 +494,23 @@ func assistantText(m *llm.Message) string {
 		}
 	}
 	return strings.Join(texts, "\n")
+}
+
+// negotiate answers negotiate_protocol: only version 2 is accepted, and
+// the frames written after the answer use it.
+func (s *server) negotiate(id *string, version json.RawMessage) any {
+	var n float64
+	if json.Unmarshal(version, &n) == nil && n == 2 {
+		s.out.EnableChunks(OK(id, "negotiate_protocol", map[string]int{"protocolVersion": 2}))
+		return nil
+	}
+	shown := string(version)
+	var str string
+	switch {
+	case len(version) == 0:
+		shown = "undefined"
+	case version[0] == '"' && json.Unmarshal(version, &str) == nil:
+		shown = str
+	}
+	return Error(id, "negotiate_protocol", "Unsupported RPC protocol version: "+shown)
 }

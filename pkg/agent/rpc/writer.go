@@ -2,22 +2,42 @@ package rpc
 
 import (
 	"bufio"
+	"encoding/base64"
 	"encoding/json"
 	"io"
+	"strconv"
 	"sync"
 	"time"
 )
 
 // Writer is the one stdout writer: frames are queued without bound (the
 // command loop never waits for the host) and written in order, each
-// batch flushed, by one goroutine. A frame over MaxFrame is replaced by a
-// small one that says so.
+// batch flushed, by one goroutine. A frame that does not fit one line of
+// MaxFrame bytes (newline included) is replaced by a small one that says
+// so, or, once the host has negotiated protocol 2, split into rpc_chunk
+// frames when it is at most MaxReassembly bytes.
 type Writer struct {
-	mu     sync.Mutex
-	cond   *sync.Cond
-	queue  [][]byte
-	closed bool
-	done   chan struct{}
+	mu      sync.Mutex
+	cond    *sync.Cond
+	queue   [][]byte
+	closed  bool
+	done    chan struct{}
+	chunked bool // protocol 2: oversize frames go out as rpc_chunk frames
+	chunks  int  // chunked frames written so far; names the next chunkId
+}
+
+// ChunkPayload is the number of frame bytes one rpc_chunk frame carries.
+const ChunkPayload = 256 << 10
+
+// Chunk is one rpc_chunk frame: part index of count of a frame of
+// byteLength bytes, the part base64-encoded in Data.
+type Chunk struct {
+	Type       string `json:"type"`
+	ChunkID    string `json:"chunkId"`
+	Index      int    `json:"index"`
+	Count      int    `json:"count"`
+	ByteLength int    `json:"byteLength"`
+	Data       string `json:"data"`
 }
 
 // NewWriter starts a writer to w; Close stops it.
@@ -68,10 +88,52 @@ func (q *Writer) Close() {
 	}
 }
 
-// Raw queues a copy of one encoded frame; an oversize frame becomes an
-// rpc_frame_error naming its type.
+// EnableChunks queues ack, the last frame written under protocol 1, and
+// switches the writer to protocol 2 for every frame queued after it.
+func (q *Writer) EnableChunks(ack any) {
+	b, _ := json.Marshal(ack)
+	q.mu.Lock()
+	q.queue = append(q.queue, append(b, '\n'))
+	q.chunked = true
+	q.mu.Unlock()
+	q.cond.Signal()
+}
+
+// oversize reports whether encoded frame b does not fit one line.
+func oversize(b []byte) bool { return len(b)+1 > MaxFrame }
+
+// queueChunks queues oversize frame b as rpc_chunk frames and reports
+// true, or reports false when protocol 2 is off or b is over
+// MaxReassembly. The chunks are queued together, so no other frame
+// comes between them.
+func (q *Writer) queueChunks(b []byte) bool {
+	q.mu.Lock()
+	if !q.chunked || len(b) > MaxReassembly {
+		q.mu.Unlock()
+		return false
+	}
+	q.chunks++
+	id := "rpc-" + strconv.Itoa(q.chunks)
+	count := (len(b) + ChunkPayload - 1) / ChunkPayload
+	for i := range count {
+		part := b[i*ChunkPayload : min(len(b), (i+1)*ChunkPayload)]
+		line, _ := json.Marshal(Chunk{Type: "rpc_chunk", ChunkID: id, Index: i, Count: count, ByteLength: len(b),
+			Data: base64.StdEncoding.EncodeToString(part)})
+		q.queue = append(q.queue, append(line, '\n'))
+	}
+	q.mu.Unlock()
+	q.cond.Signal()
+	return true
+}
+
+// Raw queues a copy of one encoded frame; an oversize frame is chunked
+// under protocol 2 and otherwise becomes an rpc_frame_error naming its
+// type.
 func (q *Writer) Raw(b []byte) {
-	if len(b) > MaxFrame {
+	if oversize(b) && q.queueChunks(b) {
+		return
+	}
+	if oversize(b) {
 		var typ struct {
 			Type string `json:"type"`
 		}
@@ -86,9 +148,10 @@ func (q *Writer) Raw(b []byte) {
 }
 
 // AgentEnd queues the encoded agent_end event b; when oversize, its
-// messages are reduced to their count n and its flags kept.
+// messages are reduced to their count n and its flags kept, under either
+// protocol.
 func (q *Writer) AgentEnd(b []byte, n int, isTerminal, yielded bool) {
-	if len(b) > MaxFrame {
+	if oversize(b) {
 		q.Value(reducedAgentEnd{Type: "agent_end", Messages: []any{}, IsTerminal: isTerminal, Yielded: yielded, MessageCount: n})
 		return
 	}
@@ -104,14 +167,17 @@ type reducedAgentEnd struct {
 	MessageCount int    `json:"messageCount"`
 }
 
-// Value queues v encoded as JSON; an oversize response becomes a failed
-// response to the same command.
+// Value queues v encoded as JSON; an oversize response is chunked under
+// protocol 2 and otherwise becomes a failed response to the same command.
 func (q *Writer) Value(v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		b, _ = json.Marshal(map[string]any{"type": "rpc_frame_error", "error": err.Error()})
 	}
-	if len(b) > MaxFrame {
+	if oversize(b) && q.queueChunks(b) {
+		return
+	}
+	if oversize(b) {
 		if r, ok := v.(*Response); ok {
 			b, _ = json.Marshal(Error(r.ID, r.Command, "RPC response exceeded the transport limit"))
 		}
