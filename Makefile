@@ -85,6 +85,7 @@ interop: build interop-install ## check the reference TypeScript omp against our
 	scripts/interop-gateway.sh $(REFERENCE_DIR) $(BIN)
 	scripts/interop-samehome.sh $(REFERENCE_DIR) $(BIN)
 	scripts/interop-agent.sh $(REFERENCE_DIR) $(BIN)
+	scripts/interop-rpc121.sh $(REFERENCE_DIR) $(BIN)
 	scripts/interop-compact.sh $(REFERENCE_DIR) $(BIN)
 	scripts/interop-fleet.sh $(REFERENCE_DIR) $(BIN)
 	$(INTEROP_DIFF)
