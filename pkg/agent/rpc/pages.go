@@ -3,7 +3,6 @@ package rpc
 import (
 	"encoding/base64"
 	"encoding/json"
-	"regexp"
 	"strconv"
 )
 
@@ -23,7 +22,20 @@ const (
 	errPageStale = "RPC message cursor is stale"
 )
 
-var cursorChars = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+// isCursorText reports whether s is non-empty unpadded base64url text.
+func isCursorText(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		switch {
+		case 'A' <= c && c <= 'Z', 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // pageCursor is the decoded get_messages_page cursor: the offset of the
 // next message in the snapshot (session, leaf, message count) it pages.
@@ -94,7 +106,7 @@ func (s *server) messagesPage(id *string, c *Command) any {
 // decodeCursor decodes a cursor and checks its fields.
 func decodeCursor(s string) (pageCursor, bool) {
 	var cur pageCursor
-	if len(s) == 0 || len(s) > pageCursorMax || !cursorChars.MatchString(s) {
+	if len(s) == 0 || len(s) > pageCursorMax || !isCursorText(s) {
 		return cur, false
 	}
 	b, err := base64.RawURLEncoding.Strict().DecodeString(s)
