@@ -162,6 +162,16 @@ func (s *Store) queryRecords(ctx context.Context, q querier, query string, args 
 // in-memory active set (reloaded first when another process changed the
 // vault). The records are copies the caller may keep and modify.
 func (s *Store) List(ctx context.Context, provider string) ([]vault.Record, error) {
+	es, err := s.activeEntries(ctx, provider)
+	if err != nil {
+		return nil, err
+	}
+	return s.resolveAll(ctx, es)
+}
+
+// activeEntries returns the active set's entries of provider ("" = all),
+// by id, in a slice of their own; the entries themselves never change.
+func (s *Store) activeEntries(ctx context.Context, provider string) ([]*entry, error) {
 	var es []*entry
 	err := s.readActive(ctx, func(a *activeSet) {
 		if provider != "" {
@@ -173,7 +183,7 @@ func (s *Store) List(ctx context.Context, provider string) ([]vault.Record, erro
 	if err != nil {
 		return nil, fmt.Errorf("list credentials: %w", err)
 	}
-	return s.resolveAll(ctx, es)
+	return es, nil
 }
 
 // Walk calls fn with each active record of provider ("" = all), by id,
@@ -182,16 +192,9 @@ func (s *Store) List(ctx context.Context, provider string) ([]vault.Record, erro
 // pointers are collected under the lock and fn runs after it is released:
 // entries are immutable, so fn needs no lock.
 func (s *Store) Walk(ctx context.Context, provider string, fn func(r *vault.Record)) error {
-	var es []*entry
-	err := s.readActive(ctx, func(a *activeSet) {
-		if provider != "" {
-			es = slices.Clone(a.byProv[provider])
-		} else {
-			es = slices.Clone(a.all)
-		}
-	})
+	es, err := s.activeEntries(ctx, provider)
 	if err != nil {
-		return fmt.Errorf("list credentials: %w", err)
+		return err
 	}
 	for _, e := range es {
 		if e.err == nil {
