@@ -7,20 +7,13 @@ import (
 	"strings"
 
 	"github.com/ompgo/omp/pkg/llm"
+	"github.com/ompgo/omp/pkg/llm/google"
 	"github.com/ompgo/omp/pkg/llm/openai"
 )
 
 // answerGeminiImages generates the images of job with a Gemini model
 // (generateContent asking for image output, the key in x-goog-api-key).
 func (s *Server) answerGeminiImages(w http.ResponseWriter, r *http.Request, m *media, c *call, job *imageJob) error {
-	type blob struct {
-		MimeType string `json:"mimeType"`
-		Data     string `json:"data"`
-	}
-	type part struct {
-		InlineData *blob  `json:"inlineData,omitempty"`
-		Text       string `json:"text,omitempty"`
-	}
 	type imageConfig struct {
 		AspectRatio string `json:"aspectRatio,omitempty"`
 		ImageSize   string `json:"imageSize,omitempty"`
@@ -30,24 +23,20 @@ func (s *Server) answerGeminiImages(w http.ResponseWriter, r *http.Request, m *m
 		ImageConfig        *imageConfig `json:"imageConfig,omitempty"`
 		CandidateCount     int          `json:"candidateCount,omitempty"`
 	}
-	type content struct {
-		Role  string `json:"role"`
-		Parts []part `json:"parts"`
-	}
-	parts := make([]part, 0, len(job.inputs)+1)
+	parts := make([]google.Part, 0, len(job.inputs)+1)
 	for _, u := range job.inputs {
 		meta, data, _ := strings.Cut(strings.TrimPrefix(u, "data:"), ";base64,")
-		parts = append(parts, part{InlineData: &blob{MimeType: meta, Data: data}})
+		parts = append(parts, google.Part{InlineData: &google.Blob{MimeType: meta, Data: data}})
 	}
-	parts = append(parts, part{Text: job.prompt})
+	parts = append(parts, google.Part{Text: job.prompt})
 	gc := generationConfig{ResponseModalities: []string{"IMAGE"}, CandidateCount: job.n}
 	if job.aspectRatio != "" || job.size != "" {
 		gc.ImageConfig = &imageConfig{AspectRatio: job.aspectRatio, ImageSize: job.size}
 	}
 	out, err := json.Marshal(struct {
-		Contents         []content        `json:"contents"`
+		Contents         []google.Content `json:"contents"`
 		GenerationConfig generationConfig `json:"generationConfig"`
-	}{[]content{{Role: "user", Parts: parts}}, gc})
+	}{[]google.Content{{Role: "user", Parts: parts}}, gc})
 	if err != nil {
 		return err
 	}
@@ -63,9 +52,7 @@ func (s *Server) answerGeminiImages(w http.ResponseWriter, r *http.Request, m *m
 	}
 	var ans struct {
 		Candidates []struct {
-			Content struct {
-				Parts []part `json:"parts"`
-			} `json:"content"`
+			Content google.Content `json:"content"`
 		} `json:"candidates"`
 		UsageMetadata struct {
 			PromptTokenCount     int64 `json:"promptTokenCount"`
