@@ -85,7 +85,7 @@ interop: build interop-install ## check the reference TypeScript omp against our
 	scripts/interop-gateway.sh $(REFERENCE_DIR) $(BIN)
 	scripts/interop-samehome.sh $(REFERENCE_DIR) $(BIN)
 	scripts/interop-agent.sh $(REFERENCE_DIR) $(BIN)
-	scripts/interop-rpc121.sh $(REFERENCE_DIR) $(BIN)
+	scripts/interop-rpc.sh $(REFERENCE_DIR) $(BIN) scripts/rpc121-client.ts
 	scripts/interop-compact.sh $(REFERENCE_DIR) $(BIN)
 	scripts/interop-fleet.sh $(REFERENCE_DIR) $(BIN)
 	$(INTEROP_DIFF)
@@ -101,7 +101,7 @@ interop183-install: ## assemble the reference omp 18.3.4 (bundle + natives 18.2.
 
 interop183: build interop183-install ## the interop scripts against the reference 18.3.4, and its RpcClient (promptAndWait, waitForSettled) driving our omp --mode rpc
 	$(GO) build -o $(BIN)/fakeupstream ./tools/fakeupstream
-	scripts/interop-rpc183.sh $(REFERENCE183_DIR) $(BIN)
+	scripts/interop-rpc.sh $(REFERENCE183_DIR) $(BIN) scripts/rpc183-client.ts
 	scripts/interop.sh $(REFERENCE183_DIR)
 	scripts/interop-gateway.sh $(REFERENCE183_DIR) $(BIN)
 	scripts/interop-samehome.sh $(REFERENCE183_DIR) $(BIN)
