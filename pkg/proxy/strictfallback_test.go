@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -58,14 +59,7 @@ func TestStrictToolsFallbackIsPerSession(t *testing.T) {
 	}
 	want := func(step string, got []bool, strict ...bool) {
 		t.Helper()
-		if len(got) != len(strict) {
-			t.Fatalf("%s: upstream attempts (strict?) %v, want %v", step, got, strict)
-		}
-		for i := range got {
-			if got[i] != strict[i] {
-				t.Fatalf("%s: upstream attempts (strict?) %v, want %v", step, got, strict)
-			}
-		}
+		wantAttempts(t, step+": upstream attempts (strict?)", got, strict)
 	}
 	send("A")
 	want("first request of A", attempts(), true, false)
@@ -73,4 +67,13 @@ func TestStrictToolsFallbackIsPerSession(t *testing.T) {
 	want("second request of A", attempts(), false)
 	send("B")
 	want("first request of B", attempts(), true, false)
+}
+
+// wantAttempts fails unless the upstream saw the attempts want, in order
+// (each true when the attempt carried what the test watches for).
+func wantAttempts(t *testing.T, what string, got, want []bool) {
+	t.Helper()
+	if !slices.Equal(got, want) {
+		t.Fatalf("%s %v, want %v", what, got, want)
+	}
 }

@@ -68,14 +68,7 @@ func TestThinkingReplayFallbackIsPerSession(t *testing.T) {
 	}
 	want := func(step string, got []bool, thinking ...bool) {
 		t.Helper()
-		if len(got) != len(thinking) {
-			t.Fatalf("%s: upstream attempts (thinking?) %v, want %v", step, got, thinking)
-		}
-		for i := range got {
-			if got[i] != thinking[i] {
-				t.Fatalf("%s: upstream attempts (thinking?) %v, want %v", step, got, thinking)
-			}
-		}
+		wantAttempts(t, step+": upstream attempts (thinking?)", got, thinking)
 	}
 	send("A")
 	want("first request of A", attempts(), true, false)
