@@ -136,26 +136,8 @@ func TestGatewayServeAgainstBroker(t *testing.T) {
 	b := startBroker(t, "")
 	c := newCLI(t)
 	c.useBroker(b)
-	var stdout, stderr syncbuf.Buffer
-	a := &app{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, environ: c.environ(), cwd: c.cwd}
-	ctx, cancel := context.WithCancelCause(context.Background())
-	defer cancel(nil)
-	done := make(chan int, 1)
-	go func() { done <- a.execute(ctx, []string{"auth-gateway", "serve", "--bind", "127.0.0.1:0"}) }()
-
-	deadline := time.Now().Add(testTimeout)
-	for !strings.Contains(stdout.String(), "upstream broker:") {
-		select {
-		case code := <-done:
-			t.Fatalf("serve exited %d early\nstdout %q\nstderr %q", code, stdout.String(), stderr.String())
-		case <-time.After(10 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve did not start: %q", stdout.String())
-		}
-	}
-	out := lines(stdout.String())
-	url := strings.TrimPrefix(out[0], "auth-gateway listening on ")
+	g := startGatewayServe(t, c)
+	stdout, stderr, url := &g.stdout, &g.stderr, g.url
 	wantLines(t, stdout.String(),
 		"auth-gateway listening on "+url,
 		"bearer token: "+c.gatewayTokenPath()+" (chmod 0600)",
@@ -173,15 +155,7 @@ func TestGatewayServeAgainstBroker(t *testing.T) {
 		t.Fatalf("gateway token file: %v", err)
 	}
 
-	cancel(&sigctx.SignalError{Signal: syscall.SIGTERM})
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("serve exit %d after SIGTERM; stderr %q", code, stderr.String())
-		}
-	case <-time.After(testTimeout):
-		t.Fatal("serve did not stop")
-	}
+	g.sigterm(t)
 	if !strings.HasSuffix(stdout.String(), "upstream broker: "+b.url+"\n\nReceived SIGTERM, shutting down...\n") {
 		t.Fatalf("stdout after SIGTERM: %q", stdout.String())
 	}
@@ -235,27 +209,11 @@ func TestGatewayServeSnapshotCacheFlag(t *testing.T) {
 		t.Fatalf("--no-snapshot-cache with the broker down: exit %d\nstdout %q\nstderr %q", r.code, r.stdout, r.stderr)
 	}
 
-	var stdout, stderr syncbuf.Buffer
-	a := &app{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, environ: c.environ(), cwd: c.cwd}
-	runCtx, stop := context.WithCancelCause(context.Background())
-	defer stop(nil)
-	done := make(chan int, 1)
-	go func() { done <- a.execute(runCtx, []string{"auth-gateway", "serve", "--bind", "127.0.0.1:0"}) }()
-	deadline := time.Now().Add(testTimeout)
-	for !strings.Contains(stdout.String(), "upstream broker:") {
-		select {
-		case code := <-done:
-			t.Fatalf("serve exited %d with the broker down and a cache\nstdout %q\nstderr %q", code, stdout.String(), stderr.String())
-		case <-time.After(10 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve did not start: %q", stdout.String())
-		}
+	g := startGatewayServe(t, c) // the broker is down: it serves the cache
+	if !strings.Contains(g.stderr.String(), "started from the snapshot cache") {
+		t.Errorf("stderr does not say the gateway serves the cache: %q", g.stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "started from the snapshot cache") {
-		t.Errorf("stderr does not say the gateway serves the cache: %q", stderr.String())
-	}
-	url := strings.TrimPrefix(lines(stdout.String())[0], "auth-gateway listening on ")
+	url := g.url
 	token := strings.TrimSpace(string(fileBytes(t, c.gatewayTokenPath())))
 	req, _ := http.NewRequest(http.MethodGet, url+"/v1/models", nil)
 	req.Header.Set("Authorization", "Bearer "+token)
@@ -268,11 +226,50 @@ func TestGatewayServeSnapshotCacheFlag(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(body), `"owned_by":"openai"`) {
 		t.Fatalf("/v1/models from the cache: %d %.300s", resp.StatusCode, body)
 	}
-	stop(&sigctx.SignalError{Signal: syscall.SIGTERM})
+	g.sigterm(t)
+}
+
+// servingGateway is `omp auth-gateway serve` run in process.
+type servingGateway struct {
+	stdout, stderr syncbuf.Buffer
+	url            string
+	cancel         context.CancelCauseFunc
+	done           chan int
+}
+
+// startGatewayServe runs `omp auth-gateway serve --bind 127.0.0.1:0` for
+// c until its startup lines are out; the test's end stops it.
+func startGatewayServe(t *testing.T, c *cli) *servingGateway {
+	t.Helper()
+	g := &servingGateway{done: make(chan int, 1)}
+	a := &app{stdin: strings.NewReader(""), stdout: &g.stdout, stderr: &g.stderr, environ: c.environ(), cwd: c.cwd}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	g.cancel = cancel
+	t.Cleanup(func() { cancel(nil) })
+	go func() { g.done <- a.execute(ctx, []string{"auth-gateway", "serve", "--bind", "127.0.0.1:0"}) }()
+	deadline := time.Now().Add(testTimeout)
+	for !strings.Contains(g.stdout.String(), "upstream broker:") {
+		select {
+		case code := <-g.done:
+			t.Fatalf("serve exited %d early\nstdout %q\nstderr %q", code, g.stdout.String(), g.stderr.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not start: %q", g.stdout.String())
+		}
+	}
+	g.url = strings.TrimPrefix(lines(g.stdout.String())[0], "auth-gateway listening on ")
+	return g
+}
+
+// sigterm stops the gateway as SIGTERM does and expects exit 0.
+func (g *servingGateway) sigterm(t *testing.T) {
+	t.Helper()
+	g.cancel(&sigctx.SignalError{Signal: syscall.SIGTERM})
 	select {
-	case code := <-done:
+	case code := <-g.done:
 		if code != 0 {
-			t.Fatalf("serve exit %d after SIGTERM; stderr %q", code, stderr.String())
+			t.Fatalf("serve exit %d after SIGTERM; stderr %q", code, g.stderr.String())
 		}
 	case <-time.After(testTimeout):
 		t.Fatal("serve did not stop")
